@@ -1,0 +1,37 @@
+import js from '@eslint/js';
+import nx from '@nx/eslint-plugin';
+import prettier from 'eslint-config-prettier';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['**/dist/**', '**/node_modules/**', '.tools/**', 'tools/**', 'coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  prettier,
+  {
+    files: ['**/*.ts'],
+    plugins: { '@nx': nx },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports', disallowTypeAnnotations: false }],
+      'no-console': 'error',
+      '@nx/enforce-module-boundaries': [
+        'error',
+        {
+          allow: [],
+          depConstraints: [
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:feature', 'type:runtime', 'type:util'] },
+            { sourceTag: 'type:feature', onlyDependOnLibsWithTags: ['type:feature', 'type:runtime', 'type:util'] },
+            { sourceTag: 'type:runtime', onlyDependOnLibsWithTags: ['type:runtime', 'type:util'] },
+            { sourceTag: 'type:util', onlyDependOnLibsWithTags: ['type:util'] },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['scripts/**/*.mjs', '**/*.js'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
+    rules: { 'no-console': 'off' },
+  },
+);

@@ -1,0 +1,45 @@
+// Two projects: `unit` needs no servers; `integration` runs against the real kube-apiserver, etcd and
+// NATS JetStream that libs/testing starts once per run (globalSetup) and stops afterwards (globalTeardown).
+const swc = [
+  '@swc/jest',
+  {
+    jsc: {
+      target: 'es2023',
+      parser: { syntax: 'typescript', decorators: true },
+      transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false },
+      keepClassNames: true,
+    },
+    module: { type: 'es6' },
+  },
+];
+
+const shared = {
+  extensionsToTreatAsEsm: ['.ts'],
+  transform: { '^.+\\.ts$': swc },
+  moduleNameMapper: {
+    '^@capstan/(api|kube|events|provider-kit|pki|observability|testing)$': '<rootDir>/libs/$1/src/index.ts',
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
+  testEnvironment: 'node',
+  roots: ['<rootDir>/libs', '<rootDir>/apps'],
+};
+
+export default {
+  projects: [
+    {
+      ...shared,
+      displayName: 'unit',
+      testMatch: ['**/*.spec.ts'],
+      testPathIgnorePatterns: ['/node_modules/', '/dist/', '\\.int\\.spec\\.ts$'],
+    },
+    {
+      ...shared,
+      displayName: 'integration',
+      testMatch: ['**/*.int.spec.ts'],
+      testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+      globalSetup: '<rootDir>/libs/testing/src/jest/global-setup.ts',
+      globalTeardown: '<rootDir>/libs/testing/src/jest/global-teardown.ts',
+      testTimeout: 120000,
+    },
+  ],
+};

@@ -1,0 +1,142 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { TestEnvironmentError } from './errors.js';
+import { cacheRoot, repoRoot } from './repo.js';
+
+export interface ControlPlaneBinaries {
+  etcd: string;
+  kubeApiserver: string;
+  /** The Kubernetes release the apiserver reports, e.g. v1.34.4. */
+  kubernetesVersion: string;
+}
+
+/** etcd older than this cannot serve a current kube-apiserver (Debian ships 3.4). */
+const MIN_ETCD = [3, 5, 13] as const;
+
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function onPath(name: string): string | undefined {
+  for (const dir of (process.env['PATH'] ?? '').split(delimiter)) {
+    if (dir && executable(join(dir, name))) return join(dir, name);
+  }
+  return undefined;
+}
+
+function requiredVersion(module: 'kube-apiserver' | 'etcd'): string {
+  const goMod = readFileSync(join(repoRoot(), 'tools', module, 'go.mod'), 'utf8');
+  const pattern = module === 'etcd' ? /go\.etcd\.io\/etcd\/server\/v3 (v\S+)/ : /k8s\.io\/kubernetes (v\S+)/;
+  const match = pattern.exec(goMod);
+  if (!match?.[1]) throw new TestEnvironmentError(`tools/${module}/go.mod names no version`);
+  return match[1];
+}
+
+export function parseEtcdVersion(output: string): [number, number, number] | undefined {
+  const match = /etcd Version:\s*(\d+)\.(\d+)\.(\d+)/.exec(output);
+  return match ? [Number(match[1]), Number(match[2]), Number(match[3])] : undefined;
+}
+
+export function etcdIsRecentEnough(version: readonly number[]): boolean {
+  for (let i = 0; i < 3; i++) {
+    if (version[i]! !== MIN_ETCD[i]) return version[i]! > MIN_ETCD[i]!;
+  }
+  return true;
+}
+
+function usableEtcd(path: string): boolean {
+  const result = spawnSync(path, ['--version'], { encoding: 'utf8' });
+  const version = parseEtcdVersion(`${result.stdout}`);
+  return version !== undefined && etcdIsRecentEnough(version);
+}
+
+function fromAssets(name: string): string | undefined {
+  const assets = process.env['KUBEBUILDER_ASSETS'];
+  if (assets && executable(join(assets, name))) return join(assets, name);
+  return undefined;
+}
+
+function cachedPath(module: 'kube-apiserver' | 'etcd', version: string): string {
+  return join(cacheRoot(), 'bin', module, version, module);
+}
+
+
+function versionLdflags(version: string): string {
+  const [major, minor] = version.replace(/^v/, '').split('.');
+  const flags = ['-s', '-w'];
+  for (const pkg of ['k8s.io/component-base/version', 'k8s.io/client-go/pkg/version']) {
+    flags.push(
+      `-X ${pkg}.gitVersion=${version}`,
+      `-X ${pkg}.gitMajor=${major}`,
+      `-X ${pkg}.gitMinor=${minor}`,
+      `-X ${pkg}.gitTreeState=clean`,
+      `-X ${pkg}.buildDate=1970-01-01T00:00:00Z`,
+    );
+  }
+  return flags.join(' ');
+}
+
+/** Builds one wrapper module under tools/ into the cache; a partial build never lands under the final name. */
+function build(module: 'kube-apiserver' | 'etcd', version: string, log: (line: string) => void): string {
+  const go = onPath('go');
+  const target = cachedPath(module, version);
+  if (!go) {
+    throw new TestEnvironmentError(
+      `${module} ${version} was not found and Go is not installed to build it. ` +
+        `Either set KUBEBUILDER_ASSETS to a folder holding etcd (>= 3.5.13) and kube-apiserver, ` +
+        `put them on PATH, or install Go (https://go.dev/dl) so the test environment can build them once.`,
+      { module, version },
+    );
+  }
+  mkdirSync(join(target, '..'), { recursive: true });
+  const pkg = module === 'etcd' ? '.' : 'k8s.io/kubernetes/cmd/kube-apiserver';
+  const ldflags = module === 'etcd' ? '-s -w' : versionLdflags(version);
+  log(`building ${module} ${version} from Go modules (once; cached in ${target})`);
+  try {
+    execFileSync(go, ['build', '-trimpath', '-ldflags', ldflags, '-o', `${target}.partial`, pkg], {
+      cwd: join(repoRoot(), 'tools', module),
+      env: { ...process.env, CGO_ENABLED: '0' },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+  } catch (error) {
+    throw new TestEnvironmentError(`building ${module} ${version} with Go failed: ${(error as Error).message}`, {
+      module,
+      version,
+    });
+  }
+  renameSync(`${target}.partial`, target);
+  return target;
+}
+
+/**
+ * Finds etcd and kube-apiserver: KUBEBUILDER_ASSETS, then PATH, then the build cache; builds them from the
+ * pinned Go modules when none of those has them.
+ */
+export function resolveControlPlaneBinaries(log: (line: string) => void = () => undefined): ControlPlaneBinaries {
+  const kubernetesVersion = requiredVersion('kube-apiserver');
+  const etcdVersion = requiredVersion('etcd');
+  const etcdCandidates = [fromAssets('etcd'), onPath('etcd'), cachedPath('etcd', etcdVersion)];
+  const etcd =
+    etcdCandidates.find((path) => path && executable(path) && usableEtcd(path)) ?? build('etcd', etcdVersion, log);
+  const apiCandidates = [fromAssets('kube-apiserver'), onPath('kube-apiserver'), cachedPath('kube-apiserver', kubernetesVersion)];
+  const kubeApiserver =
+    apiCandidates.find((path) => path && executable(path)) ?? build('kube-apiserver', kubernetesVersion, log);
+  return { etcd, kubeApiserver, kubernetesVersion };
+}
+
+export function resolveNatsServer(): string {
+  const found = onPath('nats-server') ?? (existsSync('/usr/sbin/nats-server') ? '/usr/sbin/nats-server' : undefined);
+  if (!found) {
+    throw new TestEnvironmentError(
+      'nats-server was not found. Install it (Debian: `apt-get install nats-server`; `npm run setup` does this), ' +
+        'or point CAPSTAN_TEST_NATS_URL at a NATS server with JetStream enabled.',
+    );
+  }
+  return found;
+}

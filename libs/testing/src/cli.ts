@@ -1,0 +1,77 @@
+// `npm run env:up` / `env:down`: the same local servers as the tests, kept running for work by hand.
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { resolveControlPlaneBinaries, resolveNatsServer } from './binaries.js';
+import { startLocalEnvironment } from './local-environment.js';
+import { stopPid } from './processes.js';
+import { repoRoot } from './repo.js';
+
+interface EnvFile {
+  kubeconfig: string;
+  natsUrl: string;
+  etcdUrl: string;
+  apiServerUrl: string;
+  workDir: string;
+  pids: Record<string, number>;
+}
+
+const stateDir = join(repoRoot(), '.capstan');
+const envFile = join(stateDir, 'env.json');
+const out = (line: string) => process.stdout.write(`${line}\n`);
+
+async function up(): Promise<void> {
+  if (existsSync(envFile)) {
+    const current = JSON.parse(readFileSync(envFile, 'utf8')) as EnvFile;
+    out(`already running (${envFile}); export KUBECONFIG=${current.kubeconfig}`);
+    return;
+  }
+  mkdirSync(stateDir, { recursive: true });
+  const env = await startLocalEnvironment({
+    detached: true,
+    workDir: join(stateDir, 'env'),
+    log: (line) => process.stderr.write(`${line}\n`),
+  });
+  const state: EnvFile = {
+    kubeconfig: env.kubeconfigPath,
+    natsUrl: env.natsUrl,
+    etcdUrl: env.etcdUrl,
+    apiServerUrl: env.apiServerUrl,
+    workDir: env.workDir,
+    pids: Object.fromEntries(env.processes.map((p) => [p.name, p.pid])),
+  };
+  writeFileSync(envFile, JSON.stringify(state, null, 2));
+  out(`kube-apiserver ${env.apiServerUrl} (Kubernetes ${env.binaries.kubernetesVersion})`);
+  out(`nats-server    ${env.natsUrl}`);
+  out(`state          ${envFile}`);
+  out(`export KUBECONFIG=${env.kubeconfigPath}`);
+  out(`stop with: npm run env:down`);
+}
+
+async function down(): Promise<void> {
+  if (!existsSync(envFile)) {
+    out('no local environment is running');
+    return;
+  }
+  const state = JSON.parse(readFileSync(envFile, 'utf8')) as EnvFile;
+  await Promise.all(Object.values(state.pids).map((pid) => stopPid(pid)));
+  rmSync(state.workDir, { recursive: true, force: true });
+  rmSync(envFile, { force: true });
+  out('local environment stopped');
+}
+
+const command = process.argv[2];
+try {
+  if (command === 'up') await up();
+  else if (command === 'down') await down();
+  else if (command === 'binaries') {
+    const binaries = resolveControlPlaneBinaries((line) => process.stderr.write(`${line}\n`));
+    out(`etcd ${binaries.etcd}\nkube-apiserver ${binaries.kubeApiserver}\nnats-server ${resolveNatsServer()}`);
+  }
+  else {
+    process.stderr.write('usage: cli.js up|down|binaries\n');
+    process.exitCode = 2;
+  }
+} catch (error) {
+  process.stderr.write(`capstan env: ${(error as Error).message}\n`);
+  process.exitCode = 1;
+}

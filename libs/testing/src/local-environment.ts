@@ -1,0 +1,244 @@
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { resolveControlPlaneBinaries, resolveNatsServer, type ControlPlaneBinaries } from './binaries.js';
+import { TestEnvironmentError } from './errors.js';
+import { renderKubeconfig } from './kubeconfig.js';
+import { freePort } from './ports.js';
+import { startProcess, stopPid, waitUntilReady, type ManagedProcess } from './processes.js';
+import { forgetProcesses, recordProcesses, reapOrphans } from './reaper.js';
+import { connect as natsConnect } from './nats-probe.js';
+
+export interface LocalEnvironmentOptions {
+  /** Keep the processes running after this Node process exits (for `npm run env:up`). */
+  detached?: boolean;
+  /** Where to put data, certificates and logs; a new temp dir by default (removed by stop()). */
+  workDir?: string;
+  log?: (line: string) => void;
+}
+
+export interface LocalEnvironment {
+  workDir: string;
+  kubeconfigPath: string;
+  kubeconfig: string;
+  apiServerUrl: string;
+  adminToken: string;
+  etcdUrl: string;
+  natsUrl: string;
+  binaries: ControlPlaneBinaries;
+  processes: { name: string; pid: number; logFile: string }[];
+  stop(): Promise<void>;
+}
+
+const START_ATTEMPTS = 3;
+
+/** Starts etcd, kube-apiserver (RBAC, service-account keys, TLS) and nats-server -js on free ports. */
+export async function startLocalEnvironment(options: LocalEnvironmentOptions = {}): Promise<LocalEnvironment> {
+  const log = options.log ?? (() => undefined);
+  reapOrphans();
+  const binaries = resolveControlPlaneBinaries(log);
+  const natsServer = resolveNatsServer();
+  const workDir = options.workDir ?? mkdtempSync(join(tmpdir(), 'capstan-env-'));
+  mkdirSync(workDir, { recursive: true });
+  const started: ManagedProcess[] = [];
+  const stop = async () => {
+    await Promise.all(started.map((p) => stopPid(p.pid)));
+    forgetProcesses(started.map((p) => p.pid));
+    rmSync(workDir, { recursive: true, force: true });
+  };
+  const track = (p: ManagedProcess) => {
+    started.push(p);
+    recordProcesses([p.pid], options.detached === true);
+    return p;
+  };
+  try {
+    const etcdUrl = await withPortRetry('etcd', (port) => startEtcd(binaries.etcd, workDir, port, options, track));
+    const api = await withPortRetry('kube-apiserver', (port) =>
+      startApiServer(binaries.kubeApiserver, workDir, port, etcdUrl, options, track),
+    );
+    const natsUrl = await withPortRetry('nats-server', (port) => startNats(natsServer, workDir, port, options, track));
+    const kubeconfigPath = join(workDir, 'kubeconfig');
+    writeFileSync(kubeconfigPath, api.kubeconfig, { mode: 0o600 });
+    return {
+      workDir,
+      kubeconfigPath,
+      kubeconfig: api.kubeconfig,
+      apiServerUrl: api.url,
+      adminToken: api.token,
+      etcdUrl,
+      natsUrl,
+      binaries,
+      processes: started.map((p) => ({ name: p.name, pid: p.pid, logFile: p.logFile })),
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** A port can be taken between choosing it and binding it; then choose another. */
+async function withPortRetry<T>(what: string, start: (port: number) => Promise<T>): Promise<T> {
+  let lastError: unknown;
+  for (let attempt = 0; attempt < START_ATTEMPTS; attempt++) {
+    try {
+      return await start(await freePort());
+    } catch (error) {
+      lastError = error;
+      if (!(error instanceof TestEnvironmentError) || !/address already in use|bind/i.test(error.message)) throw error;
+    }
+  }
+  throw new TestEnvironmentError(`${what} could not bind a free port after ${START_ATTEMPTS} attempts`, {
+    cause: String(lastError),
+  });
+}
+
+async function startEtcd(
+  binary: string,
+  workDir: string,
+  port: number,
+  options: LocalEnvironmentOptions,
+  track: (p: ManagedProcess) => ManagedProcess,
+): Promise<string> {
+  const peerPort = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const peer = `http://127.0.0.1:${peerPort}`;
+  const dataDir = join(workDir, `etcd-${port}`);
+  const proc = track(
+    startProcess({
+      name: 'etcd',
+      command: binary,
+      args: [
+        '--name=capstan',
+        `--data-dir=${dataDir}`,
+        `--listen-client-urls=${url}`,
+        `--advertise-client-urls=${url}`,
+        `--listen-peer-urls=${peer}`,
+        `--initial-advertise-peer-urls=${peer}`,
+        `--initial-cluster=capstan=${peer}`,
+        '--unsafe-no-fsync=true',
+        '--quota-backend-bytes=4294967296',
+        '--log-level=warn',
+      ],
+      logFile: join(workDir, 'etcd.log'),
+      detached: options.detached,
+    }),
+  );
+  await waitUntilReady(
+    proc,
+    'etcd',
+    async () => {
+      const response = await fetch(`${url}/health`);
+      return response.ok && ((await response.json()) as { health?: string }).health === 'true';
+    },
+    30_000,
+  );
+  return url;
+}
+
+async function startApiServer(
+  binary: string,
+  workDir: string,
+  port: number,
+  etcdUrl: string,
+  options: LocalEnvironmentOptions,
+  track: (p: ManagedProcess) => ManagedProcess,
+): Promise<{ url: string; token: string; kubeconfig: string }> {
+  const certDir = join(workDir, `apiserver-${port}`);
+  mkdirSync(certDir, { recursive: true });
+  const { publicKey, privateKey } = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
+  writeFileSync(join(certDir, 'sa.pub'), publicKey);
+  writeFileSync(join(certDir, 'sa.key'), privateKey, { mode: 0o600 });
+  const token = randomBytes(24).toString('hex');
+  writeFileSync(join(certDir, 'tokens.csv'), `${token},capstan-admin,capstan-admin,"system:masters"\n`, {
+    mode: 0o600,
+  });
+  const proc = track(
+    startProcess({
+      name: 'kube-apiserver',
+      command: binary,
+      args: [
+        `--etcd-servers=${etcdUrl}`,
+        `--etcd-prefix=/capstan-test`,
+        '--bind-address=127.0.0.1',
+        '--advertise-address=127.0.0.1',
+        `--secure-port=${port}`,
+        `--cert-dir=${certDir}`,
+        `--token-auth-file=${join(certDir, 'tokens.csv')}`,
+        '--authorization-mode=RBAC',
+        `--service-account-key-file=${join(certDir, 'sa.pub')}`,
+        `--service-account-signing-key-file=${join(certDir, 'sa.key')}`,
+        '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+        '--service-cluster-ip-range=10.96.0.0/16',
+        '--allow-privileged=true',
+        '--disable-admission-plugins=ServiceAccount',
+        '--enable-priority-and-fairness=false',
+        '--profiling=false',
+        '--v=0',
+      ],
+      logFile: join(workDir, `kube-apiserver-${port}.log`),
+      detached: options.detached,
+    }),
+  );
+  const url = `https://127.0.0.1:${port}`;
+  let ca: string | undefined;
+  await waitUntilReady(
+    proc,
+    'kube-apiserver',
+    async () => {
+      ca ??= readFileSync(join(certDir, 'apiserver.crt'), 'utf8');
+      return (await httpsGet(`${url}/readyz`, token, ca)) === 200;
+    },
+    90_000,
+  );
+  if (/address already in use/i.test(readFileSync(proc.logFile, 'utf8'))) {
+    throw new TestEnvironmentError('kube-apiserver: address already in use');
+  }
+  const kubeconfig = renderKubeconfig({
+    clusterName: 'capstan-test',
+    server: url,
+    caData: Buffer.from(ca!).toString('base64'),
+    user: { token },
+  });
+  return { url, token, kubeconfig };
+}
+
+function httpsGet(url: string, token: string, ca: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers: { authorization: `Bearer ${token}` }, ca, timeout: 2000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.end();
+  });
+}
+
+async function startNats(
+  binary: string,
+  workDir: string,
+  port: number,
+  options: LocalEnvironmentOptions,
+  track: (p: ManagedProcess) => ManagedProcess,
+): Promise<string> {
+  const storeDir = join(workDir, `nats-${port}`);
+  const proc = track(
+    startProcess({
+      name: 'nats-server',
+      command: binary,
+      args: ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir],
+      logFile: join(workDir, 'nats-server.log'),
+      detached: options.detached,
+    }),
+  );
+  const url = `nats://127.0.0.1:${port}`;
+  await waitUntilReady(proc, 'nats-server', () => natsConnect(url), 15_000);
+  return url;
+}

@@ -1,0 +1,107 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startLocalEnvironment } from './local-environment.js';
+
+export type TestEnvironmentKind = 'existing' | 'containers' | 'local';
+
+export interface TestEnvironment {
+  kind: TestEnvironmentKind;
+  kubeconfigPath: string;
+  /** The kubeconfig document itself (admin of the management API server). */
+  kubeconfig: string;
+  natsUrl: string;
+  /** Set for the local kind: lets the sim run more API servers on the same etcd. */
+  etcdUrl?: string;
+  processes: { name: string; pid: number }[];
+  stop(): Promise<void>;
+}
+
+export interface StartTestEnvironmentOptions {
+  log?: (line: string) => void;
+  /** Skip the first strategy (existing endpoints), e.g. to test the local one while env vars are set. */
+  ignoreExisting?: boolean;
+  /** Skip testcontainers even where a Docker engine answers. */
+  noContainers?: boolean;
+}
+
+/**
+ * The management cluster and event bus for tests and the demo, chosen in order: endpoints given in
+ * CAPSTAN_TEST_KUBECONFIG / CAPSTAN_TEST_NATS_URL; testcontainers where a Docker engine answers; local
+ * etcd + kube-apiserver + nats-server processes.
+ */
+export async function startTestEnvironment(options: StartTestEnvironmentOptions = {}): Promise<TestEnvironment> {
+  const kubeconfigPath = process.env['CAPSTAN_TEST_KUBECONFIG'];
+  const natsUrl = process.env['CAPSTAN_TEST_NATS_URL'];
+  if (!options.ignoreExisting && kubeconfigPath && natsUrl) {
+    return {
+      kind: 'existing',
+      kubeconfigPath,
+      kubeconfig: readFileSync(kubeconfigPath, 'utf8'),
+      natsUrl,
+      etcdUrl: process.env['CAPSTAN_TEST_ETCD_URL'] || undefined,
+      processes: [],
+      stop: async () => undefined,
+    };
+  }
+  if (!options.noContainers && (await dockerAnswers())) {
+    return startContainers();
+  }
+  const local = await startLocalEnvironment({ log: options.log });
+  return {
+    kind: 'local',
+    kubeconfigPath: local.kubeconfigPath,
+    kubeconfig: local.kubeconfig,
+    natsUrl: local.natsUrl,
+    etcdUrl: local.etcdUrl,
+    processes: local.processes,
+    stop: local.stop,
+  };
+}
+
+/** True when a Docker engine answers its ping on DOCKER_HOST's unix socket or the default one. */
+export function dockerAnswers(): Promise<boolean> {
+  const host = process.env['DOCKER_HOST'];
+  if (host && !host.startsWith('unix://')) return Promise.resolve(false);
+  const socketPath = host ? host.slice('unix://'.length) : '/var/run/docker.sock';
+  return new Promise((resolve) => {
+    const req = request({ socketPath, path: '/_ping', timeout: 1000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.on('error', () => resolve(false));
+    req.on('timeout', () => {
+      req.destroy();
+      resolve(false);
+    });
+    req.end();
+  });
+}
+
+async function startContainers(): Promise<TestEnvironment> {
+  // Loaded only where a Docker engine exists: the packages are optional dependencies.
+  const [{ K3sContainer }, { NatsContainer }] = await Promise.all([
+    import('@testcontainers/k3s'),
+    import('@testcontainers/nats'),
+  ]);
+  const [k3s, nats] = await Promise.all([
+    new K3sContainer('rancher/k3s:v1.34.4-k3s1').start(),
+    new NatsContainer('nats:2.11').withJetStream().start(),
+  ]);
+  const dir = mkdtempSync(join(tmpdir(), 'capstan-containers-'));
+  const kubeconfig = k3s.getKubeConfig();
+  const kubeconfigPath = join(dir, 'kubeconfig');
+  writeFileSync(kubeconfigPath, kubeconfig, { mode: 0o600 });
+  return {
+    kind: 'containers',
+    kubeconfigPath,
+    kubeconfig,
+    natsUrl: `nats://${nats.getHost()}:${nats.getMappedPort(4222)}`,
+    processes: [],
+    stop: async () => {
+      await Promise.all([k3s.stop(), nats.stop()]);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

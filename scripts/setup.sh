@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what the project needs on a fresh clone, and nothing twice: Node 24 (into .tools/), the npm
+# packages, nats-server (Debian package) and the test environment's etcd + kube-apiserver (built from the
+# pinned Go modules under tools/ into ~/.cache/capstan, once per version).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/node24.sh"
+cd "$capstan_root"
+
+stamp=node_modules/.capstan-install-stamp
+if [ ! -f "$stamp" ] || [ package.json -nt "$stamp" ] || { [ -f package-lock.json ] && [ package-lock.json -nt "$stamp" ]; }; then
+  echo "setup: installing npm packages" >&2
+  if [ -f package-lock.json ]; then npm ci --no-audit --no-fund --loglevel=error >&2; else npm install --no-audit --no-fund --loglevel=error >&2; fi
+  touch "$stamp"
+fi
+
+if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing nats-server (Debian package)" >&2
+    apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nats-server >&2
+  else
+    echo "setup: nats-server is missing. Install it (Debian: apt-get install nats-server) or set CAPSTAN_TEST_NATS_URL." >&2
+    exit 1
+  fi
+fi
+
+node scripts/build.mjs >&2
+if [ -z "${CAPSTAN_TEST_KUBECONFIG:-}" ]; then
+  node libs/testing/dist/cli.js binaries >&2
+fi
