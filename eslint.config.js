@@ -2,6 +2,7 @@ import js from '@eslint/js';
 import nx from '@nx/eslint-plugin';
 import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
+import globals from 'globals';
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '.tools/**', 'tools/**', 'coverage/**'] },
@@ -30,8 +31,8 @@ export default tseslint.config(
     },
   },
   {
-    files: ['scripts/**/*.mjs', '**/*.js'],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
+    files: ['**/*.mjs', '**/*.js'],
+    languageOptions: { globals: globals.node },
     rules: { 'no-console': 'off' },
   },
 );

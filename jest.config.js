@@ -25,6 +25,7 @@ const shared = {
 };
 
 export default {
+  testTimeout: 120000,
   projects: [
     {
       ...shared,
@@ -37,9 +38,8 @@ export default {
       displayName: 'integration',
       testMatch: ['**/*.int.spec.ts'],
       testPathIgnorePatterns: ['/node_modules/', '/dist/'],
-      globalSetup: '<rootDir>/libs/testing/src/jest/global-setup.ts',
-      globalTeardown: '<rootDir>/libs/testing/src/jest/global-teardown.ts',
-      testTimeout: 120000,
+      globalSetup: '<rootDir>/libs/testing/jest/global-setup.mjs',
+      globalTeardown: '<rootDir>/libs/testing/jest/global-teardown.mjs',
     },
   ],
 };

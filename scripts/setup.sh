@@ -9,7 +9,7 @@ cd "$capstan_root"
 stamp=node_modules/.capstan-install-stamp
 if [ ! -f "$stamp" ] || [ package.json -nt "$stamp" ] || { [ -f package-lock.json ] && [ package-lock.json -nt "$stamp" ]; }; then
   echo "setup: installing npm packages" >&2
-  if [ -f package-lock.json ]; then npm ci --no-audit --no-fund --loglevel=error >&2; else npm install --no-audit --no-fund --loglevel=error >&2; fi
+  npm install --no-audit --no-fund --loglevel=error >&2
   touch "$stamp"
 fi
 

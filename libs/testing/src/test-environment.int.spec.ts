@@ -57,18 +57,16 @@ describe('the test environment', () => {
       return true;
     });
 
-    const seen = new Promise<string>((resolve, reject) => {
-      void new Watch(kc)
-        .watch(
-          `/apis/${group}/v1/namespaces/${ns.name}/${plural}`,
-          {},
-          (type, object: { metadata: { name: string } }) => {
-            if (type === 'ADDED') resolve(object.metadata.name);
-          },
-          (error) => (error ? reject(error) : undefined),
-        )
-        .then((request) => setTimeout(() => request.abort(), 20_000));
-    });
+    let resolveSeen: (name: string) => void = () => undefined;
+    const seen = new Promise<string>((resolve) => (resolveSeen = resolve));
+    const watch = await new Watch(kc).watch(
+      `/apis/${group}/v1/namespaces/${ns.name}/${plural}`,
+      {},
+      (type, object: { metadata: { name: string } }) => {
+        if (type === 'ADDED') resolveSeen(object.metadata.name);
+      },
+      () => undefined,
+    );
     await objects.createNamespacedCustomObject({
       group,
       version: 'v1',
@@ -77,6 +75,7 @@ describe('the test environment', () => {
       body: { apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'first' }, spec: { size: 3 } },
     });
     expect(await seen).toBe('first');
+    watch.abort();
     const stored = await objects.getNamespacedCustomObject({ group, version: 'v1', namespace: ns.name, plural, name: 'first' });
     expect((stored as { spec: { size: number } }).spec.size).toBe(3);
   });

@@ -1,0 +1,2 @@
+const { default: globalTeardown } = await import('../dist/jest/global-teardown.js');
+export default globalTeardown;
