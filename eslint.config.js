@@ -12,6 +12,8 @@ export default tseslint.config(
   {
     files: ['**/*.ts'],
     plugins: { '@nx': nx },
+    // Nest's dependency injection reads constructor parameter types at run time (decorator metadata).
+    languageOptions: { parserOptions: { emitDecoratorMetadata: true, experimentalDecorators: true } },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports', disallowTypeAnnotations: false }],

@@ -1,1 +1,4 @@
-export {};
+export * from './admin-auth.guard.js';
+export * from './logger.js';
+export * from './readiness.js';
+export * from './service-endpoints.js';

@@ -1,0 +1,62 @@
+import { AuthenticationV1Api, AuthorizationV1Api, KubeConfig } from '@kubernetes/client-node';
+import {
+  ForbiddenException,
+  Inject,
+  Injectable,
+  UnauthorizedException,
+  type CanActivate,
+  type ExecutionContext,
+} from '@nestjs/common';
+
+interface HttpRequestLike {
+  method: string;
+  path?: string;
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/**
+ * Admin routes trust the management cluster's own identities: the bearer token is checked with a
+ * TokenReview and the caller's right to the route with a SubjectAccessReview on the non-resource URL, so
+ * access is granted with ordinary RBAC (`nonResourceURLs: ["/admin/*"]`).
+ */
+@Injectable()
+export class KubernetesAdminGuard implements CanActivate {
+  private readonly authentication: AuthenticationV1Api;
+  private readonly authorization: AuthorizationV1Api;
+
+  constructor(@Inject(KubeConfig) kubeConfig: KubeConfig) {
+    this.authentication = kubeConfig.makeApiClient(AuthenticationV1Api);
+    this.authorization = kubeConfig.makeApiClient(AuthorizationV1Api);
+  }
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<HttpRequestLike>();
+    const header = request.headers['authorization'];
+    const token = typeof header === 'string' && header.startsWith('Bearer ') ? header.slice(7).trim() : '';
+    if (!token) throw new UnauthorizedException('a bearer token is required');
+
+    const review = await this.authentication.createTokenReview({ body: { spec: { token } } });
+    if (!review.status?.authenticated || !review.status.user?.username) {
+      throw new UnauthorizedException('the token was not accepted by the Kubernetes API');
+    }
+    const user = review.status.user;
+    const path = (request.path ?? request.url).split('?')[0]!;
+    const verb = request.method === 'GET' || request.method === 'HEAD' ? 'get' : request.method.toLowerCase();
+    const access = await this.authorization.createSubjectAccessReview({
+      body: {
+        spec: {
+          user: user.username,
+          groups: user.groups,
+          uid: user.uid,
+          extra: user.extra,
+          nonResourceAttributes: { path, verb },
+        },
+      },
+    });
+    if (!access.status?.allowed) {
+      throw new ForbiddenException(`${user.username} may not ${verb} ${path}`);
+    }
+    return true;
+  }
+}
