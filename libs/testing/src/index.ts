@@ -6,3 +6,4 @@ export * from './namespace.js';
 export * from './ports.js';
 export * from './processes.js';
 export * from './test-environment.js';
+export * from './generic-providers.js';
