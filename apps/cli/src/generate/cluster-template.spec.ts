@@ -1,0 +1,61 @@
+import { parseAllDocuments } from 'yaml';
+import { generateCluster, templateVariables, UnknownTemplateError } from './cluster-template.js';
+import { MissingVariablesError } from './substitute.js';
+
+interface Doc {
+  kind: string;
+  metadata: { name: string; namespace: string };
+  spec: Record<string, unknown>;
+}
+
+describe('generate cluster (sim)', () => {
+  const generate = (extra: Partial<Parameters<typeof generateCluster>[0]> = {}) =>
+    parseAllDocuments(
+      generateCluster({ clusterName: 'demo', infrastructure: 'sim', kubernetesVersion: 'v1.34.4', env: {}, ...extra }),
+    ).map((d) => d.toJS() as Doc);
+
+  it('renders every object of a cluster, in the target namespace, with a MachineHealthCheck', () => {
+    const docs = generate({ targetNamespace: 'fleet', controlPlaneMachineCount: 3, workerMachineCount: 2 });
+    expect(docs.map((d) => d.kind)).toEqual([
+      'Cluster',
+      'SimCluster',
+      'K3sControlPlane',
+      'SimMachineTemplate',
+      'MachineDeployment',
+      'SimMachineTemplate',
+      'K3sConfigTemplate',
+      'MachineHealthCheck',
+    ]);
+    expect(new Set(docs.map((d) => d.metadata.namespace))).toEqual(new Set(['fleet']));
+    expect(docs.find((d) => d.kind === 'K3sControlPlane')!.spec).toMatchObject({ replicas: 3, version: 'v1.34.4' });
+    expect(docs.find((d) => d.kind === 'MachineDeployment')!.spec).toMatchObject({ replicas: 2, clusterName: 'demo' });
+  });
+
+  it('takes flags over environment variables and defaults the counts as clusterctl does', () => {
+    const docs = generate({ kubernetesVersion: undefined, env: { KUBERNETES_VERSION: 'v1.33.0', NAMESPACE: 'from-env' } });
+    expect(docs[0]!.metadata.namespace).toBe('from-env');
+    expect(docs.find((d) => d.kind === 'K3sControlPlane')!.spec).toMatchObject({ replicas: 1, version: 'v1.33.0' });
+    expect(docs.find((d) => d.kind === 'MachineDeployment')!.spec).toMatchObject({ replicas: 0 });
+  });
+
+  it('refuses to render without a Kubernetes version, naming the variable', () => {
+    expect(() => generate({ kubernetesVersion: undefined })).toThrow(MissingVariablesError);
+    expect(() => generate({ kubernetesVersion: undefined })).toThrow(/KUBERNETES_VERSION/);
+  });
+
+  it('lists required and optional variables', () => {
+    const vars = templateVariables({ infrastructure: 'sim' });
+    expect(vars.required.map((v) => v.name)).toEqual(['CLUSTER_NAME', 'NAMESPACE', 'KUBERNETES_VERSION']);
+    expect(vars.optional).toContainEqual({ name: 'WORKER_MACHINE_COUNT', defaultValue: '0' });
+  });
+
+  it('names the available templates when the flavor does not exist', () => {
+    expect(() => generate({ flavor: 'nope' })).toThrow(UnknownTemplateError);
+    expect(() => generate({ flavor: 'nope' })).toThrow(/available: sim/);
+  });
+
+  it('renders a template given with --from', () => {
+    const out = generateCluster({ clusterName: 'x', infrastructure: 'sim', templateText: 'name: ${CLUSTER_NAME}', env: {} });
+    expect(out).toBe('name: x');
+  });
+});

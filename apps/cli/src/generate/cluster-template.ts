@@ -1,0 +1,78 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { listVariables, substitute, type TemplateVariable } from './substitute.js';
+
+export interface GenerateClusterOptions {
+  clusterName: string;
+  infrastructure: string;
+  flavor?: string;
+  targetNamespace?: string;
+  kubernetesVersion?: string;
+  controlPlaneMachineCount?: number;
+  workerMachineCount?: number;
+  /** Template text given with --from (a file's content or stdin); the built-in template otherwise. */
+  templateText?: string;
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+export class UnknownTemplateError extends Error {
+  constructor(infrastructure: string, flavor: string | undefined, available: string[]) {
+    super(
+      `no cluster template for infrastructure "${infrastructure}"${flavor ? ` and flavor "${flavor}"` : ''}; ` +
+        `available: ${available.join(', ') || 'none'}`,
+    );
+    this.name = 'UnknownTemplateError';
+  }
+}
+
+/** Templates ship with the CLI, named as clusterctl names them: cluster-template-<infrastructure>[-<flavor>].yaml. */
+export function templatesDir(): string {
+  return join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'templates');
+}
+
+export function builtInTemplate(infrastructure: string, flavor?: string): string {
+  const file = `cluster-template-${infrastructure}${flavor ? `-${flavor}` : ''}.yaml`;
+  const path = join(templatesDir(), file);
+  if (!existsSync(path)) {
+    const available = readdirSync(templatesDir())
+      .filter((f) => f.startsWith('cluster-template-'))
+      .map((f) => f.replace(/^cluster-template-|\.yaml$/g, ''));
+    throw new UnknownTemplateError(infrastructure, flavor, available);
+  }
+  return readFileSync(path, 'utf8');
+}
+
+/** Flags win over the environment, as in clusterctl. */
+function variables(options: GenerateClusterOptions): Record<string, string | undefined> {
+  const values: Record<string, string | undefined> = { ...options.env, CLUSTER_NAME: options.clusterName };
+  if (options.targetNamespace) values['NAMESPACE'] = options.targetNamespace;
+  values['NAMESPACE'] ??= 'default';
+  if (options.kubernetesVersion) values['KUBERNETES_VERSION'] = options.kubernetesVersion;
+  if (options.controlPlaneMachineCount !== undefined) {
+    values['CONTROL_PLANE_MACHINE_COUNT'] = String(options.controlPlaneMachineCount);
+  }
+  values['CONTROL_PLANE_MACHINE_COUNT'] ??= '1';
+  if (options.workerMachineCount !== undefined) values['WORKER_MACHINE_COUNT'] = String(options.workerMachineCount);
+  values['WORKER_MACHINE_COUNT'] ??= '0';
+  return values;
+}
+
+export function generateCluster(options: GenerateClusterOptions): string {
+  const template = options.templateText ?? builtInTemplate(options.infrastructure, options.flavor);
+  return substitute(template, variables(options));
+}
+
+export interface TemplateVariables {
+  required: TemplateVariable[];
+  optional: TemplateVariable[];
+}
+
+/** What `--list-variables` prints: the variables without a default are required. */
+export function templateVariables(options: Pick<GenerateClusterOptions, 'infrastructure' | 'flavor' | 'templateText'>): TemplateVariables {
+  const all = listVariables(options.templateText ?? builtInTemplate(options.infrastructure, options.flavor));
+  return {
+    required: all.filter((v) => v.defaultValue === undefined),
+    optional: all.filter((v) => v.defaultValue !== undefined),
+  };
+}
