@@ -13,7 +13,7 @@ export interface TemplateVariable {
 
 export class MissingVariablesError extends Error {
   constructor(readonly variables: string[]) {
-    super(`value for variables [${variables.join(', ')}] is not set. Please set the value using os environment variables or the clusterctl config file`);
+    super(`value for variables [${variables.join(', ')}] is not set; set them as environment variables (or with the matching flags)`);
     this.name = 'MissingVariablesError';
   }
 }

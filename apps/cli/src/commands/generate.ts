@@ -1,0 +1,78 @@
+import { readFileSync } from 'node:fs';
+import { Command, Option } from 'commander';
+import { generateCluster, templateVariables } from '../generate/cluster-template.js';
+import { type Output } from '../output.js';
+
+function readFrom(source: string): string {
+  return readFileSync(source === '-' ? 0 : source, 'utf8');
+}
+
+const integer = (value: string): number => {
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 0) throw new Error(`expected a whole number, got "${value}"`);
+  return parsed;
+};
+
+export function generateCommand(output: Output): Command {
+  const generate = new Command('generate').description('Generate YAML for a workload cluster');
+  generate
+    .command('cluster')
+    .description('Generate the objects of a workload cluster from a template')
+    .argument('<name>', 'name of the cluster')
+    .option('--kubernetes-version <version>', 'Kubernetes version of the cluster (KUBERNETES_VERSION)')
+    .option('--control-plane-machine-count <n>', 'control plane machines (CONTROL_PLANE_MACHINE_COUNT)', integer)
+    .option('--worker-machine-count <n>', 'worker machines (WORKER_MACHINE_COUNT)', integer)
+    .addOption(new Option('-i, --infrastructure <name>', 'infrastructure provider').default('sim'))
+    .option('-f, --flavor <flavor>', 'template flavor: cluster-template-<infrastructure>-<flavor>.yaml')
+    .option('-n, --target-namespace <namespace>', 'namespace of the cluster objects (NAMESPACE)')
+    .option('--from <file>', 'read the template from a file, or - for stdin')
+    .option('--list-variables', 'list the variables the template needs, and exit')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  capstan generate cluster demo --kubernetes-version v1.34.4 --worker-machine-count 2 | kubectl apply -f -
+  KUBERNETES_VERSION=v1.34.4 capstan generate cluster demo -n fleet --control-plane-machine-count 3
+  capstan generate cluster demo --list-variables`,
+    )
+    .action(
+      (
+        name: string,
+        opts: {
+          kubernetesVersion?: string;
+          controlPlaneMachineCount?: number;
+          workerMachineCount?: number;
+          infrastructure: string;
+          flavor?: string;
+          targetNamespace?: string;
+          from?: string;
+          listVariables?: boolean;
+        },
+      ) => {
+        const templateText = opts.from ? readFrom(opts.from) : undefined;
+        if (opts.listVariables) {
+          const vars = templateVariables({ infrastructure: opts.infrastructure, flavor: opts.flavor, templateText });
+          output.line('Required Variables:');
+          for (const v of vars.required) output.line(`  - ${v.name}`);
+          output.line('');
+          output.line('Optional Variables:');
+          for (const v of vars.optional) output.line(`  - ${v.name.padEnd(32)} (defaults to "${v.defaultValue}")`);
+          return;
+        }
+        output.line(
+          generateCluster({
+            clusterName: name,
+            infrastructure: opts.infrastructure,
+            flavor: opts.flavor,
+            targetNamespace: opts.targetNamespace,
+            kubernetesVersion: opts.kubernetesVersion,
+            controlPlaneMachineCount: opts.controlPlaneMachineCount,
+            workerMachineCount: opts.workerMachineCount,
+            templateText,
+            env: process.env,
+          }).trimEnd(),
+        );
+      },
+    );
+  return generate;
+}

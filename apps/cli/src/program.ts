@@ -1,0 +1,15 @@
+import { Command } from 'commander';
+import { generateCommand } from './commands/generate.js';
+import { getCommand } from './commands/get.js';
+import { type Output } from './output.js';
+
+export function buildProgram(output: Output): Command {
+  const program = new Command('capstan')
+    .description('Capstan: Cluster API in TypeScript. Create, scale, upgrade, heal and delete Kubernetes clusters.')
+    .version('0.1.0')
+    .showHelpAfterError()
+    .configureOutput({ writeErr: (text) => process.stderr.write(text) });
+  program.addCommand(generateCommand(output));
+  program.addCommand(getCommand(output));
+  return program;
+}
