@@ -1,0 +1,107 @@
+import { AuthorizationV1Api, type V1ResourceAttributes } from '@kubernetes/client-node';
+import { testKubeConfig } from '@capstan/testing';
+import { ManifestApplier } from './apply.js';
+import { applyOrder, deployDir, loadKustomization, loadManifestFile } from './manifests.js';
+
+const NS = 'capstan-system';
+const SERVICES = ['core', 'cluster-provider', 'machine-provider', 'bootstrap-provider', 'control-plane-provider'] as const;
+type Service = (typeof SERVICES)[number];
+
+describe('deploy/ manifests', () => {
+  const kc = testKubeConfig();
+  const applier = new ManifestApplier(kc);
+  const manifests = applyOrder(loadKustomization(deployDir()));
+
+  beforeAll(async () => {
+    // Server-side dry runs of namespaced objects need their namespace to exist.
+    for (const m of loadManifestFile(`${deployDir()}/namespace.yaml`)) await applier.apply(m, { fieldManager: 'capstan-test' });
+  });
+
+  it('hold a Deployment, ServiceAccount and RBAC for every service, NATS and the CRDs', () => {
+    const names = (kind: string) => manifests.filter((m) => m.kind === kind).map((m) => m.metadata.name);
+    for (const service of SERVICES) {
+      expect(names('Deployment')).toContain(`capstan-${service}`);
+      expect(names('ServiceAccount')).toContain(`capstan-${service}`);
+      expect(names('ClusterRole')).toContain(`capstan-${service}`);
+    }
+    expect(names('StatefulSet')).toContain('capstan-nats');
+    expect(names('CustomResourceDefinition').length).toBeGreaterThanOrEqual(14);
+  });
+
+  it('every manifest passes a server-side dry run', async () => {
+    const refused: string[] = [];
+    for (const manifest of manifests) {
+      await applier.apply(manifest, { fieldManager: 'capstan-test', dryRun: true }).catch((error: Error) => {
+        // CRD-based kinds cannot be dry-run before their CRD exists; deploy/ holds none of those.
+        refused.push(error.message);
+      });
+    }
+    expect(refused).toEqual([]);
+  });
+
+  describe('service accounts (SubjectAccessReview)', () => {
+    const authorization = kc.makeApiClient(AuthorizationV1Api);
+    const can = async (service: Service, attributes: V1ResourceAttributes) => {
+      const review = await authorization.createSubjectAccessReview({
+        body: {
+          spec: {
+            user: `system:serviceaccount:${NS}:capstan-${service}`,
+            groups: ['system:serviceaccounts', `system:serviceaccounts:${NS}`],
+            resourceAttributes: attributes,
+          },
+        },
+      });
+      return review.status?.allowed === true;
+    };
+
+    beforeAll(async () => {
+      for (const m of manifests.filter((m) => /^(ServiceAccount|ClusterRole|ClusterRoleBinding|Role|RoleBinding)$/.test(m.kind))) {
+        await applier.apply(m, { fieldManager: 'capstan-test' });
+      }
+    });
+
+    it('let each service do what it needs', async () => {
+      const needs: [Service, V1ResourceAttributes][] = [
+        ['core', { group: 'cluster.x-k8s.io', resource: 'clusters', subresource: 'status', verb: 'patch', namespace: 'default' }],
+        ['core', { group: 'cluster.x-k8s.io', resource: 'machines', subresource: 'status', verb: 'patch', namespace: 'default' }],
+        ['core', { group: 'infrastructure.capstan.dev', resource: 'simmachines', verb: 'create', namespace: 'default' }],
+        ['core', { group: '', resource: 'secrets', verb: 'get', namespace: 'default' }],
+        ['cluster-provider', { group: 'infrastructure.capstan.dev', resource: 'simclusters', subresource: 'status', verb: 'patch', namespace: 'default' }],
+        ['machine-provider', { group: 'infrastructure.capstan.dev', resource: 'simmachines', subresource: 'status', verb: 'patch', namespace: 'default' }],
+        ['machine-provider', { group: '', resource: 'secrets', verb: 'get', namespace: 'default' }],
+        ['bootstrap-provider', { group: '', resource: 'secrets', verb: 'create', namespace: 'default' }],
+        ['bootstrap-provider', { group: 'bootstrap.capstan.dev', resource: 'k3sconfigs', subresource: 'status', verb: 'patch', namespace: 'default' }],
+        ['control-plane-provider', { group: 'cluster.x-k8s.io', resource: 'machines', verb: 'create', namespace: 'default' }],
+        ['control-plane-provider', { group: 'controlplane.capstan.dev', resource: 'k3scontrolplanes', subresource: 'status', verb: 'patch', namespace: 'default' }],
+      ];
+      for (const service of SERVICES) {
+        needs.push([service, { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: NS }]);
+        needs.push([service, { group: 'events.k8s.io', resource: 'events', verb: 'create', namespace: 'default' }]);
+      }
+      const refused = [];
+      for (const [service, attributes] of needs) if (!(await can(service, attributes))) refused.push({ service, attributes });
+      expect(refused).toEqual([]);
+    });
+
+    it('refuse each service what it does not need', async () => {
+      const forbidden: [Service, V1ResourceAttributes][] = [];
+      for (const service of SERVICES.filter((s) => s !== 'core')) {
+        forbidden.push([service, { group: 'cluster.x-k8s.io', resource: 'clusters', subresource: 'status', verb: 'patch', namespace: 'default' }]);
+        forbidden.push([service, { group: 'cluster.x-k8s.io', resource: 'machines', subresource: 'status', verb: 'patch', namespace: 'default' }]);
+      }
+      for (const service of SERVICES) {
+        forbidden.push([service, { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', verb: 'delete' }]);
+        forbidden.push([service, { group: 'rbac.authorization.k8s.io', resource: 'clusterrolebindings', verb: 'create' }]);
+        forbidden.push([service, { group: 'rbac.authorization.k8s.io', resource: 'clusterroles', verb: 'bind' }]);
+        forbidden.push([service, { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: 'default' }]);
+      }
+      forbidden.push(['machine-provider', { group: 'bootstrap.capstan.dev', resource: 'k3sconfigs', verb: 'patch', namespace: 'default' }]);
+      forbidden.push(['machine-provider', { group: '', resource: 'secrets', verb: 'create', namespace: 'default' }]);
+      forbidden.push(['cluster-provider', { group: '', resource: 'secrets', verb: 'get', namespace: 'default' }]);
+      forbidden.push(['bootstrap-provider', { group: 'cluster.x-k8s.io', resource: 'machines', verb: 'delete', namespace: 'default' }]);
+      const allowed = [];
+      for (const [service, attributes] of forbidden) if (await can(service, attributes)) allowed.push({ service, attributes });
+      expect(allowed).toEqual([]);
+    });
+  });
+});
