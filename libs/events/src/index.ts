@@ -1,1 +1,13 @@
-export {};
+export * from './errors.js';
+export * from './subjects/event-subject.js';
+export * from './subjects/subject-filters.js';
+export * from './subjects/subject-match.js';
+export * from './subjects/dead-letter-subject.js';
+export * from './envelope/object-reference.js';
+export * from './envelope/event-data.js';
+export * from './envelope/handoff-events.js';
+export * from './envelope/lifecycle-events.js';
+export * from './envelope/catalogue.js';
+export * from './envelope/cloud-event.js';
+export * from './envelope/secret-guard.js';
+export * from './envelope/event-codec.js';
