@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { describeCommand } from './commands/describe.js';
 import { generateCommand } from './commands/generate.js';
 import { getCommand } from './commands/get.js';
 import { type Output } from './output.js';
@@ -11,5 +12,6 @@ export function buildProgram(output: Output): Command {
     .configureOutput({ writeErr: (text) => process.stderr.write(text) });
   program.addCommand(generateCommand(output));
   program.addCommand(getCommand(output));
+  program.addCommand(describeCommand(output));
   return program;
 }
