@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { deleteCommand } from './commands/delete.js';
 import { describeCommand } from './commands/describe.js';
 import { generateCommand } from './commands/generate.js';
 import { getCommand } from './commands/get.js';
@@ -13,5 +14,6 @@ export function buildProgram(output: Output): Command {
   program.addCommand(generateCommand(output));
   program.addCommand(getCommand(output));
   program.addCommand(describeCommand(output));
+  program.addCommand(deleteCommand(output));
   return program;
 }
