@@ -1,1 +1,10 @@
-export {};
+export * from './errors.js';
+export * from './validity.js';
+export * from './keys.js';
+export * from './certificate-authority.js';
+export * from './issue.js';
+export * from './expiry.js';
+export * from './service-account.js';
+export * from './cluster-certificates.js';
+export * from './endpoint.js';
+export * from './kubeconfig.js';
