@@ -1,1 +1,1 @@
-export {};
+export * from './service-options.js';
