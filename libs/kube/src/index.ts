@@ -1,1 +1,16 @@
-export {};
+export * from './backoff.js';
+export * from './client.js';
+export * from './controller.js';
+export * from './errors.js';
+export * from './indexers.js';
+export * from './informer.js';
+export * from './keys.js';
+export * from './logger.js';
+export * from './metrics.js';
+export * from './owner-references.js';
+export * from './rate-limiter.js';
+export * from './resource-client.js';
+export * from './resource.js';
+export * from './store.js';
+export * from './terminal-error.js';
+export * from './work-queue.js';

@@ -1,0 +1,152 @@
+import {
+  HttpMethod,
+  IsomorphicFetchHttpLibrary,
+  KubeConfig,
+  RequestContext,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
+import { KubeApiError, KubeTransportError, type KubeStatus } from './errors.js';
+import { ResourceClient } from './resource-client.js';
+import type { ResourceType } from './resource.js';
+
+/** Where the client finds its cluster: a kubeconfig file, a kubeconfig document, the pod's service account, or the default rules. */
+export type KubeConfigSource =
+  | { kubeconfigPath: string; context?: string }
+  | { kubeconfig: string; context?: string }
+  | { inCluster: true }
+  | { default: true };
+
+export function loadKubeConfig(source: KubeConfigSource): KubeConfig {
+  const kc = new KubeConfig();
+  if ('kubeconfigPath' in source) kc.loadFromFile(source.kubeconfigPath);
+  else if ('kubeconfig' in source) kc.loadFromString(source.kubeconfig);
+  else if ('inCluster' in source) kc.loadFromCluster();
+  else kc.loadFromDefault();
+  if ('context' in source && source.context) kc.setCurrentContext(source.context);
+  if (!kc.getCurrentCluster()) throw new TypeError('the kubeconfig names no current cluster');
+  return kc;
+}
+
+export type QueryValue = string | number | boolean | undefined;
+
+export interface KubeRequest {
+  method: HttpMethod;
+  path: string;
+  query?: Record<string, QueryValue>;
+  body?: unknown;
+  /** Required for PATCH: the server decides merge, JSON patch or apply from it, so it is never left to a default. */
+  contentType?: string;
+  signal?: AbortSignal;
+}
+
+export interface KubeClientOptions {
+  /** Field manager recorded for every write of this service (server-side apply requires one). */
+  fieldManager?: string;
+}
+
+export const DEFAULT_FIELD_MANAGER = 'capstan';
+
+/**
+ * A thin HTTP client over client-node's authentication and transport. It keeps one connection pool per
+ * client (client-node builds a new pool per request), lets every request, lists and watches included, be
+ * aborted, and reaches core and custom resources the same way.
+ */
+export class KubeClient {
+  readonly fieldManager: string;
+  private readonly http = new IsomorphicFetchHttpLibrary();
+  private readonly server: string;
+  private dispatcher: ReturnType<RequestContext['getDispatcher']>;
+
+  constructor(
+    readonly kubeConfig: KubeConfig,
+    options: KubeClientOptions = {},
+  ) {
+    const cluster = kubeConfig.getCurrentCluster();
+    if (!cluster) throw new TypeError('the kubeconfig names no current cluster');
+    this.server = cluster.server.replace(/\/+$/, '');
+    this.fieldManager = options.fieldManager ?? DEFAULT_FIELD_MANAGER;
+  }
+
+  resource<T extends KubernetesObject = KubernetesObject>(type: ResourceType): ResourceClient<T> {
+    return new ResourceClient<T>(this, type);
+  }
+
+  /** Sends a request and returns the decoded JSON body; a non-2xx answer throws KubeApiError. */
+  async request<T>(req: KubeRequest): Promise<T> {
+    const response = await this.send(req);
+    const text = await response.body.text();
+    if (response.httpStatusCode < 200 || response.httpStatusCode > 299) {
+      throw new KubeApiError(req.method, req.path, parseStatus(text), response.httpStatusCode);
+    }
+    return (text === '' ? undefined : JSON.parse(text)) as T;
+  }
+
+  /** Opens a streaming request (a watch); a non-2xx answer throws KubeApiError. The caller must read or cancel the stream. */
+  async stream(req: KubeRequest): Promise<ReadableStream<Uint8Array>> {
+    const response = await this.send(req);
+    if (response.httpStatusCode < 200 || response.httpStatusCode > 299) {
+      throw new KubeApiError(
+        req.method,
+        req.path,
+        parseStatus(await response.body.text()),
+        response.httpStatusCode,
+      );
+    }
+    const body = response.body.stream();
+    if (!body) throw new KubeTransportError(req.method, req.path, new Error('response has no body'));
+    return body;
+  }
+
+  /** Closes pooled connections; requests still open are cut. */
+  async close(): Promise<void> {
+    const dispatcher = this.dispatcher;
+    this.dispatcher = undefined;
+    await dispatcher?.destroy();
+  }
+
+  private async send(req: KubeRequest) {
+    const url = new URL(this.server + req.path);
+    for (const [name, value] of Object.entries(req.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(name, String(value));
+    }
+    const ctx = new RequestContext(url.toString(), req.method);
+    ctx.setHeaderParam('Accept', 'application/json');
+    if (req.body !== undefined) {
+      if (req.method === HttpMethod.PATCH && !req.contentType) {
+        throw new TypeError(`PATCH ${req.path}: the patch content type must be given`);
+      }
+      ctx.setHeaderParam('Content-Type', req.contentType ?? 'application/json');
+      ctx.setBody(JSON.stringify(req.body));
+    }
+    if (req.signal) ctx.setSignal(req.signal);
+    try {
+      // Applied per request: tokens from exec plugins or projected files rotate.
+      await this.kubeConfig.applySecurityAuthentication(ctx);
+      const perRequest = ctx.getDispatcher();
+      if (perRequest) {
+        this.dispatcher ??= perRequest;
+        ctx.setDispatcher(this.dispatcher);
+      }
+      return await this.http.send(ctx).toPromise();
+    } catch (err) {
+      throw new KubeTransportError(req.method, req.path, err);
+    }
+  }
+}
+
+function parseStatus(text: string): KubeStatus {
+  try {
+    const parsed = JSON.parse(text) as KubeStatus;
+    if (parsed && typeof parsed === 'object') return parsed;
+  } catch {
+    /* not JSON: e.g. a proxy's error page */
+  }
+  return { message: text.slice(0, 200) };
+}
+
+export function createKubeClient(
+  source: KubeConfigSource | KubeConfig,
+  options: KubeClientOptions = {},
+): KubeClient {
+  return new KubeClient(source instanceof KubeConfig ? source : loadKubeConfig(source), options);
+}

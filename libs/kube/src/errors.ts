@@ -1,0 +1,85 @@
+import { ApiException } from '@kubernetes/client-node';
+
+/** The `Status` object the API server sends with a failed request. */
+export interface KubeStatus {
+  kind?: string;
+  status?: string;
+  message?: string;
+  reason?: string;
+  code?: number;
+  details?: {
+    name?: string;
+    group?: string;
+    kind?: string;
+    causes?: { field?: string; message?: string; reason?: string }[];
+  };
+}
+
+/** A request the API server answered with an error status; carries the verb, path and the server's Status. */
+export class KubeApiError extends Error {
+  readonly code: number;
+  readonly reason: string | undefined;
+  readonly status: KubeStatus;
+
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    status: KubeStatus,
+    httpStatus: number,
+  ) {
+    super(`${method} ${path}: ${httpStatus} ${status.reason ?? ''} ${status.message ?? ''}`.trim());
+    this.name = 'KubeApiError';
+    this.code = status.code ?? httpStatus;
+    this.reason = status.reason;
+    this.status = status;
+  }
+}
+
+/** The API server could not be reached or the connection broke; `cause` holds the transport error. */
+export class KubeTransportError extends Error {
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    cause: unknown,
+  ) {
+    super(`${method} ${path}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'KubeTransportError';
+  }
+}
+
+/** The HTTP status of an API error from this library or from client-node's generated clients. */
+export function statusCodeOf(err: unknown): number | undefined {
+  if (err instanceof KubeApiError) return err.code;
+  if (err instanceof ApiException) return (err as ApiException<unknown>).code;
+  return undefined;
+}
+
+function reasonOf(err: unknown): string | undefined {
+  if (err instanceof KubeApiError) return err.reason;
+  if (err instanceof ApiException) {
+    const body = (err as ApiException<unknown>).body;
+    if (typeof body === 'string') {
+      try {
+        return (JSON.parse(body) as KubeStatus).reason;
+      } catch {
+        return undefined;
+      }
+    }
+    if (body && typeof body === 'object') return (body as KubeStatus).reason;
+  }
+  return undefined;
+}
+
+export const isNotFound = (err: unknown): boolean => statusCodeOf(err) === 404;
+/** 409 from a stale resourceVersion (optimistic concurrency) or a failed JSON-patch `test`. */
+export const isConflict = (err: unknown): boolean =>
+  statusCodeOf(err) === 409 && reasonOf(err) !== 'AlreadyExists';
+export const isAlreadyExists = (err: unknown): boolean =>
+  statusCodeOf(err) === 409 && reasonOf(err) === 'AlreadyExists';
+export const isGone = (err: unknown): boolean => statusCodeOf(err) === 410;
+export const isForbidden = (err: unknown): boolean => statusCodeOf(err) === 403;
+export const isUnauthorized = (err: unknown): boolean => statusCodeOf(err) === 401;
+export const isInvalid = (err: unknown): boolean => statusCodeOf(err) === 422;
+export const isTooManyRequests = (err: unknown): boolean => statusCodeOf(err) === 429;
+export const isTransportError = (err: unknown): err is KubeTransportError =>
+  err instanceof KubeTransportError;
