@@ -74,3 +74,13 @@ export class ConnectionOptionsError extends EventBusError {
     super(message, 'connection-options', context);
   }
 }
+
+/**
+ * Thrown by a handler that will never be able to handle this event (retrying cannot help): the consumer
+ * dead-letters the message at once instead of retrying it up to the delivery limit.
+ */
+export class UnprocessableEventError extends EventBusError {
+  constructor(message: string, context: Record<string, unknown> = {}) {
+    super(message, 'unprocessable-event', context);
+  }
+}
