@@ -1,0 +1,44 @@
+/**
+ * Raised when a K3s config cannot be rendered. `field` names the offending input (e.g.
+ * `agentConfig.nodeLabels[2]`); the message never repeats a value, so the token cannot leak through it.
+ */
+export class BootstrapRenderError extends Error {
+  constructor(
+    message: string,
+    readonly reason: BootstrapRenderErrorReason,
+    readonly field: string,
+  ) {
+    super(message);
+    this.name = 'BootstrapRenderError';
+  }
+}
+
+export type BootstrapRenderErrorReason =
+  'InvalidField' | 'MissingCertificates' | 'ReservedPath' | 'DuplicatePath';
+
+/**
+ * Raised when bootstrap data cannot be understood. `field` says what could not be read (a file path, a
+ * K3s config key, the install command); the message never carries content from the document.
+ */
+export class BootstrapDataError extends Error {
+  constructor(
+    message: string,
+    readonly reason: BootstrapDataErrorReason,
+    readonly field: string,
+  ) {
+    super(message);
+    this.name = 'BootstrapDataError';
+  }
+}
+
+export type BootstrapDataErrorReason =
+  | 'NotCloudConfig'
+  | 'InvalidYaml'
+  | 'InvalidStructure'
+  | 'MissingK3sConfig'
+  | 'MissingField'
+  | 'InvalidField'
+  | 'MissingInstallCommand'
+  | 'InconsistentRole'
+  | 'UnsupportedEncoding'
+  | 'MissingCertificate';

@@ -1,0 +1,75 @@
+import type { ApiEndpoint, ClusterCertificates } from '@capstan/pki';
+
+/**
+ * The inputs of the K3s bootstrap renderer. These mirror the K3sConfig API fields (k3s-io/cluster-api-k3s's
+ * KThreesConfig shape) without depending on the API classes, so the renderer stays pure; the reconciler
+ * maps the API object onto them and resolves `files[].contentFrom` secrets before rendering.
+ */
+
+/** `init-server` runs `cluster-init`; `join-server` and `agent` join through the control plane endpoint. */
+export type K3sRole = 'init-server' | 'join-server' | 'agent';
+
+export const K3S_ROLES: readonly K3sRole[] = ['init-server', 'join-server', 'agent'];
+
+/** Settings every K3s node (server or agent) takes. */
+export interface K3sAgentConfigSpec {
+  /** `key=value` entries (K3s `node-label`). */
+  nodeLabels?: readonly string[];
+  /** `key=value:Effect` or `key:Effect` entries (K3s `node-taint`). */
+  nodeTaints?: readonly string[];
+  /** `flag=value` entries without the leading dashes (K3s `kubelet-arg`). */
+  kubeletArgs?: readonly string[];
+  /** K3s `node-name`; the host name when unset. */
+  nodeName?: string;
+}
+
+/** Settings only servers take. */
+export interface K3sServerConfigSpec {
+  /** Extra subject alternative names of the API serving certificate (K3s `tls-san`). */
+  tlsSANs?: readonly string[];
+  /** Packaged components not to deploy, e.g. `traefik`, `servicelb` (K3s `disable`). */
+  disableComponents?: readonly string[];
+  /** Pod network CIDR(s), comma-separated for dual stack (K3s `cluster-cidr`). */
+  clusterCIDR?: string;
+  /** Service CIDR(s) (K3s `service-cidr`). */
+  serviceCIDR?: string;
+}
+
+/** A file written to the host; `content` is already encoded as `encoding` says (plain text when unset). */
+export interface K3sFile {
+  path: string;
+  content: string;
+  owner?: string;
+  permissions?: string;
+  encoding?: K3sFileEncoding;
+}
+
+/** The encodings upstream's bootstrap configs accept; cloud-init decodes them when writing. */
+export type K3sFileEncoding = 'base64' | 'gzip' | 'gzip+base64';
+
+export interface K3sConfigSpec {
+  /** The K3s release to install, e.g. `v1.31.4+k3s1`. */
+  version: string;
+  serverConfig?: K3sServerConfigSpec;
+  agentConfig?: K3sAgentConfigSpec;
+  files?: readonly K3sFile[];
+  preK3sCommands?: readonly string[];
+  postK3sCommands?: readonly string[];
+  /** Install from the image's pre-loaded script and binary instead of downloading them. */
+  airGapped?: boolean;
+  /** Where the air-gapped image keeps K3s's install.sh; `/opt/k3s/install.sh` when unset. */
+  airGappedInstallScriptPath?: string;
+}
+
+export interface K3sBootstrapInput {
+  role: K3sRole;
+  spec: K3sConfigSpec;
+  /** The cluster's control plane endpoint (`Cluster.spec.controlPlaneEndpoint`). */
+  endpoint: ApiEndpoint;
+  /** The join token (Secret `<cluster>-token`). Never logged, never in an error message. */
+  token: string;
+  /** Passed to the kubelet as `provider-id`, so the Node carries the machine's providerID. */
+  providerID?: string;
+  /** The cluster certificates; required for both server roles, ignored for agents. */
+  certificates?: ClusterCertificates;
+}
