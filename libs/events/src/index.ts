@@ -23,3 +23,4 @@ export * from './consumer/dead-letter.js';
 export * from './consumer/redelivery-backoff.js';
 export * from './consumer/durable-consumer-config.js';
 export * from './consumer/event-consumer.js';
+export * from './consumer/dead-letter-reader.js';

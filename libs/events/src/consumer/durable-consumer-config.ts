@@ -95,7 +95,8 @@ export async function provisionDurableConsumer(
     ack_wait: desired.ack_wait,
     max_deliver: desired.max_deliver,
     max_ack_pending: desired.max_ack_pending,
-    filter_subject: desired.filter_subject ?? '',
+    // undefined (not ''): the client would put an empty filter token into the API subject.
+    filter_subject: desired.filter_subject,
   });
   return 'updated';
 }

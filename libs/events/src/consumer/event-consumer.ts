@@ -43,6 +43,8 @@ export interface EventConsumerOptions extends DurableConsumerOptions {
   redeliveryBackoff?: RedeliveryBackoff;
   /** First pause before restarting a failed consume loop (doubles up to 30 s). */
   restartDelayMs?: number;
+  /** How long stop() waits for running handlers; their messages are redelivered after ack_wait anyway. */
+  stopGraceMs?: number;
   logger?: EventBusLogger;
   metrics?: EventBusMetrics;
 }
@@ -99,8 +101,10 @@ export class EventConsumer {
     this.stopping = true;
     this.wakeUp?.();
     this.messages?.stop();
-    await this.loop;
-    await Promise.all(this.inFlight);
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.options.stopGraceMs ?? 10_000)));
+    await Promise.race([Promise.all([this.loop, ...this.inFlight]), grace]);
+    clearTimeout(timer);
     this.loop = undefined;
   }
 
@@ -114,6 +118,10 @@ export class EventConsumer {
         this.logger.warn(errorFields(error), 'consume loop failed');
       }
       if (this.stopping) break;
+      if (this.connection.nc.isClosed()) {
+        this.logger.warn('connection closed, consumer stops');
+        break;
+      }
       // A loop that ran for a while was healthy: restart quickly. One that keeps failing backs off.
       failures = Date.now() - startedAt > MAX_RESTART_DELAY_MS ? 1 : failures + 1;
       const delay = Math.min((this.options.restartDelayMs ?? 500) * 2 ** (failures - 1), MAX_RESTART_DELAY_MS);

@@ -3,7 +3,7 @@ import { EVENT_CATALOGUE, EVENT_NAMES, EVENT_TYPES, eventDefinitionByType } from
 import { CloudEvent } from './cloud-event.js';
 import { decodeEvent, encodeEvent, eventMessageId } from './event-codec.js';
 import { BootstrapDataSecretCreatedData } from './handoff-events.js';
-import { dataSecretCreated } from './test-fixtures.js';
+import { dataSecretCreated } from '../../test/fixtures.js';
 
 const source = '/capstan/bootstrap-provider';
 const encode = (value: object) => new TextEncoder().encode(JSON.stringify(value));
