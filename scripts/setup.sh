@@ -23,6 +23,19 @@ if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; t
   fi
 fi
 
+# The bootstrap data tests validate every rendered document with cloud-init's schema and shellcheck.
+# cloud-init is only wanted as a validator: when setup installs it, it is kept from running at boot.
+if ! command -v cloud-init >/dev/null 2>&1 || ! command -v shellcheck >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing cloud-init and shellcheck (Debian packages)" >&2
+    command -v cloud-init >/dev/null 2>&1 || { mkdir -p /etc/cloud && touch /etc/cloud/cloud-init.disabled; }
+    apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cloud-init shellcheck >&2
+  else
+    # Only the bootstrap tests need them (they fail saying so); the demo runs without.
+    echo "setup: warning: cloud-init or shellcheck is missing; the bootstrap tests need both (Debian: apt-get install cloud-init shellcheck)." >&2
+  fi
+fi
+
 node scripts/build.mjs >&2
 if [ -z "${CAPSTAN_TEST_KUBECONFIG:-}" ]; then
   node libs/testing/dist/cli.js binaries >&2
