@@ -239,4 +239,19 @@ describe('durable event consumer', () => {
     expect(letters.every((l) => l.record.reason === 'max-deliveries')).toBe(true);
     expect(new Set(seen).size).toBe(9);
   });
+
+  it('restarts its consume loop and recreates a durable deleted under it', async () => {
+    const { topology, publisher } = await setup('recreate');
+    const handled: string[] = [];
+    await startConsumer(connection, { durable: 'svc', topology, restartDelayMs: 50, idleHeartbeatMs: 1000 }, (event) => {
+      handled.push(event.data.object.name);
+    });
+    await publisher.publish('bootstrap.data-secret-created', distinctDataSecretCreated(1));
+    await eventually(() => handled.length === 1, 'the first event');
+    const jsm = await connection.jsm();
+    await jsm.consumers.delete(topology.stream, 'svc');
+    await eventually(async () => (await jsm.consumers.info(topology.stream, 'svc').catch(() => undefined)) !== undefined, 'the durable to come back');
+    await publisher.publish('bootstrap.data-secret-created', distinctDataSecretCreated(2));
+    await eventually(() => handled.includes('demo-2'), 'an event after the durable came back');
+  });
 });

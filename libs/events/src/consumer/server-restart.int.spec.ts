@@ -1,0 +1,113 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect } from '@nats-io/transport-node';
+import { freePort, resolveNatsServer, startProcess, stopPid, type ManagedProcess } from '@capstan/testing';
+import { distinctDataSecretCreated, eventually } from '../../test/fixtures.js';
+import { EventBusConnection, type ConnectionState } from '../connection/event-bus-connection.js';
+import { PublishError } from '../errors.js';
+import { EventPublisher } from '../publisher/event-publisher.js';
+import { provisionEventStreams } from '../streams/provision-streams.js';
+import { uniqueEventTopology } from '../streams/unique-topology.js';
+import { EventConsumer } from './event-consumer.js';
+
+/** A private nats-server this test may stop and start again on the same port and store. */
+class RestartableNatsServer {
+  private process?: ManagedProcess;
+  readonly dir = mkdtempSync(join(tmpdir(), 'capstan-nats-restart-'));
+
+  constructor(readonly port: number) {}
+
+  get url(): string {
+    return `nats://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    this.process = startProcess({
+      name: 'nats-server',
+      command: resolveNatsServer(),
+      args: ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', join(this.dir, 'store')],
+      logFile: join(this.dir, 'nats-server.log'),
+    });
+    await eventually(async () => {
+      const probe = await connect({ servers: this.url, reconnect: false, timeout: 500 }).catch(() => undefined);
+      await probe?.close();
+      return probe !== undefined;
+    }, 'nats-server to accept connections');
+  }
+
+  async stop(): Promise<void> {
+    if (this.process) await stopPid(this.process.pid);
+    this.process = undefined;
+  }
+
+  async remove(): Promise<void> {
+    await this.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** What a reconciler does: a failed publish fails the reconcile, which is retried until it goes through. */
+async function publishUntilStored(publisher: EventPublisher, index: number): Promise<void> {
+  for (;;) {
+    try {
+      await publisher.publish('bootstrap.data-secret-created', distinctDataSecretCreated(index));
+      return;
+    } catch (error) {
+      if (!(error instanceof PublishError) || !error.retryable) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
+describe('across a NATS server restart', () => {
+  let server: RestartableNatsServer;
+
+  beforeAll(async () => {
+    server = new RestartableNatsServer(await freePort());
+    await server.start();
+  });
+
+  afterAll(async () => {
+    await server.remove();
+  });
+
+  it('loses no message: the consumer continues and the publishers retry', async () => {
+    const topology = uniqueEventTopology('restart');
+    const fastReconnect = { servers: server.url, reconnectTimeWaitMs: 200, reconnectJitterMs: 100, jetStreamTimeoutMs: 2000 };
+    const publishing = await EventBusConnection.connect({ ...fastReconnect, name: 'restart-publisher' });
+    const consuming = await EventBusConnection.connect({ ...fastReconnect, name: 'restart-consumer' });
+    const states: ConnectionState[] = [];
+    const subscription = consuming.status$.subscribe((state) => states.push(state));
+    const handled = new Set<string>();
+    const consumer = new EventConsumer(
+      consuming,
+      { durable: 'svc', topology, idleHeartbeatMs: 1000, pullExpiresMs: 5000, restartDelayMs: 100 },
+      (event) => {
+        handled.add(event.data.object.name);
+      },
+    );
+    try {
+      await provisionEventStreams(await publishing.jsm(), { topology });
+      await consumer.start();
+      const publisher = new EventPublisher(publishing, { source: '/capstan/test', topology });
+
+      await Promise.all(Array.from({ length: 100 }, (_, i) => publishUntilStored(publisher, i)));
+      await server.stop();
+      const duringOutage = Promise.all(Array.from({ length: 100 }, (_, i) => publishUntilStored(publisher, 100 + i)));
+      await eventually(() => states.includes('disconnected'), 'the consumer to notice the outage');
+      await server.start();
+      await duringOutage;
+
+      await eventually(() => handled.size === 200, 'all 200 events to be handled', 60_000);
+      expect(states.at(-1)).toBe('connected');
+      const stored = await (await publishing.jsm()).streams.info(topology.stream);
+      expect(stored.state.messages).toBe(200);
+    } finally {
+      subscription.unsubscribe();
+      await consumer.stop();
+      await publishing.close();
+      await consuming.close();
+    }
+  });
+});
