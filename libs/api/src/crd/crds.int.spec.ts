@@ -1,0 +1,240 @@
+import {
+  ApiException,
+  ApiextensionsV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  loadYaml,
+  setHeaderOptions,
+  type KubeConfig,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
+import { createTestNamespace, type TestNamespace } from '@capstan/testing';
+import { RESOURCES, findResource, parseApiVersion } from '../index.js';
+import {
+  type ExampleObject,
+  cluster,
+  k3sConfig,
+  k3sControlPlane,
+  machine,
+  machineDeployment,
+  machineHealthCheck,
+  machineSet,
+  simCluster,
+  simMachine,
+  simMachineTemplate,
+  validExamples,
+} from '../../test/examples.js';
+import { generateCrds } from './generate.js';
+
+// Applies the generated CRDs to the real API server of the test environment and checks that the server
+// enforces what the classes declare: structural schemas, defaults, enums, required fields, CEL rules, scale.
+
+let ns: TestNamespace;
+let objects: CustomObjectsApi;
+let counter = 0;
+
+/** Creates or replaces a CRD (other test files may have installed the same one), then waits until Established. */
+async function installCrd(kc: KubeConfig, crd: V1CustomResourceDefinition): Promise<void> {
+  const api = kc.makeApiClient(ApiextensionsV1Api);
+  const name = crd.metadata!.name!;
+  try {
+    await api.createCustomResourceDefinition({ body: crd });
+  } catch (error) {
+    if (!(error instanceof ApiException) || error.code !== 409) throw error;
+    const current = await api.readCustomResourceDefinition({ name });
+    await api.replaceCustomResourceDefinition({ name, body: { ...crd, metadata: { ...crd.metadata, resourceVersion: current.metadata!.resourceVersion } } });
+  }
+  for (let attempt = 0; ; attempt++) {
+    const current = await api.readCustomResourceDefinition({ name });
+    if (current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) return;
+    if (attempt > 600) throw new Error(`CRD ${name} was not established: ${JSON.stringify(current.status?.conditions)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function coordinates(obj: ExampleObject) {
+  const { group, version } = parseApiVersion(obj.apiVersion);
+  const resource = findResource(group, obj.kind);
+  if (!resource) throw new Error(`no resource for ${obj.kind}`);
+  return { group, version, plural: resource.plural, namespace: ns.name };
+}
+
+/** Each test gets fresh names, so tests never collide on an object another one created. */
+function fresh(obj: ExampleObject): ExampleObject {
+  counter++;
+  return { ...obj, metadata: { ...obj.metadata, name: `${obj.metadata.name}-${counter}`, namespace: ns.name } };
+}
+
+async function create(obj: ExampleObject): Promise<ExampleObject> {
+  return (await objects.createNamespacedCustomObject({ ...coordinates(obj), body: obj })) as ExampleObject;
+}
+
+async function mergePatch(obj: ExampleObject, patch: object): Promise<ExampleObject> {
+  return (await objects.patchNamespacedCustomObject(
+    { ...coordinates(obj), name: obj.metadata.name, body: patch },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  )) as ExampleObject;
+}
+
+/** The API server's message for a refused request (the Status body), or a failure if the request succeeded. */
+async function refusal(request: Promise<unknown>): Promise<string> {
+  try {
+    await request;
+  } catch (error) {
+    if (error instanceof ApiException && (error.code === 422 || error.code === 400)) {
+      const body = typeof error.body === 'string' ? (JSON.parse(error.body) as { message?: string }) : (error.body as { message?: string });
+      return body.message ?? String(error.body);
+    }
+    throw error;
+  }
+  throw new Error('the API server accepted an invalid object');
+}
+
+function withSpec(obj: ExampleObject, change: (spec: Record<string, unknown>) => void): ExampleObject {
+  const copy = structuredClone(obj);
+  change(copy.spec!);
+  return copy;
+}
+
+beforeAll(async () => {
+  ns = await createTestNamespace('api-crds');
+  objects = ns.kc.makeApiClient(CustomObjectsApi);
+  const files = generateCrds();
+  for (const [name, content] of Object.entries(files)) {
+    if (name === 'kustomization.yaml') continue;
+    await installCrd(ns.kc, loadYaml<V1CustomResourceDefinition>(content));
+  }
+});
+
+afterAll(async () => {
+  await ns.delete();
+});
+
+describe('generated CRDs on a real API server', () => {
+  it('serves every kind under its group, version, plural and short names', async () => {
+    const api = ns.kc.makeApiClient(ApiextensionsV1Api);
+    for (const resource of Object.values(RESOURCES)) {
+      const crd = await api.readCustomResourceDefinition({ name: `${resource.plural}.${resource.group}` });
+      expect(crd.spec.versions.map((v) => v.name)).toEqual([resource.version]);
+      expect(crd.spec.names.categories).toContain('cluster-api');
+      expect(crd.status?.acceptedNames?.shortNames?.length).toBeGreaterThan(0);
+    }
+  });
+
+  it('accepts an upstream-style example of every kind', async () => {
+    for (const example of validExamples()) {
+      const created = await create(fresh(example));
+      expect(created.kind).toBe(example.kind);
+    }
+  });
+
+  it('applies the structural defaults upstream applies in webhooks', async () => {
+    const md = await create(fresh(machineDeployment()));
+    expect(md.spec?.['rollout']).toEqual({ strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } } });
+    const mhc = await create(fresh(machineHealthCheck()));
+    expect((mhc.spec?.['checks'] as Record<string, unknown>)['nodeStartupTimeoutSeconds']).toBe(600);
+    const sim = await create(fresh(simCluster()));
+    expect(sim.spec?.['mode']).toBe('dedicated');
+    const kcp = await create(fresh(withSpec(k3sControlPlane(), (s) => delete s['replicas'])));
+    expect(kcp.spec?.['replicas']).toBe(1);
+    expect(kcp.spec?.['rollout']).toEqual({ strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1 } } });
+  });
+
+  it('refuses objects missing required fields, naming the field', async () => {
+    const noClusterName = withSpec(machine(), (s) => delete s['clusterName']);
+    expect(await refusal(create(fresh(noClusterName)))).toMatch(/spec\.clusterName: Required value/);
+    const noVersion = withSpec(k3sControlPlane(), (s) => delete s['version']);
+    expect(await refusal(create(fresh(noVersion)))).toMatch(/spec\.version: Required value/);
+  });
+
+  it('refuses values outside an enum, naming the field', async () => {
+    const badStrategy = withSpec(machineDeployment(), (s) => (s['rollout'] = { strategy: { type: 'Recreate' } }));
+    expect(await refusal(create(fresh(badStrategy)))).toMatch(/spec\.rollout\.strategy\.type: Unsupported value: "Recreate"/);
+    const badMode = withSpec(simCluster(), (s) => (s['mode'] = 'huge'));
+    expect(await refusal(create(fresh(badMode)))).toMatch(/spec\.mode: Unsupported value: "huge"/);
+  });
+
+  it('refuses a Machine whose bootstrap has neither configRef nor dataSecretName', async () => {
+    const bare = withSpec(machine(), (s) => (s['bootstrap'] = {}));
+    expect(await refusal(create(fresh(bare)))).toMatch(/spec\.bootstrap: Invalid value: "object": bootstrap needs configRef or dataSecretName/);
+    const withSecret = withSpec(machine(), (s) => (s['bootstrap'] = { dataSecretName: 'prebaked' }));
+    await create(fresh(withSecret));
+  });
+
+  it('refuses a rolling update with maxSurge and maxUnavailable both 0', async () => {
+    const stuck = withSpec(machineDeployment(), (s) => (s['rollout'] = { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0 } } }));
+    expect(await refusal(create(fresh(stuck)))).toMatch(/spec\.rollout\.strategy\.rollingUpdate: Invalid value: "object": maxSurge and maxUnavailable cannot both be 0/);
+    const percent = withSpec(machineDeployment(), (s) => (s['rollout'] = { strategy: { rollingUpdate: { maxSurge: '0%', maxUnavailable: '25%' } } }));
+    await create(fresh(percent));
+    const garbage = withSpec(machineDeployment(), (s) => (s['rollout'] = { strategy: { rollingUpdate: { maxSurge: 'lots' } } }));
+    expect(await refusal(create(fresh(garbage)))).toMatch(/spec\.rollout\.strategy\.rollingUpdate\.maxSurge: Invalid value: .*maxSurge must be a non-negative integer or a percentage/);
+  });
+
+  it('refuses MachineHealthCheck triggerIf with both limits, and too short timeouts', async () => {
+    const both = withSpec(machineHealthCheck(), (s) => (s['remediation'] = { triggerIf: { unhealthyLessThanOrEqualTo: 2, unhealthyInRange: '[1-3]' } }));
+    expect(await refusal(create(fresh(both)))).toMatch(/spec\.remediation\.triggerIf: Invalid value: "object": triggerIf\.unhealthyLessThanOrEqualTo and triggerIf\.unhealthyInRange are mutually exclusive/);
+    const short = withSpec(machineHealthCheck(), (s) => ((s['checks'] as Record<string, unknown>)['nodeStartupTimeoutSeconds'] = 10));
+    expect(await refusal(create(fresh(short)))).toMatch(/spec\.checks\.nodeStartupTimeoutSeconds: Invalid value: .*nodeStartupTimeoutSeconds must be 0 or at least 30 seconds/);
+    const range = withSpec(machineHealthCheck(), (s) => (s['remediation'] = { triggerIf: { unhealthyInRange: '3-5' } }));
+    expect(await refusal(create(fresh(range)))).toMatch(/spec\.remediation\.triggerIf\.unhealthyInRange: Invalid value: "3-5"/);
+  });
+
+  it('refuses changes to immutable fields, naming the field', async () => {
+    const m = await create(fresh(machine()));
+    expect(await refusal(mergePatch(m, { spec: { clusterName: 'other' } }))).toMatch(/spec\.clusterName: Invalid value: .*spec\.clusterName is immutable/);
+    await mergePatch(m, { spec: { providerID: 'sim://ns/one' } });
+    expect(await refusal(mergePatch(m, { spec: { providerID: 'sim://ns/two' } }))).toMatch(/spec\.providerID: .*spec\.providerID cannot be changed or removed once set/);
+    expect(await refusal(mergePatch(m, { spec: { providerID: null } }))).toMatch(/spec\.providerID cannot be changed or removed once set/);
+
+    const c = await create(fresh(cluster()));
+    const swapped = { spec: { infrastructureRef: { apiGroup: 'infrastructure.example.com', kind: 'OtherCluster', name: 'demo' } } };
+    expect(await refusal(mergePatch(c, swapped))).toMatch(/spec\.infrastructureRef: .*spec\.infrastructureRef apiGroup and kind cannot be changed or removed once set/);
+    await mergePatch(c, { spec: { infrastructureRef: { name: 'renamed' } } });
+
+    const sim = await create(fresh(simCluster()));
+    expect(await refusal(mergePatch(sim, { spec: { mode: 'shared' } }))).toMatch(/spec\.mode: Invalid value: .*spec\.mode is immutable/);
+
+    const template = await create(fresh(simMachineTemplate()));
+    expect(await refusal(mergePatch(template, { spec: { template: { spec: { provisioningDelaySeconds: 9 } } } }))).toMatch(
+      /spec\.template\.spec: .*spec\.template\.spec is immutable/,
+    );
+
+    const simMa = await create(fresh(simMachine()));
+    await mergePatch(simMa, { spec: { providerID: 'sim://a/b' } });
+    expect(await refusal(mergePatch(simMa, { spec: { providerID: 'sim://a/c' } }))).toMatch(/spec\.providerID cannot be changed or removed once set/);
+  });
+
+  it('refuses MachineSets whose selector does not match the template labels or cluster', async () => {
+    const mismatch = withSpec(machineSet(), (s) => (s['selector'] = { matchLabels: { pool: 'other' } }));
+    expect(await refusal(create(fresh(mismatch)))).toMatch(/spec\.selector: .*spec\.selector\.matchLabels must match spec\.template\.metadata\.labels/);
+    const otherCluster = withSpec(machineDeployment(), (s) => ((s['template'] as { spec: Record<string, unknown> }).spec['clusterName'] = 'other'));
+    expect(await refusal(create(fresh(otherCluster)))).toMatch(/spec\.template\.spec\.clusterName: .*must equal spec\.clusterName/);
+  });
+
+  it('refuses malformed K3s configuration, naming the field', async () => {
+    const both = withSpec(k3sConfig(), (s) => (s['files'] = [{ path: '/x', content: 'a', contentFrom: { secret: { name: 's', key: 'k' } } }]));
+    expect(await refusal(create(fresh(both)))).toMatch(/spec\.files\[0\]: Invalid value: "object": a file takes content or contentFrom, not both/);
+    const label = withSpec(k3sConfig(), (s) => (s['agentConfig'] = { nodeLabels: ['no-equals-sign'] }));
+    expect(await refusal(create(fresh(label)))).toMatch(/spec\.agentConfig\.nodeLabels\[0\]: Invalid value: "no-equals-sign"/);
+    const surge = withSpec(k3sControlPlane(), (s) => (s['rollout'] = { strategy: { rollingUpdate: { maxSurge: 2 } } }));
+    expect(await refusal(create(fresh(surge)))).toMatch(/spec\.rollout\.strategy\.rollingUpdate\.maxSurge: Invalid value: .*maxSurge must be 0 or 1/);
+  });
+
+  it.each([
+    ['MachineSet', machineSet],
+    ['MachineDeployment', machineDeployment],
+    ['K3sControlPlane', k3sControlPlane],
+  ])('serves the scale subresource of %s', async (_kind, example) => {
+    const obj = await create(fresh(example()));
+    const where = { ...coordinates(obj), name: obj.metadata.name };
+    await objects.patchNamespacedCustomObjectStatus(
+      { ...where, body: { status: { replicas: 2, selector: 'cluster.x-k8s.io/cluster-name=demo' } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    const scale = (await objects.getNamespacedCustomObjectScale(where)) as { spec: { replicas: number }; status: { replicas: number; selector: string } };
+    expect(scale.status).toEqual({ replicas: 2, selector: 'cluster.x-k8s.io/cluster-name=demo' });
+    await objects.patchNamespacedCustomObjectScale({ ...where, body: { spec: { replicas: 5 } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    const after = (await objects.getNamespacedCustomObject(where)) as ExampleObject;
+    expect(after.spec?.['replicas']).toBe(5);
+  });
+});

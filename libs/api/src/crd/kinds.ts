@@ -1,0 +1,35 @@
+import { customResourceOf, type SchemaClass } from '../schema/metadata.js';
+import { ClusterSchema } from '../types/cluster.js';
+import { K3sConfigTemplateSchema } from '../types/k3s-config-template.js';
+import { K3sConfigSchema } from '../types/k3s-config.js';
+import { K3sControlPlaneSchema } from '../types/k3s-control-plane.js';
+import { MachineDeploymentSchema } from '../types/machine-deployment.js';
+import { MachineHealthCheckSchema } from '../types/machine-health-check.js';
+import { MachineSetSchema } from '../types/machine-set.js';
+import { MachineSchema } from '../types/machine.js';
+import { SimClusterSchema } from '../types/sim-cluster.js';
+import { SimMachineTemplateSchema } from '../types/sim-machine-template.js';
+import { SimMachineSchema } from '../types/sim-machine.js';
+
+/** Every root class Capstan turns into a CRD, in a stable order. */
+export const CUSTOM_RESOURCE_CLASSES: readonly SchemaClass[] = [
+  ClusterSchema,
+  MachineSchema,
+  MachineSetSchema,
+  MachineDeploymentSchema,
+  MachineHealthCheckSchema,
+  SimClusterSchema,
+  SimMachineSchema,
+  SimMachineTemplateSchema,
+  K3sConfigSchema,
+  K3sConfigTemplateSchema,
+  K3sControlPlaneSchema,
+];
+
+/** The root class of a kind Capstan serves, by `apiVersion` and `kind`. */
+export function schemaClassFor(apiVersion: string, kind: string): SchemaClass | undefined {
+  return CUSTOM_RESOURCE_CLASSES.find((cls) => {
+    const resource = customResourceOf(cls)?.resource;
+    return resource?.apiVersion === apiVersion && resource.kind === kind;
+  });
+}

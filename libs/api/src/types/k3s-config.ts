@@ -1,0 +1,321 @@
+import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { RESOURCES } from '../constants/resources.js';
+import { Cel, CustomResource, Description, ListType, MinProperties, Nested } from '../schema/decorators.js';
+import { PATTERNS } from '../schema/patterns.js';
+import { IsInt64 } from '../schema/validators.js';
+import { ConditionsField, ResourceSchema, type Condition } from './common.js';
+import { AGE_COLUMN, CLUSTER_LABEL_COLUMN, conditionColumn, providerCrdLabels } from './printer-columns.js';
+
+/** Value of the `cluster.x-k8s.io/provider` label on the K3s bootstrap provider's objects. */
+export const K3S_BOOTSTRAP_PROVIDER_NAME = 'bootstrap-k3s';
+
+/** Bounds on K3s config lists and strings: keep objects small and CEL cost estimates bounded. */
+const LIMITS = { items: 100, arg: 1024, command: 10240, files: 64, content: 65536 } as const;
+
+/** `key=value` with a Kubernetes label key and value (k3s `node-label`). */
+const NODE_LABEL = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?=(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+/** `key[=value]:Effect` (k3s `node-taint`). */
+const NODE_TAINT =
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?(=(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?)?:(NoSchedule|PreferNoSchedule|NoExecute)$/;
+
+@Description('K3sServerConfig is the configuration only K3s servers (control plane machines) use.')
+export class K3sServerConfigSchema {
+  @Description('tlsSANs are extra hostnames or IPs added to the API server certificate (k3s --tls-san); the cluster endpoint is always included.')
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(LIMITS.items)
+  @IsString({ each: true })
+  @MinLength(1, { each: true })
+  @MaxLength(253, { each: true })
+  @ListType('atomic')
+  tlsSANs?: string[];
+
+  @Description('disableComponents are packaged components K3s does not deploy (k3s --disable), e.g. traefik, servicelb, metrics-server.')
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(LIMITS.items)
+  @IsString({ each: true })
+  @MinLength(1, { each: true })
+  @MaxLength(253, { each: true })
+  @ListType('atomic')
+  disableComponents?: string[];
+
+  @Description('clusterCIDR is the IP range for pod IPs (k3s --cluster-cidr). Defaults to the Cluster pods CIDR, else 10.42.0.0/16.')
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(256)
+  clusterCIDR?: string;
+
+  @Description('serviceCIDR is the IP range for service IPs (k3s --service-cidr). Defaults to the Cluster services CIDR, else 10.43.0.0/16.')
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(256)
+  serviceCIDR?: string;
+
+  @Description('clusterDNS is the cluster IP of the DNS service (k3s --cluster-dns).')
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(64)
+  clusterDNS?: string;
+
+  @Description('clusterDomain is the cluster domain (k3s --cluster-domain). Defaults to cluster.local.')
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(253)
+  clusterDomain?: string;
+
+  @Description('kubeAPIServerArgs are extra flags for the API server, as key=value (k3s --kube-apiserver-arg).')
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(LIMITS.items)
+  @IsString({ each: true })
+  @MaxLength(LIMITS.arg, { each: true })
+  @ListType('atomic')
+  kubeAPIServerArgs?: string[];
+
+  @Description('kubeControllerManagerArgs are extra flags for the controller manager, as key=value (k3s --kube-controller-manager-arg).')
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(LIMITS.items)
+  @IsString({ each: true })
+  @MaxLength(LIMITS.arg, { each: true })
+  @ListType('atomic')
+  kubeControllerManagerArgs?: string[];
+
+  @Description('kubeSchedulerArgs are extra flags for the scheduler, as key=value (k3s --kube-scheduler-arg).')
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(LIMITS.items)
+  @IsString({ each: true })
+  @MaxLength(LIMITS.arg, { each: true })
+  @ListType('atomic')
+  kubeSchedulerArgs?: string[];
+}
+export type K3sServerConfig = K3sServerConfigSchema;
+
+@Description('K3sAgentConfig is the per-node configuration every K3s node uses, servers and agents alike.')
+export class K3sAgentConfigSchema {
+  @Description('nodeLabels are labels the node registers with, as key=value (k3s --node-label).')
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(LIMITS.items)
+  @IsString({ each: true })
+  @MaxLength(317, { each: true })
+  @Matches(NODE_LABEL, { each: true, message: 'each nodeLabels entry must be key=value with a valid label key and value' })
+  @ListType('atomic')
+  nodeLabels?: string[];
+
+  @Description('nodeTaints are taints the node registers with, as key=value:Effect (k3s --node-taint).')
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(LIMITS.items)
+  @IsString({ each: true })
+  @MaxLength(400, { each: true })
+  @Matches(NODE_TAINT, { each: true, message: 'each nodeTaints entry must be key[=value]:NoSchedule|PreferNoSchedule|NoExecute' })
+  @ListType('atomic')
+  nodeTaints?: string[];
+
+  @Description('kubeletArgs are extra flags for the kubelet, as key=value (k3s --kubelet-arg). The provider ID is always added.')
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(LIMITS.items)
+  @IsString({ each: true })
+  @MaxLength(LIMITS.arg, { each: true })
+  @ListType('atomic')
+  kubeletArgs?: string[];
+
+  @Description('kubeProxyArgs are extra flags for kube-proxy, as key=value (k3s --kube-proxy-arg).')
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(LIMITS.items)
+  @IsString({ each: true })
+  @MaxLength(LIMITS.arg, { each: true })
+  @ListType('atomic')
+  kubeProxyArgs?: string[];
+}
+export type K3sAgentConfig = K3sAgentConfigSchema;
+
+@Description('SecretFileSource names a key of a Secret in the same namespace.')
+export class SecretFileSourceSchema {
+  @Description('name of the Secret in the namespace of the K3sConfig.')
+  @IsString()
+  @MinLength(1)
+  @MaxLength(253)
+  @Matches(PATTERNS.objectName)
+  name!: string;
+
+  @Description('key of the Secret data that holds the file content.')
+  @IsString()
+  @MinLength(1)
+  @MaxLength(256)
+  key!: string;
+}
+export type SecretFileSource = SecretFileSourceSchema;
+
+@Description('FileSource is where a file content comes from.')
+export class FileSourceSchema {
+  @Description('secret is a key of a Secret holding the content.')
+  @Nested(() => SecretFileSourceSchema)
+  secret!: SecretFileSourceSchema;
+}
+export type FileSource = FileSourceSchema;
+
+export const FILE_ENCODINGS = ['base64', 'gzip', 'gzip+base64'] as const;
+
+@Description('File is a file written on the host before K3s starts.')
+@Cel('!(has(self.content) && has(self.contentFrom))', 'a file takes content or contentFrom, not both')
+export class K3sFileSchema {
+  @Description('path is the absolute path of the file on the host.')
+  @IsString()
+  @MinLength(1)
+  @MaxLength(512)
+  @Matches(/^\//, { message: 'path must be absolute' })
+  path!: string;
+
+  @Description('owner of the file as user:group, e.g. root:root.')
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(256)
+  owner?: string;
+
+  @Description('permissions of the file in octal, e.g. 0644.')
+  @IsOptional()
+  @IsString()
+  @Matches(/^0?[0-7]{3}$/, { message: 'permissions must be octal such as 0644' })
+  permissions?: string;
+
+  @Description('encoding of content: base64, gzip or gzip+base64; plain text when omitted.')
+  @IsOptional()
+  @IsIn(FILE_ENCODINGS)
+  encoding?: (typeof FILE_ENCODINGS)[number];
+
+  @Description('content of the file, inline.')
+  @IsOptional()
+  @IsString()
+  @MaxLength(LIMITS.content)
+  content?: string;
+
+  @Description('contentFrom reads the content from a Secret; the secret value never appears in the K3sConfig.')
+  @IsOptional()
+  @Nested(() => FileSourceSchema)
+  contentFrom?: FileSourceSchema;
+}
+export type K3sFile = K3sFileSchema;
+
+@Description('K3sConfigSpec is how a machine installs and starts K3s.')
+export class K3sConfigSpecSchema {
+  @Description('version of K3s to install, e.g. v1.31.4+k3s1. Defaults to a K3s release matching the Machine version.')
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(256)
+  version?: string;
+
+  @Description('serverConfig is the configuration used only by K3s servers (control plane machines).')
+  @IsOptional()
+  @Nested(() => K3sServerConfigSchema)
+  serverConfig?: K3sServerConfigSchema;
+
+  @Description('agentConfig is the per-node configuration used by every node, servers included.')
+  @IsOptional()
+  @Nested(() => K3sAgentConfigSchema)
+  agentConfig?: K3sAgentConfigSchema;
+
+  @Description('files are written on the host before K3s is installed.')
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(LIMITS.files)
+  @Nested(() => K3sFileSchema)
+  @ListType('atomic')
+  files?: K3sFileSchema[];
+
+  @Description('preK3sCommands run before K3s is installed.')
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(LIMITS.items)
+  @IsString({ each: true })
+  @MaxLength(LIMITS.command, { each: true })
+  @ListType('atomic')
+  preK3sCommands?: string[];
+
+  @Description('postK3sCommands run after K3s started.')
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(LIMITS.items)
+  @IsString({ each: true })
+  @MaxLength(LIMITS.command, { each: true })
+  @ListType('atomic')
+  postK3sCommands?: string[];
+
+  @Description('airGapped installs K3s from the binary and install script already on the host instead of downloading them.')
+  @IsOptional()
+  @IsBoolean()
+  airGapped?: boolean;
+}
+export type K3sConfigSpec = K3sConfigSpecSchema;
+
+@Description('K3sConfigInitializationStatus provides observations of the K3sConfig initialization (Cluster API contract fields).')
+@MinProperties(1)
+export class K3sConfigInitializationStatusSchema {
+  @Description('dataSecretCreated is true when the bootstrap data secret is created. Never reset once set.')
+  @IsOptional()
+  @IsBoolean()
+  dataSecretCreated?: boolean;
+}
+export type K3sConfigInitializationStatus = K3sConfigInitializationStatusSchema;
+
+@Description('K3sConfigStatus defines the observed state of K3sConfig.')
+export class K3sConfigStatusSchema {
+  @ConditionsField('Ready, DataSecretAvailable, Paused')
+  conditions?: Condition[];
+
+  @Description('initialization provides observations of the K3sConfig initialization (Cluster API contract fields).')
+  @IsOptional()
+  @Nested(() => K3sConfigInitializationStatusSchema)
+  initialization?: K3sConfigInitializationStatusSchema;
+
+  @Description('dataSecretName is the name of the Secret holding the bootstrap data (keys value and format).')
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(253)
+  dataSecretName?: string;
+
+  @Description('observedGeneration is the latest generation observed by the controller.')
+  @IsOptional()
+  @IsInt64()
+  observedGeneration?: number;
+}
+export type K3sConfigStatus = K3sConfigStatusSchema;
+
+@Description('K3sConfig is the bootstrap configuration of one machine: it renders the cloud-config that installs and starts K3s.')
+@CustomResource({
+  resource: RESOURCES.K3sConfig,
+  shortNames: ['k3sc'],
+  labels: providerCrdLabels(K3S_BOOTSTRAP_PROVIDER_NAME),
+  printerColumns: [
+    CLUSTER_LABEL_COLUMN,
+    { name: 'Data Secret', type: 'string', jsonPath: '.status.dataSecretName', description: 'Secret holding the bootstrap data' },
+    { name: 'Created', type: 'boolean', jsonPath: '.status.initialization.dataSecretCreated', description: 'Bootstrap data secret is created' },
+    conditionColumn('Ready', 'Ready', 'Bootstrap data is ready'),
+    conditionColumn('Paused', 'Paused', 'Reconciliation paused', 10),
+    AGE_COLUMN,
+  ],
+})
+export class K3sConfigSchema extends ResourceSchema {
+  @Description('spec is the desired state of K3sConfig.')
+  @IsOptional()
+  @Nested(() => K3sConfigSpecSchema)
+  spec?: K3sConfigSpecSchema;
+
+  @Description('status is the observed state of K3sConfig.')
+  @IsOptional()
+  @Nested(() => K3sConfigStatusSchema)
+  status?: K3sConfigStatusSchema;
+}
+export type K3sConfig = K3sConfigSchema;

@@ -1,0 +1,288 @@
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsOptional, IsRFC3339, IsString, MaxLength, MinLength } from 'class-validator';
+import { RESOURCES } from '../constants/resources.js';
+import { Cel, CustomResource, Default, Description, ListType, MinProperties, Nested } from '../schema/decorators.js';
+import { IsInt32, IsInt64, IsIntOrString } from '../schema/validators.js';
+import {
+  ConditionsField,
+  ContractVersionedObjectReferenceSchema,
+  MAX_ITEMS,
+  MachineDeletionSpecSchema,
+  MachineReadinessGateSchema,
+  ObjectMetaSchema,
+  ResourceSchema,
+  StatusVersionSchema,
+  type Condition,
+} from './common.js';
+import { K3sConfigSpecSchema } from './k3s-config.js';
+import { AGE_COLUMN, CLUSTER_LABEL_COLUMN, conditionColumn, providerCrdLabels } from './printer-columns.js';
+
+/** Value of the `cluster.x-k8s.io/provider` label on the K3s control plane provider's objects. */
+export const K3S_CONTROL_PLANE_PROVIDER_NAME = 'control-plane-k3s';
+
+@Description('K3sControlPlaneMachineTemplateSpec defines the spec of the control plane Machines.')
+export class K3sControlPlaneMachineTemplateSpecSchema {
+  @Description('infrastructureRef is a required reference to the infrastructure machine template cloned for each control plane machine.')
+  @Nested(() => ContractVersionedObjectReferenceSchema)
+  infrastructureRef!: ContractVersionedObjectReferenceSchema;
+
+  @Description('readinessGates specifies additional conditions to include when evaluating the Machine Ready condition.')
+  @IsOptional()
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(MAX_ITEMS.readinessGates)
+  @Nested(() => MachineReadinessGateSchema)
+  @ListType('map', ['conditionType'])
+  readinessGates?: MachineReadinessGateSchema[];
+
+  @Description('deletion contains configuration options for Machine deletion.')
+  @IsOptional()
+  @Nested(() => MachineDeletionSpecSchema)
+  deletion?: MachineDeletionSpecSchema;
+}
+export type K3sControlPlaneMachineTemplateSpec = K3sControlPlaneMachineTemplateSpecSchema;
+
+@Description('K3sControlPlaneMachineTemplate defines the template for the control plane Machines.')
+export class K3sControlPlaneMachineTemplateSchema {
+  @Description('metadata is the labels and annotations given to the control plane Machines.')
+  @IsOptional()
+  @Nested(() => ObjectMetaSchema)
+  metadata?: ObjectMetaSchema;
+
+  @Description('spec defines the spec for the control plane Machines.')
+  @Nested(() => K3sControlPlaneMachineTemplateSpecSchema)
+  spec!: K3sControlPlaneMachineTemplateSpecSchema;
+}
+export type K3sControlPlaneMachineTemplate = K3sControlPlaneMachineTemplateSchema;
+
+@Description('K3sControlPlaneRollingUpdate controls the rolling update of control plane Machines.')
+export class K3sControlPlaneRollingUpdateSchema {
+  @Description('maxSurge is how many machines may exist above the desired number during a rollout: 1 (surge one new, then delete one old; the default) or 0 (delete first).')
+  @IsOptional()
+  @IsIntOrString()
+  @Default(1)
+  @Cel('self in [0, 1]', 'maxSurge must be 0 or 1')
+  maxSurge?: number | string;
+}
+export type K3sControlPlaneRollingUpdate = K3sControlPlaneRollingUpdateSchema;
+
+@Description('K3sControlPlaneRolloutStrategy describes how control plane Machines are replaced.')
+export class K3sControlPlaneRolloutStrategySchema {
+  @Description('type of rollout; only RollingUpdate is supported.')
+  @IsOptional()
+  @IsIn(['RollingUpdate'])
+  @Default('RollingUpdate')
+  type?: 'RollingUpdate';
+
+  @Description('rollingUpdate is the rolling update config params.')
+  @IsOptional()
+  @Nested(() => K3sControlPlaneRollingUpdateSchema)
+  rollingUpdate?: K3sControlPlaneRollingUpdateSchema;
+}
+export type K3sControlPlaneRolloutStrategy = K3sControlPlaneRolloutStrategySchema;
+
+@Description('K3sControlPlaneRolloutSpec configures when and how control plane Machines are rolled out.')
+export class K3sControlPlaneRolloutSpecSchema {
+  @Description('after asks for a rollout after the given time (RFC 3339) even if nothing changed in the K3sControlPlane.')
+  @IsOptional()
+  @IsRFC3339()
+  after?: string;
+
+  @Description('strategy specifies how to roll out control plane Machines. Defaults to RollingUpdate with maxSurge 1.')
+  @IsOptional()
+  @Nested(() => K3sControlPlaneRolloutStrategySchema)
+  @Default({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 1 } })
+  strategy?: K3sControlPlaneRolloutStrategySchema;
+}
+export type K3sControlPlaneRolloutSpec = K3sControlPlaneRolloutSpecSchema;
+
+@Description('K3sControlPlaneRemediationSpec controls how unhealthy control plane Machines are remediated.')
+@MinProperties(1)
+export class K3sControlPlaneRemediationSpecSchema {
+  @Description(
+    'maxRetry is how many times in a row a machine created to replace an unhealthy one may itself be remediated. Unlimited when not set.',
+  )
+  @IsOptional()
+  @IsInt32()
+  @Cel('self >= 0', 'maxRetry must not be negative')
+  maxRetry?: number;
+
+  @Description('retryPeriodSeconds is how long to wait before remediating a machine created as a replacement. Immediately when not set.')
+  @IsOptional()
+  @IsInt32()
+  @Cel('self >= 0', 'retryPeriodSeconds must not be negative')
+  retryPeriodSeconds?: number;
+
+  @Description('minHealthyPeriodSeconds: a failure after this long since the previous remediation is unrelated to it and is not a retry. Defaults to 3600.')
+  @IsOptional()
+  @IsInt32()
+  @Cel('self >= 0', 'minHealthyPeriodSeconds must not be negative')
+  minHealthyPeriodSeconds?: number;
+}
+export type K3sControlPlaneRemediationSpec = K3sControlPlaneRemediationSpecSchema;
+
+@Description('K3sControlPlaneSpec defines the desired state of K3sControlPlane.')
+export class K3sControlPlaneSpecSchema {
+  @Description('replicas is the number of desired control plane machines. Defaults to 1; an odd number keeps etcd quorum.')
+  @IsOptional()
+  @IsInt32()
+  @Default(1)
+  @Cel('self >= 1', 'replicas must be at least 1')
+  replicas?: number;
+
+  @Description('version is the desired Kubernetes version of the control plane, e.g. v1.31.4 or v1.31.4+k3s1.')
+  @IsString()
+  @MinLength(1)
+  @MaxLength(256)
+  version!: string;
+
+  @Description('machineTemplate describes the control plane Machines.')
+  @Nested(() => K3sControlPlaneMachineTemplateSchema)
+  machineTemplate!: K3sControlPlaneMachineTemplateSchema;
+
+  @Description('k3sConfigSpec is the K3s configuration of the control plane machines: the first initializes the cluster, the others join.')
+  @IsOptional()
+  @Nested(() => K3sConfigSpecSchema)
+  k3sConfigSpec?: K3sConfigSpecSchema;
+
+  @Description('rollout configures when (after) and how (strategy) control plane machines are replaced.')
+  @IsOptional()
+  @Nested(() => K3sControlPlaneRolloutSpecSchema)
+  @Default({})
+  rollout?: K3sControlPlaneRolloutSpecSchema;
+
+  @Description('remediation controls how unhealthy control plane machines are remediated.')
+  @IsOptional()
+  @Nested(() => K3sControlPlaneRemediationSpecSchema)
+  remediation?: K3sControlPlaneRemediationSpecSchema;
+}
+export type K3sControlPlaneSpec = K3sControlPlaneSpecSchema;
+
+@Description('K3sControlPlaneInitializationStatus provides observations of the control plane initialization (Cluster API contract fields).')
+@MinProperties(1)
+export class K3sControlPlaneInitializationStatusSchema {
+  @Description('controlPlaneInitialized is true once the workload API server accepts requests. Never reset once set.')
+  @IsOptional()
+  @IsBoolean()
+  controlPlaneInitialized?: boolean;
+}
+export type K3sControlPlaneInitializationStatus = K3sControlPlaneInitializationStatusSchema;
+
+@Description('LastRemediationStatus records the last remediation performed.')
+export class LastRemediationStatusSchema {
+  @Description('machine is the name of the latest machine being remediated.')
+  @IsString()
+  @MinLength(1)
+  @MaxLength(253)
+  machine!: string;
+
+  @Description('time is when the last remediation happened (RFC 3339).')
+  @IsRFC3339()
+  time!: string;
+
+  @Description('retryCount counts remediations of machines created as replacements of unhealthy ones.')
+  @IsInt32()
+  @Cel('self >= 0', 'retryCount must not be negative')
+  retryCount!: number;
+}
+export type LastRemediationStatus = LastRemediationStatusSchema;
+
+@Description('K3sControlPlaneStatus defines the observed state of K3sControlPlane (the v1beta2 control plane contract).')
+export class K3sControlPlaneStatusSchema {
+  @ConditionsField('Available, Initialized, CertificatesAvailable, MachinesReady, MachinesUpToDate, RollingOut, ScalingUp, ScalingDown, Remediating, Deleting, Paused')
+  conditions?: Condition[];
+
+  @Description('initialization provides observations of the control plane initialization (Cluster API contract fields).')
+  @IsOptional()
+  @Nested(() => K3sControlPlaneInitializationStatusSchema)
+  initialization?: K3sControlPlaneInitializationStatusSchema;
+
+  @Description('selector is the label selector of the control plane machines in string form, for the scale subresource.')
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(4096)
+  selector?: string;
+
+  @Description('replicas is the total number of non-terminated control plane machines.')
+  @IsOptional()
+  @IsInt32()
+  replicas?: number;
+
+  @Description('readyReplicas is the number of control plane machines whose Ready condition is true.')
+  @IsOptional()
+  @IsInt32()
+  readyReplicas?: number;
+
+  @Description('availableReplicas is the number of control plane machines whose Available condition is true.')
+  @IsOptional()
+  @IsInt32()
+  availableReplicas?: number;
+
+  @Description('upToDateReplicas is the number of control plane machines whose UpToDate condition is true.')
+  @IsOptional()
+  @IsInt32()
+  upToDateReplicas?: number;
+
+  @Description('version is the minimum Kubernetes version of the control plane machines (deprecated by the contract in favour of versions).')
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(256)
+  version?: string;
+
+  @Description('versions lists the Kubernetes versions of the control plane machines and how many machines run each.')
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_ITEMS.versions)
+  @Nested(() => StatusVersionSchema)
+  @ListType('atomic')
+  versions?: StatusVersionSchema[];
+
+  @Description('observedGeneration is the latest generation observed by the controller.')
+  @IsOptional()
+  @IsInt64()
+  observedGeneration?: number;
+
+  @Description('lastRemediation records the last remediation performed.')
+  @IsOptional()
+  @Nested(() => LastRemediationStatusSchema)
+  lastRemediation?: LastRemediationStatusSchema;
+}
+export type K3sControlPlaneStatus = K3sControlPlaneStatusSchema;
+
+@Description('K3sControlPlane is a K3s control plane: its machines, certificates and kubeconfig.')
+@CustomResource({
+  resource: RESOURCES.K3sControlPlane,
+  shortNames: ['kcp', 'k3scp'],
+  labels: providerCrdLabels(K3S_CONTROL_PLANE_PROVIDER_NAME),
+  scale: true,
+  printerColumns: [
+    CLUSTER_LABEL_COLUMN,
+    conditionColumn('Available', 'Available', 'Control plane passes all availability checks'),
+    { name: 'Desired', type: 'integer', jsonPath: '.spec.replicas', description: 'The desired number of machines' },
+    { name: 'Current', type: 'integer', jsonPath: '.status.replicas', description: 'The number of machines' },
+    { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas', description: 'The number of machines with Ready condition true' },
+    { name: 'Available', type: 'integer', jsonPath: '.status.availableReplicas', description: 'The number of machines with Available condition true' },
+    { name: 'Up-to-date', type: 'integer', jsonPath: '.status.upToDateReplicas', description: 'The number of machines with UpToDate condition true' },
+    conditionColumn('Paused', 'Paused', 'Reconciliation paused', 10),
+    {
+      name: 'Initialized',
+      type: 'boolean',
+      jsonPath: '.status.initialization.controlPlaneInitialized',
+      description: 'Whether the control plane can accept requests',
+    },
+    AGE_COLUMN,
+    { name: 'Version', type: 'string', jsonPath: '.spec.version', description: 'Kubernetes version associated with this control plane' },
+  ],
+})
+export class K3sControlPlaneSchema extends ResourceSchema {
+  @Description('spec is the desired state of K3sControlPlane.')
+  @Nested(() => K3sControlPlaneSpecSchema)
+  spec!: K3sControlPlaneSpecSchema;
+
+  @Description('status is the observed state of K3sControlPlane.')
+  @IsOptional()
+  @Nested(() => K3sControlPlaneStatusSchema)
+  status?: K3sControlPlaneStatusSchema;
+}
+export type K3sControlPlane = K3sControlPlaneSchema;

@@ -1,0 +1,229 @@
+import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsOptional, IsRFC3339, IsString, MaxLength, MinLength } from 'class-validator';
+import { RESOURCES } from '../constants/resources.js';
+import { Cel, CustomResource, Default, Description, ListType, MinProperties, Nested } from '../schema/decorators.js';
+import { CEL_INT_OR_PERCENT, CLUSTER_NAME_IMMUTABLE_RULE } from '../schema/cel-rules.js';
+import { IsInt32, IsInt64, IsIntOrString } from '../schema/validators.js';
+import { ConditionsField, LabelSelectorSchema, MAX_ITEMS, ResourceSchema, StatusVersionSchema, type Condition } from './common.js';
+import {
+  MachineNamingSpecSchema,
+  MachineSetDeletionSpecSchema,
+  MachineTemplateSpecSchema,
+  SELECTOR_MATCHES_TEMPLATE_RULE,
+  TEMPLATE_CLUSTER_RULE,
+} from './machine-template.js';
+import { AGE_COLUMN, CORE_CRD_LABELS, conditionColumn } from './printer-columns.js';
+
+/** CEL on rollingUpdate: a rollout must be able to make progress. */
+const SURGE_OR_UNAVAILABLE_RULE =
+  "!(has(self.maxSurge) && has(self.maxUnavailable) && string(self.maxSurge) in ['0', '0%'] && string(self.maxUnavailable) in ['0', '0%'])";
+
+@Description('MachineDeploymentRolloutStrategyRollingUpdate controls the desired behavior of a rolling update.')
+@Cel(SURGE_OR_UNAVAILABLE_RULE, 'maxSurge and maxUnavailable cannot both be 0')
+export class RollingUpdateSchema {
+  @Description(
+    'maxUnavailable is the maximum number of machines that can be unavailable during the update: an absolute number (ex: 5) or a percentage of desired machines (ex: 10%), rounded down. Cannot be 0 if maxSurge is 0. Defaults to 0.',
+  )
+  @IsOptional()
+  @IsIntOrString()
+  @Default(0)
+  @Cel(CEL_INT_OR_PERCENT, 'maxUnavailable must be a non-negative integer or a percentage such as 25%')
+  maxUnavailable?: number | string;
+
+  @Description(
+    'maxSurge is the maximum number of machines that can be scheduled above the desired number of machines: an absolute number (ex: 5) or a percentage of desired machines (ex: 10%), rounded up. Cannot be 0 if maxUnavailable is 0. Defaults to 1.',
+  )
+  @IsOptional()
+  @IsIntOrString()
+  @Default(1)
+  @Cel(CEL_INT_OR_PERCENT, 'maxSurge must be a non-negative integer or a percentage such as 25%')
+  maxSurge?: number | string;
+}
+export type RollingUpdate = RollingUpdateSchema;
+
+export const ROLLOUT_STRATEGY_TYPES = ['RollingUpdate', 'OnDelete'] as const;
+export type RolloutStrategyType = (typeof ROLLOUT_STRATEGY_TYPES)[number];
+
+@Description('MachineDeploymentRolloutStrategy describes how to replace existing machines with new ones.')
+export class MachineDeploymentRolloutStrategySchema {
+  @Description('type of rollout: RollingUpdate (the default) or OnDelete.')
+  @IsOptional()
+  @IsIn(ROLLOUT_STRATEGY_TYPES)
+  @Default('RollingUpdate')
+  type?: RolloutStrategyType;
+
+  @Description('rollingUpdate is the rolling update config params; used only when type is RollingUpdate.')
+  @IsOptional()
+  @Nested(() => RollingUpdateSchema)
+  rollingUpdate?: RollingUpdateSchema;
+}
+export type MachineDeploymentRolloutStrategy = MachineDeploymentRolloutStrategySchema;
+
+@Description('MachineDeploymentRolloutSpec defines the rollout behavior.')
+export class MachineDeploymentRolloutSpecSchema {
+  @Description(
+    'after asks for a rollout after the given time (RFC 3339, e.g. "2023-03-09T09:00:00Z") even if nothing changed in the MachineDeployment.',
+  )
+  @IsOptional()
+  @IsRFC3339()
+  after?: string;
+
+  @Description('strategy specifies how to roll out Machines. Defaults to RollingUpdate with maxSurge 1 and maxUnavailable 0.')
+  @IsOptional()
+  @Nested(() => MachineDeploymentRolloutStrategySchema)
+  @Default({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } })
+  strategy?: MachineDeploymentRolloutStrategySchema;
+}
+export type MachineDeploymentRolloutSpec = MachineDeploymentRolloutSpecSchema;
+
+@Description('MachineDeploymentRemediationSpec controls how unhealthy Machines are remediated.')
+@MinProperties(1)
+export class MachineDeploymentRemediationSpecSchema {
+  @Description(
+    'maxInFlight is how many remediations may run at the same time: a number or a percentage of desired replicas. If not set, all unhealthy machines may be remediated at once.',
+  )
+  @IsOptional()
+  @IsIntOrString()
+  @Cel(CEL_INT_OR_PERCENT, 'maxInFlight must be a non-negative integer or a percentage such as 25%')
+  maxInFlight?: number | string;
+}
+export type MachineDeploymentRemediationSpec = MachineDeploymentRemediationSpecSchema;
+
+@Description('MachineDeploymentSpec defines the desired state of MachineDeployment.')
+export class MachineDeploymentSpecSchema {
+  @Description('clusterName is the name of the Cluster this object belongs to.')
+  @IsString()
+  @MinLength(1)
+  @MaxLength(63)
+  clusterName!: string;
+
+  @Description('replicas is the number of desired machines. Defaults to 1.')
+  @IsOptional()
+  @IsInt32()
+  @Default(1)
+  @Cel('self >= 0', 'replicas must not be negative')
+  replicas?: number;
+
+  @Description('rollout configures how changes are rolled out to the Machines: when (after) and how (strategy).')
+  @IsOptional()
+  @Nested(() => MachineDeploymentRolloutSpecSchema)
+  @Default({})
+  rollout?: MachineDeploymentRolloutSpecSchema;
+
+  @Description('selector is the label selector for machines; existing MachineSets whose machines are selected are the ones affected by this deployment. It must match the template labels.')
+  @Nested(() => LabelSelectorSchema)
+  selector!: LabelSelectorSchema;
+
+  @Description('template describes the machines that will be created.')
+  @Nested(() => MachineTemplateSpecSchema)
+  template!: MachineTemplateSpecSchema;
+
+  @Description('machineNaming allows changing the naming pattern used when creating Machines.')
+  @IsOptional()
+  @Nested(() => MachineNamingSpecSchema)
+  machineNaming?: MachineNamingSpecSchema;
+
+  @Description('remediation controls how unhealthy Machines are remediated.')
+  @IsOptional()
+  @Nested(() => MachineDeploymentRemediationSpecSchema)
+  remediation?: MachineDeploymentRemediationSpecSchema;
+
+  @Description('deletion contains configuration options for MachineDeployment deletion.')
+  @IsOptional()
+  @Nested(() => MachineSetDeletionSpecSchema)
+  deletion?: MachineSetDeletionSpecSchema;
+
+  @Description('paused indicates that the deployment is paused: no rollout happens while true.')
+  @IsOptional()
+  @IsBoolean()
+  paused?: boolean;
+}
+export type MachineDeploymentSpec = MachineDeploymentSpecSchema;
+
+export const MACHINE_DEPLOYMENT_PHASES = ['ScalingUp', 'ScalingDown', 'Running', 'Failed', 'Unknown'] as const;
+
+@Description('MachineDeploymentStatus defines the observed state of MachineDeployment.')
+export class MachineDeploymentStatusSchema {
+  @ConditionsField('Available, MachinesReady, MachinesUpToDate, RollingOut, ScalingUp, ScalingDown, Remediating, Deleting, Paused')
+  conditions?: Condition[];
+
+  @Description('observedGeneration is the generation observed by the deployment controller.')
+  @IsOptional()
+  @IsInt64()
+  observedGeneration?: number;
+
+  @Description('selector is the label selector in string form (query-param syntax), for the scale subresource.')
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(4096)
+  selector?: string;
+
+  @Description('replicas is the total number of non-terminated machines targeted by this deployment.')
+  @IsOptional()
+  @IsInt32()
+  replicas?: number;
+
+  @Description('readyReplicas is the number of machines of this deployment whose Ready condition is true.')
+  @IsOptional()
+  @IsInt32()
+  readyReplicas?: number;
+
+  @Description('availableReplicas is the number of machines of this deployment whose Available condition is true.')
+  @IsOptional()
+  @IsInt32()
+  availableReplicas?: number;
+
+  @Description('upToDateReplicas is the number of machines of this deployment whose UpToDate condition is true.')
+  @IsOptional()
+  @IsInt32()
+  upToDateReplicas?: number;
+
+  @Description('versions lists the Kubernetes versions of the machines and how many machines run each.')
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_ITEMS.versions)
+  @Nested(() => StatusVersionSchema)
+  @ListType('atomic')
+  versions?: StatusVersionSchema[];
+
+  @Description('phase represents the current phase of the MachineDeployment: ScalingUp, ScalingDown, Running or Unknown.')
+  @IsOptional()
+  @IsIn(MACHINE_DEPLOYMENT_PHASES)
+  phase?: (typeof MACHINE_DEPLOYMENT_PHASES)[number];
+}
+export type MachineDeploymentStatus = MachineDeploymentStatusSchema;
+
+@Description('MachineDeployment is the Schema for the machinedeployments API: declarative updates for MachineSets and Machines.')
+@CustomResource({
+  resource: RESOURCES.MachineDeployment,
+  shortNames: ['md'],
+  labels: CORE_CRD_LABELS,
+  scale: true,
+  printerColumns: [
+    { name: 'Cluster', type: 'string', jsonPath: '.spec.clusterName', description: 'Cluster' },
+    conditionColumn('Available', 'Available', 'MachineDeployment passes all availability checks'),
+    { name: 'Desired', type: 'integer', jsonPath: '.spec.replicas', description: 'The desired number of machines' },
+    { name: 'Current', type: 'integer', jsonPath: '.status.replicas', description: 'The number of machines' },
+    { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas', description: 'The number of machines with Ready condition true' },
+    { name: 'Available', type: 'integer', jsonPath: '.status.availableReplicas', description: 'The number of machines with Available condition true' },
+    { name: 'Up-to-date', type: 'integer', jsonPath: '.status.upToDateReplicas', description: 'The number of machines with UpToDate condition true' },
+    conditionColumn('Paused', 'Paused', 'Reconciliation paused', 10),
+    { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'MachineDeployment status such as ScalingUp/ScalingDown/Running' },
+    AGE_COLUMN,
+    { name: 'Version', type: 'string', jsonPath: '.spec.template.spec.version', description: 'Kubernetes version associated with this MachineDeployment' },
+  ],
+})
+export class MachineDeploymentSchema extends ResourceSchema {
+  @Description('spec is the desired state of MachineDeployment.')
+  @Nested(() => MachineDeploymentSpecSchema)
+  @Cel(CLUSTER_NAME_IMMUTABLE_RULE, 'spec.clusterName is immutable', { fieldPath: '.clusterName' })
+  @Cel(SELECTOR_MATCHES_TEMPLATE_RULE, 'spec.selector.matchLabels must match spec.template.metadata.labels', { fieldPath: '.selector' })
+  @Cel(TEMPLATE_CLUSTER_RULE, 'spec.template.spec.clusterName must equal spec.clusterName', { fieldPath: '.template.spec.clusterName' })
+  spec!: MachineDeploymentSpecSchema;
+
+  @Description('status is the observed state of MachineDeployment.')
+  @IsOptional()
+  @Nested(() => MachineDeploymentStatusSchema)
+  status?: MachineDeploymentStatusSchema;
+}
+export type MachineDeployment = MachineDeploymentSchema;

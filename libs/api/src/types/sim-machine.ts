@@ -1,0 +1,115 @@
+import { ArrayMaxSize, IsArray, IsBoolean, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { RESOURCES } from '../constants/resources.js';
+import { PROVIDER_ID_FIXED_RULE } from '../schema/cel-rules.js';
+import { Cel, CustomResource, Description, ListType, MinProperties, Nested } from '../schema/decorators.js';
+import { IsInt32, IsInt64 } from '../schema/validators.js';
+import { ConditionsField, MAX_ITEMS, MachineAddressSchema, ResourceSchema, type Condition } from './common.js';
+import { AGE_COLUMN, CLUSTER_LABEL_COLUMN, conditionColumn, providerCrdLabels } from './printer-columns.js';
+import { SIM_PROVIDER_NAME } from './sim-cluster.js';
+
+@Description('SimMachineSpec defines the desired state of a simulated machine, including the faults to inject.')
+export class SimMachineSpecSchema {
+  @Description('providerID is set by the provider once the machine boots: sim://<namespace>/<name>. It matches the providerID of the Node.')
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(512)
+  providerID?: string;
+
+  @Description('provisioningDelaySeconds is how long the machine takes to boot once its bootstrap data exists (the provider adds jitter).')
+  @IsOptional()
+  @IsInt32()
+  @Cel('self >= 0', 'provisioningDelaySeconds must not be negative')
+  provisioningDelaySeconds?: number;
+
+  @Description('failProvisioning makes provisioning fail with this message, as a broken host would.')
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(1024)
+  failProvisioning?: string;
+
+  @Description("nodeNotReadyAfterSeconds makes the machine's Node report Ready=False this many seconds after it registered.")
+  @IsOptional()
+  @IsInt32()
+  @Cel('self >= 0', 'nodeNotReadyAfterSeconds must not be negative')
+  nodeNotReadyAfterSeconds?: number;
+
+  @Description("nodeDisappearsAfterSeconds deletes the machine's Node this many seconds after it registered, as if the host died.")
+  @IsOptional()
+  @IsInt32()
+  @Cel('self >= 0', 'nodeDisappearsAfterSeconds must not be negative')
+  nodeDisappearsAfterSeconds?: number;
+}
+export type SimMachineSpec = SimMachineSpecSchema;
+
+@Description('SimMachineInitializationStatus provides observations of the SimMachine initialization (Cluster API contract fields).')
+@MinProperties(1)
+export class SimMachineInitializationStatusSchema {
+  @Description('provisioned is true when the machine has booted. Never reset once set.')
+  @IsOptional()
+  @IsBoolean()
+  provisioned?: boolean;
+}
+export type SimMachineInitializationStatus = SimMachineInitializationStatusSchema;
+
+@Description('SimMachineStatus defines the observed state of SimMachine.')
+export class SimMachineStatusSchema {
+  @ConditionsField('Ready, Paused')
+  conditions?: Condition[];
+
+  @Description('initialization provides observations of the SimMachine initialization (Cluster API contract fields).')
+  @IsOptional()
+  @Nested(() => SimMachineInitializationStatusSchema)
+  initialization?: SimMachineInitializationStatusSchema;
+
+  @Description('addresses of the simulated machine; the core copies them to the Machine.')
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_ITEMS.addresses)
+  @Nested(() => MachineAddressSchema)
+  @ListType('atomic')
+  addresses?: MachineAddressSchema[];
+
+  @Description('failureDomain the machine runs in; the core copies it to the Machine.')
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(256)
+  failureDomain?: string;
+
+  @Description('observedGeneration is the latest generation observed by the controller.')
+  @IsOptional()
+  @IsInt64()
+  observedGeneration?: number;
+}
+export type SimMachineStatus = SimMachineStatusSchema;
+
+@Description('SimMachine is a simulated host: it runs its K3s bootstrap data against real API servers and registers a Node.')
+@CustomResource({
+  resource: RESOURCES.SimMachine,
+  shortNames: ['simma'],
+  labels: providerCrdLabels(SIM_PROVIDER_NAME),
+  printerColumns: [
+    CLUSTER_LABEL_COLUMN,
+    { name: 'Machine', type: 'string', jsonPath: '.metadata.ownerReferences[?(@.kind=="Machine")].name', description: 'Machine that owns this SimMachine' },
+    { name: 'Provider ID', type: 'string', jsonPath: '.spec.providerID', description: 'Provider ID' },
+    { name: 'Provisioned', type: 'boolean', jsonPath: '.status.initialization.provisioned', description: 'Machine has booted' },
+    conditionColumn('Ready', 'Ready', 'Machine infrastructure is ready'),
+    conditionColumn('Paused', 'Paused', 'Reconciliation paused', 10),
+    AGE_COLUMN,
+  ],
+})
+export class SimMachineSchema extends ResourceSchema {
+  @Description('spec is the desired state of SimMachine.')
+  @IsOptional()
+  @Nested(() => SimMachineSpecSchema)
+  @Cel(PROVIDER_ID_FIXED_RULE, 'spec.providerID cannot be changed or removed once set', { fieldPath: '.providerID' })
+  spec?: SimMachineSpecSchema;
+
+  @Description('status is the observed state of SimMachine.')
+  @IsOptional()
+  @Nested(() => SimMachineStatusSchema)
+  status?: SimMachineStatusSchema;
+}
+export type SimMachine = SimMachineSchema;

@@ -1,0 +1,197 @@
+// Upstream-style example objects of every kind, as `clusterctl generate cluster` and the quick start write them.
+// Shared by the unit tests (class validation) and the integration tests (API server validation).
+
+export interface ExampleObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  spec?: Record<string, unknown>;
+  status?: Record<string, unknown>;
+}
+
+const CLUSTER = 'demo';
+const ref = (apiGroup: string, kind: string, name: string) => ({ apiGroup, kind, name });
+
+export function cluster(): ExampleObject {
+  return {
+    apiVersion: 'cluster.x-k8s.io/v1beta2',
+    kind: 'Cluster',
+    metadata: { name: CLUSTER },
+    spec: {
+      clusterNetwork: { pods: { cidrBlocks: ['10.42.0.0/16'] }, services: { cidrBlocks: ['10.43.0.0/16'] } },
+      infrastructureRef: ref('infrastructure.capstan.dev', 'SimCluster', CLUSTER),
+      controlPlaneRef: ref('controlplane.capstan.dev', 'K3sControlPlane', `${CLUSTER}-control-plane`),
+    },
+  };
+}
+
+export function machine(name = `${CLUSTER}-md-0-abcde`): ExampleObject {
+  return {
+    apiVersion: 'cluster.x-k8s.io/v1beta2',
+    kind: 'Machine',
+    metadata: { name, labels: { 'cluster.x-k8s.io/cluster-name': CLUSTER } },
+    spec: {
+      clusterName: CLUSTER,
+      version: 'v1.31.4',
+      bootstrap: { configRef: ref('bootstrap.capstan.dev', 'K3sConfig', name) },
+      infrastructureRef: ref('infrastructure.capstan.dev', 'SimMachine', name),
+      deletion: { nodeDrainTimeoutSeconds: 300 },
+      readinessGates: [{ conditionType: 'capstan.dev/AgentReady' }],
+    },
+  };
+}
+
+function machineTemplate(): Record<string, unknown> {
+  return {
+    metadata: { labels: { 'cluster.x-k8s.io/deployment-name': `${CLUSTER}-md-0` } },
+    spec: {
+      clusterName: CLUSTER,
+      version: 'v1.31.4',
+      bootstrap: { configRef: ref('bootstrap.capstan.dev', 'K3sConfigTemplate', `${CLUSTER}-md-0`) },
+      infrastructureRef: ref('infrastructure.capstan.dev', 'SimMachineTemplate', `${CLUSTER}-md-0`),
+    },
+  };
+}
+
+export function machineSet(): ExampleObject {
+  return {
+    apiVersion: 'cluster.x-k8s.io/v1beta2',
+    kind: 'MachineSet',
+    metadata: { name: `${CLUSTER}-md-0-x7k2p` },
+    spec: {
+      clusterName: CLUSTER,
+      replicas: 2,
+      selector: { matchLabels: { 'cluster.x-k8s.io/deployment-name': `${CLUSTER}-md-0` } },
+      template: machineTemplate(),
+      deletion: { order: 'Oldest' },
+    },
+  };
+}
+
+export function machineDeployment(): ExampleObject {
+  return {
+    apiVersion: 'cluster.x-k8s.io/v1beta2',
+    kind: 'MachineDeployment',
+    metadata: { name: `${CLUSTER}-md-0` },
+    spec: {
+      clusterName: CLUSTER,
+      replicas: 3,
+      selector: { matchLabels: { 'cluster.x-k8s.io/deployment-name': `${CLUSTER}-md-0` } },
+      template: machineTemplate(),
+    },
+  };
+}
+
+export function machineHealthCheck(): ExampleObject {
+  return {
+    apiVersion: 'cluster.x-k8s.io/v1beta2',
+    kind: 'MachineHealthCheck',
+    metadata: { name: `${CLUSTER}-md-0-unhealthy` },
+    spec: {
+      clusterName: CLUSTER,
+      selector: { matchLabels: { 'cluster.x-k8s.io/deployment-name': `${CLUSTER}-md-0` } },
+      checks: {
+        unhealthyNodeConditions: [
+          { type: 'Ready', status: 'False', timeoutSeconds: 300 },
+          { type: 'Ready', status: 'Unknown', timeoutSeconds: 300 },
+        ],
+      },
+      remediation: { triggerIf: { unhealthyLessThanOrEqualTo: '40%' } },
+    },
+  };
+}
+
+export function simCluster(): ExampleObject {
+  return {
+    apiVersion: 'infrastructure.capstan.dev/v1alpha1',
+    kind: 'SimCluster',
+    metadata: { name: CLUSTER },
+    spec: { failureDomains: [{ name: 'zone-a', controlPlane: true, attributes: { rack: '1' } }] },
+  };
+}
+
+export function simMachine(name = `${CLUSTER}-md-0-abcde`): ExampleObject {
+  return {
+    apiVersion: 'infrastructure.capstan.dev/v1alpha1',
+    kind: 'SimMachine',
+    metadata: { name },
+    spec: { provisioningDelaySeconds: 2, nodeNotReadyAfterSeconds: 60 },
+  };
+}
+
+export function simMachineTemplate(): ExampleObject {
+  return {
+    apiVersion: 'infrastructure.capstan.dev/v1alpha1',
+    kind: 'SimMachineTemplate',
+    metadata: { name: `${CLUSTER}-md-0` },
+    spec: { template: { spec: { provisioningDelaySeconds: 1 } } },
+  };
+}
+
+function k3sConfigSpec(): Record<string, unknown> {
+  return {
+    version: 'v1.31.4+k3s1',
+    agentConfig: {
+      nodeLabels: ['capstan.dev/pool=md-0'],
+      nodeTaints: ['dedicated=infra:NoSchedule'],
+      kubeletArgs: ['max-pods=110'],
+    },
+    files: [
+      { path: '/etc/motd', content: 'managed by capstan', permissions: '0644', owner: 'root:root' },
+      { path: '/etc/registry.crt', contentFrom: { secret: { name: 'registry-ca', key: 'ca.crt' } } },
+    ],
+    preK3sCommands: ['echo pre'],
+    postK3sCommands: ['echo post'],
+  };
+}
+
+export function k3sConfig(name = `${CLUSTER}-md-0-abcde`): ExampleObject {
+  return { apiVersion: 'bootstrap.capstan.dev/v1alpha1', kind: 'K3sConfig', metadata: { name }, spec: k3sConfigSpec() };
+}
+
+export function k3sConfigTemplate(): ExampleObject {
+  return {
+    apiVersion: 'bootstrap.capstan.dev/v1alpha1',
+    kind: 'K3sConfigTemplate',
+    metadata: { name: `${CLUSTER}-md-0` },
+    spec: { template: { spec: k3sConfigSpec() } },
+  };
+}
+
+export function k3sControlPlane(): ExampleObject {
+  return {
+    apiVersion: 'controlplane.capstan.dev/v1alpha1',
+    kind: 'K3sControlPlane',
+    metadata: { name: `${CLUSTER}-control-plane` },
+    spec: {
+      replicas: 3,
+      version: 'v1.31.4',
+      machineTemplate: {
+        metadata: { labels: { tier: 'control-plane' } },
+        spec: {
+          infrastructureRef: ref('infrastructure.capstan.dev', 'SimMachineTemplate', `${CLUSTER}-control-plane`),
+          deletion: { nodeDrainTimeoutSeconds: 120 },
+        },
+      },
+      k3sConfigSpec: { serverConfig: { disableComponents: ['traefik'], tlsSANs: ['demo.example.com'] } },
+      remediation: { maxRetry: 3, retryPeriodSeconds: 60 },
+    },
+  };
+}
+
+/** One valid example of every kind. */
+export function validExamples(): ExampleObject[] {
+  return [
+    cluster(),
+    machine(),
+    machineSet(),
+    machineDeployment(),
+    machineHealthCheck(),
+    simCluster(),
+    simMachine(),
+    simMachineTemplate(),
+    k3sConfig(),
+    k3sConfigTemplate(),
+    k3sControlPlane(),
+  ];
+}
