@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { jittered } from './backoff.js';
-import type { Informer, InformerEventHandler } from './informer.js';
+import type { InformerEventHandler } from './informer.js';
 import { objectKey, parseKey } from './keys.js';
 import { defaultLogger } from './logger.js';
 import { RuntimeMetrics, type ReconcileResultLabel } from './metrics.js';
@@ -46,15 +46,23 @@ export interface WatchEvent<T extends KubernetesObject = KubernetesObject> {
   oldObject?: T;
 }
 
+/** What a controller needs of an informer (Informer implements it). */
+export interface ControllerSource<T extends KubernetesObject = KubernetesObject> {
+  readonly resource: ResourceType;
+  keys(): string[];
+  addEventHandler(handler: InformerEventHandler<T>): () => void;
+  waitForSync(timeoutMs?: number): Promise<void>;
+}
+
 export interface ControllerOptions<T extends KubernetesObject = KubernetesObject> {
   name: string;
   /** The primary kind: every add/update/delete enqueues its key. */
-  for: Informer<T>;
+  for: ControllerSource<T>;
   reconcile: Reconciler;
   /** Kinds this controller creates: an event enqueues the controller owner when it is of the primary kind. */
-  owns?: Informer[];
+  owns?: ControllerSource[];
   /** Other kinds whose events map to primary keys. */
-  watches?: { informer: Informer; map: MapFunc }[];
+  watches?: { informer: ControllerSource; map: MapFunc }[];
   /** Skip primary events the controller does not care about (e.g. status-only updates). */
   predicate?: (event: WatchEvent<T>) => boolean;
   /** Parallel workers; a key still never runs twice at once. Default 1. */
@@ -91,10 +99,12 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
   readonly maxConcurrentReconciles: number;
   private readonly log: Logger;
   private readonly metrics: RuntimeMetrics;
-  private readonly informers: Informer[];
+  private readonly sources: ControllerSource[];
   private readonly unregister: (() => void)[] = [];
   private run: Run | undefined;
   private previousWorkers: Promise<void> = Promise.resolve();
+  /** Bumped by stop(): a start() still waiting for caches must not start workers after a stop. */
+  private epoch = 0;
 
   constructor(private readonly options: ControllerOptions<T>) {
     this.name = options.name;
@@ -103,8 +113,8 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
     this.metrics = options.metrics ?? new RuntimeMetrics();
     this.metrics.maxConcurrentReconciles.set({ controller: this.name }, this.maxConcurrentReconciles);
     this.metrics.activeWorkers.set({ controller: this.name }, 0);
-    this.informers = [
-      options.for as unknown as Informer,
+    this.sources = [
+      options.for as unknown as ControllerSource,
       ...(options.owns ?? []),
       ...(options.watches ?? []).map((w) => w.informer),
     ];
@@ -141,9 +151,10 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
   /** Waits for the caches, enqueues every primary key and starts the workers. */
   async start(): Promise<void> {
     if (this.run) return;
+    const epoch = this.epoch;
     await this.previousWorkers;
-    await Promise.all(this.informers.map((i) => i.waitForSync(this.options.cacheSyncTimeoutMs)));
-    if (this.run) return;
+    await Promise.all(this.sources.map((s) => s.waitForSync(this.options.cacheSyncTimeoutMs)));
+    if (this.run || epoch !== this.epoch) return;
     const queue = new WorkQueue({
       name: this.name,
       rateLimiter: this.options.rateLimiter,
@@ -164,6 +175,7 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
    * finished. With `abort`, their signal is aborted at once and stop() returns without waiting.
    */
   async stop(options: StopOptions = {}): Promise<boolean> {
+    this.epoch++;
     const run = this.run;
     if (!run) return true;
     this.run = undefined;

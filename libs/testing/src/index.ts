@@ -7,3 +7,4 @@ export * from './ports.js';
 export * from './processes.js';
 export * from './test-environment.js';
 export * from './generic-providers.js';
+export * from './restart.js';
