@@ -212,7 +212,8 @@ describe('a server machine serving the cluster API from its bootstrap data', () 
       namespace: 'default',
       body: { spec: { audiences: ['https://kubernetes.default.svc'], expirationSeconds: 600 } },
     });
-    const token = tokenRequest.status!.token;
+    const token = tokenRequest.status?.token ?? '';
+    expect(token).not.toBe('');
     const [header, payload, signature] = token.split('.') as [string, string, string];
     expect(JSON.parse(Buffer.from(header, 'base64url').toString())).toMatchObject({ alg: 'RS256' });
     expect(
