@@ -238,11 +238,9 @@ describe('a server machine serving the cluster API from its bootstrap data', () 
       contexts: [{ name: 'robot', cluster: clusterName, user: 'robot' }],
       currentContext: 'robot',
     });
-    const review = await asRobot
-      .makeApiClient(AuthenticationV1Api)
-      .createSelfSubjectReview({
-        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
-      });
+    const review = await asRobot.makeApiClient(AuthenticationV1Api).createSelfSubjectReview({
+      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+    });
     expect(review.status?.userInfo?.username).toBe('system:serviceaccount:default:robot');
   });
 
