@@ -1,14 +1,9 @@
-import { KubeConfig, VersionApi } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { X509Certificate } from 'node:crypto';
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
-import type { TLSSocket } from 'node:tls';
 import { createCertificateAuthority, type CertificateAuthority } from './certificate-authority.js';
 import { CLUSTER_NAME_LABEL, CLUSTER_SECRET_TYPE } from './cluster-certificates.js';
 import { PkiError } from './errors.js';
 import { expiresWithin } from './expiry.js';
-import { issueServerCertificate } from './issue.js';
 import {
   issueAdminKubeconfig,
   kubeconfigClientCertificate,
@@ -58,73 +53,12 @@ describe('renderKubeconfig', () => {
 describe('issueAdminKubeconfig', () => {
   let serverCA: CertificateAuthority;
   let clientCA: CertificateAuthority;
-  let server: Server;
-  let port: number;
 
   beforeAll(async () => {
     [serverCA, clientCA] = await Promise.all([
       createCertificateAuthority({ commonName: 'k3s-server-ca' }),
       createCertificateAuthority({ commonName: 'k3s-client-ca' }),
     ]);
-    const serving = await issueServerCertificate(serverCA, {
-      commonName: 'kube-apiserver',
-      ipAddresses: ['127.0.0.1'],
-    });
-    // Answers /version like an API server, only to clients with a certificate from the client CA.
-    server = createServer(
-      {
-        key: serving.keyPem,
-        cert: serving.certPem,
-        ca: clientCA.certPem,
-        requestCert: true,
-        rejectUnauthorized: true,
-      },
-      (req, res) => {
-        const peer = (req.socket as TLSSocket).getPeerCertificate();
-        res.setHeader('content-type', 'application/json');
-        res.end(
-          JSON.stringify({
-            major: '1',
-            minor: '34',
-            gitVersion: `v1.34.1+k3s1 for ${peer.subject.CN}/${String(peer.subject.O)}`,
-            gitCommit: '',
-            gitTreeState: '',
-            buildDate: '',
-            goVersion: '',
-            compiler: '',
-            platform: '',
-          }),
-        );
-      },
-    );
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    port = (server.address() as AddressInfo).port;
-  });
-
-  afterAll(async () => {
-    server.close();
-    await once(server, 'close');
-  });
-
-  it('gives client-node a working mutual-TLS connection as kubernetes-admin/system:masters', async () => {
-    const { kubeconfig } = await issueAdminKubeconfig({ serverCaPem: serverCA.certPem, clientCA }, 'demo', {
-      host: '127.0.0.1',
-      port,
-    });
-    const kc = new KubeConfig();
-    kc.loadFromString(kubeconfig);
-    const version = await kc.makeApiClient(VersionApi).getCode();
-
-    expect(kc.getCurrentCluster()?.server).toBe(`https://127.0.0.1:${port}`);
-    expect(version.gitVersion).toBe('v1.34.1+k3s1 for kubernetes-admin/system:masters');
-  });
-
-  it('is refused when the admin certificate comes from the server CA alone', async () => {
-    const { kubeconfig } = await issueAdminKubeconfig(serverCA, 'demo', `https://127.0.0.1:${port}`);
-    const kc = new KubeConfig();
-    kc.loadFromString(kubeconfig);
-    await expect(kc.makeApiClient(VersionApi).getCode()).rejects.toThrow();
   });
 
   it('exposes the client certificate for the renewal check', async () => {

@@ -1,22 +1,14 @@
 import { generateClusterCertificates, type ClusterCertificates } from '@capstan/pki';
 import { parse } from 'yaml';
-import { renderK3sCloudConfig } from './cloud-config.js';
+import { renderK3sCloudConfig, type CloudConfigWriteFile } from './cloud-config.js';
 import { BootstrapRenderError } from './errors.js';
 import type { K3sBootstrapInput, K3sRole } from './k3s-config-spec.js';
 
-interface WriteFile {
-  path: string;
-  owner?: string;
-  permissions?: string;
-  encoding?: string;
-  content: string;
-}
-
 const TOKEN = 'K10c0ffee::server:s3cr3t-join-token';
 
-function documentOf(text: string): { write_files: WriteFile[]; runcmd: string[] } {
+function documentOf(text: string): { write_files: CloudConfigWriteFile[]; runcmd: string[] } {
   expect(text.startsWith('#cloud-config\n')).toBe(true);
-  return parse(text, { version: '1.1' }) as { write_files: WriteFile[]; runcmd: string[] };
+  return parse(text, { version: '1.1' }) as { write_files: CloudConfigWriteFile[]; runcmd: string[] };
 }
 
 function k3sConfigOf(text: string): Record<string, unknown> {

@@ -18,7 +18,8 @@ const CONFIG_PERMISSIONS = '0600';
  */
 export const YAML_OPTIONS = { version: '1.1', lineWidth: 0 } as const;
 
-interface WriteFile {
+/** A `write_files` entry as rendered (cloud-init's field names). */
+export interface CloudConfigWriteFile {
   path: string;
   owner?: string;
   permissions?: string;
@@ -35,7 +36,7 @@ interface WriteFile {
 export function renderK3sCloudConfig(input: K3sBootstrapInput): string {
   validateBootstrapInput(input);
   const { spec, role } = input;
-  const files: WriteFile[] = [
+  const files: CloudConfigWriteFile[] = [
     {
       path: K3S_CONFIG_PATH,
       owner: ROOT_OWNER,

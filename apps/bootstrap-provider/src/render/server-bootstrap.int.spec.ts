@@ -9,9 +9,11 @@ import {
 import {
   freePort,
   resolveControlPlaneBinaries,
+  startLocalEnvironment,
   startProcess,
   stopPid,
   waitUntilReady,
+  type LocalEnvironment,
   type ManagedProcess,
 } from '@capstan/testing';
 import { AuthenticationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
@@ -39,36 +41,14 @@ function httpsStatus(url: string, tls: { ca: string; cert: string; key: string }
   });
 }
 
-async function startEtcd(binary: string, dir: string): Promise<{ url: string; process: ManagedProcess }> {
-  const [clientPort, peerPort] = [await freePort(), await freePort()];
-  const url = `http://127.0.0.1:${clientPort}`;
-  const peer = `http://127.0.0.1:${peerPort}`;
-  const etcd = startProcess({
-    name: 'etcd',
-    command: binary,
-    args: [
-      `--data-dir=${join(dir, 'etcd')}`,
-      `--listen-client-urls=${url}`,
-      `--advertise-client-urls=${url}`,
-      `--listen-peer-urls=${peer}`,
-      `--initial-advertise-peer-urls=${peer}`,
-      `--initial-cluster=default=${peer}`,
-      '--unsafe-no-fsync=true',
-      '--log-level=warn',
-    ],
-    logFile: join(dir, 'etcd.log'),
-  });
-  await waitUntilReady(etcd, 'etcd', async () => (await fetch(`${url}/health`)).ok, 30_000);
-  return { url, process: etcd };
-}
-
 describe('a server machine serving the cluster API from its bootstrap data', () => {
   const clusterName = 'bootstrap-int';
   let workDir: string;
   let certificates: ClusterCertificates;
   let kubeconfig: string;
   let port: number;
-  const started: ManagedProcess[] = [];
+  let apiserver: ManagedProcess | undefined;
+  let privateEnvironment: LocalEnvironment | undefined;
 
   beforeAll(async () => {
     workDir = mkdtempSync(join(tmpdir(), 'capstan-bootstrap-int-'));
@@ -117,13 +97,13 @@ describe('a server machine serving the cluster API from its bootstrap data', () 
     for (const [name, content] of Object.entries(files))
       writeFileSync(join(dir, name), content, { mode: 0o600 });
 
+    // The shared test etcd when the run has one (local processes); otherwise a private local environment.
     let etcdUrl = process.env['CAPSTAN_TEST_ETCD_URL'];
     if (!etcdUrl) {
-      const etcd = await startEtcd(binaries.etcd, workDir);
-      started.push(etcd.process);
-      etcdUrl = etcd.url;
+      privateEnvironment = await startLocalEnvironment();
+      etcdUrl = privateEnvironment.etcdUrl;
     }
-    const apiserver = startProcess({
+    apiserver = startProcess({
       name: 'kube-apiserver',
       command: binaries.kubeApiserver,
       args: [
@@ -154,7 +134,6 @@ describe('a server machine serving the cluster API from its bootstrap data', () 
       ],
       logFile: join(workDir, 'kube-apiserver.log'),
     });
-    started.push(apiserver);
 
     const admin = await issueAdminKubeconfig(
       { serverCaPem: certificates.ca.certPem, clientCA: await loadCertificateAuthority(certificates.cca) },
@@ -179,7 +158,8 @@ describe('a server machine serving the cluster API from its bootstrap data', () 
   });
 
   afterAll(async () => {
-    await Promise.all(started.reverse().map((p) => stopPid(p.pid)));
+    if (apiserver) await stopPid(apiserver.pid);
+    await privateEnvironment?.stop();
     if (workDir) rmSync(workDir, { recursive: true, force: true });
   });
 
