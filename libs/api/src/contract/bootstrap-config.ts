@@ -1,0 +1,25 @@
+import type { ReportedCondition } from '../conditions/conditions.js';
+import type { ContractVersion } from './contract-version.js';
+import { readConditions } from './shared-fields.js';
+import { booleanAt, stringAt } from './unstructured.js';
+
+/** What the core reads from a BootstrapConfig (e.g. K3sConfig). */
+export interface BootstrapConfigContract {
+  /** v1beta2 `status.initialization.dataSecretCreated`; v1beta1 `status.ready`. */
+  dataSecretCreated: boolean;
+  /** `status.dataSecretName` (same path in both contracts). */
+  dataSecretName?: string;
+  conditions: ReportedCondition[];
+}
+
+export function readBootstrapConfig(obj: unknown, contract?: ContractVersion): BootstrapConfigContract {
+  const v1beta2 = booleanAt(obj, ['status', 'initialization', 'dataSecretCreated']);
+  const v1beta1 = booleanAt(obj, ['status', 'ready']);
+  const created = contract === 'v1beta2' ? v1beta2 : contract === 'v1beta1' ? v1beta1 : (v1beta2 ?? v1beta1);
+  const dataSecretName = stringAt(obj, ['status', 'dataSecretName']) || undefined;
+  return {
+    dataSecretCreated: created === true,
+    ...(dataSecretName ? { dataSecretName } : {}),
+    conditions: readConditions(obj, contract),
+  };
+}
