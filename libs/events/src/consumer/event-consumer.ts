@@ -24,10 +24,12 @@ export interface EventDelivery {
 }
 
 /**
- * Handles one validated event. Resolve to ack; throw to retry later (nak with backoff); throw
+ * Handles one validated event. Resolve to ack (resolve to `'ignored'` when the event was not for this
+ * handler: it is acked and counted apart); throw to retry later (nak with backoff); throw
  * UnprocessableEventError to dead-letter at once. Handlers must be idempotent: delivery is at least once.
  */
-export type EventHandler = (event: CapstanEvent, delivery: EventDelivery) => Promise<void> | void;
+export type EventHandler = (event: CapstanEvent, delivery: EventDelivery) => Promise<HandlerResult> | HandlerResult;
+export type HandlerResult = void | 'ignored';
 
 export interface EventConsumerOptions extends DurableConsumerOptions {
   topology?: EventTopology;
@@ -218,8 +220,9 @@ export class EventConsumer {
     const { namespace, name } = event.data.object;
     const context = { ...base, type: event.type, namespace, name, eventId: event.id };
     const started = performance.now();
+    let result: HandlerResult;
     try {
-      await this.handler(event, {
+      result = await this.handler(event, {
         subject: message.subject,
         deliveryCount,
         streamSequence,
@@ -241,7 +244,8 @@ export class EventConsumer {
       return;
     }
     metrics?.handlerDuration.observe({ consumer, type: event.type }, (performance.now() - started) / 1000);
-    if (this.settle(() => message.ack(), message)) metrics?.consumed.inc({ consumer, type: event.type, outcome: 'acked' });
+    const outcome: DeliveryOutcome = result === 'ignored' ? 'ignored' : 'acked';
+    if (this.settle(() => message.ack(), message)) metrics?.consumed.inc({ consumer, type: event.type, outcome });
   }
 
   private retry(message: JsMsg, type: string): void {

@@ -1,5 +1,5 @@
 import { Equals, IsIn, IsNotEmpty, IsObject, IsRFC3339, IsString, MaxLength, ValidateNested } from 'class-validator';
-import { EVENT_TYPES, type EventDataOf, type EventName, type EventType, type EventTypeOf } from './catalogue.js';
+import { EVENT_CATALOGUE, EVENT_TYPES, type EventDataOf, type EventName, type EventType, type EventTypeOf } from './catalogue.js';
 import { type EventData } from './event-data.js';
 
 export const CLOUDEVENTS_SPEC_VERSION = '1.0';
@@ -49,3 +49,8 @@ export class CloudEvent<Data extends EventData = EventData, Type extends string 
 export type CapstanEvent<N extends EventName = EventName> = N extends EventName
   ? CloudEvent<EventDataOf<N>, EventTypeOf<N>>
   : never;
+
+/** Narrows an envelope to one catalogued event: `if (isEventOf(event, 'bootstrap.data-secret-created')) event.data.dataSecretName`. */
+export function isEventOf<N extends EventName>(event: CapstanEvent, name: N): event is CapstanEvent<N> {
+  return event.type === EVENT_CATALOGUE[name].type;
+}
