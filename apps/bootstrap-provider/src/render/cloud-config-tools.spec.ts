@@ -52,6 +52,7 @@ describe('rendered bootstrap data, checked by cloud-init and shellcheck', () => 
       nodeLabels: ['node.example.com/pool=default', 'flag=on'],
       nodeTaints: ['dedicated=infra:NoSchedule', 'node.example.com/draining:NoExecute'],
       kubeletArgs: ['max-pods=110', 'eviction-hard=memory.available<100Mi'],
+      kubeProxyArgs: ['proxy-mode=ipvs'],
       nodeName: 'demo-node-0',
     },
     serverConfig: {
@@ -59,6 +60,11 @@ describe('rendered bootstrap data, checked by cloud-init and shellcheck', () => 
       disableComponents: ['traefik', 'servicelb'],
       clusterCIDR: '10.42.0.0/16,2001:cafe:42::/56',
       serviceCIDR: '10.43.0.0/16',
+      clusterDNS: '10.43.0.10',
+      clusterDomain: 'cluster.local',
+      kubeAPIServerArgs: ['audit-log-path=/var/log/k3s-audit.log'],
+      kubeControllerManagerArgs: ['node-monitor-grace-period=20s'],
+      kubeSchedulerArgs: ['v=2'],
     },
   };
   const withFilesAndCommands: K3sConfigSpec = {

@@ -30,12 +30,18 @@ describe('renderK3sCloudConfig', () => {
         nodeLabels: ['tier=web'],
         nodeTaints: ['dedicated=web:NoSchedule'],
         kubeletArgs: ['max-pods=50'],
+        kubeProxyArgs: ['proxy-mode=ipvs'],
       },
       serverConfig: {
         tlsSANs: ['api.demo.example'],
         disableComponents: ['traefik'],
         clusterCIDR: '10.42.0.0/16',
         serviceCIDR: '10.43.0.0/16',
+        clusterDNS: '10.43.0.10',
+        clusterDomain: 'cluster.local',
+        kubeAPIServerArgs: ['audit-log-maxage=30'],
+        kubeControllerManagerArgs: ['node-monitor-grace-period=20s'],
+        kubeSchedulerArgs: ['v=2'],
       },
     },
     ...overrides,
@@ -45,11 +51,18 @@ describe('renderK3sCloudConfig', () => {
     certificates = await generateClusterCertificates('demo');
   });
 
-  it('makes the init server initialize the cluster with the token and no server', () => {
-    expect(k3sConfigOf(renderK3sCloudConfig(input('init-server')))).toEqual({
+  it('makes the init server initialize the cluster with the token and no server, keys sorted', () => {
+    const config = k3sConfigOf(renderK3sCloudConfig(input('init-server')));
+    expect(config).toEqual({
       'cluster-cidr': '10.42.0.0/16',
+      'cluster-dns': '10.43.0.10',
+      'cluster-domain': 'cluster.local',
       'cluster-init': true,
       disable: ['traefik'],
+      'kube-apiserver-arg': ['audit-log-maxage=30'],
+      'kube-controller-manager-arg': ['node-monitor-grace-period=20s'],
+      'kube-proxy-arg': ['proxy-mode=ipvs'],
+      'kube-scheduler-arg': ['v=2'],
       'kubelet-arg': ['max-pods=50', 'provider-id=sim://default/demo-machine'],
       'node-label': ['tier=web'],
       'node-taint': ['dedicated=web:NoSchedule'],
@@ -57,6 +70,7 @@ describe('renderK3sCloudConfig', () => {
       'tls-san': ['api.demo.example', '192.0.2.10'],
       token: TOKEN,
     });
+    expect(Object.keys(config)).toEqual(Object.keys(config).sort());
   });
 
   it('makes a joining server join through the endpoint', () => {
@@ -72,6 +86,7 @@ describe('renderK3sCloudConfig', () => {
   it('gives an agent only agent settings and no server TLS material', () => {
     const text = renderK3sCloudConfig(input('agent', { certificates: undefined }));
     expect(k3sConfigOf(text)).toEqual({
+      'kube-proxy-arg': ['proxy-mode=ipvs'],
       'kubelet-arg': ['max-pods=50', 'provider-id=sim://default/demo-machine'],
       'node-label': ['tier=web'],
       'node-taint': ['dedicated=web:NoSchedule'],
@@ -226,6 +241,22 @@ describe('renderK3sCloudConfig', () => {
     [
       'spec.serverConfig.clusterCIDR',
       { spec: { version: 'v1.31.4+k3s1', serverConfig: { clusterCIDR: '10.42.0.0/33' } } },
+    ],
+    [
+      'spec.agentConfig.kubeProxyArgs[0]',
+      { spec: { version: 'v1.31.4+k3s1', agentConfig: { kubeProxyArgs: ['a b'] } } },
+    ],
+    [
+      'spec.serverConfig.clusterDNS',
+      { spec: { version: 'v1.31.4+k3s1', serverConfig: { clusterDNS: 'dns.local' } } },
+    ],
+    [
+      'spec.serverConfig.clusterDomain',
+      { spec: { version: 'v1.31.4+k3s1', serverConfig: { clusterDomain: 'Cluster_Local' } } },
+    ],
+    [
+      'spec.serverConfig.kubeAPIServerArgs[0]',
+      { spec: { version: 'v1.31.4+k3s1', serverConfig: { kubeAPIServerArgs: ['--v=2'] } } },
     ],
     [
       'spec.files[0].path',

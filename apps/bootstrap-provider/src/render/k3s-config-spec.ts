@@ -19,6 +19,8 @@ export interface K3sAgentConfigSpec {
   nodeTaints?: readonly string[];
   /** `flag=value` entries without the leading dashes (K3s `kubelet-arg`). */
   kubeletArgs?: readonly string[];
+  /** `flag=value` entries (K3s `kube-proxy-arg`). */
+  kubeProxyArgs?: readonly string[];
   /** K3s `node-name`; the host name when unset. */
   nodeName?: string;
 }
@@ -33,6 +35,14 @@ export interface K3sServerConfigSpec {
   clusterCIDR?: string;
   /** Service CIDR(s) (K3s `service-cidr`). */
   serviceCIDR?: string;
+  /** Cluster IP(s) of the DNS service (K3s `cluster-dns`). */
+  clusterDNS?: string;
+  /** The cluster domain (K3s `cluster-domain`). */
+  clusterDomain?: string;
+  /** `flag=value` entries (K3s `kube-apiserver-arg`, `kube-controller-manager-arg`, `kube-scheduler-arg`). */
+  kubeAPIServerArgs?: readonly string[];
+  kubeControllerManagerArgs?: readonly string[];
+  kubeSchedulerArgs?: readonly string[];
 }
 
 /** A file written to the host; `content` is already encoded as `encoding` says (plain text when unset). */

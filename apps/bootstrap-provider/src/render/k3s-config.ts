@@ -11,10 +11,16 @@ export const K3S_CONFIG_KEYS = {
   nodeLabel: 'node-label',
   nodeTaint: 'node-taint',
   kubeletArg: 'kubelet-arg',
+  kubeProxyArg: 'kube-proxy-arg',
   tlsSan: 'tls-san',
   disable: 'disable',
   clusterCidr: 'cluster-cidr',
   serviceCidr: 'service-cidr',
+  clusterDns: 'cluster-dns',
+  clusterDomain: 'cluster-domain',
+  kubeApiserverArg: 'kube-apiserver-arg',
+  kubeControllerManagerArg: 'kube-controller-manager-arg',
+  kubeSchedulerArg: 'kube-scheduler-arg',
 } as const;
 
 export const PROVIDER_ID_KUBELET_ARG = 'provider-id';
@@ -55,6 +61,7 @@ export function k3sConfigFor(input: K3sBootstrapInput): Record<string, unknown> 
     ...(agent.kubeletArgs ?? []),
     ...(input.providerID ? [`${PROVIDER_ID_KUBELET_ARG}=${input.providerID}`] : []),
   ]);
+  list(K3S_CONFIG_KEYS.kubeProxyArg, agent.kubeProxyArgs);
 
   if (role !== 'agent') {
     const sans = [...(server.tlsSANs ?? [])];
@@ -63,6 +70,11 @@ export function k3sConfigFor(input: K3sBootstrapInput): Record<string, unknown> 
     list(K3S_CONFIG_KEYS.disable, server.disableComponents);
     if (server.clusterCIDR) config[K3S_CONFIG_KEYS.clusterCidr] = server.clusterCIDR;
     if (server.serviceCIDR) config[K3S_CONFIG_KEYS.serviceCidr] = server.serviceCIDR;
+    if (server.clusterDNS) config[K3S_CONFIG_KEYS.clusterDns] = server.clusterDNS;
+    if (server.clusterDomain) config[K3S_CONFIG_KEYS.clusterDomain] = server.clusterDomain;
+    list(K3S_CONFIG_KEYS.kubeApiserverArg, server.kubeAPIServerArgs);
+    list(K3S_CONFIG_KEYS.kubeControllerManagerArg, server.kubeControllerManagerArgs);
+    list(K3S_CONFIG_KEYS.kubeSchedulerArg, server.kubeSchedulerArgs);
   }
   return Object.fromEntries(Object.entries(config).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }

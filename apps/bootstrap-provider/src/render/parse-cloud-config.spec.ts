@@ -19,6 +19,7 @@ const spec: K3sConfigSpec = {
     nodeLabels: ['node.example.com/pool=blue', 'tier='],
     nodeTaints: ['dedicated=infra:NoSchedule', 'node.example.com/maintenance:NoExecute'],
     kubeletArgs: ['max-pods=110'],
+    kubeProxyArgs: ['proxy-mode=ipvs'],
     nodeName: 'node-a',
   },
   serverConfig: {
@@ -26,6 +27,11 @@ const spec: K3sConfigSpec = {
     disableComponents: ['traefik'],
     clusterCIDR: '10.42.0.0/16',
     serviceCIDR: '10.43.0.0/16',
+    clusterDNS: '10.43.0.10',
+    clusterDomain: 'cluster.local',
+    kubeAPIServerArgs: ['audit-log-maxage=30'],
+    kubeControllerManagerArgs: ['node-monitor-grace-period=20s'],
+    kubeSchedulerArgs: ['v=2'],
   },
   files: [
     { path: '/etc/motd', content: 'hello\n', permissions: '0644', owner: 'root:root' },
@@ -70,8 +76,12 @@ describe('parseK3sCloudConfig', () => {
         { key: 'node.example.com/maintenance', effect: 'NoExecute' },
       ],
       kubeletArgs: ['max-pods=110'],
+      kubeProxyArgs: ['proxy-mode=ipvs'],
       tlsSANs: [],
       disableComponents: [],
+      kubeAPIServerArgs: [],
+      kubeControllerManagerArgs: [],
+      kubeSchedulerArgs: [],
       serverTls: {},
       userFiles: [
         { path: '/etc/motd', owner: 'root:root', permissions: '0644', content: Buffer.from('hello\n') },
@@ -91,6 +101,12 @@ describe('parseK3sCloudConfig', () => {
       disableComponents: ['traefik'],
       clusterCIDR: '10.42.0.0/16',
       serviceCIDR: '10.43.0.0/16',
+      clusterDNS: '10.43.0.10',
+      clusterDomain: 'cluster.local',
+      kubeAPIServerArgs: ['audit-log-maxage=30'],
+      kubeControllerManagerArgs: ['node-monitor-grace-period=20s'],
+      kubeSchedulerArgs: ['v=2'],
+      kubeProxyArgs: ['proxy-mode=ipvs'],
     });
     expect(parsed.serverUrl).toBeUndefined();
     expect(requireServerTls(parsed)).toEqual({

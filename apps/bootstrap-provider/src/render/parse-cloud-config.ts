@@ -32,10 +32,16 @@ export interface ParsedK3sBootstrap {
   nodeTaints: NodeTaint[];
   /** kubelet args other than provider-id. */
   kubeletArgs: string[];
+  kubeProxyArgs: string[];
   tlsSANs: string[];
   disableComponents: string[];
   clusterCIDR?: string;
   serviceCIDR?: string;
+  clusterDNS?: string;
+  clusterDomain?: string;
+  kubeAPIServerArgs: string[];
+  kubeControllerManagerArgs: string[];
+  kubeSchedulerArgs: string[];
   /** The server TLS files present in the document (complete for documents this provider rendered for servers). */
   serverTls: Partial<K3sServerTls>;
   /** Files other than the K3s config and the server TLS files, decoded. */
@@ -271,6 +277,8 @@ export function parseK3sCloudConfig(document: string): ParsedK3sBootstrap {
   const nodeName = optionalString(config, K3S_CONFIG_KEYS.nodeName);
   const clusterCIDR = optionalString(config, K3S_CONFIG_KEYS.clusterCidr);
   const serviceCIDR = optionalString(config, K3S_CONFIG_KEYS.serviceCidr);
+  const clusterDNS = optionalString(config, K3S_CONFIG_KEYS.clusterDns);
+  const clusterDomain = optionalString(config, K3S_CONFIG_KEYS.clusterDomain);
 
   return {
     role,
@@ -284,10 +292,16 @@ export function parseK3sCloudConfig(document: string): ParsedK3sBootstrap {
     nodeLabels,
     nodeTaints,
     kubeletArgs: allKubeletArgs.filter((arg) => !arg.startsWith(providerPrefix)),
+    kubeProxyArgs: stringList(config, K3S_CONFIG_KEYS.kubeProxyArg),
     tlsSANs: stringList(config, K3S_CONFIG_KEYS.tlsSan),
     disableComponents: stringList(config, K3S_CONFIG_KEYS.disable),
     ...(clusterCIDR !== undefined && { clusterCIDR }),
     ...(serviceCIDR !== undefined && { serviceCIDR }),
+    ...(clusterDNS !== undefined && { clusterDNS }),
+    ...(clusterDomain !== undefined && { clusterDomain }),
+    kubeAPIServerArgs: stringList(config, K3S_CONFIG_KEYS.kubeApiserverArg),
+    kubeControllerManagerArgs: stringList(config, K3S_CONFIG_KEYS.kubeControllerManagerArg),
+    kubeSchedulerArgs: stringList(config, K3S_CONFIG_KEYS.kubeSchedulerArg),
     serverTls: readServerTls(files),
     userFiles: files.filter((file) => file.path !== K3S_CONFIG_PATH && !isServerTlsPath(file.path)),
     preK3sCommands,

@@ -66,6 +66,9 @@ export function validateBootstrapInput(input: K3sBootstrapInput): void {
       throw invalid(f, 'sets provider-id, which the machine provides');
     }
   });
+  each(agent.kubeProxyArgs, 'spec.agentConfig.kubeProxyArgs', (v, f) => {
+    if (!ARG.test(v)) throw invalid(f, 'is not flag=value (without leading dashes)');
+  });
   if (agent.nodeName !== undefined && (agent.nodeName.length > 253 || !NODE_NAME.test(agent.nodeName))) {
     throw invalid('spec.agentConfig.nodeName', 'is not a lower-case DNS subdomain');
   }
@@ -82,6 +85,18 @@ export function validateBootstrapInput(input: K3sBootstrapInput): void {
     if (value !== undefined && !value.split(',').every(isCidr)) {
       throw invalid(`spec.serverConfig.${key}`, 'is not a CIDR list such as 10.42.0.0/16');
     }
+  }
+
+  if (server.clusterDNS !== undefined && !server.clusterDNS.split(',').every((ip) => isIP(ip) !== 0)) {
+    throw invalid('spec.serverConfig.clusterDNS', 'is not an IP address list');
+  }
+  if (server.clusterDomain !== undefined && !NODE_NAME.test(server.clusterDomain)) {
+    throw invalid('spec.serverConfig.clusterDomain', 'is not a lower-case DNS name');
+  }
+  for (const key of ['kubeAPIServerArgs', 'kubeControllerManagerArgs', 'kubeSchedulerArgs'] as const) {
+    each(server[key], `spec.serverConfig.${key}`, (v, f) => {
+      if (!ARG.test(v)) throw invalid(f, 'is not flag=value (without leading dashes)');
+    });
   }
 
   const seen = new Set<string>();
