@@ -25,7 +25,19 @@ describe('deploy/ manifests', () => {
       expect(names('ClusterRole')).toContain(`capstan-${service}`);
     }
     expect(names('StatefulSet')).toContain('capstan-nats');
-    expect(names('CustomResourceDefinition').length).toBeGreaterThanOrEqual(14);
+    expect(names('CustomResourceDefinition').sort()).toEqual([
+      'clusters.cluster.x-k8s.io',
+      'k3sconfigs.bootstrap.capstan.dev',
+      'k3sconfigtemplates.bootstrap.capstan.dev',
+      'k3scontrolplanes.controlplane.capstan.dev',
+      'machinedeployments.cluster.x-k8s.io',
+      'machinehealthchecks.cluster.x-k8s.io',
+      'machines.cluster.x-k8s.io',
+      'machinesets.cluster.x-k8s.io',
+      'simclusters.infrastructure.capstan.dev',
+      'simmachines.infrastructure.capstan.dev',
+      'simmachinetemplates.infrastructure.capstan.dev',
+    ]);
   });
 
   it('every manifest passes a server-side dry run', async () => {
