@@ -94,19 +94,12 @@ describe('parseK3sCloudConfig', () => {
 
   it('reads back the init server: role, server settings and the complete TLS material', () => {
     const parsed = parseK3sCloudConfig(render({ role: 'init-server' }));
+    // Every server setting comes back as given; the endpoint host was already among the TLS SANs.
     expect(parsed).toMatchObject({
       role: 'init-server',
       token: TOKEN,
-      tlsSANs: ['api.demo.example'],
-      disableComponents: ['traefik'],
-      clusterCIDR: '10.42.0.0/16',
-      serviceCIDR: '10.43.0.0/16',
-      clusterDNS: '10.43.0.10',
-      clusterDomain: 'cluster.local',
-      kubeAPIServerArgs: ['audit-log-maxage=30'],
-      kubeControllerManagerArgs: ['node-monitor-grace-period=20s'],
-      kubeSchedulerArgs: ['v=2'],
-      kubeProxyArgs: ['proxy-mode=ipvs'],
+      ...spec.serverConfig,
+      kubeProxyArgs: spec.agentConfig?.kubeProxyArgs,
     });
     expect(parsed.serverUrl).toBeUndefined();
     expect(requireServerTls(parsed)).toEqual({
