@@ -38,7 +38,8 @@ export class ManifestApplier {
 
   async apply(manifest: Manifest, options: ApplyOptions): Promise<unknown> {
     const path = await this.pathOf(manifest);
-    const query = new URLSearchParams({ fieldManager: options.fieldManager, force: 'true' });
+    // Strict: an unknown or duplicated field is an error, not silently pruned.
+    const query = new URLSearchParams({ fieldManager: options.fieldManager, force: 'true', fieldValidation: 'Strict' });
     if (options.dryRun) query.set('dryRun', 'All');
     const response = await this.send('PATCH', `${path}?${query}`, JSON.stringify(manifest), 'application/apply-patch+yaml');
     if (response.status >= 300) throw new ApplyError(manifest, response.status, reasonOf(response.body));
