@@ -17,7 +17,7 @@ const shared = {
   extensionsToTreatAsEsm: ['.ts'],
   transform: { '^.+\\.ts$': swc },
   moduleNameMapper: {
-    '^@capstan/(api|kube|events|provider-kit|pki|observability|testing)$': '<rootDir>/libs/$1/src/index.ts',
+    '^@capstan/([a-z0-9-]+)$': '<rootDir>/libs/$1/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   testEnvironment: 'node',
