@@ -86,6 +86,8 @@ export function toNatsConnectOptions(options: NatsConnectionOptions): NodeConnec
     waitOnFirstConnect: options.waitOnFirstConnect ?? false,
     // A credential that stops working (rotated secret) must not end the process' reconnect loop.
     ignoreAuthErrorAbort: true,
+    // Otherwise every request (each publish waits for its ack) builds an Error up front for a stack trace.
+    noAsyncTraces: true,
   };
 }
 
