@@ -8,6 +8,8 @@ export * from './constants/phases.js';
 export * from './constants/resources.js';
 export * from './constants/secrets.js';
 export * from './types/common.js';
+export * from './types/fields.js';
+export * from './types/replica-status.js';
 export * from './types/cluster.js';
 export * from './types/machine.js';
 export * from './types/machine-template.js';

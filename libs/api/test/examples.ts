@@ -146,7 +146,12 @@ function k3sConfigSpec(): Record<string, unknown> {
 }
 
 export function k3sConfig(name = `${CLUSTER}-md-0-abcde`): ExampleObject {
-  return { apiVersion: 'bootstrap.capstan.dev/v1alpha1', kind: 'K3sConfig', metadata: { name }, spec: k3sConfigSpec() };
+  return {
+    apiVersion: 'bootstrap.capstan.dev/v1alpha1',
+    kind: 'K3sConfig',
+    metadata: { name },
+    spec: k3sConfigSpec(),
+  };
 }
 
 export function k3sConfigTemplate(): ExampleObject {
@@ -169,7 +174,11 @@ export function k3sControlPlane(): ExampleObject {
       machineTemplate: {
         metadata: { labels: { tier: 'control-plane' } },
         spec: {
-          infrastructureRef: ref('infrastructure.capstan.dev', 'SimMachineTemplate', `${CLUSTER}-control-plane`),
+          infrastructureRef: ref(
+            'infrastructure.capstan.dev',
+            'SimMachineTemplate',
+            `${CLUSTER}-control-plane`,
+          ),
           deletion: { nodeDrainTimeoutSeconds: 120 },
         },
       },

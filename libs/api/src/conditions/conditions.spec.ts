@@ -17,14 +17,35 @@ const t1 = new Date('2026-01-01T10:05:00Z');
 
 describe('setCondition', () => {
   it('appends a new condition stamped with the time, without milliseconds', () => {
-    const list = setCondition(undefined, { type: 'Ready', status: 'False', reason: 'NotReady', message: 'waiting' }, t0);
-    expect(list).toEqual([{ type: 'Ready', status: 'False', lastTransitionTime: '2026-01-01T10:00:00Z', reason: 'NotReady', message: 'waiting' }]);
+    const list = setCondition(
+      undefined,
+      { type: 'Ready', status: 'False', reason: 'NotReady', message: 'waiting' },
+      t0,
+    );
+    expect(list).toEqual([
+      {
+        type: 'Ready',
+        status: 'False',
+        lastTransitionTime: '2026-01-01T10:00:00Z',
+        reason: 'NotReady',
+        message: 'waiting',
+      },
+    ]);
   });
 
   it('keeps lastTransitionTime while the status stays, moves it when the status changes', () => {
     const first = setCondition([], { type: 'Ready', status: 'False', reason: 'NotReady' }, t0);
-    const sameStatus = setCondition(first, { type: 'Ready', status: 'False', reason: 'StillNotReady', message: 'x', observedGeneration: 2 }, t1);
-    expect(sameStatus[0]).toMatchObject({ lastTransitionTime: '2026-01-01T10:00:00Z', reason: 'StillNotReady', message: 'x', observedGeneration: 2 });
+    const sameStatus = setCondition(
+      first,
+      { type: 'Ready', status: 'False', reason: 'StillNotReady', message: 'x', observedGeneration: 2 },
+      t1,
+    );
+    expect(sameStatus[0]).toMatchObject({
+      lastTransitionTime: '2026-01-01T10:00:00Z',
+      reason: 'StillNotReady',
+      message: 'x',
+      observedGeneration: 2,
+    });
     const flipped = setCondition(sameStatus, { type: 'Ready', status: 'True', reason: 'Ready' }, t1);
     expect(flipped[0]!.lastTransitionTime).toBe('2026-01-01T10:05:00Z');
   });
@@ -42,7 +63,11 @@ describe('setCondition', () => {
 });
 
 describe('condition queries', () => {
-  const list = setCondition(setCondition([], { type: 'Ready', status: 'True', reason: 'Ready' }, t0), { type: 'Paused', status: 'False', reason: 'NotPaused' }, t0);
+  const list = setCondition(
+    setCondition([], { type: 'Ready', status: 'True', reason: 'Ready' }, t0),
+    { type: 'Paused', status: 'False', reason: 'NotPaused' },
+    t0,
+  );
 
   it('get, isTrue, isFalse, isUnknown', () => {
     expect(getCondition(list, 'Ready')?.reason).toBe('Ready');
@@ -56,7 +81,9 @@ describe('condition queries', () => {
   it('remove and compare', () => {
     expect(removeCondition(list, 'Paused').map((c) => c.type)).toEqual(['Ready']);
     expect(conditionsEqual(list, [...list].reverse())).toBe(true);
-    expect(conditionsEqual(list, setCondition(list, { type: 'Ready', status: 'True', reason: 'Other' }, t1))).toBe(false);
+    expect(
+      conditionsEqual(list, setCondition(list, { type: 'Ready', status: 'True', reason: 'Other' }, t1)),
+    ).toBe(false);
     expect(conditionsEqual(undefined, [])).toBe(true);
   });
 
@@ -66,11 +93,23 @@ describe('condition queries', () => {
 });
 
 describe('mirrorCondition', () => {
-  const fallback = { status: 'Unknown', reason: 'NotReady', message: 'SimCluster has no Ready condition yet' } as const;
+  const fallback = {
+    status: 'Unknown',
+    reason: 'NotReady',
+    message: 'SimCluster has no Ready condition yet',
+  } as const;
 
   it("copies the provider's condition under the owner's type", () => {
-    const source = [{ type: 'Ready', status: 'False', reason: 'WaitingForBootstrapData', message: 'no secret yet' }];
-    expect(mirrorCondition(source, 'Ready', { targetType: 'InfrastructureReady', fallback, observedGeneration: 3 })).toEqual({
+    const source = [
+      { type: 'Ready', status: 'False', reason: 'WaitingForBootstrapData', message: 'no secret yet' },
+    ];
+    expect(
+      mirrorCondition(source, 'Ready', {
+        targetType: 'InfrastructureReady',
+        fallback,
+        observedGeneration: 3,
+      }),
+    ).toEqual({
       type: 'InfrastructureReady',
       status: 'False',
       reason: 'WaitingForBootstrapData',
@@ -89,9 +128,24 @@ describe('mirrorCondition', () => {
   });
 
   it('names generic reasons for v1beta1 conditions that carry none, and flags invalid statuses', () => {
-    expect(mirrorCondition([{ type: 'Ready', status: 'True' }], 'Ready', { targetType: 'BootstrapConfigReady', fallback }).reason).toBe('Ready');
-    expect(mirrorCondition([{ type: 'Available', status: 'False' }], 'Available', { targetType: 'ControlPlaneAvailable', fallback }).reason).toBe('NotAvailable');
-    expect(mirrorCondition([{ type: 'Ready', status: 'yes' }], 'Ready', { targetType: 'InfrastructureReady', fallback })).toMatchObject({
+    expect(
+      mirrorCondition([{ type: 'Ready', status: 'True' }], 'Ready', {
+        targetType: 'BootstrapConfigReady',
+        fallback,
+      }).reason,
+    ).toBe('Ready');
+    expect(
+      mirrorCondition([{ type: 'Available', status: 'False' }], 'Available', {
+        targetType: 'ControlPlaneAvailable',
+        fallback,
+      }).reason,
+    ).toBe('NotAvailable');
+    expect(
+      mirrorCondition([{ type: 'Ready', status: 'yes' }], 'Ready', {
+        targetType: 'InfrastructureReady',
+        fallback,
+      }),
+    ).toMatchObject({
       status: 'Unknown',
       reason: 'InvalidConditionReported',
     });
@@ -104,19 +158,37 @@ describe('summarizeConditions', () => {
     { type: 'InfrastructureReady', status: 'True', reason: 'Ready', message: '', lastTransitionTime: 'x' },
     { type: 'Deleting', status: 'False', reason: 'NotDeleting', message: '', lastTransitionTime: 'x' },
   ] satisfies Condition[];
-  const of = ['BootstrapConfigReady', 'InfrastructureReady', { type: 'Deleting', polarity: 'Negative' as const }];
+  const of = [
+    'BootstrapConfigReady',
+    'InfrastructureReady',
+    { type: 'Deleting', polarity: 'Negative' as const },
+  ];
 
   it('is True when every condition is in its good state (negative polarity included)', () => {
-    expect(summarizeConditions(base, { targetType: 'Ready', of })).toEqual({ type: 'Ready', status: 'True', reason: 'Ready', message: '' });
+    expect(summarizeConditions(base, { targetType: 'Ready', of })).toEqual({
+      type: 'Ready',
+      status: 'True',
+      reason: 'Ready',
+      message: '',
+    });
   });
 
   it('is Unknown when one is unknown or missing, listing them', () => {
     const summary = summarizeConditions(base, { targetType: 'Ready', of: [...of, 'NodeHealthy'] });
-    expect(summary).toEqual({ type: 'Ready', status: 'Unknown', reason: 'ReadyUnknown', message: '* NodeHealthy: Condition not yet reported' });
+    expect(summary).toEqual({
+      type: 'Ready',
+      status: 'Unknown',
+      reason: 'ReadyUnknown',
+      message: '* NodeHealthy: Condition not yet reported',
+    });
   });
 
   it('is False when one is bad, listing problems before unknowns, with custom reasons', () => {
-    const deleting = setCondition(base, { type: 'Deleting', status: 'True', reason: 'DrainingNode', message: 'Drain not completed' }, t0);
+    const deleting = setCondition(
+      base,
+      { type: 'Deleting', status: 'True', reason: 'DrainingNode', message: 'Drain not completed' },
+      t0,
+    );
     const summary = summarizeConditions(deleting, {
       targetType: 'Available',
       of: [...of, 'NodeHealthy'],

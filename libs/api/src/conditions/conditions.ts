@@ -14,7 +14,10 @@ export interface ConditionInput {
   observedGeneration?: number;
 }
 
-export function getCondition(conditions: readonly Condition[] | undefined, type: string): Condition | undefined {
+export function getCondition(
+  conditions: readonly Condition[] | undefined,
+  type: string,
+): Condition | undefined {
   return conditions?.find((c) => c.type === type);
 }
 
@@ -36,7 +39,11 @@ export function isUnknown(conditions: readonly Condition[] | undefined, type: st
  * A copy of `conditions` with `input` set. An existing condition of that type keeps its position and, when its
  * status does not change, its lastTransitionTime; a new one is appended.
  */
-export function setCondition(conditions: readonly Condition[] | undefined, input: ConditionInput, now: Date = new Date()): Condition[] {
+export function setCondition(
+  conditions: readonly Condition[] | undefined,
+  input: ConditionInput,
+  now: Date = new Date(),
+): Condition[] {
   const list = [...(conditions ?? [])];
   const index = list.findIndex((c) => c.type === input.type);
   const previous = index >= 0 ? list[index] : undefined;
@@ -44,7 +51,8 @@ export function setCondition(conditions: readonly Condition[] | undefined, input
     type: input.type,
     status: input.status,
     ...(input.observedGeneration === undefined ? {} : { observedGeneration: input.observedGeneration }),
-    lastTransitionTime: previous && previous.status === input.status ? previous.lastTransitionTime : toRFC3339(now),
+    lastTransitionTime:
+      previous && previous.status === input.status ? previous.lastTransitionTime : toRFC3339(now),
     reason: input.reason,
     message: input.message ?? '',
   };
@@ -58,7 +66,10 @@ export function removeCondition(conditions: readonly Condition[] | undefined, ty
 }
 
 /** Whether two lists say the same thing (order ignored), e.g. to skip a status patch that would change nothing. */
-export function conditionsEqual(a: readonly Condition[] | undefined, b: readonly Condition[] | undefined): boolean {
+export function conditionsEqual(
+  a: readonly Condition[] | undefined,
+  b: readonly Condition[] | undefined,
+): boolean {
   const left = a ?? [];
   const right = b ?? [];
   if (left.length !== right.length) return false;
@@ -106,8 +117,13 @@ const VALID_STATUSES: readonly string[] = Object.values(ConditionStatus);
  * ControlPlane `Available` -> Cluster `ControlPlaneAvailable`. A missing condition yields the fallback; an invalid
  * one yields Unknown with reason InvalidConditionReported.
  */
-export function mirrorCondition(source: readonly ReportedCondition[] | undefined, sourceType: string, options: MirrorOptions): ConditionInput {
-  const generation = options.observedGeneration === undefined ? {} : { observedGeneration: options.observedGeneration };
+export function mirrorCondition(
+  source: readonly ReportedCondition[] | undefined,
+  sourceType: string,
+  options: MirrorOptions,
+): ConditionInput {
+  const generation =
+    options.observedGeneration === undefined ? {} : { observedGeneration: options.observedGeneration };
   const found = source?.find((c) => c.type === sourceType);
   if (!found) {
     return {
@@ -162,7 +178,10 @@ export interface SummaryOptions {
  * in its bad state, else Unknown if any is Unknown or missing, else True. The message lists the conditions that
  * are not good, one `* Type: message` line each.
  */
-export function summarizeConditions(conditions: readonly Condition[] | undefined, options: SummaryOptions): ConditionInput {
+export function summarizeConditions(
+  conditions: readonly Condition[] | undefined,
+  options: SummaryOptions,
+): ConditionInput {
   const bad: string[] = [];
   const unknown: string[] = [];
   for (const entry of options.of) {
@@ -178,13 +197,32 @@ export function summarizeConditions(conditions: readonly Condition[] | undefined
     if (condition.status === ConditionStatus.Unknown) unknown.push(detail);
     else bad.push(detail);
   }
-  const generation = options.observedGeneration === undefined ? {} : { observedGeneration: options.observedGeneration };
+  const generation =
+    options.observedGeneration === undefined ? {} : { observedGeneration: options.observedGeneration };
   const target = options.targetType;
   if (bad.length > 0) {
-    return { type: target, status: ConditionStatus.False, reason: options.reasons?.false ?? `Not${target}`, message: [...bad, ...unknown].join('\n'), ...generation };
+    return {
+      type: target,
+      status: ConditionStatus.False,
+      reason: options.reasons?.false ?? `Not${target}`,
+      message: [...bad, ...unknown].join('\n'),
+      ...generation,
+    };
   }
   if (unknown.length > 0) {
-    return { type: target, status: ConditionStatus.Unknown, reason: options.reasons?.unknown ?? `${target}Unknown`, message: unknown.join('\n'), ...generation };
+    return {
+      type: target,
+      status: ConditionStatus.Unknown,
+      reason: options.reasons?.unknown ?? `${target}Unknown`,
+      message: unknown.join('\n'),
+      ...generation,
+    };
   }
-  return { type: target, status: ConditionStatus.True, reason: options.reasons?.true ?? target, message: '', ...generation };
+  return {
+    type: target,
+    status: ConditionStatus.True,
+    reason: options.reasons?.true ?? target,
+    message: '',
+    ...generation,
+  };
 }

@@ -15,5 +15,7 @@ export function apiVersionOf(group: string, version: string): string {
 /** Splits an `apiVersion` into group and version (the core group has no slash). */
 export function parseApiVersion(apiVersion: string): { group: string; version: string } {
   const slash = apiVersion.lastIndexOf('/');
-  return slash < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
+  return slash < 0
+    ? { group: '', version: apiVersion }
+    : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
 }

@@ -39,14 +39,39 @@ export const RESOURCES = {
   Cluster: resource(CLUSTER_API_GROUP, CLUSTER_API_VERSION, 'Cluster', 'clusters'),
   Machine: resource(CLUSTER_API_GROUP, CLUSTER_API_VERSION, 'Machine', 'machines'),
   MachineSet: resource(CLUSTER_API_GROUP, CLUSTER_API_VERSION, 'MachineSet', 'machinesets'),
-  MachineDeployment: resource(CLUSTER_API_GROUP, CLUSTER_API_VERSION, 'MachineDeployment', 'machinedeployments'),
-  MachineHealthCheck: resource(CLUSTER_API_GROUP, CLUSTER_API_VERSION, 'MachineHealthCheck', 'machinehealthchecks'),
+  MachineDeployment: resource(
+    CLUSTER_API_GROUP,
+    CLUSTER_API_VERSION,
+    'MachineDeployment',
+    'machinedeployments',
+  ),
+  MachineHealthCheck: resource(
+    CLUSTER_API_GROUP,
+    CLUSTER_API_VERSION,
+    'MachineHealthCheck',
+    'machinehealthchecks',
+  ),
   SimCluster: resource(INFRASTRUCTURE_GROUP, CAPSTAN_PROVIDER_VERSION, 'SimCluster', 'simclusters'),
   SimMachine: resource(INFRASTRUCTURE_GROUP, CAPSTAN_PROVIDER_VERSION, 'SimMachine', 'simmachines'),
-  SimMachineTemplate: resource(INFRASTRUCTURE_GROUP, CAPSTAN_PROVIDER_VERSION, 'SimMachineTemplate', 'simmachinetemplates'),
+  SimMachineTemplate: resource(
+    INFRASTRUCTURE_GROUP,
+    CAPSTAN_PROVIDER_VERSION,
+    'SimMachineTemplate',
+    'simmachinetemplates',
+  ),
   K3sConfig: resource(BOOTSTRAP_GROUP, CAPSTAN_PROVIDER_VERSION, 'K3sConfig', 'k3sconfigs'),
-  K3sConfigTemplate: resource(BOOTSTRAP_GROUP, CAPSTAN_PROVIDER_VERSION, 'K3sConfigTemplate', 'k3sconfigtemplates'),
-  K3sControlPlane: resource(CONTROL_PLANE_GROUP, CAPSTAN_PROVIDER_VERSION, 'K3sControlPlane', 'k3scontrolplanes'),
+  K3sConfigTemplate: resource(
+    BOOTSTRAP_GROUP,
+    CAPSTAN_PROVIDER_VERSION,
+    'K3sConfigTemplate',
+    'k3sconfigtemplates',
+  ),
+  K3sControlPlane: resource(
+    CONTROL_PLANE_GROUP,
+    CAPSTAN_PROVIDER_VERSION,
+    'K3sControlPlane',
+    'k3scontrolplanes',
+  ),
 } as const satisfies Record<string, ResourceDefinition>;
 
 export type CapstanKind = keyof typeof RESOURCES;

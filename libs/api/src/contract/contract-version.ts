@@ -18,7 +18,9 @@ export class ContractLabelError extends Error {
     readonly crdName: string,
     readonly contract: ContractVersion,
   ) {
-    super(`CRD ${crdName} has no ${COMPATIBLE_CONTRACTS[contract].map(contractLabelKey).join(' or ')} label naming its API versions`);
+    super(
+      `CRD ${crdName} has no ${COMPATIBLE_CONTRACTS[contract].map(contractLabelKey).join(' or ')} label naming its API versions`,
+    );
     this.name = 'ContractLabelError';
   }
 }
@@ -40,7 +42,9 @@ export function compareKubeVersions(a: string, b: string): number {
     return a < b ? 1 : a > b ? -1 : 0;
   }
   const stability = (m: RegExpExecArray) => STABILITY[(m[2] as 'alpha' | 'beta' | undefined) ?? 'ga'];
-  return stability(ma) - stability(mb) || Number(ma[1]) - Number(mb[1]) || Number(ma[3] ?? 0) - Number(mb[3] ?? 0);
+  return (
+    stability(ma) - stability(mb) || Number(ma[1]) - Number(mb[1]) || Number(ma[3] ?? 0) - Number(mb[3] ?? 0)
+  );
 }
 
 /** Which contract a provider speaks and which of its API versions to use for it. */

@@ -30,7 +30,11 @@ export interface ControlPlaneContract {
   conditions: ReportedCondition[];
 }
 
-function pick<T>(contract: ContractVersion | undefined, v1beta2: T | undefined, v1beta1: T | undefined): T | undefined {
+function pick<T>(
+  contract: ContractVersion | undefined,
+  v1beta2: T | undefined,
+  v1beta1: T | undefined,
+): T | undefined {
   return contract === 'v1beta2' ? v1beta2 : contract === 'v1beta1' ? v1beta1 : (v1beta2 ?? v1beta1);
 }
 
@@ -40,12 +44,19 @@ function readVersions(obj: unknown): StatusVersion[] | undefined {
   return list
     .filter(isRecord)
     .filter((v) => typeof v['version'] === 'string')
-    .map((v) => ({ version: v['version'] as string, ...(Number.isInteger(v['replicas']) ? { replicas: v['replicas'] as number } : {}) }));
+    .map((v) => ({
+      version: v['version'] as string,
+      ...(Number.isInteger(v['replicas']) ? { replicas: v['replicas'] as number } : {}),
+    }));
 }
 
 export function readControlPlane(obj: unknown, contract?: ContractVersion): ControlPlaneContract {
   const initializedV1beta1 = booleanAt(obj, ['status', 'initialized']) ?? booleanAt(obj, ['status', 'ready']);
-  const initialized = pick(contract, booleanAt(obj, ['status', 'initialization', 'controlPlaneInitialized']), initializedV1beta1);
+  const initialized = pick(
+    contract,
+    booleanAt(obj, ['status', 'initialization', 'controlPlaneInitialized']),
+    initializedV1beta1,
+  );
   const desiredReplicas = integerAt(obj, ['spec', 'replicas']);
   const unavailable = integerAt(obj, ['status', 'unavailableReplicas']);
   // Upstream computes v1beta1 availability from the desired count, treating a missing unavailableReplicas as 0.
@@ -58,7 +69,11 @@ export function readControlPlane(obj: unknown, contract?: ContractVersion): Cont
     replicas: integerAt(obj, ['status', 'replicas']),
     readyReplicas: integerAt(obj, ['status', 'readyReplicas']),
     availableReplicas: pick(contract, integerAt(obj, ['status', 'availableReplicas']), availableV1beta1),
-    upToDateReplicas: pick(contract, integerAt(obj, ['status', 'upToDateReplicas']), integerAt(obj, ['status', 'updatedReplicas'])),
+    upToDateReplicas: pick(
+      contract,
+      integerAt(obj, ['status', 'upToDateReplicas']),
+      integerAt(obj, ['status', 'updatedReplicas']),
+    ),
     version: stringAt(obj, ['spec', 'version']),
     statusVersion: stringAt(obj, ['status', 'version']),
     versions: readVersions(obj),

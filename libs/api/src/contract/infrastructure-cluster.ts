@@ -19,10 +19,14 @@ export interface InfrastructureClusterContract {
  * Reads an infrastructure cluster under `contract`; without one, under v1beta2 with the v1beta1 fields as a
  * fallback (for providers whose CRD labels were not consulted).
  */
-export function readInfrastructureCluster(obj: unknown, contract?: ContractVersion): InfrastructureClusterContract {
+export function readInfrastructureCluster(
+  obj: unknown,
+  contract?: ContractVersion,
+): InfrastructureClusterContract {
   const v1beta2 = booleanAt(obj, ['status', 'initialization', 'provisioned']);
   const v1beta1 = booleanAt(obj, ['status', 'ready']);
-  const provisioned = contract === 'v1beta2' ? v1beta2 : contract === 'v1beta1' ? v1beta1 : (v1beta2 ?? v1beta1);
+  const provisioned =
+    contract === 'v1beta2' ? v1beta2 : contract === 'v1beta1' ? v1beta1 : (v1beta2 ?? v1beta1);
   const endpoint = readEndpoint(obj);
   const failureDomains = readFailureDomains(obj, contract);
   return {

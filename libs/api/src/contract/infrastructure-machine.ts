@@ -17,12 +17,17 @@ export interface InfrastructureMachineContract {
   conditions: ReportedCondition[];
 }
 
-export function readInfrastructureMachine(obj: unknown, contract?: ContractVersion): InfrastructureMachineContract {
+export function readInfrastructureMachine(
+  obj: unknown,
+  contract?: ContractVersion,
+): InfrastructureMachineContract {
   const v1beta2 = booleanAt(obj, ['status', 'initialization', 'provisioned']);
   const v1beta1 = booleanAt(obj, ['status', 'ready']);
-  const provisioned = contract === 'v1beta2' ? v1beta2 : contract === 'v1beta1' ? v1beta1 : (v1beta2 ?? v1beta1);
+  const provisioned =
+    contract === 'v1beta2' ? v1beta2 : contract === 'v1beta1' ? v1beta1 : (v1beta2 ?? v1beta1);
   const providerID = stringAt(obj, ['spec', 'providerID']) || undefined;
-  const failureDomain = stringAt(obj, ['status', 'failureDomain']) || stringAt(obj, ['spec', 'failureDomain']) || undefined;
+  const failureDomain =
+    stringAt(obj, ['status', 'failureDomain']) || stringAt(obj, ['spec', 'failureDomain']) || undefined;
   return {
     provisioned: provisioned === true,
     ...(providerID ? { providerID } : {}),

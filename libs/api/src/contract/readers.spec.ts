@@ -15,9 +15,16 @@ describe('infrastructure cluster', () => {
     spec: { controlPlaneEndpoint: { host: '172.18.0.3', port: 6443 } },
     status: {
       ready: true,
-      failureDomains: { 'fd-b': { controlPlane: false, attributes: { zone: 'b' } }, 'fd-a': { controlPlane: true } },
+      failureDomains: {
+        'fd-b': { controlPlane: false, attributes: { zone: 'b' } },
+        'fd-a': { controlPlane: true },
+      },
       conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: time }],
-      v1beta2: { conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: '', lastTransitionTime: time }] },
+      v1beta2: {
+        conditions: [
+          { type: 'Ready', status: 'True', reason: 'Ready', message: '', lastTransitionTime: time },
+        ],
+      },
     },
   };
   const v1beta2 = {
@@ -30,7 +37,16 @@ describe('infrastructure cluster', () => {
         { name: 'fd-a', controlPlane: true },
         { name: 'fd-b', controlPlane: false, attributes: { zone: 'b' } },
       ],
-      conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: '', lastTransitionTime: time, observedGeneration: 2 }],
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'True',
+          reason: 'Ready',
+          message: '',
+          lastTransitionTime: time,
+          observedGeneration: 2,
+        },
+      ],
     },
   };
   const expected = {
@@ -45,7 +61,16 @@ describe('infrastructure cluster', () => {
   it('reads the v1beta2 contract', () => {
     expect(readInfrastructureCluster(v1beta2, 'v1beta2')).toEqual({
       ...expected,
-      conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: '', lastTransitionTime: time, observedGeneration: 2 }],
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'True',
+          reason: 'Ready',
+          message: '',
+          lastTransitionTime: time,
+          observedGeneration: 2,
+        },
+      ],
     });
   });
 
@@ -97,7 +122,10 @@ describe('infrastructure machine', () => {
   it('reads the v1beta1 contract, with the deprecated spec.failureDomain, dropping malformed addresses', () => {
     const obj = {
       spec: { providerID: 'docker:////demo-md-0-abcde', failureDomain: 'fd-b' },
-      status: { ready: true, addresses: [...addresses, { type: 'Bogus', address: 'x' }, { type: 'InternalIP' }] },
+      status: {
+        ready: true,
+        addresses: [...addresses, { type: 'Bogus', address: 'x' }, { type: 'InternalIP' }],
+      },
     };
     expect(readInfrastructureMachine(obj, 'v1beta1')).toEqual({
       provisioned: true,
@@ -111,19 +139,33 @@ describe('infrastructure machine', () => {
   });
 
   it('has no providerID before the provider set one', () => {
-    expect(readInfrastructureMachine({ spec: { providerID: '' } })).toEqual({ provisioned: false, addresses: [], conditions: [] });
+    expect(readInfrastructureMachine({ spec: { providerID: '' } })).toEqual({
+      provisioned: false,
+      addresses: [],
+      conditions: [],
+    });
   });
 });
 
 describe('bootstrap config', () => {
   it('reads the v1beta2 contract', () => {
-    const obj = { status: { initialization: { dataSecretCreated: true }, dataSecretName: 'demo-md-0-abcde' } };
-    expect(readBootstrapConfig(obj, 'v1beta2')).toEqual({ dataSecretCreated: true, dataSecretName: 'demo-md-0-abcde', conditions: [] });
+    const obj = {
+      status: { initialization: { dataSecretCreated: true }, dataSecretName: 'demo-md-0-abcde' },
+    };
+    expect(readBootstrapConfig(obj, 'v1beta2')).toEqual({
+      dataSecretCreated: true,
+      dataSecretName: 'demo-md-0-abcde',
+      conditions: [],
+    });
   });
 
   it('reads the v1beta1 contract and falls back to it', () => {
     const obj = { status: { ready: true, dataSecretName: 'demo-md-0-abcde' } };
-    expect(readBootstrapConfig(obj, 'v1beta1')).toEqual({ dataSecretCreated: true, dataSecretName: 'demo-md-0-abcde', conditions: [] });
+    expect(readBootstrapConfig(obj, 'v1beta1')).toEqual({
+      dataSecretCreated: true,
+      dataSecretName: 'demo-md-0-abcde',
+      conditions: [],
+    });
     expect(readBootstrapConfig(obj).dataSecretCreated).toBe(true);
     expect(readBootstrapConfig(obj, 'v1beta2').dataSecretCreated).toBe(false);
   });
@@ -146,7 +188,9 @@ describe('control plane', () => {
         { version: 'v1.31.0', replicas: 1 },
         { version: 'v1.30.0', replicas: 2 },
       ],
-      conditions: [{ type: 'Available', status: 'True', reason: 'Available', message: '', lastTransitionTime: time }],
+      conditions: [
+        { type: 'Available', status: 'True', reason: 'Available', message: '', lastTransitionTime: time },
+      ],
     },
   };
   const v1beta1 = {
@@ -180,18 +224,40 @@ describe('control plane', () => {
         { version: 'v1.31.0', replicas: 1 },
         { version: 'v1.30.0', replicas: 2 },
       ],
-      conditions: [{ type: 'Available', status: 'True', reason: 'Available', message: '', lastTransitionTime: time }],
+      conditions: [
+        { type: 'Available', status: 'True', reason: 'Available', message: '', lastTransitionTime: time },
+      ],
     });
   });
 
   it('reads the v1beta1 contract: updatedReplicas, and availability from unavailableReplicas', () => {
-    expect(readControlPlane(v1beta1, 'v1beta1')).toMatchObject({ initialized: true, availableReplicas: 2, upToDateReplicas: 1, readyReplicas: 3 });
-    expect(readControlPlane(v1beta1)).toMatchObject({ initialized: true, availableReplicas: 2, upToDateReplicas: 1 });
-    expect(readControlPlane(v1beta1, 'v1beta2')).toMatchObject({ initialized: false, availableReplicas: undefined, upToDateReplicas: undefined });
+    expect(readControlPlane(v1beta1, 'v1beta1')).toMatchObject({
+      initialized: true,
+      availableReplicas: 2,
+      upToDateReplicas: 1,
+      readyReplicas: 3,
+    });
+    expect(readControlPlane(v1beta1)).toMatchObject({
+      initialized: true,
+      availableReplicas: 2,
+      upToDateReplicas: 1,
+    });
+    expect(readControlPlane(v1beta1, 'v1beta2')).toMatchObject({
+      initialized: false,
+      availableReplicas: undefined,
+      upToDateReplicas: undefined,
+    });
   });
 
   it('treats a missing unavailableReplicas as 0 and reads an endpoint the control plane provides', () => {
-    const moved = { spec: { replicas: 1, controlPlaneEndpoint: { host: 'cp.example.com', port: 443 } }, status: { ready: true } };
-    expect(readControlPlane(moved, 'v1beta1')).toMatchObject({ initialized: true, availableReplicas: 1, controlPlaneEndpoint: { host: 'cp.example.com', port: 443 } });
+    const moved = {
+      spec: { replicas: 1, controlPlaneEndpoint: { host: 'cp.example.com', port: 443 } },
+      status: { ready: true },
+    };
+    expect(readControlPlane(moved, 'v1beta1')).toMatchObject({
+      initialized: true,
+      availableReplicas: 1,
+      controlPlaneEndpoint: { host: 'cp.example.com', port: 443 },
+    });
   });
 });

@@ -1,5 +1,10 @@
 import type { ReportedCondition } from '../conditions/conditions.js';
-import { MACHINE_ADDRESS_TYPES, type APIEndpoint, type FailureDomain, type MachineAddress } from '../types/common.js';
+import {
+  MACHINE_ADDRESS_TYPES,
+  type APIEndpoint,
+  type FailureDomain,
+  type MachineAddress,
+} from '../types/common.js';
 import type { ContractVersion } from './contract-version.js';
 import { arrayAt, integerAt, isRecord, recordAt, stringAt } from './unstructured.js';
 
@@ -10,7 +15,8 @@ import { arrayAt, integerAt, isRecord, recordAt, stringAt } from './unstructured
  * reports metav1 conditions keeps them under `status.v1beta2.conditions`; those win over its v1beta1 ones.
  */
 export function readConditions(obj: unknown, contract?: ContractVersion): ReportedCondition[] {
-  const v1beta2Shaped = contract === 'v1beta2' ? undefined : arrayAt(obj, ['status', 'v1beta2', 'conditions']);
+  const v1beta2Shaped =
+    contract === 'v1beta2' ? undefined : arrayAt(obj, ['status', 'v1beta2', 'conditions']);
   const raw = v1beta2Shaped ?? arrayAt(obj, ['status', 'conditions']) ?? [];
   const conditions: ReportedCondition[] = [];
   for (const item of raw) {
@@ -20,8 +26,12 @@ export function readConditions(obj: unknown, contract?: ContractVersion): Report
       status: item['status'],
       ...(typeof item['reason'] === 'string' ? { reason: item['reason'] } : {}),
       ...(typeof item['message'] === 'string' ? { message: item['message'] } : {}),
-      ...(typeof item['lastTransitionTime'] === 'string' ? { lastTransitionTime: item['lastTransitionTime'] } : {}),
-      ...(Number.isInteger(item['observedGeneration']) ? { observedGeneration: item['observedGeneration'] as number } : {}),
+      ...(typeof item['lastTransitionTime'] === 'string'
+        ? { lastTransitionTime: item['lastTransitionTime'] }
+        : {}),
+      ...(Number.isInteger(item['observedGeneration'])
+        ? { observedGeneration: item['observedGeneration'] as number }
+        : {}),
     });
   }
   return conditions;
@@ -36,7 +46,9 @@ export function readEndpoint(obj: unknown): APIEndpoint | undefined {
 
 function stringMap(value: unknown): Record<string, string> | undefined {
   if (!isRecord(value)) return undefined;
-  return Object.fromEntries(Object.entries(value).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+  return Object.fromEntries(
+    Object.entries(value).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+  );
 }
 
 function failureDomain(name: string, value: Record<string, unknown>): FailureDomain {
@@ -54,7 +66,11 @@ function failureDomain(name: string, value: Record<string, unknown>): FailureDom
  */
 export function readFailureDomains(obj: unknown, contract?: ContractVersion): FailureDomain[] | undefined {
   const list = contract === 'v1beta1' ? undefined : arrayAt(obj, ['status', 'failureDomains']);
-  if (list) return list.filter(isRecord).filter((fd) => typeof fd['name'] === 'string').map((fd) => failureDomain(fd['name'] as string, fd));
+  if (list)
+    return list
+      .filter(isRecord)
+      .filter((fd) => typeof fd['name'] === 'string')
+      .map((fd) => failureDomain(fd['name'] as string, fd));
   const map = contract === 'v1beta2' ? undefined : recordAt(obj, ['status', 'failureDomains']);
   if (!map) return undefined;
   return Object.keys(map)
@@ -69,6 +85,11 @@ const ADDRESS_TYPES: readonly string[] = MACHINE_ADDRESS_TYPES;
 export function readAddresses(obj: unknown): MachineAddress[] {
   return (arrayAt(obj, ['status', 'addresses']) ?? [])
     .filter(isRecord)
-    .filter((a) => typeof a['address'] === 'string' && a['address'] !== '' && ADDRESS_TYPES.includes(a['type'] as string))
+    .filter(
+      (a) =>
+        typeof a['address'] === 'string' &&
+        a['address'] !== '' &&
+        ADDRESS_TYPES.includes(a['type'] as string),
+    )
     .map((a) => ({ type: a['type'] as MachineAddress['type'], address: a['address'] as string }));
 }

@@ -10,15 +10,31 @@ export interface CustomResourceDefinition {
   metadata: { name: string; labels: Record<string, string> };
   spec: {
     group: string;
-    names: { kind: string; listKind: string; plural: string; singular: string; shortNames: string[]; categories: string[] };
+    names: {
+      kind: string;
+      listKind: string;
+      plural: string;
+      singular: string;
+      shortNames: string[];
+      categories: string[];
+    };
     scope: 'Namespaced' | 'Cluster';
     versions: {
       name: string;
       served: boolean;
       storage: boolean;
-      additionalPrinterColumns: { name: string; type: string; jsonPath: string; description: string; priority?: number }[];
+      additionalPrinterColumns: {
+        name: string;
+        type: string;
+        jsonPath: string;
+        description: string;
+        priority?: number;
+      }[];
       schema: { openAPIV3Schema: JsonSchema };
-      subresources: { status: Record<string, never>; scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath: string } };
+      subresources: {
+        status: Record<string, never>;
+        scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath: string };
+      };
     }[];
   };
 }
@@ -30,7 +46,8 @@ const ROOT_PROPERTIES: Record<string, JsonSchema> = {
     type: 'string',
   },
   kind: {
-    description: 'Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. In CamelCase.',
+    description:
+      'Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. In CamelCase.',
     type: 'string',
   },
   metadata: { type: 'object' },
@@ -66,7 +83,13 @@ export function buildCrd(root: SchemaClass): CustomResourceDefinition {
           subresources: {
             status: {},
             ...(options.scale
-              ? { scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' } }
+              ? {
+                  scale: {
+                    specReplicasPath: '.spec.replicas',
+                    statusReplicasPath: '.status.replicas',
+                    labelSelectorPath: '.status.selector',
+                  },
+                }
               : {}),
           },
         },

@@ -42,12 +42,16 @@ async function installCrd(kc: KubeConfig, crd: V1CustomResourceDefinition): Prom
   } catch (error) {
     if (!(error instanceof ApiException) || error.code !== 409) throw error;
     const current = await api.readCustomResourceDefinition({ name });
-    await api.replaceCustomResourceDefinition({ name, body: { ...crd, metadata: { ...crd.metadata, resourceVersion: current.metadata!.resourceVersion } } });
+    await api.replaceCustomResourceDefinition({
+      name,
+      body: { ...crd, metadata: { ...crd.metadata, resourceVersion: current.metadata!.resourceVersion } },
+    });
   }
   for (let attempt = 0; ; attempt++) {
     const current = await api.readCustomResourceDefinition({ name });
     if (current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) return;
-    if (attempt > 600) throw new Error(`CRD ${name} was not established: ${JSON.stringify(current.status?.conditions)}`);
+    if (attempt > 600)
+      throw new Error(`CRD ${name} was not established: ${JSON.stringify(current.status?.conditions)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -62,7 +66,10 @@ function coordinates(obj: ExampleObject) {
 /** Each test gets fresh names, so tests never collide on an object another one created. */
 function fresh(obj: ExampleObject): ExampleObject {
   counter++;
-  return { ...obj, metadata: { ...obj.metadata, name: `${obj.metadata.name}-${counter}`, namespace: ns.name } };
+  return {
+    ...obj,
+    metadata: { ...obj.metadata, name: `${obj.metadata.name}-${counter}`, namespace: ns.name },
+  };
 }
 
 async function create(obj: ExampleObject): Promise<ExampleObject> {
@@ -82,7 +89,10 @@ async function refusal(request: Promise<unknown>): Promise<string> {
     await request;
   } catch (error) {
     if (error instanceof ApiException && (error.code === 422 || error.code === 400)) {
-      const body = typeof error.body === 'string' ? (JSON.parse(error.body) as { message?: string }) : (error.body as { message?: string });
+      const body =
+        typeof error.body === 'string'
+          ? (JSON.parse(error.body) as { message?: string })
+          : (error.body as { message?: string });
       return body.message ?? String(error.body);
     }
     throw error;
@@ -130,14 +140,18 @@ describe('generated CRDs on a real API server', () => {
 
   it('applies the structural defaults upstream applies in webhooks', async () => {
     const md = await create(fresh(machineDeployment()));
-    expect(md.spec?.['rollout']).toEqual({ strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } } });
+    expect(md.spec?.['rollout']).toEqual({
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
+    });
     const mhc = await create(fresh(machineHealthCheck()));
     expect((mhc.spec?.['checks'] as Record<string, unknown>)['nodeStartupTimeoutSeconds']).toBe(600);
     const sim = await create(fresh(simCluster()));
     expect(sim.spec?.['mode']).toBe('dedicated');
     const kcp = await create(fresh(withSpec(k3sControlPlane(), (s) => delete s['replicas'])));
     expect(kcp.spec?.['replicas']).toBe(1);
-    expect(kcp.spec?.['rollout']).toEqual({ strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1 } } });
+    expect(kcp.spec?.['rollout']).toEqual({
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1 } },
+    });
   });
 
   it('refuses objects missing required fields, naming the field', async () => {
@@ -148,76 +162,146 @@ describe('generated CRDs on a real API server', () => {
   });
 
   it('refuses values outside an enum, naming the field', async () => {
-    const badStrategy = withSpec(machineDeployment(), (s) => (s['rollout'] = { strategy: { type: 'Recreate' } }));
-    expect(await refusal(create(fresh(badStrategy)))).toMatch(/spec\.rollout\.strategy\.type: Unsupported value: "Recreate"/);
+    const badStrategy = withSpec(
+      machineDeployment(),
+      (s) => (s['rollout'] = { strategy: { type: 'Recreate' } }),
+    );
+    expect(await refusal(create(fresh(badStrategy)))).toMatch(
+      /spec\.rollout\.strategy\.type: Unsupported value: "Recreate"/,
+    );
     const badMode = withSpec(simCluster(), (s) => (s['mode'] = 'huge'));
     expect(await refusal(create(fresh(badMode)))).toMatch(/spec\.mode: Unsupported value: "huge"/);
   });
 
   it('refuses a Machine whose bootstrap has neither configRef nor dataSecretName', async () => {
     const bare = withSpec(machine(), (s) => (s['bootstrap'] = {}));
-    expect(await refusal(create(fresh(bare)))).toMatch(/spec\.bootstrap: Invalid value: "object": bootstrap needs configRef or dataSecretName/);
+    expect(await refusal(create(fresh(bare)))).toMatch(
+      /spec\.bootstrap: Invalid value: "object": bootstrap needs configRef or dataSecretName/,
+    );
     const withSecret = withSpec(machine(), (s) => (s['bootstrap'] = { dataSecretName: 'prebaked' }));
     await create(fresh(withSecret));
   });
 
   it('refuses a rolling update with maxSurge and maxUnavailable both 0', async () => {
-    const stuck = withSpec(machineDeployment(), (s) => (s['rollout'] = { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0 } } }));
-    expect(await refusal(create(fresh(stuck)))).toMatch(/spec\.rollout\.strategy\.rollingUpdate: Invalid value: "object": maxSurge and maxUnavailable cannot both be 0/);
-    const percent = withSpec(machineDeployment(), (s) => (s['rollout'] = { strategy: { rollingUpdate: { maxSurge: '0%', maxUnavailable: '25%' } } }));
+    const stuck = withSpec(
+      machineDeployment(),
+      (s) => (s['rollout'] = { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0 } } }),
+    );
+    expect(await refusal(create(fresh(stuck)))).toMatch(
+      /spec\.rollout\.strategy\.rollingUpdate: Invalid value: "object": maxSurge and maxUnavailable cannot both be 0/,
+    );
+    const percent = withSpec(
+      machineDeployment(),
+      (s) => (s['rollout'] = { strategy: { rollingUpdate: { maxSurge: '0%', maxUnavailable: '25%' } } }),
+    );
     await create(fresh(percent));
-    const garbage = withSpec(machineDeployment(), (s) => (s['rollout'] = { strategy: { rollingUpdate: { maxSurge: 'lots' } } }));
-    expect(await refusal(create(fresh(garbage)))).toMatch(/spec\.rollout\.strategy\.rollingUpdate\.maxSurge: Invalid value: .*maxSurge must be a non-negative integer or a percentage/);
+    const garbage = withSpec(
+      machineDeployment(),
+      (s) => (s['rollout'] = { strategy: { rollingUpdate: { maxSurge: 'lots' } } }),
+    );
+    expect(await refusal(create(fresh(garbage)))).toMatch(
+      /spec\.rollout\.strategy\.rollingUpdate\.maxSurge: Invalid value: .*maxSurge must be a non-negative integer or a percentage/,
+    );
   });
 
   it('refuses MachineHealthCheck triggerIf with both limits, and too short timeouts', async () => {
-    const both = withSpec(machineHealthCheck(), (s) => (s['remediation'] = { triggerIf: { unhealthyLessThanOrEqualTo: 2, unhealthyInRange: '[1-3]' } }));
-    expect(await refusal(create(fresh(both)))).toMatch(/spec\.remediation\.triggerIf: Invalid value: "object": triggerIf\.unhealthyLessThanOrEqualTo and triggerIf\.unhealthyInRange are mutually exclusive/);
-    const short = withSpec(machineHealthCheck(), (s) => ((s['checks'] as Record<string, unknown>)['nodeStartupTimeoutSeconds'] = 10));
-    expect(await refusal(create(fresh(short)))).toMatch(/spec\.checks\.nodeStartupTimeoutSeconds: Invalid value: .*nodeStartupTimeoutSeconds must be 0 or at least 30 seconds/);
-    const range = withSpec(machineHealthCheck(), (s) => (s['remediation'] = { triggerIf: { unhealthyInRange: '3-5' } }));
-    expect(await refusal(create(fresh(range)))).toMatch(/spec\.remediation\.triggerIf\.unhealthyInRange: Invalid value: "3-5"/);
+    const both = withSpec(
+      machineHealthCheck(),
+      (s) => (s['remediation'] = { triggerIf: { unhealthyLessThanOrEqualTo: 2, unhealthyInRange: '[1-3]' } }),
+    );
+    expect(await refusal(create(fresh(both)))).toMatch(
+      /spec\.remediation\.triggerIf: Invalid value: "object": triggerIf\.unhealthyLessThanOrEqualTo and triggerIf\.unhealthyInRange are mutually exclusive/,
+    );
+    const short = withSpec(
+      machineHealthCheck(),
+      (s) => ((s['checks'] as Record<string, unknown>)['nodeStartupTimeoutSeconds'] = 10),
+    );
+    expect(await refusal(create(fresh(short)))).toMatch(
+      /spec\.checks\.nodeStartupTimeoutSeconds: Invalid value: .*nodeStartupTimeoutSeconds must be 0 or at least 30 seconds/,
+    );
+    const range = withSpec(
+      machineHealthCheck(),
+      (s) => (s['remediation'] = { triggerIf: { unhealthyInRange: '3-5' } }),
+    );
+    expect(await refusal(create(fresh(range)))).toMatch(
+      /spec\.remediation\.triggerIf\.unhealthyInRange: Invalid value: "3-5"/,
+    );
   });
 
   it('refuses changes to immutable fields, naming the field', async () => {
     const m = await create(fresh(machine()));
-    expect(await refusal(mergePatch(m, { spec: { clusterName: 'other' } }))).toMatch(/spec\.clusterName: Invalid value: .*spec\.clusterName is immutable/);
+    expect(await refusal(mergePatch(m, { spec: { clusterName: 'other' } }))).toMatch(
+      /spec\.clusterName: Invalid value: .*spec\.clusterName is immutable/,
+    );
     await mergePatch(m, { spec: { providerID: 'sim://ns/one' } });
-    expect(await refusal(mergePatch(m, { spec: { providerID: 'sim://ns/two' } }))).toMatch(/spec\.providerID: .*spec\.providerID cannot be changed or removed once set/);
-    expect(await refusal(mergePatch(m, { spec: { providerID: null } }))).toMatch(/spec\.providerID cannot be changed or removed once set/);
+    expect(await refusal(mergePatch(m, { spec: { providerID: 'sim://ns/two' } }))).toMatch(
+      /spec\.providerID: .*spec\.providerID cannot be changed or removed once set/,
+    );
+    expect(await refusal(mergePatch(m, { spec: { providerID: null } }))).toMatch(
+      /spec\.providerID cannot be changed or removed once set/,
+    );
 
     const c = await create(fresh(cluster()));
-    const swapped = { spec: { infrastructureRef: { apiGroup: 'infrastructure.example.com', kind: 'OtherCluster', name: 'demo' } } };
-    expect(await refusal(mergePatch(c, swapped))).toMatch(/spec\.infrastructureRef: .*spec\.infrastructureRef apiGroup and kind cannot be changed or removed once set/);
+    const swapped = {
+      spec: {
+        infrastructureRef: { apiGroup: 'infrastructure.example.com', kind: 'OtherCluster', name: 'demo' },
+      },
+    };
+    expect(await refusal(mergePatch(c, swapped))).toMatch(
+      /spec\.infrastructureRef: .*spec\.infrastructureRef apiGroup and kind cannot be changed or removed once set/,
+    );
     await mergePatch(c, { spec: { infrastructureRef: { name: 'renamed' } } });
 
     const sim = await create(fresh(simCluster()));
-    expect(await refusal(mergePatch(sim, { spec: { mode: 'shared' } }))).toMatch(/spec\.mode: Invalid value: .*spec\.mode is immutable/);
+    expect(await refusal(mergePatch(sim, { spec: { mode: 'shared' } }))).toMatch(
+      /spec\.mode: Invalid value: .*spec\.mode is immutable/,
+    );
 
     const template = await create(fresh(simMachineTemplate()));
-    expect(await refusal(mergePatch(template, { spec: { template: { spec: { provisioningDelaySeconds: 9 } } } }))).toMatch(
-      /spec\.template\.spec: .*spec\.template\.spec is immutable/,
-    );
+    expect(
+      await refusal(mergePatch(template, { spec: { template: { spec: { provisioningDelaySeconds: 9 } } } })),
+    ).toMatch(/spec\.template\.spec: .*spec\.template\.spec is immutable/);
 
     const simMa = await create(fresh(simMachine()));
     await mergePatch(simMa, { spec: { providerID: 'sim://a/b' } });
-    expect(await refusal(mergePatch(simMa, { spec: { providerID: 'sim://a/c' } }))).toMatch(/spec\.providerID cannot be changed or removed once set/);
+    expect(await refusal(mergePatch(simMa, { spec: { providerID: 'sim://a/c' } }))).toMatch(
+      /spec\.providerID cannot be changed or removed once set/,
+    );
   });
 
   it('refuses MachineSets whose selector does not match the template labels or cluster', async () => {
     const mismatch = withSpec(machineSet(), (s) => (s['selector'] = { matchLabels: { pool: 'other' } }));
-    expect(await refusal(create(fresh(mismatch)))).toMatch(/spec\.selector: .*spec\.selector\.matchLabels must match spec\.template\.metadata\.labels/);
-    const otherCluster = withSpec(machineDeployment(), (s) => ((s['template'] as { spec: Record<string, unknown> }).spec['clusterName'] = 'other'));
-    expect(await refusal(create(fresh(otherCluster)))).toMatch(/spec\.template\.spec\.clusterName: .*must equal spec\.clusterName/);
+    expect(await refusal(create(fresh(mismatch)))).toMatch(
+      /spec\.selector: .*spec\.selector\.matchLabels must match spec\.template\.metadata\.labels/,
+    );
+    const otherCluster = withSpec(
+      machineDeployment(),
+      (s) => ((s['template'] as { spec: Record<string, unknown> }).spec['clusterName'] = 'other'),
+    );
+    expect(await refusal(create(fresh(otherCluster)))).toMatch(
+      /spec\.template\.spec\.clusterName: .*must equal spec\.clusterName/,
+    );
   });
 
   it('refuses malformed K3s configuration, naming the field', async () => {
-    const both = withSpec(k3sConfig(), (s) => (s['files'] = [{ path: '/x', content: 'a', contentFrom: { secret: { name: 's', key: 'k' } } }]));
-    expect(await refusal(create(fresh(both)))).toMatch(/spec\.files\[0\]: Invalid value: "object": a file takes content or contentFrom, not both/);
+    const both = withSpec(
+      k3sConfig(),
+      (s) => (s['files'] = [{ path: '/x', content: 'a', contentFrom: { secret: { name: 's', key: 'k' } } }]),
+    );
+    expect(await refusal(create(fresh(both)))).toMatch(
+      /spec\.files\[0\]: Invalid value: "object": a file takes content or contentFrom, not both/,
+    );
     const label = withSpec(k3sConfig(), (s) => (s['agentConfig'] = { nodeLabels: ['no-equals-sign'] }));
-    expect(await refusal(create(fresh(label)))).toMatch(/spec\.agentConfig\.nodeLabels\[0\]: Invalid value: "no-equals-sign"/);
-    const surge = withSpec(k3sControlPlane(), (s) => (s['rollout'] = { strategy: { rollingUpdate: { maxSurge: 2 } } }));
-    expect(await refusal(create(fresh(surge)))).toMatch(/spec\.rollout\.strategy\.rollingUpdate\.maxSurge: Invalid value: .*maxSurge must be 0 or 1/);
+    expect(await refusal(create(fresh(label)))).toMatch(
+      /spec\.agentConfig\.nodeLabels\[0\]: Invalid value: "no-equals-sign"/,
+    );
+    const surge = withSpec(
+      k3sControlPlane(),
+      (s) => (s['rollout'] = { strategy: { rollingUpdate: { maxSurge: 2 } } }),
+    );
+    expect(await refusal(create(fresh(surge)))).toMatch(
+      /spec\.rollout\.strategy\.rollingUpdate\.maxSurge: Invalid value: .*maxSurge must be 0 or 1/,
+    );
   });
 
   it.each([
@@ -231,9 +315,15 @@ describe('generated CRDs on a real API server', () => {
       { ...where, body: { status: { replicas: 2, selector: 'cluster.x-k8s.io/cluster-name=demo' } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
-    const scale = (await objects.getNamespacedCustomObjectScale(where)) as { spec: { replicas: number }; status: { replicas: number; selector: string } };
+    const scale = (await objects.getNamespacedCustomObjectScale(where)) as {
+      spec: { replicas: number };
+      status: { replicas: number; selector: string };
+    };
     expect(scale.status).toEqual({ replicas: 2, selector: 'cluster.x-k8s.io/cluster-name=demo' });
-    await objects.patchNamespacedCustomObjectScale({ ...where, body: { spec: { replicas: 5 } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await objects.patchNamespacedCustomObjectScale(
+      { ...where, body: { spec: { replicas: 5 } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
     const after = (await objects.getNamespacedCustomObject(where)) as ExampleObject;
     expect(after.spec?.['replicas']).toBe(5);
   });

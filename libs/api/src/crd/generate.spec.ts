@@ -14,20 +14,31 @@ describe('checked-in CRDs', () => {
   const generated = generateCrds();
 
   it('match what the classes generate', () => {
-    const stale = Object.entries(generated).filter(([name, content]) => !existsSync(join(dir, name)) || readFileSync(join(dir, name), 'utf8') !== content);
+    const stale = Object.entries(generated).filter(
+      ([name, content]) => !existsSync(join(dir, name)) || readFileSync(join(dir, name), 'utf8') !== content,
+    );
     if (stale.length > 0) {
-      throw new Error(`deploy/crds is out of date with libs/api/src/types (${stale.map(([name]) => name).join(', ')}): run ${REGENERATE_COMMAND}`);
+      throw new Error(
+        `deploy/crds is out of date with libs/api/src/types (${stale.map(([name]) => name).join(', ')}): run ${REGENERATE_COMMAND}`,
+      );
     }
   });
 
   it('contain no manifest the generator no longer produces', () => {
     const extra = readdirSync(dir).filter((name) => name.endsWith('.yaml') && !(name in generated));
-    if (extra.length > 0) throw new Error(`deploy/crds has files no class generates (${extra.join(', ')}): run ${REGENERATE_COMMAND}`);
+    if (extra.length > 0)
+      throw new Error(
+        `deploy/crds has files no class generates (${extra.join(', ')}): run ${REGENERATE_COMMAND}`,
+      );
   });
 
   it('list every CRD in the kustomization', () => {
     const kustomization = parse(generated['kustomization.yaml']!) as { resources: string[] };
-    expect(kustomization.resources).toEqual(Object.keys(generated).filter((n) => n !== 'kustomization.yaml').sort());
+    expect(kustomization.resources).toEqual(
+      Object.keys(generated)
+        .filter((n) => n !== 'kustomization.yaml')
+        .sort(),
+    );
   });
 });
 
@@ -37,9 +48,11 @@ function structuralProblems(node: JsonSchema, path: string): string[] {
   if ('$ref' in node) problems.push(`${path}: $ref`);
   if (!node.type && !node['x-kubernetes-int-or-string']) problems.push(`${path}: no type`);
   for (const branch of node.anyOf ?? []) {
-    if (branch.description || branch.properties) problems.push(`${path}: anyOf branch with description or properties`);
+    if (branch.description || branch.properties)
+      problems.push(`${path}: anyOf branch with description or properties`);
   }
-  if (node['x-kubernetes-preserve-unknown-fields'] && path !== '.metadata') problems.push(`${path}: preserves unknown fields`);
+  if (node['x-kubernetes-preserve-unknown-fields'] && path !== '.metadata')
+    problems.push(`${path}: preserves unknown fields`);
   for (const [name, child] of Object.entries(node.properties ?? {})) {
     const childPath = `${path}.${name}`;
     if (!child.description && childPath !== '.metadata') problems.push(`${childPath}: no description`);
@@ -56,7 +69,9 @@ describe('generated CRDs', () => {
 
   it('have structural, fully described schemas', () => {
     const problems = crds.flatMap((crd) =>
-      structuralProblems(crd.spec.versions[0]!.schema.openAPIV3Schema, '').map((p) => `${crd.spec.names.kind}${p}`),
+      structuralProblems(crd.spec.versions[0]!.schema.openAPIV3Schema, '').map(
+        (p) => `${crd.spec.names.kind}${p}`,
+      ),
     );
     expect(problems).toEqual([]);
   });
@@ -91,7 +106,10 @@ describe('generated CRDs', () => {
     expect(conditions['x-kubernetes-list-type']).toBe('map');
     expect(conditions['x-kubernetes-list-map-keys']).toEqual(['type']);
     expect(conditions.items!.required).toEqual(['lastTransitionTime', 'message', 'reason', 'status', 'type']);
-    expect(conditions.items!.properties!['lastTransitionTime']).toMatchObject({ type: 'string', format: 'date-time' });
+    expect(conditions.items!.properties!['lastTransitionTime']).toMatchObject({
+      type: 'string',
+      format: 'date-time',
+    });
     expect(conditions.items!.properties!['status']!.enum).toEqual(['True', 'False', 'Unknown']);
   });
 
@@ -147,7 +165,13 @@ describe('schema builder', () => {
       type: 'object',
       description: 'the inner object',
       required: ['value'],
-      properties: { value: { description: 'a value', 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] } },
+      properties: {
+        value: {
+          description: 'a value',
+          'x-kubernetes-int-or-string': true,
+          anyOf: [{ type: 'integer' }, { type: 'string' }],
+        },
+      },
     });
   });
 });

@@ -42,7 +42,8 @@ export function generateCrds(): Record<string, string> {
 export function writeCrds(dir: string): string[] {
   mkdirSync(dir, { recursive: true });
   const files = generateCrds();
-  for (const stale of readdirSync(dir).filter((name) => name.endsWith('.yaml') && !(name in files))) rmSync(join(dir, stale));
+  for (const stale of readdirSync(dir).filter((name) => name.endsWith('.yaml') && !(name in files)))
+    rmSync(join(dir, stale));
   for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content);
   return Object.keys(files);
 }
@@ -52,7 +53,8 @@ export function defaultCrdDirectory(): string {
   return fileURLToPath(new URL('../../../../deploy/crds/', import.meta.url));
 }
 
-const invokedAsScript = process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href;
+const invokedAsScript =
+  process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href;
 if (invokedAsScript) {
   const dir = process.argv[2] ? resolve(process.argv[2]) : defaultCrdDirectory();
   const written = writeCrds(dir);

@@ -1,6 +1,13 @@
 import { getMetadataStorage } from 'class-validator';
 import { type PropertySchema, type SchemaClass, classSchemaOf } from '../schema/metadata.js';
-import { IS_FREE_FORM_OBJECT, IS_INT32, IS_INT64, IS_INT_OR_STRING, IS_STRING_MAP, type StringMapLimits } from '../schema/validators.js';
+import {
+  IS_FREE_FORM_OBJECT,
+  IS_INT32,
+  IS_INT64,
+  IS_INT_OR_STRING,
+  IS_STRING_MAP,
+  type StringMapLimits,
+} from '../schema/validators.js';
 import type { JsonSchema } from './json-schema.js';
 
 /** A class the generator cannot turn into a structural schema; names the class and property. */
@@ -16,10 +23,19 @@ export class SchemaDefinitionError extends Error {
 }
 
 /** One check class-validator recorded for a property (its ValidationMetadata, which the package does not export). */
-type ValidationMetadata = ReturnType<ReturnType<typeof getMetadataStorage>['getTargetValidationMetadatas']>[number];
+type ValidationMetadata = ReturnType<
+  ReturnType<typeof getMetadataStorage>['getTargetValidationMetadatas']
+>[number];
 
 // class-validator checks that only matter for arrays or for validation, not for a value's schema.
-const NOT_VALUE_SCHEMA = new Set(['isOptional', 'isDefined', 'isArray', 'arrayMinSize', 'arrayMaxSize', 'arrayUnique']);
+const NOT_VALUE_SCHEMA = new Set([
+  'isOptional',
+  'isDefined',
+  'isArray',
+  'arrayMinSize',
+  'arrayMaxSize',
+  'arrayUnique',
+]);
 
 /** Names of class-validator's built-in checks the generator maps; anything else is an error, never silently dropped. */
 const VALUE_CHECKS = new Set([
@@ -65,12 +81,19 @@ function patternOf(constraint: unknown): string {
 }
 
 /** The schema of one value (a scalar, a map, or a nested object) from the checks that apply to it. */
-function valueSchema(cls: SchemaClass, property: string, checks: ValidationMetadata[], nested: SchemaClass | undefined, stack: SchemaClass[]): JsonSchema {
+function valueSchema(
+  cls: SchemaClass,
+  property: string,
+  checks: ValidationMetadata[],
+  nested: SchemaClass | undefined,
+  stack: SchemaClass[],
+): JsonSchema {
   const node: JsonSchema = nested ? objectSchema(nested, stack) : {};
   for (const meta of checks) {
     const name = checkName(meta);
     if (meta.type === 'nestedValidation' || NOT_VALUE_SCHEMA.has(name)) continue;
-    if (!VALUE_CHECKS.has(name)) throw new SchemaDefinitionError(cls.name, property, `no CRD schema mapping for validator ${name}`);
+    if (!VALUE_CHECKS.has(name))
+      throw new SchemaDefinitionError(cls.name, property, `no CRD schema mapping for validator ${name}`);
     const [first, second] = (meta.constraints ?? []) as unknown[];
     switch (name) {
       case 'isString':
@@ -131,7 +154,10 @@ function valueSchema(cls: SchemaClass, property: string, checks: ValidationMetad
       case IS_STRING_MAP: {
         const limits = (first ?? {}) as StringMapLimits;
         node.type = 'object';
-        node.additionalProperties = limits.valueMaxLength === undefined ? { type: 'string' } : { type: 'string', maxLength: limits.valueMaxLength };
+        node.additionalProperties =
+          limits.valueMaxLength === undefined
+            ? { type: 'string' }
+            : { type: 'string', maxLength: limits.valueMaxLength };
         if (limits.maxProperties !== undefined) node.maxProperties = limits.maxProperties;
         break;
       }
@@ -142,18 +168,35 @@ function valueSchema(cls: SchemaClass, property: string, checks: ValidationMetad
     }
   }
   if (!node.type && !node['x-kubernetes-int-or-string']) {
-    throw new SchemaDefinitionError(cls.name, property, 'no type: add a type check (IsString, IsInt32, Nested, ...)');
+    throw new SchemaDefinitionError(
+      cls.name,
+      property,
+      'no type: add a type check (IsString, IsInt32, Nested, ...)',
+    );
   }
   return node;
 }
 
-function propertySchema(cls: SchemaClass, property: string, checks: ValidationMetadata[], declared: PropertySchema | undefined, stack: SchemaClass[]): JsonSchema {
-  if (!declared?.description) throw new SchemaDefinitionError(cls.name, property, 'missing @Description (kubectl explain shows it)');
+function propertySchema(
+  cls: SchemaClass,
+  property: string,
+  checks: ValidationMetadata[],
+  declared: PropertySchema | undefined,
+  stack: SchemaClass[],
+): JsonSchema {
+  if (!declared?.description)
+    throw new SchemaDefinitionError(cls.name, property, 'missing @Description (kubectl explain shows it)');
   const nested = declared.nested?.();
   const isArray = checks.some((m) => checkName(m) === 'isArray');
   let node: JsonSchema;
   if (isArray) {
-    const items = valueSchema(cls, property, checks.filter((m) => m.each || m.type === 'nestedValidation'), nested, stack);
+    const items = valueSchema(
+      cls,
+      property,
+      checks.filter((m) => m.each || m.type === 'nestedValidation'),
+      nested,
+      stack,
+    );
     node = { type: 'array', items };
     for (const meta of checks.filter((m) => !m.each)) {
       const [first] = (meta.constraints ?? []) as unknown[];
@@ -164,7 +207,8 @@ function propertySchema(cls: SchemaClass, property: string, checks: ValidationMe
     if (declared.listMapKeys) node['x-kubernetes-list-map-keys'] = declared.listMapKeys;
   } else {
     const eachChecks = checks.filter((m) => m.each);
-    if (eachChecks.length > 0) throw new SchemaDefinitionError(cls.name, property, 'checks with { each: true } need IsArray');
+    if (eachChecks.length > 0)
+      throw new SchemaDefinitionError(cls.name, property, 'checks with { each: true } need IsArray');
     node = valueSchema(cls, property, checks, nested, stack);
   }
   node.description = declared.description;
@@ -179,8 +223,17 @@ function propertySchema(cls: SchemaClass, property: string, checks: ValidationMe
  * The structural schema of an object class: every property typed, described and with its constraints, nested
  * classes inlined (CRDs allow no $ref). `rootProperties` are emitted as given instead of from the class.
  */
-export function objectSchema(cls: SchemaClass, stack: SchemaClass[] = [], rootProperties: Record<string, JsonSchema> = {}): JsonSchema {
-  if (stack.includes(cls)) throw new SchemaDefinitionError(cls.name, undefined, 'recursive type: structural schemas cannot express it');
+export function objectSchema(
+  cls: SchemaClass,
+  stack: SchemaClass[] = [],
+  rootProperties: Record<string, JsonSchema> = {},
+): JsonSchema {
+  if (stack.includes(cls))
+    throw new SchemaDefinitionError(
+      cls.name,
+      undefined,
+      'recursive type: structural schemas cannot express it',
+    );
   const declared = classSchemaOf(cls);
   const checks = validationMetadataOf(cls);
   const names = new Set([...checks.keys(), ...declared.properties.keys()]);
@@ -192,7 +245,10 @@ export function objectSchema(cls: SchemaClass, stack: SchemaClass[] = [], rootPr
       continue;
     }
     const propertyChecks = checks.get(name) ?? [];
-    properties[name] = propertySchema(cls, name, propertyChecks, declared.properties.get(name), [...stack, cls]);
+    properties[name] = propertySchema(cls, name, propertyChecks, declared.properties.get(name), [
+      ...stack,
+      cls,
+    ]);
     if (!propertyChecks.some((m) => checkName(m) === 'isOptional')) required.push(name);
   }
   const node: JsonSchema = { type: 'object', properties };

@@ -4,11 +4,13 @@
 export const CEL_INT_OR_PERCENT = "type(self) == int ? self >= 0 : self.matches('^[0-9]+%$')";
 
 /** On a spec with a providerID: it is fixed once the provider set it. */
-export const PROVIDER_ID_FIXED_RULE = '!has(oldSelf.providerID) || (has(self.providerID) && self.providerID == oldSelf.providerID)';
+export const PROVIDER_ID_FIXED_RULE =
+  '!has(oldSelf.providerID) || (has(self.providerID) && self.providerID == oldSelf.providerID)';
 
 /** On a template kind's spec: templates are replaced, not edited, so rollouts see the change. */
 export const TEMPLATE_SPEC_IMMUTABLE_RULE = 'self.template.spec == oldSelf.template.spec';
-export const TEMPLATE_SPEC_IMMUTABLE_MESSAGE = 'spec.template.spec is immutable: create a new template and reference it instead';
+export const TEMPLATE_SPEC_IMMUTABLE_MESSAGE =
+  'spec.template.spec is immutable: create a new template and reference it instead';
 
 /** On a spec with a clusterName: objects never move between clusters. */
 export const CLUSTER_NAME_IMMUTABLE_RULE = 'self.clusterName == oldSelf.clusterName';

@@ -42,7 +42,11 @@ export function Default(value: unknown): PropertyDecorator {
 }
 
 /** A CEL rule on the property's node, or (on a class) on every node of that class's type. */
-export function Cel(rule: string, message: string, options: Omit<CelRule, 'rule' | 'message'> = {}): PropertyDecorator & ClassDecorator {
+export function Cel(
+  rule: string,
+  message: string,
+  options: Omit<CelRule, 'rule' | 'message'> = {},
+): PropertyDecorator & ClassDecorator {
   const celRule: CelRule = { rule, message, ...options };
   return (target: object, property?: string) => {
     if (property === undefined) ownClassSchema(target as SchemaClass).validations.push(celRule);

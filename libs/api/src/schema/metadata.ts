@@ -76,7 +76,7 @@ export function ownPropertySchema(target: SchemaClass, property: string): Proper
 /** The class chain from the root parent down to `target`, so children override parents. */
 function lineage(target: SchemaClass): SchemaClass[] {
   const chain: SchemaClass[] = [];
-  for (let current: unknown = target; typeof current === 'function' && current !== Function.prototype; ) {
+  for (let current: unknown = target; typeof current === 'function' && current !== Function.prototype;) {
     chain.unshift(current as SchemaClass);
     current = Object.getPrototypeOf(current);
   }
@@ -94,7 +94,12 @@ export function classSchemaOf(target: SchemaClass): ClassSchema {
     merged.validations.push(...own.validations);
     for (const [name, prop] of own.properties) {
       const inherited = merged.properties.get(name);
-      merged.properties.set(name, inherited ? { ...inherited, ...prop, validations: [...inherited.validations, ...prop.validations] } : prop);
+      merged.properties.set(
+        name,
+        inherited
+          ? { ...inherited, ...prop, validations: [...inherited.validations, ...prop.validations] }
+          : prop,
+      );
     }
   }
   return merged;

@@ -6,10 +6,10 @@ export const PATTERNS = {
   apiGroup: /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/,
   kind: /^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$/,
   /** metav1.Condition type: CamelCase, optionally prefixed with a DNS subdomain. */
-  conditionType: /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/,
+  conditionType:
+    /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/,
   /** metav1.Condition reason: CamelCase. */
   conditionReason: /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/,
   /** `[min-max]`, e.g. `[3-5]`. */
   unhealthyRange: /^\[[0-9]+-[0-9]+\]$/,
 } as const;
-

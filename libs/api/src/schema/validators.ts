@@ -21,7 +21,8 @@ export function IsInt32(options?: ValidationOptions): PropertyDecorator {
     {
       name: IS_INT32,
       validator: {
-        validate: (value: unknown) => Number.isInteger(value) && (value as number) >= INT32_MIN && (value as number) <= INT32_MAX,
+        validate: (value: unknown) =>
+          Number.isInteger(value) && (value as number) >= INT32_MIN && (value as number) <= INT32_MAX,
         defaultMessage: buildMessage((each) => `${each}$property must be a 32-bit integer`, options),
       },
     },
@@ -73,8 +74,15 @@ export function IsStringMap(limits: StringMapLimits = {}, options?: ValidationOp
         validate: (value: unknown) =>
           isPlainObject(value) &&
           (limits.maxProperties === undefined || Object.keys(value).length <= limits.maxProperties) &&
-          Object.values(value).every((v) => typeof v === 'string' && (limits.valueMaxLength === undefined || v.length <= limits.valueMaxLength)),
-        defaultMessage: buildMessage((each) => `${each}$property must be a map of strings${describeLimits(limits)}`, options),
+          Object.values(value).every(
+            (v) =>
+              typeof v === 'string' &&
+              (limits.valueMaxLength === undefined || v.length <= limits.valueMaxLength),
+          ),
+        defaultMessage: buildMessage(
+          (each) => `${each}$property must be a map of strings${describeLimits(limits)}`,
+          options,
+        ),
       },
     },
     options,

@@ -1,29 +1,36 @@
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsOptional,
+  IsString,
+  MaxLength,
+  MinLength,
+} from 'class-validator';
 import { RESOURCES } from '../constants/resources.js';
 import { Cel, CustomResource, Description, ListType, MinProperties, Nested } from '../schema/decorators.js';
-import { IsInt32, IsInt64 } from '../schema/validators.js';
+import { IsInt32 } from '../schema/validators.js';
 import {
   APIEndpointSchema,
-  ConditionsField,
   ContractVersionedObjectReferenceSchema,
   FailureDomainSchema,
-  MAX_ITEMS,
   ResourceSchema,
-  StatusVersionSchema,
   type Condition,
 } from './common.js';
-import { CORE_CRD_LABELS, conditionColumn } from './printer-columns.js';
+import { ConditionsField, FailureDomainsField, ObservedGenerationField, StringListField } from './fields.js';
+import { MachineCountersSchema } from './replica-status.js';
+import { CORE_CRD_LABELS, clusterReplicaColumns, conditionColumn } from './printer-columns.js';
 
 @Description('NetworkRanges represents ranges of network addresses.')
 export class NetworkRangesSchema {
-  @Description('cidrBlocks is a list of CIDR blocks.')
-  @IsArray()
-  @ArrayMinSize(1)
-  @ArrayMaxSize(100)
-  @IsString({ each: true })
-  @MinLength(1, { each: true })
-  @MaxLength(43, { each: true })
-  @ListType('atomic')
+  @StringListField('cidrBlocks is a list of CIDR blocks.', {
+    required: true,
+    maxItems: 100,
+    itemMinLength: 1,
+    itemMaxLength: 43,
+  })
   cidrBlocks!: string[];
 }
 export type NetworkRanges = NetworkRangesSchema;
@@ -56,9 +63,13 @@ export class ClusterNetworkSchema {
 }
 export type ClusterNetwork = ClusterNetworkSchema;
 
-@Description('ClusterAvailabilityGate names a Cluster condition to include when evaluating the Cluster Available condition.')
+@Description(
+  'ClusterAvailabilityGate names a Cluster condition to include when evaluating the Cluster Available condition.',
+)
 export class ClusterAvailabilityGateSchema {
-  @Description("conditionType refers to a condition with matching type in the Cluster's condition list; a missing condition counts as Unknown.")
+  @Description(
+    "conditionType refers to a condition with matching type in the Cluster's condition list; a missing condition counts as Unknown.",
+  )
   @IsString()
   @MinLength(1)
   @MaxLength(316)
@@ -73,7 +84,9 @@ export type ClusterAvailabilityGate = ClusterAvailabilityGateSchema;
 
 @Description('ClusterSpec defines the desired state of Cluster.')
 export class ClusterSpecSchema {
-  @Description('paused can be used to prevent controllers from processing the Cluster and all its associated objects.')
+  @Description(
+    'paused can be used to prevent controllers from processing the Cluster and all its associated objects.',
+  )
   @IsOptional()
   @IsBoolean()
   paused?: boolean;
@@ -83,22 +96,30 @@ export class ClusterSpecSchema {
   @Nested(() => ClusterNetworkSchema)
   clusterNetwork?: ClusterNetworkSchema;
 
-  @Description('controlPlaneEndpoint represents the endpoint used to communicate with the control plane; copied from the infrastructure or control plane provider.')
+  @Description(
+    'controlPlaneEndpoint represents the endpoint used to communicate with the control plane; copied from the infrastructure or control plane provider.',
+  )
   @IsOptional()
   @Nested(() => APIEndpointSchema)
   controlPlaneEndpoint?: APIEndpointSchema;
 
-  @Description('controlPlaneRef is an optional reference to a provider-specific resource that holds the details for provisioning the control plane.')
+  @Description(
+    'controlPlaneRef is an optional reference to a provider-specific resource that holds the details for provisioning the control plane.',
+  )
   @IsOptional()
   @Nested(() => ContractVersionedObjectReferenceSchema)
   controlPlaneRef?: ContractVersionedObjectReferenceSchema;
 
-  @Description('infrastructureRef is a reference to a provider-specific resource that holds the details for provisioning infrastructure for the cluster.')
+  @Description(
+    'infrastructureRef is a reference to a provider-specific resource that holds the details for provisioning infrastructure for the cluster.',
+  )
   @IsOptional()
   @Nested(() => ContractVersionedObjectReferenceSchema)
   infrastructureRef?: ContractVersionedObjectReferenceSchema;
 
-  @Description('availabilityGates specifies additional conditions to include when evaluating the Cluster Available condition.')
+  @Description(
+    'availabilityGates specifies additional conditions to include when evaluating the Cluster Available condition.',
+  )
   @IsOptional()
   @IsArray()
   @ArrayMinSize(1)
@@ -109,58 +130,45 @@ export class ClusterSpecSchema {
 }
 export type ClusterSpec = ClusterSpecSchema;
 
-@Description('ClusterInitializationStatus provides observations of the Cluster initialization process (Cluster API contract fields).')
+@Description(
+  'ClusterInitializationStatus provides observations of the Cluster initialization process (Cluster API contract fields).',
+)
 export class ClusterInitializationStatusSchema {
-  @Description("infrastructureProvisioned is true when the infrastructure provider reports that the Cluster's infrastructure is fully provisioned. Never reset once set.")
+  @Description(
+    "infrastructureProvisioned is true when the infrastructure provider reports that the Cluster's infrastructure is fully provisioned. Never reset once set.",
+  )
   @IsOptional()
   @IsBoolean()
   infrastructureProvisioned?: boolean;
 
-  @Description('controlPlaneInitialized is true when the control plane can accept requests. Never reset once set.')
+  @Description(
+    'controlPlaneInitialized is true when the control plane can accept requests. Never reset once set.',
+  )
   @IsOptional()
   @IsBoolean()
   controlPlaneInitialized?: boolean;
 }
 export type ClusterInitializationStatus = ClusterInitializationStatusSchema;
 
-@Description('ReplicasStatus groups the replica counters of the control plane or of the workers of a Cluster.')
-export class ClusterReplicasStatusSchema {
+@Description(
+  'ReplicasStatus groups the replica counters of the control plane or of the workers of a Cluster.',
+)
+export class ClusterReplicasStatusSchema extends MachineCountersSchema {
   @Description('desiredReplicas is the total number of desired machines.')
   @IsOptional()
   @IsInt32()
   desiredReplicas?: number;
-
-  @Description('replicas is the total number of machines, including ones still being provisioned or deleted.')
-  @IsOptional()
-  @IsInt32()
-  replicas?: number;
-
-  @Description('upToDateReplicas is the number of machines whose UpToDate condition is true.')
-  @IsOptional()
-  @IsInt32()
-  upToDateReplicas?: number;
-
-  @Description('readyReplicas is the number of machines whose Ready condition is true.')
-  @IsOptional()
-  @IsInt32()
-  readyReplicas?: number;
-
-  @Description('availableReplicas is the number of machines whose Available condition is true.')
-  @IsOptional()
-  @IsInt32()
-  availableReplicas?: number;
-
-  @Description('versions lists the Kubernetes versions of the machines and how many machines run each.')
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(MAX_ITEMS.versions)
-  @Nested(() => StatusVersionSchema)
-  @ListType('atomic')
-  versions?: StatusVersionSchema[];
 }
 export type ClusterReplicasStatus = ClusterReplicasStatusSchema;
 
-export const CLUSTER_PHASES = ['Pending', 'Provisioning', 'Provisioned', 'Deleting', 'Failed', 'Unknown'] as const;
+export const CLUSTER_PHASES = [
+  'Pending',
+  'Provisioning',
+  'Provisioned',
+  'Deleting',
+  'Failed',
+  'Unknown',
+] as const;
 
 @Description('ClusterStatus defines the observed state of Cluster.')
 export class ClusterStatusSchema {
@@ -169,7 +177,9 @@ export class ClusterStatusSchema {
   )
   conditions?: Condition[];
 
-  @Description('initialization provides observations of the Cluster initialization process (Cluster API contract fields).')
+  @Description(
+    'initialization provides observations of the Cluster initialization process (Cluster API contract fields).',
+  )
   @IsOptional()
   @Nested(() => ClusterInitializationStatusSchema)
   initialization?: ClusterInitializationStatusSchema;
@@ -184,22 +194,19 @@ export class ClusterStatusSchema {
   @Nested(() => ClusterReplicasStatusSchema)
   workers?: ClusterReplicasStatusSchema;
 
-  @Description('failureDomains is the list of failure domains, copied from the infrastructure provider.')
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(MAX_ITEMS.failureDomains)
-  @Nested(() => FailureDomainSchema)
-  @ListType('map', ['name'])
+  @FailureDomainsField(
+    'failureDomains is the list of failure domains, copied from the infrastructure provider.',
+  )
   failureDomains?: FailureDomainSchema[];
 
-  @Description('phase represents the current phase of cluster actuation: Pending, Provisioning, Provisioned, Deleting (Failed is never set).')
+  @Description(
+    'phase represents the current phase of cluster actuation: Pending, Provisioning, Provisioned, Deleting (Failed is never set).',
+  )
   @IsOptional()
   @IsIn(CLUSTER_PHASES)
   phase?: (typeof CLUSTER_PHASES)[number];
 
-  @Description('observedGeneration is the latest generation observed by the controller.')
-  @IsOptional()
-  @IsInt64()
+  @ObservedGenerationField()
   observedGeneration?: number;
 }
 export type ClusterStatus = ClusterStatusSchema;
@@ -214,30 +221,40 @@ const refGroupKindFixed = (field: string) =>
   labels: CORE_CRD_LABELS,
   printerColumns: [
     conditionColumn('Available', 'Available', 'Cluster passes all availability checks'),
-    { name: 'CP Desired', type: 'integer', jsonPath: '.status.controlPlane.desiredReplicas', description: 'The desired number of control plane machines' },
-    { name: 'CP Current', type: 'integer', jsonPath: '.status.controlPlane.replicas', description: 'The number of control plane machines', priority: 10 },
-    { name: 'CP Ready', type: 'integer', jsonPath: '.status.controlPlane.readyReplicas', description: 'The number of control plane machines with Ready condition true', priority: 10 },
-    { name: 'CP Available', type: 'integer', jsonPath: '.status.controlPlane.availableReplicas', description: 'The number of control plane machines with Available condition true' },
-    { name: 'CP Up-to-date', type: 'integer', jsonPath: '.status.controlPlane.upToDateReplicas', description: 'The number of control plane machines with UpToDate condition true' },
-    { name: 'W Desired', type: 'integer', jsonPath: '.status.workers.desiredReplicas', description: 'The desired number of worker machines' },
-    { name: 'W Current', type: 'integer', jsonPath: '.status.workers.replicas', description: 'The number of worker machines', priority: 10 },
-    { name: 'W Ready', type: 'integer', jsonPath: '.status.workers.readyReplicas', description: 'The number of worker machines with Ready condition true', priority: 10 },
-    { name: 'W Available', type: 'integer', jsonPath: '.status.workers.availableReplicas', description: 'The number of worker machines with Available condition true' },
-    { name: 'W Up-to-date', type: 'integer', jsonPath: '.status.workers.upToDateReplicas', description: 'The number of worker machines with UpToDate condition true' },
+    ...clusterReplicaColumns('CP', 'controlPlane', 'control plane'),
+    ...clusterReplicaColumns('W', 'workers', 'worker'),
     conditionColumn('Paused', 'Paused', 'Reconciliation paused', 10),
-    { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Cluster status such as Pending/Provisioning/Provisioned/Deleting' },
-    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Time since creation of the Cluster' },
+    {
+      name: 'Phase',
+      type: 'string',
+      jsonPath: '.status.phase',
+      description: 'Cluster status such as Pending/Provisioning/Provisioned/Deleting',
+    },
+    {
+      name: 'Age',
+      type: 'date',
+      jsonPath: '.metadata.creationTimestamp',
+      description: 'Time since creation of the Cluster',
+    },
   ],
 })
 export class ClusterSchema extends ResourceSchema {
   @Description('spec is the desired state of Cluster.')
   @Nested(() => ClusterSpecSchema)
-  @Cel(refGroupKindFixed('infrastructureRef'), 'spec.infrastructureRef apiGroup and kind cannot be changed or removed once set', {
-    fieldPath: '.infrastructureRef',
-  })
-  @Cel(refGroupKindFixed('controlPlaneRef'), 'spec.controlPlaneRef apiGroup and kind cannot be changed or removed once set', {
-    fieldPath: '.controlPlaneRef',
-  })
+  @Cel(
+    refGroupKindFixed('infrastructureRef'),
+    'spec.infrastructureRef apiGroup and kind cannot be changed or removed once set',
+    {
+      fieldPath: '.infrastructureRef',
+    },
+  )
+  @Cel(
+    refGroupKindFixed('controlPlaneRef'),
+    'spec.controlPlaneRef apiGroup and kind cannot be changed or removed once set',
+    {
+      fieldPath: '.controlPlaneRef',
+    },
+  )
   spec!: ClusterSpecSchema;
 
   @Description('status is the observed state of Cluster.')
@@ -246,4 +263,3 @@ export class ClusterSchema extends ResourceSchema {
   status?: ClusterStatusSchema;
 }
 export type Cluster = ClusterSchema;
-

@@ -1,6 +1,5 @@
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import {
-  ArrayMaxSize,
   IsArray,
   IsBoolean,
   IsIn,
@@ -11,7 +10,7 @@ import {
   MaxLength,
   MinLength,
 } from 'class-validator';
-import { Cel, Description, ListType, MinProperties, Nested } from '../schema/decorators.js';
+import { Cel, Description, ListType, Nested } from '../schema/decorators.js';
 import { PATTERNS } from '../schema/patterns.js';
 import { IsFreeFormObject, IsInt32, IsInt64, IsStringMap } from '../schema/validators.js';
 
@@ -22,12 +21,16 @@ export const LABEL_MAP_LIMITS = { maxProperties: 64, valueMaxLength: 63 } as con
 
 @Description('ObjectMeta is the part of object metadata a template may set: labels and annotations.')
 export class ObjectMetaSchema {
-  @Description('labels is a map of string keys and values that can be used to organize and categorize (scope and select) objects.')
+  @Description(
+    'labels is a map of string keys and values that can be used to organize and categorize (scope and select) objects.',
+  )
   @IsOptional()
   @IsStringMap(LABEL_MAP_LIMITS)
   labels?: Record<string, string>;
 
-  @Description('annotations is an unstructured key value map stored with a resource that may be set by external tools to store and retrieve arbitrary metadata.')
+  @Description(
+    'annotations is an unstructured key value map stored with a resource that may be set by external tools to store and retrieve arbitrary metadata.',
+  )
   @IsOptional()
   @IsStringMap()
   annotations?: Record<string, string>;
@@ -38,7 +41,9 @@ export type ObjectMeta = ObjectMetaSchema;
   'ContractVersionedObjectReference is a reference to a resource for which the version is inferred from contract labels on its CustomResourceDefinition.',
 )
 export class ContractVersionedObjectReferenceSchema {
-  @Description("apiGroup is the group of the resource being referenced, a fully qualified domain name. The version comes from the contract labels of the resource's CRD.")
+  @Description(
+    "apiGroup is the group of the resource being referenced, a fully qualified domain name. The version comes from the contract labels of the resource's CRD.",
+  )
   @IsString()
   @MinLength(1)
   @MaxLength(253)
@@ -61,7 +66,9 @@ export class ContractVersionedObjectReferenceSchema {
 }
 export type ContractVersionedObjectReference = ContractVersionedObjectReferenceSchema;
 
-@Description('Condition contains details for one aspect of the current state of this API resource (metav1.Condition).')
+@Description(
+  'Condition contains details for one aspect of the current state of this API resource (metav1.Condition).',
+)
 export class ConditionSchema {
   @Description('type of condition in CamelCase or in foo.example.com/CamelCase.')
   @IsString()
@@ -74,24 +81,32 @@ export class ConditionSchema {
   @IsIn(['True', 'False', 'Unknown'])
   status!: 'True' | 'False' | 'Unknown';
 
-  @Description('observedGeneration represents the .metadata.generation that the condition was set based upon.')
+  @Description(
+    'observedGeneration represents the .metadata.generation that the condition was set based upon.',
+  )
   @IsOptional()
   @IsInt64({ message: 'observedGeneration must be a non-negative integer' })
   @Cel('self >= 0', 'observedGeneration must not be negative')
   observedGeneration?: number;
 
-  @Description('lastTransitionTime is the last time the condition transitioned from one status to another (RFC 3339).')
+  @Description(
+    'lastTransitionTime is the last time the condition transitioned from one status to another (RFC 3339).',
+  )
   @IsRFC3339()
   lastTransitionTime!: string;
 
-  @Description("reason contains a programmatic identifier indicating the reason for the condition's last transition, in CamelCase.")
+  @Description(
+    "reason contains a programmatic identifier indicating the reason for the condition's last transition, in CamelCase.",
+  )
   @IsString()
   @MinLength(1)
   @MaxLength(1024)
   @Matches(PATTERNS.conditionReason)
   reason!: string;
 
-  @Description('message is a human readable message indicating details about the transition. This may be an empty string.')
+  @Description(
+    'message is a human readable message indicating details about the transition. This may be an empty string.',
+  )
   @IsString()
   @MaxLength(32768)
   message!: string;
@@ -104,11 +119,15 @@ export class LabelSelectorRequirementSchema {
   @IsString()
   key!: string;
 
-  @Description('operator represents a key\'s relationship to a set of values: In, NotIn, Exists or DoesNotExist.')
+  @Description(
+    "operator represents a key's relationship to a set of values: In, NotIn, Exists or DoesNotExist.",
+  )
   @IsIn(['In', 'NotIn', 'Exists', 'DoesNotExist'])
   operator!: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
 
-  @Description('values is an array of string values; non-empty for In and NotIn, empty for Exists and DoesNotExist.')
+  @Description(
+    'values is an array of string values; non-empty for In and NotIn, empty for Exists and DoesNotExist.',
+  )
   @IsOptional()
   @IsArray()
   @IsString({ each: true })
@@ -117,9 +136,13 @@ export class LabelSelectorRequirementSchema {
 }
 export type LabelSelectorRequirement = LabelSelectorRequirementSchema;
 
-@Description('A label selector: the result of matchLabels and matchExpressions are ANDed. An empty selector matches all objects.')
+@Description(
+  'A label selector: the result of matchLabels and matchExpressions are ANDed. An empty selector matches all objects.',
+)
 export class LabelSelectorSchema {
-  @Description('matchLabels is a map of {key,value} pairs; each is equivalent to a matchExpressions element with operator In.')
+  @Description(
+    'matchLabels is a map of {key,value} pairs; each is equivalent to a matchExpressions element with operator In.',
+  )
   @IsOptional()
   @IsStringMap(LABEL_MAP_LIMITS)
   matchLabels?: Record<string, string>;
@@ -133,12 +156,20 @@ export class LabelSelectorSchema {
 }
 export type LabelSelector = LabelSelectorSchema;
 
-export const MACHINE_ADDRESS_TYPES = ['Hostname', 'ExternalIP', 'InternalIP', 'ExternalDNS', 'InternalDNS'] as const;
+export const MACHINE_ADDRESS_TYPES = [
+  'Hostname',
+  'ExternalIP',
+  'InternalIP',
+  'ExternalDNS',
+  'InternalDNS',
+] as const;
 export type MachineAddressType = (typeof MACHINE_ADDRESS_TYPES)[number];
 
 @Description("MachineAddress contains information for the node's address.")
 export class MachineAddressSchema {
-  @Description('type is the machine address type, one of Hostname, ExternalIP, InternalIP, ExternalDNS or InternalDNS.')
+  @Description(
+    'type is the machine address type, one of Hostname, ExternalIP, InternalIP, ExternalDNS or InternalDNS.',
+  )
   @IsIn(MACHINE_ADDRESS_TYPES)
   type!: MachineAddressType;
 
@@ -172,7 +203,9 @@ export class FailureDomainSchema {
   @MaxLength(256)
   name!: string;
 
-  @Description('controlPlane determines if this failure domain is suitable for use by control plane machines.')
+  @Description(
+    'controlPlane determines if this failure domain is suitable for use by control plane machines.',
+  )
   @IsOptional()
   @IsBoolean()
   controlPlane?: boolean;
@@ -199,9 +232,13 @@ export class StatusVersionSchema {
 }
 export type StatusVersion = StatusVersionSchema;
 
-@Description('MachineReadinessGate names a Machine condition to include when evaluating the Machine Ready condition.')
+@Description(
+  'MachineReadinessGate names a Machine condition to include when evaluating the Machine Ready condition.',
+)
 export class MachineReadinessGateSchema {
-  @Description("conditionType refers to a condition with matching type in the Machine's condition list; a missing condition counts as Unknown.")
+  @Description(
+    "conditionType refers to a condition with matching type in the Machine's condition list; a missing condition counts as Unknown.",
+  )
   @IsString()
   @MinLength(1)
   @MaxLength(316)
@@ -215,32 +252,11 @@ export class MachineReadinessGateSchema {
 }
 export type MachineReadinessGate = MachineReadinessGateSchema;
 
-@Description('MachineDeletionSpec contains configuration options for Machine deletion.')
-@MinProperties(1)
-export class MachineDeletionSpecSchema {
-  @Description('nodeDrainTimeoutSeconds is the total amount of time the controller will spend on draining a node; 0 (the default) means no limit.')
-  @IsOptional()
-  @IsInt32()
-  @Cel('self >= 0', 'nodeDrainTimeoutSeconds must not be negative')
-  nodeDrainTimeoutSeconds?: number;
-
-  @Description('nodeVolumeDetachTimeoutSeconds is the total amount of time the controller will wait for all volumes to be detached; 0 (the default) means no limit.')
-  @IsOptional()
-  @IsInt32()
-  @Cel('self >= 0', 'nodeVolumeDetachTimeoutSeconds must not be negative')
-  nodeVolumeDetachTimeoutSeconds?: number;
-
-  @Description('nodeDeletionTimeoutSeconds is how long the controller attempts to delete the Node after the Machine is marked for deletion; 0 retries forever. Defaults to 10 seconds.')
-  @IsOptional()
-  @IsInt32()
-  @Cel('self >= 0', 'nodeDeletionTimeoutSeconds must not be negative')
-  nodeDeletionTimeoutSeconds?: number;
-}
-export type MachineDeletionSpec = MachineDeletionSpecSchema;
-
 @Description('MachineTaint is a node taint Cluster API manages, with how it propagates to the node.')
 export class MachineTaintSchema {
-  @Description('key is the taint key: a qualified name of at most 63 characters with an optional DNS subdomain prefix.')
+  @Description(
+    'key is the taint key: a qualified name of at most 63 characters with an optional DNS subdomain prefix.',
+  )
   @IsString()
   @MinLength(1)
   @MaxLength(317)
@@ -278,18 +294,11 @@ export abstract class ResourceSchema {
 }
 
 /** Upper bounds for lists, so CEL cost estimates stay bounded and objects small. */
-export const MAX_ITEMS = { conditions: 32, addresses: 128, failureDomains: 100, readinessGates: 32, taints: 64, versions: 32 } as const;
-
-/** Shared decorators for `status.conditions`. */
-export function ConditionsField(knownTypes?: string): PropertyDecorator {
-  return (target: object, property: string | symbol) => {
-    const name = String(property);
-    IsOptional()(target, name);
-    IsArray()(target, name);
-    ArrayMaxSize(MAX_ITEMS.conditions)(target, name);
-    Nested(() => ConditionSchema)(target, name);
-    ListType('map', ['type'])(target, name);
-    const known = knownTypes ? ` Known condition types are ${knownTypes}.` : '';
-    Description(`conditions represent the observations of the object's current state, as metav1.Condition.${known}`)(target, name);
-  };
-}
+export const MAX_ITEMS = {
+  conditions: 32,
+  addresses: 128,
+  failureDomains: 100,
+  readinessGates: 32,
+  taints: 64,
+  versions: 32,
+} as const;

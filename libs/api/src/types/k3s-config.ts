@@ -1,9 +1,20 @@
-import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  MinLength,
+} from 'class-validator';
 import { RESOURCES } from '../constants/resources.js';
 import { Cel, CustomResource, Description, ListType, MinProperties, Nested } from '../schema/decorators.js';
 import { PATTERNS } from '../schema/patterns.js';
-import { IsInt64 } from '../schema/validators.js';
-import { ConditionsField, ResourceSchema, type Condition } from './common.js';
+
+import { ResourceSchema, type Condition } from './common.js';
+import { ConditionsField, ObservedGenerationField, StringListField } from './fields.js';
 import { AGE_COLUMN, CLUSTER_LABEL_COLUMN, conditionColumn, providerCrdLabels } from './printer-columns.js';
 
 /** Value of the `cluster.x-k8s.io/provider` label on the K3s bootstrap provider's objects. */
@@ -13,41 +24,38 @@ export const K3S_BOOTSTRAP_PROVIDER_NAME = 'bootstrap-k3s';
 const LIMITS = { items: 100, arg: 1024, command: 10240, files: 64, content: 65536 } as const;
 
 /** `key=value` with a Kubernetes label key and value (k3s `node-label`). */
-const NODE_LABEL = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?=(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+const NODE_LABEL =
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?=(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 /** `key[=value]:Effect` (k3s `node-taint`). */
 const NODE_TAINT =
   /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?(=(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?)?:(NoSchedule|PreferNoSchedule|NoExecute)$/;
 
 @Description('K3sServerConfig is the configuration only K3s servers (control plane machines) use.')
 export class K3sServerConfigSchema {
-  @Description('tlsSANs are extra hostnames or IPs added to the API server certificate (k3s --tls-san); the cluster endpoint is always included.')
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(LIMITS.items)
-  @IsString({ each: true })
-  @MinLength(1, { each: true })
-  @MaxLength(253, { each: true })
-  @ListType('atomic')
+  @StringListField(
+    'tlsSANs are extra hostnames or IPs added to the API server certificate (k3s --tls-san); the cluster endpoint is always included.',
+    { maxItems: LIMITS.items, itemMinLength: 1, itemMaxLength: 253 },
+  )
   tlsSANs?: string[];
 
-  @Description('disableComponents are packaged components K3s does not deploy (k3s --disable), e.g. traefik, servicelb, metrics-server.')
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(LIMITS.items)
-  @IsString({ each: true })
-  @MinLength(1, { each: true })
-  @MaxLength(253, { each: true })
-  @ListType('atomic')
+  @StringListField(
+    'disableComponents are packaged components K3s does not deploy (k3s --disable), e.g. traefik, servicelb, metrics-server.',
+    { maxItems: LIMITS.items, itemMinLength: 1, itemMaxLength: 253 },
+  )
   disableComponents?: string[];
 
-  @Description('clusterCIDR is the IP range for pod IPs (k3s --cluster-cidr). Defaults to the Cluster pods CIDR, else 10.42.0.0/16.')
+  @Description(
+    'clusterCIDR is the IP range for pod IPs (k3s --cluster-cidr). Defaults to the Cluster pods CIDR, else 10.42.0.0/16.',
+  )
   @IsOptional()
   @IsString()
   @MinLength(1)
   @MaxLength(256)
   clusterCIDR?: string;
 
-  @Description('serviceCIDR is the IP range for service IPs (k3s --service-cidr). Defaults to the Cluster services CIDR, else 10.43.0.0/16.')
+  @Description(
+    'serviceCIDR is the IP range for service IPs (k3s --service-cidr). Defaults to the Cluster services CIDR, else 10.43.0.0/16.',
+  )
   @IsOptional()
   @IsString()
   @MinLength(1)
@@ -68,74 +76,67 @@ export class K3sServerConfigSchema {
   @MaxLength(253)
   clusterDomain?: string;
 
-  @Description('kubeAPIServerArgs are extra flags for the API server, as key=value (k3s --kube-apiserver-arg).')
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(LIMITS.items)
-  @IsString({ each: true })
-  @MaxLength(LIMITS.arg, { each: true })
-  @ListType('atomic')
+  @StringListField(
+    'kubeAPIServerArgs are extra flags for the API server, as key=value (k3s --kube-apiserver-arg).',
+    { maxItems: LIMITS.items, itemMaxLength: LIMITS.arg },
+  )
   kubeAPIServerArgs?: string[];
 
-  @Description('kubeControllerManagerArgs are extra flags for the controller manager, as key=value (k3s --kube-controller-manager-arg).')
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(LIMITS.items)
-  @IsString({ each: true })
-  @MaxLength(LIMITS.arg, { each: true })
-  @ListType('atomic')
+  @StringListField(
+    'kubeControllerManagerArgs are extra flags for the controller manager, as key=value (k3s --kube-controller-manager-arg).',
+    { maxItems: LIMITS.items, itemMaxLength: LIMITS.arg },
+  )
   kubeControllerManagerArgs?: string[];
 
-  @Description('kubeSchedulerArgs are extra flags for the scheduler, as key=value (k3s --kube-scheduler-arg).')
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(LIMITS.items)
-  @IsString({ each: true })
-  @MaxLength(LIMITS.arg, { each: true })
-  @ListType('atomic')
+  @StringListField(
+    'kubeSchedulerArgs are extra flags for the scheduler, as key=value (k3s --kube-scheduler-arg).',
+    { maxItems: LIMITS.items, itemMaxLength: LIMITS.arg },
+  )
   kubeSchedulerArgs?: string[];
 }
 export type K3sServerConfig = K3sServerConfigSchema;
 
 @Description('K3sAgentConfig is the per-node configuration every K3s node uses, servers and agents alike.')
 export class K3sAgentConfigSchema {
-  @Description('nodeLabels are labels the node registers with, as key=value (k3s --node-label).')
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(LIMITS.items)
-  @IsString({ each: true })
-  @MaxLength(317, { each: true })
-  @Matches(NODE_LABEL, { each: true, message: 'each nodeLabels entry must be key=value with a valid label key and value' })
-  @ListType('atomic')
+  @StringListField('nodeLabels are labels the node registers with, as key=value (k3s --node-label).', {
+    maxItems: LIMITS.items,
+    itemMaxLength: 317,
+    itemPattern: {
+      pattern: NODE_LABEL,
+      message: 'each nodeLabels entry must be key=value with a valid label key and value',
+    },
+  })
   nodeLabels?: string[];
 
-  @Description('nodeTaints are taints the node registers with, as key=value:Effect (k3s --node-taint).')
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(LIMITS.items)
-  @IsString({ each: true })
-  @MaxLength(400, { each: true })
-  @Matches(NODE_TAINT, { each: true, message: 'each nodeTaints entry must be key[=value]:NoSchedule|PreferNoSchedule|NoExecute' })
-  @ListType('atomic')
+  @StringListField('nodeTaints are taints the node registers with, as key=value:Effect (k3s --node-taint).', {
+    maxItems: LIMITS.items,
+    itemMaxLength: 400,
+    itemPattern: {
+      pattern: NODE_TAINT,
+      message: 'each nodeTaints entry must be key[=value]:NoSchedule|PreferNoSchedule|NoExecute',
+    },
+  })
   nodeTaints?: string[];
 
-  @Description('kubeletArgs are extra flags for the kubelet, as key=value (k3s --kubelet-arg). The provider ID is always added.')
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(LIMITS.items)
-  @IsString({ each: true })
-  @MaxLength(LIMITS.arg, { each: true })
-  @ListType('atomic')
+  @StringListField(
+    'kubeletArgs are extra flags for the kubelet, as key=value (k3s --kubelet-arg). The provider ID is always added.',
+    { maxItems: LIMITS.items, itemMaxLength: LIMITS.arg },
+  )
   kubeletArgs?: string[];
 
-  @Description('kubeProxyArgs are extra flags for kube-proxy, as key=value (k3s --kube-proxy-arg).')
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(LIMITS.items)
-  @IsString({ each: true })
-  @MaxLength(LIMITS.arg, { each: true })
-  @ListType('atomic')
+  @StringListField('kubeProxyArgs are extra flags for kube-proxy, as key=value (k3s --kube-proxy-arg).', {
+    maxItems: LIMITS.items,
+    itemMaxLength: LIMITS.arg,
+  })
   kubeProxyArgs?: string[];
+
+  @Description('nodeName is the name the node registers with (k3s --node-name); the host name when unset.')
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(253)
+  @Matches(PATTERNS.objectName)
+  nodeName?: string;
 }
 export type K3sAgentConfig = K3sAgentConfigSchema;
 
@@ -200,7 +201,9 @@ export class K3sFileSchema {
   @MaxLength(LIMITS.content)
   content?: string;
 
-  @Description('contentFrom reads the content from a Secret; the secret value never appears in the K3sConfig.')
+  @Description(
+    'contentFrom reads the content from a Secret; the secret value never appears in the K3sConfig.',
+  )
   @IsOptional()
   @Nested(() => FileSourceSchema)
   contentFrom?: FileSourceSchema;
@@ -209,7 +212,9 @@ export type K3sFile = K3sFileSchema;
 
 @Description('K3sConfigSpec is how a machine installs and starts K3s.')
 export class K3sConfigSpecSchema {
-  @Description('version of K3s to install, e.g. v1.31.4+k3s1. Defaults to a K3s release matching the Machine version.')
+  @Description(
+    'version of K3s to install, e.g. v1.31.4+k3s1. Defaults to a K3s release matching the Machine version.',
+  )
   @IsOptional()
   @IsString()
   @MinLength(1)
@@ -234,32 +239,40 @@ export class K3sConfigSpecSchema {
   @ListType('atomic')
   files?: K3sFileSchema[];
 
-  @Description('preK3sCommands run before K3s is installed.')
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(LIMITS.items)
-  @IsString({ each: true })
-  @MaxLength(LIMITS.command, { each: true })
-  @ListType('atomic')
+  @StringListField('preK3sCommands run before K3s is installed.', {
+    maxItems: LIMITS.items,
+    itemMaxLength: LIMITS.command,
+  })
   preK3sCommands?: string[];
 
-  @Description('postK3sCommands run after K3s started.')
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(LIMITS.items)
-  @IsString({ each: true })
-  @MaxLength(LIMITS.command, { each: true })
-  @ListType('atomic')
+  @StringListField('postK3sCommands run after K3s started.', {
+    maxItems: LIMITS.items,
+    itemMaxLength: LIMITS.command,
+  })
   postK3sCommands?: string[];
 
-  @Description('airGapped installs K3s from the binary and install script already on the host instead of downloading them.')
+  @Description(
+    'airGapped installs K3s from the binary and install script already on the host instead of downloading them.',
+  )
   @IsOptional()
   @IsBoolean()
   airGapped?: boolean;
+
+  @Description(
+    'airGappedInstallScriptPath is where an air-gapped host keeps the K3s install.sh; /opt/k3s/install.sh when unset.',
+  )
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(512)
+  @Matches(/^\//, { message: 'airGappedInstallScriptPath must be absolute' })
+  airGappedInstallScriptPath?: string;
 }
 export type K3sConfigSpec = K3sConfigSpecSchema;
 
-@Description('K3sConfigInitializationStatus provides observations of the K3sConfig initialization (Cluster API contract fields).')
+@Description(
+  'K3sConfigInitializationStatus provides observations of the K3sConfig initialization (Cluster API contract fields).',
+)
 @MinProperties(1)
 export class K3sConfigInitializationStatusSchema {
   @Description('dataSecretCreated is true when the bootstrap data secret is created. Never reset once set.')
@@ -274,7 +287,9 @@ export class K3sConfigStatusSchema {
   @ConditionsField('Ready, DataSecretAvailable, Paused')
   conditions?: Condition[];
 
-  @Description('initialization provides observations of the K3sConfig initialization (Cluster API contract fields).')
+  @Description(
+    'initialization provides observations of the K3sConfig initialization (Cluster API contract fields).',
+  )
   @IsOptional()
   @Nested(() => K3sConfigInitializationStatusSchema)
   initialization?: K3sConfigInitializationStatusSchema;
@@ -286,22 +301,32 @@ export class K3sConfigStatusSchema {
   @MaxLength(253)
   dataSecretName?: string;
 
-  @Description('observedGeneration is the latest generation observed by the controller.')
-  @IsOptional()
-  @IsInt64()
+  @ObservedGenerationField()
   observedGeneration?: number;
 }
 export type K3sConfigStatus = K3sConfigStatusSchema;
 
-@Description('K3sConfig is the bootstrap configuration of one machine: it renders the cloud-config that installs and starts K3s.')
+@Description(
+  'K3sConfig is the bootstrap configuration of one machine: it renders the cloud-config that installs and starts K3s.',
+)
 @CustomResource({
   resource: RESOURCES.K3sConfig,
   shortNames: ['k3sc'],
   labels: providerCrdLabels(K3S_BOOTSTRAP_PROVIDER_NAME),
   printerColumns: [
     CLUSTER_LABEL_COLUMN,
-    { name: 'Data Secret', type: 'string', jsonPath: '.status.dataSecretName', description: 'Secret holding the bootstrap data' },
-    { name: 'Created', type: 'boolean', jsonPath: '.status.initialization.dataSecretCreated', description: 'Bootstrap data secret is created' },
+    {
+      name: 'Data Secret',
+      type: 'string',
+      jsonPath: '.status.dataSecretName',
+      description: 'Secret holding the bootstrap data',
+    },
+    {
+      name: 'Created',
+      type: 'boolean',
+      jsonPath: '.status.initialization.dataSecretCreated',
+      description: 'Bootstrap data secret is created',
+    },
     conditionColumn('Ready', 'Ready', 'Bootstrap data is ready'),
     conditionColumn('Paused', 'Paused', 'Reconciliation paused', 10),
     AGE_COLUMN,

@@ -1,37 +1,43 @@
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsOptional, IsRFC3339, IsString, MaxLength, MinLength } from 'class-validator';
+import { IsBoolean, IsIn, IsOptional, IsRFC3339, IsString, MaxLength, MinLength } from 'class-validator';
 import { RESOURCES } from '../constants/resources.js';
-import { Cel, CustomResource, Default, Description, ListType, MinProperties, Nested } from '../schema/decorators.js';
-import { IsInt32, IsInt64, IsIntOrString } from '../schema/validators.js';
+import { Cel, CustomResource, Default, Description, MinProperties, Nested } from '../schema/decorators.js';
+import { IsInt32, IsIntOrString } from '../schema/validators.js';
 import {
-  ConditionsField,
   ContractVersionedObjectReferenceSchema,
-  MAX_ITEMS,
-  MachineDeletionSpecSchema,
   MachineReadinessGateSchema,
   ObjectMetaSchema,
   ResourceSchema,
-  StatusVersionSchema,
   type Condition,
 } from './common.js';
+import {
+  ConditionsField,
+  DesiredReplicasField,
+  NonNegativeInt32Field,
+  ReadinessGatesField,
+} from './fields.js';
 import { K3sConfigSpecSchema } from './k3s-config.js';
-import { AGE_COLUMN, CLUSTER_LABEL_COLUMN, conditionColumn, providerCrdLabels } from './printer-columns.js';
+import { MachineDeletionSpecSchema } from './machine.js';
+import {
+  AGE_COLUMN,
+  CLUSTER_LABEL_COLUMN,
+  conditionColumn,
+  providerCrdLabels,
+  REPLICA_COLUMNS,
+} from './printer-columns.js';
+import { ScalableStatusSchema } from './replica-status.js';
 
 /** Value of the `cluster.x-k8s.io/provider` label on the K3s control plane provider's objects. */
 export const K3S_CONTROL_PLANE_PROVIDER_NAME = 'control-plane-k3s';
 
 @Description('K3sControlPlaneMachineTemplateSpec defines the spec of the control plane Machines.')
 export class K3sControlPlaneMachineTemplateSpecSchema {
-  @Description('infrastructureRef is a required reference to the infrastructure machine template cloned for each control plane machine.')
+  @Description(
+    'infrastructureRef is a required reference to the infrastructure machine template cloned for each control plane machine.',
+  )
   @Nested(() => ContractVersionedObjectReferenceSchema)
   infrastructureRef!: ContractVersionedObjectReferenceSchema;
 
-  @Description('readinessGates specifies additional conditions to include when evaluating the Machine Ready condition.')
-  @IsOptional()
-  @IsArray()
-  @ArrayMinSize(1)
-  @ArrayMaxSize(MAX_ITEMS.readinessGates)
-  @Nested(() => MachineReadinessGateSchema)
-  @ListType('map', ['conditionType'])
+  @ReadinessGatesField()
   readinessGates?: MachineReadinessGateSchema[];
 
   @Description('deletion contains configuration options for Machine deletion.')
@@ -56,7 +62,9 @@ export type K3sControlPlaneMachineTemplate = K3sControlPlaneMachineTemplateSchem
 
 @Description('K3sControlPlaneRollingUpdate controls the rolling update of control plane Machines.')
 export class K3sControlPlaneRollingUpdateSchema {
-  @Description('maxSurge is how many machines may exist above the desired number during a rollout: 1 (surge one new, then delete one old; the default) or 0 (delete first).')
+  @Description(
+    'maxSurge is how many machines may exist above the desired number during a rollout: 1 (surge one new, then delete one old; the default) or 0 (delete first).',
+  )
   @IsOptional()
   @IsIntOrString()
   @Default(1)
@@ -82,12 +90,16 @@ export type K3sControlPlaneRolloutStrategy = K3sControlPlaneRolloutStrategySchem
 
 @Description('K3sControlPlaneRolloutSpec configures when and how control plane Machines are rolled out.')
 export class K3sControlPlaneRolloutSpecSchema {
-  @Description('after asks for a rollout after the given time (RFC 3339) even if nothing changed in the K3sControlPlane.')
+  @Description(
+    'after asks for a rollout after the given time (RFC 3339) even if nothing changed in the K3sControlPlane.',
+  )
   @IsOptional()
   @IsRFC3339()
   after?: string;
 
-  @Description('strategy specifies how to roll out control plane Machines. Defaults to RollingUpdate with maxSurge 1.')
+  @Description(
+    'strategy specifies how to roll out control plane Machines. Defaults to RollingUpdate with maxSurge 1.',
+  )
   @IsOptional()
   @Nested(() => K3sControlPlaneRolloutStrategySchema)
   @Default({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 1 } })
@@ -98,38 +110,34 @@ export type K3sControlPlaneRolloutSpec = K3sControlPlaneRolloutSpecSchema;
 @Description('K3sControlPlaneRemediationSpec controls how unhealthy control plane Machines are remediated.')
 @MinProperties(1)
 export class K3sControlPlaneRemediationSpecSchema {
-  @Description(
+  @NonNegativeInt32Field(
     'maxRetry is how many times in a row a machine created to replace an unhealthy one may itself be remediated. Unlimited when not set.',
   )
-  @IsOptional()
-  @IsInt32()
-  @Cel('self >= 0', 'maxRetry must not be negative')
   maxRetry?: number;
 
-  @Description('retryPeriodSeconds is how long to wait before remediating a machine created as a replacement. Immediately when not set.')
-  @IsOptional()
-  @IsInt32()
-  @Cel('self >= 0', 'retryPeriodSeconds must not be negative')
+  @NonNegativeInt32Field(
+    'retryPeriodSeconds is how long to wait before remediating a machine created as a replacement. Immediately when not set.',
+  )
   retryPeriodSeconds?: number;
 
-  @Description('minHealthyPeriodSeconds: a failure after this long since the previous remediation is unrelated to it and is not a retry. Defaults to 3600.')
-  @IsOptional()
-  @IsInt32()
-  @Cel('self >= 0', 'minHealthyPeriodSeconds must not be negative')
+  @NonNegativeInt32Field(
+    'minHealthyPeriodSeconds: a failure after this long since the previous remediation is unrelated to it and is not a retry. Defaults to 3600.',
+  )
   minHealthyPeriodSeconds?: number;
 }
 export type K3sControlPlaneRemediationSpec = K3sControlPlaneRemediationSpecSchema;
 
 @Description('K3sControlPlaneSpec defines the desired state of K3sControlPlane.')
 export class K3sControlPlaneSpecSchema {
-  @Description('replicas is the number of desired control plane machines. Defaults to 1; an odd number keeps etcd quorum.')
-  @IsOptional()
-  @IsInt32()
-  @Default(1)
-  @Cel('self >= 1', 'replicas must be at least 1')
+  @DesiredReplicasField(
+    'replicas is the number of desired control plane machines. Defaults to 1; an odd number keeps etcd quorum.',
+    1,
+  )
   replicas?: number;
 
-  @Description('version is the desired Kubernetes version of the control plane, e.g. v1.31.4 or v1.31.4+k3s1.')
+  @Description(
+    'version is the desired Kubernetes version of the control plane, e.g. v1.31.4 or v1.31.4+k3s1.',
+  )
   @IsString()
   @MinLength(1)
   @MaxLength(256)
@@ -139,7 +147,9 @@ export class K3sControlPlaneSpecSchema {
   @Nested(() => K3sControlPlaneMachineTemplateSchema)
   machineTemplate!: K3sControlPlaneMachineTemplateSchema;
 
-  @Description('k3sConfigSpec is the K3s configuration of the control plane machines: the first initializes the cluster, the others join.')
+  @Description(
+    'k3sConfigSpec is the K3s configuration of the control plane machines: the first initializes the cluster, the others join.',
+  )
   @IsOptional()
   @Nested(() => K3sConfigSpecSchema)
   k3sConfigSpec?: K3sConfigSpecSchema;
@@ -157,10 +167,14 @@ export class K3sControlPlaneSpecSchema {
 }
 export type K3sControlPlaneSpec = K3sControlPlaneSpecSchema;
 
-@Description('K3sControlPlaneInitializationStatus provides observations of the control plane initialization (Cluster API contract fields).')
+@Description(
+  'K3sControlPlaneInitializationStatus provides observations of the control plane initialization (Cluster API contract fields).',
+)
 @MinProperties(1)
 export class K3sControlPlaneInitializationStatusSchema {
-  @Description('controlPlaneInitialized is true once the workload API server accepts requests. Never reset once set.')
+  @Description(
+    'controlPlaneInitialized is true once the workload API server accepts requests. Never reset once set.',
+  )
   @IsOptional()
   @IsBoolean()
   controlPlaneInitialized?: boolean;
@@ -186,62 +200,30 @@ export class LastRemediationStatusSchema {
 }
 export type LastRemediationStatus = LastRemediationStatusSchema;
 
-@Description('K3sControlPlaneStatus defines the observed state of K3sControlPlane (the v1beta2 control plane contract).')
-export class K3sControlPlaneStatusSchema {
-  @ConditionsField('Available, Initialized, CertificatesAvailable, MachinesReady, MachinesUpToDate, RollingOut, ScalingUp, ScalingDown, Remediating, Deleting, Paused')
+@Description(
+  'K3sControlPlaneStatus defines the observed state of K3sControlPlane (the v1beta2 control plane contract).',
+)
+export class K3sControlPlaneStatusSchema extends ScalableStatusSchema {
+  @ConditionsField(
+    'Available, Initialized, CertificatesAvailable, MachinesReady, MachinesUpToDate, RollingOut, ScalingUp, ScalingDown, Remediating, Deleting, Paused',
+  )
   conditions?: Condition[];
 
-  @Description('initialization provides observations of the control plane initialization (Cluster API contract fields).')
+  @Description(
+    'initialization provides observations of the control plane initialization (Cluster API contract fields).',
+  )
   @IsOptional()
   @Nested(() => K3sControlPlaneInitializationStatusSchema)
   initialization?: K3sControlPlaneInitializationStatusSchema;
 
-  @Description('selector is the label selector of the control plane machines in string form, for the scale subresource.')
-  @IsOptional()
-  @IsString()
-  @MinLength(1)
-  @MaxLength(4096)
-  selector?: string;
-
-  @Description('replicas is the total number of non-terminated control plane machines.')
-  @IsOptional()
-  @IsInt32()
-  replicas?: number;
-
-  @Description('readyReplicas is the number of control plane machines whose Ready condition is true.')
-  @IsOptional()
-  @IsInt32()
-  readyReplicas?: number;
-
-  @Description('availableReplicas is the number of control plane machines whose Available condition is true.')
-  @IsOptional()
-  @IsInt32()
-  availableReplicas?: number;
-
-  @Description('upToDateReplicas is the number of control plane machines whose UpToDate condition is true.')
-  @IsOptional()
-  @IsInt32()
-  upToDateReplicas?: number;
-
-  @Description('version is the minimum Kubernetes version of the control plane machines (deprecated by the contract in favour of versions).')
+  @Description(
+    'version is the minimum Kubernetes version of the control plane machines (deprecated by the contract in favour of versions).',
+  )
   @IsOptional()
   @IsString()
   @MinLength(1)
   @MaxLength(256)
   version?: string;
-
-  @Description('versions lists the Kubernetes versions of the control plane machines and how many machines run each.')
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(MAX_ITEMS.versions)
-  @Nested(() => StatusVersionSchema)
-  @ListType('atomic')
-  versions?: StatusVersionSchema[];
-
-  @Description('observedGeneration is the latest generation observed by the controller.')
-  @IsOptional()
-  @IsInt64()
-  observedGeneration?: number;
 
   @Description('lastRemediation records the last remediation performed.')
   @IsOptional()
@@ -259,11 +241,7 @@ export type K3sControlPlaneStatus = K3sControlPlaneStatusSchema;
   printerColumns: [
     CLUSTER_LABEL_COLUMN,
     conditionColumn('Available', 'Available', 'Control plane passes all availability checks'),
-    { name: 'Desired', type: 'integer', jsonPath: '.spec.replicas', description: 'The desired number of machines' },
-    { name: 'Current', type: 'integer', jsonPath: '.status.replicas', description: 'The number of machines' },
-    { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas', description: 'The number of machines with Ready condition true' },
-    { name: 'Available', type: 'integer', jsonPath: '.status.availableReplicas', description: 'The number of machines with Available condition true' },
-    { name: 'Up-to-date', type: 'integer', jsonPath: '.status.upToDateReplicas', description: 'The number of machines with UpToDate condition true' },
+    ...REPLICA_COLUMNS,
     conditionColumn('Paused', 'Paused', 'Reconciliation paused', 10),
     {
       name: 'Initialized',
@@ -272,7 +250,12 @@ export type K3sControlPlaneStatus = K3sControlPlaneStatusSchema;
       description: 'Whether the control plane can accept requests',
     },
     AGE_COLUMN,
-    { name: 'Version', type: 'string', jsonPath: '.spec.version', description: 'Kubernetes version associated with this control plane' },
+    {
+      name: 'Version',
+      type: 'string',
+      jsonPath: '.spec.version',
+      description: 'Kubernetes version associated with this control plane',
+    },
   ],
 })
 export class K3sControlPlaneSchema extends ResourceSchema {

@@ -1,23 +1,26 @@
-import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsOptional, IsRFC3339, IsString, MaxLength, MinLength } from 'class-validator';
+import { IsBoolean, IsIn, IsOptional, IsRFC3339 } from 'class-validator';
 import { RESOURCES } from '../constants/resources.js';
-import { Cel, CustomResource, Default, Description, ListType, MinProperties, Nested } from '../schema/decorators.js';
-import { CEL_INT_OR_PERCENT, CLUSTER_NAME_IMMUTABLE_RULE } from '../schema/cel-rules.js';
-import { IsInt32, IsInt64, IsIntOrString } from '../schema/validators.js';
-import { ConditionsField, LabelSelectorSchema, MAX_ITEMS, ResourceSchema, StatusVersionSchema, type Condition } from './common.js';
+import { Cel, CustomResource, Default, Description, MinProperties, Nested } from '../schema/decorators.js';
+import { CEL_INT_OR_PERCENT } from '../schema/cel-rules.js';
+import { IsIntOrString } from '../schema/validators.js';
+import { LabelSelectorSchema, ResourceSchema, type Condition } from './common.js';
+import { ClusterNameField, ConditionsField, DesiredReplicasField } from './fields.js';
 import {
   MachineNamingSpecSchema,
   MachineSetDeletionSpecSchema,
   MachineTemplateSpecSchema,
-  SELECTOR_MATCHES_TEMPLATE_RULE,
-  TEMPLATE_CLUSTER_RULE,
+  MachineSetSpecRules,
 } from './machine-template.js';
-import { AGE_COLUMN, CORE_CRD_LABELS, conditionColumn } from './printer-columns.js';
+import { AGE_COLUMN, CORE_CRD_LABELS, conditionColumn, REPLICA_COLUMNS } from './printer-columns.js';
+import { ScalableStatusSchema } from './replica-status.js';
 
 /** CEL on rollingUpdate: a rollout must be able to make progress. */
 const SURGE_OR_UNAVAILABLE_RULE =
   "!(has(self.maxSurge) && has(self.maxUnavailable) && string(self.maxSurge) in ['0', '0%'] && string(self.maxUnavailable) in ['0', '0%'])";
 
-@Description('MachineDeploymentRolloutStrategyRollingUpdate controls the desired behavior of a rolling update.')
+@Description(
+  'MachineDeploymentRolloutStrategyRollingUpdate controls the desired behavior of a rolling update.',
+)
 @Cel(SURGE_OR_UNAVAILABLE_RULE, 'maxSurge and maxUnavailable cannot both be 0')
 export class RollingUpdateSchema {
   @Description(
@@ -67,7 +70,9 @@ export class MachineDeploymentRolloutSpecSchema {
   @IsRFC3339()
   after?: string;
 
-  @Description('strategy specifies how to roll out Machines. Defaults to RollingUpdate with maxSurge 1 and maxUnavailable 0.')
+  @Description(
+    'strategy specifies how to roll out Machines. Defaults to RollingUpdate with maxSurge 1 and maxUnavailable 0.',
+  )
   @IsOptional()
   @Nested(() => MachineDeploymentRolloutStrategySchema)
   @Default({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } })
@@ -90,26 +95,23 @@ export type MachineDeploymentRemediationSpec = MachineDeploymentRemediationSpecS
 
 @Description('MachineDeploymentSpec defines the desired state of MachineDeployment.')
 export class MachineDeploymentSpecSchema {
-  @Description('clusterName is the name of the Cluster this object belongs to.')
-  @IsString()
-  @MinLength(1)
-  @MaxLength(63)
+  @ClusterNameField()
   clusterName!: string;
 
-  @Description('replicas is the number of desired machines. Defaults to 1.')
-  @IsOptional()
-  @IsInt32()
-  @Default(1)
-  @Cel('self >= 0', 'replicas must not be negative')
+  @DesiredReplicasField('replicas is the number of desired machines. Defaults to 1.', 0)
   replicas?: number;
 
-  @Description('rollout configures how changes are rolled out to the Machines: when (after) and how (strategy).')
+  @Description(
+    'rollout configures how changes are rolled out to the Machines: when (after) and how (strategy).',
+  )
   @IsOptional()
   @Nested(() => MachineDeploymentRolloutSpecSchema)
   @Default({})
   rollout?: MachineDeploymentRolloutSpecSchema;
 
-  @Description('selector is the label selector for machines; existing MachineSets whose machines are selected are the ones affected by this deployment. It must match the template labels.')
+  @Description(
+    'selector is the label selector for machines; existing MachineSets whose machines are selected are the ones affected by this deployment. It must match the template labels.',
+  )
   @Nested(() => LabelSelectorSchema)
   selector!: LabelSelectorSchema;
 
@@ -139,61 +141,33 @@ export class MachineDeploymentSpecSchema {
 }
 export type MachineDeploymentSpec = MachineDeploymentSpecSchema;
 
-export const MACHINE_DEPLOYMENT_PHASES = ['ScalingUp', 'ScalingDown', 'Running', 'Failed', 'Unknown'] as const;
+export const MACHINE_DEPLOYMENT_PHASES = [
+  'ScalingUp',
+  'ScalingDown',
+  'Running',
+  'Failed',
+  'Unknown',
+] as const;
 
 @Description('MachineDeploymentStatus defines the observed state of MachineDeployment.')
-export class MachineDeploymentStatusSchema {
-  @ConditionsField('Available, MachinesReady, MachinesUpToDate, RollingOut, ScalingUp, ScalingDown, Remediating, Deleting, Paused')
+export class MachineDeploymentStatusSchema extends ScalableStatusSchema {
+  @ConditionsField(
+    'Available, MachinesReady, MachinesUpToDate, RollingOut, ScalingUp, ScalingDown, Remediating, Deleting, Paused',
+  )
   conditions?: Condition[];
 
-  @Description('observedGeneration is the generation observed by the deployment controller.')
-  @IsOptional()
-  @IsInt64()
-  observedGeneration?: number;
-
-  @Description('selector is the label selector in string form (query-param syntax), for the scale subresource.')
-  @IsOptional()
-  @IsString()
-  @MinLength(1)
-  @MaxLength(4096)
-  selector?: string;
-
-  @Description('replicas is the total number of non-terminated machines targeted by this deployment.')
-  @IsOptional()
-  @IsInt32()
-  replicas?: number;
-
-  @Description('readyReplicas is the number of machines of this deployment whose Ready condition is true.')
-  @IsOptional()
-  @IsInt32()
-  readyReplicas?: number;
-
-  @Description('availableReplicas is the number of machines of this deployment whose Available condition is true.')
-  @IsOptional()
-  @IsInt32()
-  availableReplicas?: number;
-
-  @Description('upToDateReplicas is the number of machines of this deployment whose UpToDate condition is true.')
-  @IsOptional()
-  @IsInt32()
-  upToDateReplicas?: number;
-
-  @Description('versions lists the Kubernetes versions of the machines and how many machines run each.')
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(MAX_ITEMS.versions)
-  @Nested(() => StatusVersionSchema)
-  @ListType('atomic')
-  versions?: StatusVersionSchema[];
-
-  @Description('phase represents the current phase of the MachineDeployment: ScalingUp, ScalingDown, Running or Unknown.')
+  @Description(
+    'phase represents the current phase of the MachineDeployment: ScalingUp, ScalingDown, Running or Unknown.',
+  )
   @IsOptional()
   @IsIn(MACHINE_DEPLOYMENT_PHASES)
   phase?: (typeof MACHINE_DEPLOYMENT_PHASES)[number];
 }
 export type MachineDeploymentStatus = MachineDeploymentStatusSchema;
 
-@Description('MachineDeployment is the Schema for the machinedeployments API: declarative updates for MachineSets and Machines.')
+@Description(
+  'MachineDeployment is the Schema for the machinedeployments API: declarative updates for MachineSets and Machines.',
+)
 @CustomResource({
   resource: RESOURCES.MachineDeployment,
   shortNames: ['md'],
@@ -202,23 +176,27 @@ export type MachineDeploymentStatus = MachineDeploymentStatusSchema;
   printerColumns: [
     { name: 'Cluster', type: 'string', jsonPath: '.spec.clusterName', description: 'Cluster' },
     conditionColumn('Available', 'Available', 'MachineDeployment passes all availability checks'),
-    { name: 'Desired', type: 'integer', jsonPath: '.spec.replicas', description: 'The desired number of machines' },
-    { name: 'Current', type: 'integer', jsonPath: '.status.replicas', description: 'The number of machines' },
-    { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas', description: 'The number of machines with Ready condition true' },
-    { name: 'Available', type: 'integer', jsonPath: '.status.availableReplicas', description: 'The number of machines with Available condition true' },
-    { name: 'Up-to-date', type: 'integer', jsonPath: '.status.upToDateReplicas', description: 'The number of machines with UpToDate condition true' },
+    ...REPLICA_COLUMNS,
     conditionColumn('Paused', 'Paused', 'Reconciliation paused', 10),
-    { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'MachineDeployment status such as ScalingUp/ScalingDown/Running' },
+    {
+      name: 'Phase',
+      type: 'string',
+      jsonPath: '.status.phase',
+      description: 'MachineDeployment status such as ScalingUp/ScalingDown/Running',
+    },
     AGE_COLUMN,
-    { name: 'Version', type: 'string', jsonPath: '.spec.template.spec.version', description: 'Kubernetes version associated with this MachineDeployment' },
+    {
+      name: 'Version',
+      type: 'string',
+      jsonPath: '.spec.template.spec.version',
+      description: 'Kubernetes version associated with this MachineDeployment',
+    },
   ],
 })
 export class MachineDeploymentSchema extends ResourceSchema {
   @Description('spec is the desired state of MachineDeployment.')
   @Nested(() => MachineDeploymentSpecSchema)
-  @Cel(CLUSTER_NAME_IMMUTABLE_RULE, 'spec.clusterName is immutable', { fieldPath: '.clusterName' })
-  @Cel(SELECTOR_MATCHES_TEMPLATE_RULE, 'spec.selector.matchLabels must match spec.template.metadata.labels', { fieldPath: '.selector' })
-  @Cel(TEMPLATE_CLUSTER_RULE, 'spec.template.spec.clusterName must equal spec.clusterName', { fieldPath: '.template.spec.clusterName' })
+  @MachineSetSpecRules()
   spec!: MachineDeploymentSpecSchema;
 
   @Description('status is the observed state of MachineDeployment.')

@@ -1,17 +1,50 @@
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
-import { DEFAULT_NODE_STARTUP_TIMEOUT_SECONDS, MIN_HEALTH_CHECK_TIMEOUT_SECONDS } from '../constants/defaults.js';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsIn,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  MinLength,
+} from 'class-validator';
+import {
+  DEFAULT_NODE_STARTUP_TIMEOUT_SECONDS,
+  MIN_HEALTH_CHECK_TIMEOUT_SECONDS,
+} from '../constants/defaults.js';
 import { RESOURCES } from '../constants/resources.js';
-import { Cel, CustomResource, Default, Description, ListType, MinProperties, Nested } from '../schema/decorators.js';
+import {
+  Cel,
+  CustomResource,
+  Default,
+  Description,
+  ListType,
+  MinProperties,
+  Nested,
+} from '../schema/decorators.js';
 import { CEL_INT_OR_PERCENT, CLUSTER_NAME_IMMUTABLE_RULE } from '../schema/cel-rules.js';
 import { PATTERNS } from '../schema/patterns.js';
-import { IsInt32, IsInt64, IsIntOrString } from '../schema/validators.js';
-import { ConditionsField, LabelSelectorSchema, ResourceSchema, type Condition } from './common.js';
+import { IsInt32, IsIntOrString } from '../schema/validators.js';
+import { LabelSelectorSchema, ResourceSchema, type Condition } from './common.js';
+import {
+  ClusterNameField,
+  ConditionsField,
+  NonNegativeInt32Field,
+  ObservedGenerationField,
+  StringListField,
+} from './fields.js';
 import { AGE_COLUMN, CORE_CRD_LABELS, conditionColumn } from './printer-columns.js';
 
 const timeoutRule = (field: string) =>
-  [`self >= ${MIN_HEALTH_CHECK_TIMEOUT_SECONDS} || self == 0`, `${field} must be 0 or at least ${MIN_HEALTH_CHECK_TIMEOUT_SECONDS} seconds`] as const;
+  [
+    `self >= ${MIN_HEALTH_CHECK_TIMEOUT_SECONDS} || self == 0`,
+    `${field} must be 0 or at least ${MIN_HEALTH_CHECK_TIMEOUT_SECONDS} seconds`,
+  ] as const;
 
-@Description('UnhealthyNodeCondition is a Node condition type and status that, held for timeoutSeconds, make the node unhealthy.')
+@Description(
+  'UnhealthyNodeCondition is a Node condition type and status that, held for timeoutSeconds, make the node unhealthy.',
+)
 export class UnhealthyNodeConditionSchema {
   @Description('type of Node condition, e.g. Ready.')
   @IsString()
@@ -23,16 +56,22 @@ export class UnhealthyNodeConditionSchema {
   @IsIn(['True', 'False', 'Unknown'])
   status!: 'True' | 'False' | 'Unknown';
 
-  @Description('timeoutSeconds is how long the node must be in the given status before it is considered unhealthy.')
+  @Description(
+    'timeoutSeconds is how long the node must be in the given status before it is considered unhealthy.',
+  )
   @IsInt32()
   @Cel('self >= 0', 'timeoutSeconds must not be negative')
   timeoutSeconds!: number;
 }
 export type UnhealthyNodeCondition = UnhealthyNodeConditionSchema;
 
-@Description('UnhealthyMachineCondition is a Machine condition type and status that, held for timeoutSeconds, make the machine unhealthy.')
+@Description(
+  'UnhealthyMachineCondition is a Machine condition type and status that, held for timeoutSeconds, make the machine unhealthy.',
+)
 export class UnhealthyMachineConditionSchema {
-  @Description('type of Machine condition; not one of Ready, Available, HealthCheckSucceeded, OwnerRemediated, ExternallyRemediated.')
+  @Description(
+    'type of Machine condition; not one of Ready, Available, HealthCheckSucceeded, OwnerRemediated, ExternallyRemediated.',
+  )
   @IsString()
   @MinLength(1)
   @MaxLength(316)
@@ -47,7 +86,9 @@ export class UnhealthyMachineConditionSchema {
   @IsIn(['True', 'False', 'Unknown'])
   status!: 'True' | 'False' | 'Unknown';
 
-  @Description('timeoutSeconds is how long the machine must be in the given status before it is considered unhealthy.')
+  @Description(
+    'timeoutSeconds is how long the machine must be in the given status before it is considered unhealthy.',
+  )
   @IsInt32()
   @Cel('self >= 0', 'timeoutSeconds must not be negative')
   timeoutSeconds!: number;
@@ -65,7 +106,9 @@ export class MachineHealthCheckChecksSchema {
   @Cel(...timeoutRule('nodeStartupTimeoutSeconds'))
   nodeStartupTimeoutSeconds?: number;
 
-  @Description('unhealthyNodeConditions are the node conditions that make a node unhealthy; any one met is enough.')
+  @Description(
+    'unhealthyNodeConditions are the node conditions that make a node unhealthy; any one met is enough.',
+  )
   @IsOptional()
   @IsArray()
   @ArrayMinSize(1)
@@ -74,7 +117,9 @@ export class MachineHealthCheckChecksSchema {
   @ListType('atomic')
   unhealthyNodeConditions?: UnhealthyNodeConditionSchema[];
 
-  @Description('unhealthyMachineConditions are the machine conditions that make a machine unhealthy; any one met is enough.')
+  @Description(
+    'unhealthyMachineConditions are the machine conditions that make a machine unhealthy; any one met is enough.',
+  )
   @IsOptional()
   @IsArray()
   @ArrayMinSize(1)
@@ -92,13 +137,20 @@ export type MachineHealthCheckChecks = MachineHealthCheckChecksSchema;
   'triggerIf.unhealthyLessThanOrEqualTo and triggerIf.unhealthyInRange are mutually exclusive',
 )
 export class MachineHealthCheckRemediationTriggerIfSchema {
-  @Description('unhealthyLessThanOrEqualTo: remediate only while the number (or percentage) of unhealthy Machines is at most this value.')
+  @Description(
+    'unhealthyLessThanOrEqualTo: remediate only while the number (or percentage) of unhealthy Machines is at most this value.',
+  )
   @IsOptional()
   @IsIntOrString()
-  @Cel(CEL_INT_OR_PERCENT, 'unhealthyLessThanOrEqualTo must be a non-negative integer or a percentage such as 40%')
+  @Cel(
+    CEL_INT_OR_PERCENT,
+    'unhealthyLessThanOrEqualTo must be a non-negative integer or a percentage such as 40%',
+  )
   unhealthyLessThanOrEqualTo?: number | string;
 
-  @Description('unhealthyInRange: remediate only while the number of unhealthy Machines is in the range, e.g. "[3-5]".')
+  @Description(
+    'unhealthyInRange: remediate only while the number of unhealthy Machines is in the range, e.g. "[3-5]".',
+  )
   @IsOptional()
   @IsString()
   @MinLength(1)
@@ -108,7 +160,9 @@ export class MachineHealthCheckRemediationTriggerIfSchema {
 }
 export type MachineHealthCheckRemediationTriggerIf = MachineHealthCheckRemediationTriggerIfSchema;
 
-@Description('MachineHealthCheckRemediationTemplateReference is a reference to an external remediation template.')
+@Description(
+  'MachineHealthCheckRemediationTemplateReference is a reference to an external remediation template.',
+)
 export class MachineHealthCheckRemediationTemplateReferenceSchema {
   @Description('kind of the remediation template.')
   @IsString()
@@ -131,9 +185,12 @@ export class MachineHealthCheckRemediationTemplateReferenceSchema {
   @Matches(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[a-z]([-a-z0-9]*[a-z0-9])?$/)
   apiVersion!: string;
 }
-export type MachineHealthCheckRemediationTemplateReference = MachineHealthCheckRemediationTemplateReferenceSchema;
+export type MachineHealthCheckRemediationTemplateReference =
+  MachineHealthCheckRemediationTemplateReferenceSchema;
 
-@Description('MachineHealthCheckRemediation configures if and how remediations are triggered for unhealthy Machines.')
+@Description(
+  'MachineHealthCheckRemediation configures if and how remediations are triggered for unhealthy Machines.',
+)
 @MinProperties(1)
 export class MachineHealthCheckRemediationSchema {
   @Description('triggerIf configures when remediations are triggered; if not set, they always are.')
@@ -141,7 +198,9 @@ export class MachineHealthCheckRemediationSchema {
   @Nested(() => MachineHealthCheckRemediationTriggerIfSchema)
   triggerIf?: MachineHealthCheckRemediationTriggerIfSchema;
 
-  @Description("templateRef is a reference to an external remediation template; if not set, the Machine's owner remediates (OwnerRemediated condition).")
+  @Description(
+    "templateRef is a reference to an external remediation template; if not set, the Machine's owner remediates (OwnerRemediated condition).",
+  )
   @IsOptional()
   @Nested(() => MachineHealthCheckRemediationTemplateReferenceSchema)
   templateRef?: MachineHealthCheckRemediationTemplateReferenceSchema;
@@ -150,10 +209,7 @@ export type MachineHealthCheckRemediation = MachineHealthCheckRemediationSchema;
 
 @Description('MachineHealthCheckSpec defines the desired state of MachineHealthCheck.')
 export class MachineHealthCheckSpecSchema {
-  @Description('clusterName is the name of the Cluster this object belongs to.')
-  @IsString()
-  @MinLength(1)
-  @MaxLength(63)
+  @ClusterNameField()
   clusterName!: string;
 
   @Description('selector is a label selector matching the machines whose health is checked.')
@@ -180,50 +236,52 @@ export class MachineHealthCheckStatusSchema {
   @ConditionsField('RemediationAllowed, Paused')
   conditions?: Condition[];
 
-  @Description('expectedMachines is the total number of machines counted by this health check.')
-  @IsOptional()
-  @IsInt32()
-  @Cel('self >= 0', 'expectedMachines must not be negative')
+  @NonNegativeInt32Field('expectedMachines is the total number of machines counted by this health check.')
   expectedMachines?: number;
 
-  @Description('currentHealthy is the total number of healthy machines counted by this health check.')
-  @IsOptional()
-  @IsInt32()
-  @Cel('self >= 0', 'currentHealthy must not be negative')
+  @NonNegativeInt32Field(
+    'currentHealthy is the total number of healthy machines counted by this health check.',
+  )
   currentHealthy?: number;
 
-  @Description('remediationsAllowed is the number of further remediations allowed before triggerIf stops remediation.')
-  @IsOptional()
-  @IsInt32()
-  @Cel('self >= 0', 'remediationsAllowed must not be negative')
+  @NonNegativeInt32Field(
+    'remediationsAllowed is the number of further remediations allowed before triggerIf stops remediation.',
+  )
   remediationsAllowed?: number;
 
-  @Description('observedGeneration is the latest generation observed by the controller.')
-  @IsOptional()
-  @IsInt64()
+  @ObservedGenerationField()
   observedGeneration?: number;
 
-  @Description('targets lists the names of the machines this health check is watching.')
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(10000)
-  @IsString({ each: true })
-  @MinLength(1, { each: true })
-  @MaxLength(253, { each: true })
-  @ListType('atomic')
+  @StringListField('targets lists the names of the machines this health check is watching.', {
+    maxItems: 10000,
+    itemMinLength: 1,
+    itemMaxLength: 253,
+  })
   targets?: string[];
 }
 export type MachineHealthCheckStatus = MachineHealthCheckStatusSchema;
 
-@Description('MachineHealthCheck is the Schema for the machinehealthchecks API: finds unhealthy Machines and has them remediated.')
+@Description(
+  'MachineHealthCheck is the Schema for the machinehealthchecks API: finds unhealthy Machines and has them remediated.',
+)
 @CustomResource({
   resource: RESOURCES.MachineHealthCheck,
   shortNames: ['mhc', 'mhcs'],
   labels: CORE_CRD_LABELS,
   printerColumns: [
     { name: 'Cluster', type: 'string', jsonPath: '.spec.clusterName', description: 'Cluster' },
-    { name: 'Replicas', type: 'integer', jsonPath: '.status.expectedMachines', description: 'Number of machines currently monitored' },
-    { name: 'Healthy', type: 'integer', jsonPath: '.status.currentHealthy', description: 'Current observed healthy machines' },
+    {
+      name: 'Replicas',
+      type: 'integer',
+      jsonPath: '.status.expectedMachines',
+      description: 'Number of machines currently monitored',
+    },
+    {
+      name: 'Healthy',
+      type: 'integer',
+      jsonPath: '.status.currentHealthy',
+      description: 'Current observed healthy machines',
+    },
     conditionColumn('Paused', 'Paused', 'Reconciliation paused', 10),
     AGE_COLUMN,
   ],

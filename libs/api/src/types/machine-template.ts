@@ -1,4 +1,5 @@
 import { IsIn, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { CLUSTER_NAME_IMMUTABLE_RULE } from '../schema/cel-rules.js';
 import { Cel, Description, MinProperties, Nested } from '../schema/decorators.js';
 import { ObjectMetaSchema } from './common.js';
 import { MachineSpecSchema } from './machine.js';
@@ -18,7 +19,9 @@ export class MachineTemplateSpecSchema {
 }
 export type MachineTemplateSpec = MachineTemplateSpecSchema;
 
-@Description('MachineNamingSpec allows changing the naming pattern used when creating Machines; InfraMachines and BootstrapConfigs use the same names.')
+@Description(
+  'MachineNamingSpec allows changing the naming pattern used when creating Machines; InfraMachines and BootstrapConfigs use the same names.',
+)
 @MinProperties(1)
 export class MachineNamingSpecSchema {
   @Description(
@@ -54,3 +57,24 @@ export const SELECTOR_MATCHES_TEMPLATE_RULE =
 
 /** CEL on a MachineSet or MachineDeployment spec: the template belongs to the same cluster. */
 export const TEMPLATE_CLUSTER_RULE = 'self.template.spec.clusterName == self.clusterName';
+
+/**
+ * The rules on the spec of a MachineSet or MachineDeployment: the cluster is fixed, the selector selects the
+ * template's machines, and the template belongs to the same cluster.
+ */
+export function MachineSetSpecRules(): (target: object, property: string) => void {
+  return (target, property) => {
+    Cel(CLUSTER_NAME_IMMUTABLE_RULE, 'spec.clusterName is immutable', { fieldPath: '.clusterName' })(
+      target,
+      property,
+    );
+    Cel(
+      SELECTOR_MATCHES_TEMPLATE_RULE,
+      'spec.selector.matchLabels must match spec.template.metadata.labels',
+      { fieldPath: '.selector' },
+    )(target, property);
+    Cel(TEMPLATE_CLUSTER_RULE, 'spec.template.spec.clusterName must equal spec.clusterName', {
+      fieldPath: '.template.spec.clusterName',
+    })(target, property);
+  };
+}

@@ -1,31 +1,53 @@
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsOptional, IsRFC3339, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsOptional,
+  IsRFC3339,
+  IsString,
+  Matches,
+  MaxLength,
+  MinLength,
+} from 'class-validator';
 import { RESOURCES } from '../constants/resources.js';
 import { CLUSTER_NAME_IMMUTABLE_RULE, PROVIDER_ID_FIXED_RULE } from '../schema/cel-rules.js';
 import { Cel, CustomResource, Description, ListType, MinProperties, Nested } from '../schema/decorators.js';
 import { PATTERNS } from '../schema/patterns.js';
-import { IsInt32, IsInt64 } from '../schema/validators.js';
 import {
-  ConditionsField,
   ContractVersionedObjectReferenceSchema,
   MAX_ITEMS,
   MachineAddressSchema,
-  MachineDeletionSpecSchema,
   MachineReadinessGateSchema,
   MachineTaintSchema,
   ResourceSchema,
   type Condition,
 } from './common.js';
+import {
+  AddressesField,
+  ClusterNameField,
+  ConditionsField,
+  NonNegativeInt32Field,
+  ObservedGenerationField,
+  ProviderIDField,
+  ReadinessGatesField,
+} from './fields.js';
 import { AGE_COLUMN, CORE_CRD_LABELS, conditionColumn } from './printer-columns.js';
 
 @Description("Bootstrap encapsulates fields to configure the Machine's bootstrapping mechanism.")
 @Cel('has(self.configRef) || has(self.dataSecretName)', 'bootstrap needs configRef or dataSecretName')
 export class BootstrapSchema {
-  @Description('configRef is a reference to a bootstrap provider-specific resource that holds configuration details. Optional so users can give dataSecretName without a controller.')
+  @Description(
+    'configRef is a reference to a bootstrap provider-specific resource that holds configuration details. Optional so users can give dataSecretName without a controller.',
+  )
   @IsOptional()
   @Nested(() => ContractVersionedObjectReferenceSchema)
   configRef?: ContractVersionedObjectReferenceSchema;
 
-  @Description('dataSecretName is the name of the secret that stores the bootstrap data script. If nil, the Machine should remain in the Pending state.')
+  @Description(
+    'dataSecretName is the name of the secret that stores the bootstrap data script. If nil, the Machine should remain in the Pending state.',
+  )
   @IsOptional()
   @IsString()
   @MaxLength(253)
@@ -33,19 +55,38 @@ export class BootstrapSchema {
 }
 export type Bootstrap = BootstrapSchema;
 
+@Description('MachineDeletionSpec contains configuration options for Machine deletion.')
+@MinProperties(1)
+export class MachineDeletionSpecSchema {
+  @NonNegativeInt32Field(
+    'nodeDrainTimeoutSeconds is the total amount of time the controller will spend on draining a node; 0 (the default) means no limit.',
+  )
+  nodeDrainTimeoutSeconds?: number;
+
+  @NonNegativeInt32Field(
+    'nodeVolumeDetachTimeoutSeconds is the total amount of time the controller will wait for all volumes to be detached; 0 (the default) means no limit.',
+  )
+  nodeVolumeDetachTimeoutSeconds?: number;
+
+  @NonNegativeInt32Field(
+    'nodeDeletionTimeoutSeconds is how long the controller attempts to delete the Node after the Machine is marked for deletion; 0 retries forever. Defaults to 10 seconds.',
+  )
+  nodeDeletionTimeoutSeconds?: number;
+}
+export type MachineDeletionSpec = MachineDeletionSpecSchema;
+
 @Description('MachineSpec defines the desired state of Machine.')
 export class MachineSpecSchema {
-  @Description('clusterName is the name of the Cluster this object belongs to.')
-  @IsString()
-  @MinLength(1)
-  @MaxLength(63)
+  @ClusterNameField()
   clusterName!: string;
 
   @Description("bootstrap holds the fields that configure the Machine's bootstrapping mechanism.")
   @Nested(() => BootstrapSchema)
   bootstrap!: BootstrapSchema;
 
-  @Description('infrastructureRef is a required reference to a custom resource offered by an infrastructure provider.')
+  @Description(
+    'infrastructureRef is a required reference to a custom resource offered by an infrastructure provider.',
+  )
   @Nested(() => ContractVersionedObjectReferenceSchema)
   infrastructureRef!: ContractVersionedObjectReferenceSchema;
 
@@ -56,33 +97,26 @@ export class MachineSpecSchema {
   @MaxLength(256)
   version?: string;
 
-  @Description('providerID is the identification ID of the machine provided by the provider; it must match the provider ID of the Node of this machine.')
-  @IsOptional()
-  @IsString()
-  @MinLength(1)
-  @MaxLength(512)
+  @ProviderIDField(
+    'providerID is the identification ID of the machine provided by the provider; it must match the provider ID of the Node of this machine.',
+  )
   providerID?: string;
 
-  @Description('failureDomain is the failure domain the machine will be created in; must match the name of a failure domain from the Cluster status.')
+  @Description(
+    'failureDomain is the failure domain the machine will be created in; must match the name of a failure domain from the Cluster status.',
+  )
   @IsOptional()
   @IsString()
   @MinLength(1)
   @MaxLength(256)
   failureDomain?: string;
 
-  @Description('minReadySeconds is the minimum number of seconds a Machine should be ready before it is considered available. Defaults to 0.')
-  @IsOptional()
-  @IsInt32()
-  @Cel('self >= 0', 'minReadySeconds must not be negative')
+  @NonNegativeInt32Field(
+    'minReadySeconds is the minimum number of seconds a Machine should be ready before it is considered available. Defaults to 0.',
+  )
   minReadySeconds?: number;
 
-  @Description('readinessGates specifies additional conditions to include when evaluating the Machine Ready condition.')
-  @IsOptional()
-  @IsArray()
-  @ArrayMinSize(1)
-  @ArrayMaxSize(MAX_ITEMS.readinessGates)
-  @Nested(() => MachineReadinessGateSchema)
-  @ListType('map', ['conditionType'])
+  @ReadinessGatesField()
   readinessGates?: MachineReadinessGateSchema[];
 
   @Description('deletion contains configuration options for Machine deletion.')
@@ -101,15 +135,21 @@ export class MachineSpecSchema {
 }
 export type MachineSpec = MachineSpecSchema;
 
-@Description('MachineInitializationStatus provides observations of the Machine initialization process (Cluster API contract fields).')
+@Description(
+  'MachineInitializationStatus provides observations of the Machine initialization process (Cluster API contract fields).',
+)
 @MinProperties(1)
 export class MachineInitializationStatusSchema {
-  @Description("infrastructureProvisioned is true when the infrastructure provider reports that the Machine's infrastructure is fully provisioned. Never reset once set.")
+  @Description(
+    "infrastructureProvisioned is true when the infrastructure provider reports that the Machine's infrastructure is fully provisioned. Never reset once set.",
+  )
   @IsOptional()
   @IsBoolean()
   infrastructureProvisioned?: boolean;
 
-  @Description("bootstrapDataSecretCreated is true when the bootstrap provider reports that the Machine's bootstrap secret is created. Never reset once set.")
+  @Description(
+    "bootstrapDataSecretCreated is true when the bootstrap provider reports that the Machine's bootstrap secret is created. Never reset once set.",
+  )
   @IsOptional()
   @IsBoolean()
   bootstrapDataSecretCreated?: boolean;
@@ -183,19 +223,33 @@ export type NodeSystemInfo = NodeSystemInfoSchema;
 
 @Description('MachineDeletionStatus is the deletion state of the Machine.')
 export class MachineDeletionStatusSchema {
-  @Description('nodeDrainStartTime is when the drain of the node started; used to enforce nodeDrainTimeoutSeconds.')
+  @Description(
+    'nodeDrainStartTime is when the drain of the node started; used to enforce nodeDrainTimeoutSeconds.',
+  )
   @IsOptional()
   @IsRFC3339()
   nodeDrainStartTime?: string;
 
-  @Description('waitForNodeVolumeDetachStartTime is when waiting for volume detachment started; used to enforce nodeVolumeDetachTimeoutSeconds.')
+  @Description(
+    'waitForNodeVolumeDetachStartTime is when waiting for volume detachment started; used to enforce nodeVolumeDetachTimeoutSeconds.',
+  )
   @IsOptional()
   @IsRFC3339()
   waitForNodeVolumeDetachStartTime?: string;
 }
 export type MachineDeletionStatus = MachineDeletionStatusSchema;
 
-export const MACHINE_PHASES = ['Pending', 'Provisioning', 'Provisioned', 'Running', 'Updating', 'Deleting', 'Deleted', 'Failed', 'Unknown'] as const;
+export const MACHINE_PHASES = [
+  'Pending',
+  'Provisioning',
+  'Provisioned',
+  'Running',
+  'Updating',
+  'Deleting',
+  'Deleted',
+  'Failed',
+  'Unknown',
+] as const;
 
 @Description('MachineStatus defines the observed state of Machine.')
 export class MachineStatusSchema {
@@ -204,7 +258,9 @@ export class MachineStatusSchema {
   )
   conditions?: Condition[];
 
-  @Description('initialization provides observations of the Machine initialization process (Cluster API contract fields).')
+  @Description(
+    'initialization provides observations of the Machine initialization process (Cluster API contract fields).',
+  )
   @IsOptional()
   @Nested(() => MachineInitializationStatusSchema)
   initialization?: MachineInitializationStatusSchema;
@@ -224,37 +280,40 @@ export class MachineStatusSchema {
   @IsRFC3339()
   lastUpdated?: string;
 
-  @Description('addresses is a list of addresses assigned to the machine, copied from the infrastructure provider.')
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(MAX_ITEMS.addresses)
-  @Nested(() => MachineAddressSchema)
-  @ListType('atomic')
+  @AddressesField(
+    'addresses is a list of addresses assigned to the machine, copied from the infrastructure provider.',
+  )
   addresses?: MachineAddressSchema[];
 
-  @Description('failureDomain is the failure domain the machine runs in, as reported by the infrastructure provider.')
+  @Description(
+    'failureDomain is the failure domain the machine runs in, as reported by the infrastructure provider.',
+  )
   @IsOptional()
   @IsString()
   @MinLength(1)
   @MaxLength(256)
   failureDomain?: string;
 
-  @Description('phase represents the current phase of machine actuation: Pending, Provisioning, Provisioned, Running, Updating, Deleting, Deleted (Failed is never set).')
+  @Description(
+    'phase represents the current phase of machine actuation: Pending, Provisioning, Provisioned, Running, Updating, Deleting, Deleted (Failed is never set).',
+  )
   @IsOptional()
   @IsIn(MACHINE_PHASES)
   phase?: (typeof MACHINE_PHASES)[number];
 
-  @Description('certificatesExpiryDate is the expiry date of the machine certificates; set only for control plane machines.')
+  @Description(
+    'certificatesExpiryDate is the expiry date of the machine certificates; set only for control plane machines.',
+  )
   @IsOptional()
   @IsRFC3339()
   certificatesExpiryDate?: string;
 
-  @Description('observedGeneration is the latest generation observed by the controller.')
-  @IsOptional()
-  @IsInt64()
+  @ObservedGenerationField()
   observedGeneration?: number;
 
-  @Description('deletion contains information about the removal of the Machine; present only while it is being deleted.')
+  @Description(
+    'deletion contains information about the removal of the Machine; present only while it is being deleted.',
+  )
   @IsOptional()
   @Nested(() => MachineDeletionStatusSchema)
   deletion?: MachineDeletionStatusSchema;
@@ -268,25 +327,70 @@ export type MachineStatus = MachineStatusSchema;
   labels: CORE_CRD_LABELS,
   printerColumns: [
     { name: 'Cluster', type: 'string', jsonPath: '.spec.clusterName', description: 'Cluster' },
-    { name: 'Node Name', type: 'string', jsonPath: '.status.nodeRef.name', description: 'Node name associated with this machine' },
-    { name: 'Provider ID', type: 'string', jsonPath: '.spec.providerID', description: 'Provider ID', priority: 10 },
+    {
+      name: 'Node Name',
+      type: 'string',
+      jsonPath: '.status.nodeRef.name',
+      description: 'Node name associated with this machine',
+    },
+    {
+      name: 'Provider ID',
+      type: 'string',
+      jsonPath: '.spec.providerID',
+      description: 'Provider ID',
+      priority: 10,
+    },
     conditionColumn('Ready', 'Ready', 'Machine passes all readiness checks'),
     conditionColumn('Available', 'Available', 'Machine is Ready for at least MinReadySeconds'),
-    conditionColumn('Up-to-date', 'UpToDate', "Machine spec matches the spec of the Machine's owner resource, e.g. MachineDeployment"),
-    { name: 'Internal-IP', type: 'string', jsonPath: '.status.addresses[?(@.type=="InternalIP")].address', description: 'Internal IP of the machine', priority: 10 },
-    { name: 'External-IP', type: 'string', jsonPath: '.status.addresses[?(@.type=="ExternalIP")].address', description: 'External IP of the machine', priority: 10 },
-    { name: 'OS-Image', type: 'string', jsonPath: '.status.nodeInfo.osImage', description: 'OS Image reported by the node', priority: 10 },
+    conditionColumn(
+      'Up-to-date',
+      'UpToDate',
+      "Machine spec matches the spec of the Machine's owner resource, e.g. MachineDeployment",
+    ),
+    {
+      name: 'Internal-IP',
+      type: 'string',
+      jsonPath: '.status.addresses[?(@.type=="InternalIP")].address',
+      description: 'Internal IP of the machine',
+      priority: 10,
+    },
+    {
+      name: 'External-IP',
+      type: 'string',
+      jsonPath: '.status.addresses[?(@.type=="ExternalIP")].address',
+      description: 'External IP of the machine',
+      priority: 10,
+    },
+    {
+      name: 'OS-Image',
+      type: 'string',
+      jsonPath: '.status.nodeInfo.osImage',
+      description: 'OS Image reported by the node',
+      priority: 10,
+    },
     conditionColumn('Paused', 'Paused', 'Reconciliation paused', 10),
-    { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Machine status such as Pending/Provisioning/Running/Deleting' },
+    {
+      name: 'Phase',
+      type: 'string',
+      jsonPath: '.status.phase',
+      description: 'Machine status such as Pending/Provisioning/Running/Deleting',
+    },
     AGE_COLUMN,
-    { name: 'Version', type: 'string', jsonPath: '.spec.version', description: 'Kubernetes version associated with this Machine' },
+    {
+      name: 'Version',
+      type: 'string',
+      jsonPath: '.spec.version',
+      description: 'Kubernetes version associated with this Machine',
+    },
   ],
 })
 export class MachineSchema extends ResourceSchema {
   @Description('spec is the desired state of Machine.')
   @Nested(() => MachineSpecSchema)
   @Cel(CLUSTER_NAME_IMMUTABLE_RULE, 'spec.clusterName is immutable', { fieldPath: '.clusterName' })
-  @Cel(PROVIDER_ID_FIXED_RULE, 'spec.providerID cannot be changed or removed once set', { fieldPath: '.providerID' })
+  @Cel(PROVIDER_ID_FIXED_RULE, 'spec.providerID cannot be changed or removed once set', {
+    fieldPath: '.providerID',
+  })
   spec!: MachineSpecSchema;
 
   @Description('status is the observed state of Machine.')

@@ -1,8 +1,9 @@
-import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsOptional } from 'class-validator';
+import { IsBoolean, IsIn, IsOptional } from 'class-validator';
 import { RESOURCES } from '../constants/resources.js';
-import { Cel, CustomResource, Default, Description, ListType, MinProperties, Nested } from '../schema/decorators.js';
-import { IsInt64 } from '../schema/validators.js';
-import { APIEndpointSchema, ConditionsField, FailureDomainSchema, MAX_ITEMS, ResourceSchema, type Condition } from './common.js';
+import { Cel, CustomResource, Default, Description, MinProperties, Nested } from '../schema/decorators.js';
+
+import { APIEndpointSchema, FailureDomainSchema, ResourceSchema, type Condition } from './common.js';
+import { ConditionsField, FailureDomainsField, ObservedGenerationField } from './fields.js';
 import { AGE_COLUMN, CLUSTER_LABEL_COLUMN, conditionColumn, providerCrdLabels } from './printer-columns.js';
 
 export const SIM_CLUSTER_MODES = ['dedicated', 'shared'] as const;
@@ -13,17 +14,16 @@ export const SIM_PROVIDER_NAME = 'infrastructure-sim';
 
 @Description('SimClusterSpec defines the desired state of a simulated cluster infrastructure.')
 export class SimClusterSpecSchema {
-  @Description('controlPlaneEndpoint is where the workload API server answers; allocated by the provider unless given.')
+  @Description(
+    'controlPlaneEndpoint is where the workload API server answers; allocated by the provider unless given.',
+  )
   @IsOptional()
   @Nested(() => APIEndpointSchema)
   controlPlaneEndpoint?: APIEndpointSchema;
 
-  @Description('failureDomains the simulated machines can be spread over; copied to the status once provisioned.')
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(MAX_ITEMS.failureDomains)
-  @Nested(() => FailureDomainSchema)
-  @ListType('map', ['name'])
+  @FailureDomainsField(
+    'failureDomains the simulated machines can be spread over; copied to the status once provisioned.',
+  )
   failureDomains?: FailureDomainSchema[];
 
   @Description(
@@ -37,10 +37,14 @@ export class SimClusterSpecSchema {
 }
 export type SimClusterSpec = SimClusterSpecSchema;
 
-@Description('SimClusterInitializationStatus provides observations of the SimCluster initialization (Cluster API contract fields).')
+@Description(
+  'SimClusterInitializationStatus provides observations of the SimCluster initialization (Cluster API contract fields).',
+)
 @MinProperties(1)
 export class SimClusterInitializationStatusSchema {
-  @Description('provisioned is true when the cluster infrastructure is fully provisioned. Never reset once set.')
+  @Description(
+    'provisioned is true when the cluster infrastructure is fully provisioned. Never reset once set.',
+  )
   @IsOptional()
   @IsBoolean()
   provisioned?: boolean;
@@ -52,37 +56,54 @@ export class SimClusterStatusSchema {
   @ConditionsField('Ready, Paused')
   conditions?: Condition[];
 
-  @Description('initialization provides observations of the SimCluster initialization (Cluster API contract fields).')
+  @Description(
+    'initialization provides observations of the SimCluster initialization (Cluster API contract fields).',
+  )
   @IsOptional()
   @Nested(() => SimClusterInitializationStatusSchema)
   initialization?: SimClusterInitializationStatusSchema;
 
-  @Description('failureDomains is the list of failure domains the core copies to the Cluster.')
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(MAX_ITEMS.failureDomains)
-  @Nested(() => FailureDomainSchema)
-  @ListType('map', ['name'])
+  @FailureDomainsField('failureDomains is the list of failure domains the core copies to the Cluster.')
   failureDomains?: FailureDomainSchema[];
 
-  @Description('observedGeneration is the latest generation observed by the controller.')
-  @IsOptional()
-  @IsInt64()
+  @ObservedGenerationField()
   observedGeneration?: number;
 }
 export type SimClusterStatus = SimClusterStatusSchema;
 
-@Description('SimCluster is the infrastructure of a simulated workload cluster: its API endpoint and failure domains.')
+@Description(
+  'SimCluster is the infrastructure of a simulated workload cluster: its API endpoint and failure domains.',
+)
 @CustomResource({
   resource: RESOURCES.SimCluster,
   shortNames: ['simcl'],
   labels: providerCrdLabels(SIM_PROVIDER_NAME),
   printerColumns: [
     CLUSTER_LABEL_COLUMN,
-    { name: 'Host', type: 'string', jsonPath: '.spec.controlPlaneEndpoint.host', description: 'Control plane endpoint host' },
-    { name: 'Port', type: 'integer', jsonPath: '.spec.controlPlaneEndpoint.port', description: 'Control plane endpoint port' },
-    { name: 'Mode', type: 'string', jsonPath: '.spec.mode', description: 'dedicated or shared workload API server' },
-    { name: 'Provisioned', type: 'boolean', jsonPath: '.status.initialization.provisioned', description: 'Cluster infrastructure is provisioned' },
+    {
+      name: 'Host',
+      type: 'string',
+      jsonPath: '.spec.controlPlaneEndpoint.host',
+      description: 'Control plane endpoint host',
+    },
+    {
+      name: 'Port',
+      type: 'integer',
+      jsonPath: '.spec.controlPlaneEndpoint.port',
+      description: 'Control plane endpoint port',
+    },
+    {
+      name: 'Mode',
+      type: 'string',
+      jsonPath: '.spec.mode',
+      description: 'dedicated or shared workload API server',
+    },
+    {
+      name: 'Provisioned',
+      type: 'boolean',
+      jsonPath: '.status.initialization.provisioned',
+      description: 'Cluster infrastructure is provisioned',
+    },
     conditionColumn('Ready', 'Ready', 'Cluster infrastructure is ready'),
     conditionColumn('Paused', 'Paused', 'Reconciliation paused', 10),
     AGE_COLUMN,

@@ -1,25 +1,31 @@
-import { ArrayMaxSize, IsArray, IsBoolean, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { IsBoolean, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
 import { RESOURCES } from '../constants/resources.js';
 import { PROVIDER_ID_FIXED_RULE } from '../schema/cel-rules.js';
-import { Cel, CustomResource, Description, ListType, MinProperties, Nested } from '../schema/decorators.js';
-import { IsInt32, IsInt64 } from '../schema/validators.js';
-import { ConditionsField, MAX_ITEMS, MachineAddressSchema, ResourceSchema, type Condition } from './common.js';
+import { Cel, CustomResource, Description, MinProperties, Nested } from '../schema/decorators.js';
+
+import { MachineAddressSchema, ResourceSchema, type Condition } from './common.js';
+import {
+  AddressesField,
+  ConditionsField,
+  NonNegativeInt32Field,
+  ObservedGenerationField,
+  ProviderIDField,
+} from './fields.js';
 import { AGE_COLUMN, CLUSTER_LABEL_COLUMN, conditionColumn, providerCrdLabels } from './printer-columns.js';
 import { SIM_PROVIDER_NAME } from './sim-cluster.js';
 
-@Description('SimMachineSpec defines the desired state of a simulated machine, including the faults to inject.')
+@Description(
+  'SimMachineSpec defines the desired state of a simulated machine, including the faults to inject.',
+)
 export class SimMachineSpecSchema {
-  @Description('providerID is set by the provider once the machine boots: sim://<namespace>/<name>. It matches the providerID of the Node.')
-  @IsOptional()
-  @IsString()
-  @MinLength(1)
-  @MaxLength(512)
+  @ProviderIDField(
+    'providerID is set by the provider once the machine boots: sim://<namespace>/<name>. It matches the providerID of the Node.',
+  )
   providerID?: string;
 
-  @Description('provisioningDelaySeconds is how long the machine takes to boot once its bootstrap data exists (the provider adds jitter).')
-  @IsOptional()
-  @IsInt32()
-  @Cel('self >= 0', 'provisioningDelaySeconds must not be negative')
+  @NonNegativeInt32Field(
+    'provisioningDelaySeconds is how long the machine takes to boot once its bootstrap data exists (the provider adds jitter).',
+  )
   provisioningDelaySeconds?: number;
 
   @Description('failProvisioning makes provisioning fail with this message, as a broken host would.')
@@ -29,21 +35,21 @@ export class SimMachineSpecSchema {
   @MaxLength(1024)
   failProvisioning?: string;
 
-  @Description("nodeNotReadyAfterSeconds makes the machine's Node report Ready=False this many seconds after it registered.")
-  @IsOptional()
-  @IsInt32()
-  @Cel('self >= 0', 'nodeNotReadyAfterSeconds must not be negative')
+  @NonNegativeInt32Field(
+    "nodeNotReadyAfterSeconds makes the machine's Node report Ready=False this many seconds after it registered.",
+  )
   nodeNotReadyAfterSeconds?: number;
 
-  @Description("nodeDisappearsAfterSeconds deletes the machine's Node this many seconds after it registered, as if the host died.")
-  @IsOptional()
-  @IsInt32()
-  @Cel('self >= 0', 'nodeDisappearsAfterSeconds must not be negative')
+  @NonNegativeInt32Field(
+    "nodeDisappearsAfterSeconds deletes the machine's Node this many seconds after it registered, as if the host died.",
+  )
   nodeDisappearsAfterSeconds?: number;
 }
 export type SimMachineSpec = SimMachineSpecSchema;
 
-@Description('SimMachineInitializationStatus provides observations of the SimMachine initialization (Cluster API contract fields).')
+@Description(
+  'SimMachineInitializationStatus provides observations of the SimMachine initialization (Cluster API contract fields).',
+)
 @MinProperties(1)
 export class SimMachineInitializationStatusSchema {
   @Description('provisioned is true when the machine has booted. Never reset once set.')
@@ -58,17 +64,14 @@ export class SimMachineStatusSchema {
   @ConditionsField('Ready, Paused')
   conditions?: Condition[];
 
-  @Description('initialization provides observations of the SimMachine initialization (Cluster API contract fields).')
+  @Description(
+    'initialization provides observations of the SimMachine initialization (Cluster API contract fields).',
+  )
   @IsOptional()
   @Nested(() => SimMachineInitializationStatusSchema)
   initialization?: SimMachineInitializationStatusSchema;
 
-  @Description('addresses of the simulated machine; the core copies them to the Machine.')
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(MAX_ITEMS.addresses)
-  @Nested(() => MachineAddressSchema)
-  @ListType('atomic')
+  @AddressesField('addresses of the simulated machine; the core copies them to the Machine.')
   addresses?: MachineAddressSchema[];
 
   @Description('failureDomain the machine runs in; the core copies it to the Machine.')
@@ -78,23 +81,33 @@ export class SimMachineStatusSchema {
   @MaxLength(256)
   failureDomain?: string;
 
-  @Description('observedGeneration is the latest generation observed by the controller.')
-  @IsOptional()
-  @IsInt64()
+  @ObservedGenerationField()
   observedGeneration?: number;
 }
 export type SimMachineStatus = SimMachineStatusSchema;
 
-@Description('SimMachine is a simulated host: it runs its K3s bootstrap data against real API servers and registers a Node.')
+@Description(
+  'SimMachine is a simulated host: it runs its K3s bootstrap data against real API servers and registers a Node.',
+)
 @CustomResource({
   resource: RESOURCES.SimMachine,
   shortNames: ['simma'],
   labels: providerCrdLabels(SIM_PROVIDER_NAME),
   printerColumns: [
     CLUSTER_LABEL_COLUMN,
-    { name: 'Machine', type: 'string', jsonPath: '.metadata.ownerReferences[?(@.kind=="Machine")].name', description: 'Machine that owns this SimMachine' },
+    {
+      name: 'Machine',
+      type: 'string',
+      jsonPath: '.metadata.ownerReferences[?(@.kind=="Machine")].name',
+      description: 'Machine that owns this SimMachine',
+    },
     { name: 'Provider ID', type: 'string', jsonPath: '.spec.providerID', description: 'Provider ID' },
-    { name: 'Provisioned', type: 'boolean', jsonPath: '.status.initialization.provisioned', description: 'Machine has booted' },
+    {
+      name: 'Provisioned',
+      type: 'boolean',
+      jsonPath: '.status.initialization.provisioned',
+      description: 'Machine has booted',
+    },
     conditionColumn('Ready', 'Ready', 'Machine infrastructure is ready'),
     conditionColumn('Paused', 'Paused', 'Reconciliation paused', 10),
     AGE_COLUMN,
@@ -104,7 +117,9 @@ export class SimMachineSchema extends ResourceSchema {
   @Description('spec is the desired state of SimMachine.')
   @IsOptional()
   @Nested(() => SimMachineSpecSchema)
-  @Cel(PROVIDER_ID_FIXED_RULE, 'spec.providerID cannot be changed or removed once set', { fieldPath: '.providerID' })
+  @Cel(PROVIDER_ID_FIXED_RULE, 'spec.providerID cannot be changed or removed once set', {
+    fieldPath: '.providerID',
+  })
   spec?: SimMachineSpecSchema;
 
   @Description('status is the observed state of SimMachine.')

@@ -1,29 +1,57 @@
 import { MachineSchema } from '../types/machine.js';
-import { k3sConfig, machine, machineDeployment, machineHealthCheck, simCluster, validExamples } from '../../test/examples.js';
+import {
+  k3sConfig,
+  machine,
+  machineDeployment,
+  machineHealthCheck,
+  simCluster,
+  validExamples,
+} from '../../test/examples.js';
 import { ResourceValidationError, assertValid, validateAs, validateResource } from './validate.js';
 
-function withSpec<T extends { spec?: Record<string, unknown> }>(obj: T, change: (spec: Record<string, unknown>) => void): T {
+function withSpec<T extends { spec?: Record<string, unknown> }>(
+  obj: T,
+  change: (spec: Record<string, unknown>) => void,
+): T {
   const copy = structuredClone(obj);
   change(copy.spec!);
   return copy;
 }
 
 describe('class validation', () => {
-  it.each(validExamples().map((e) => [e.kind, e] as const))('accepts the upstream-style %s example', (_kind, example) => {
-    expect(validateResource(example)).toEqual([]);
-  });
+  it.each(validExamples().map((e) => [e.kind, e] as const))(
+    'accepts the upstream-style %s example',
+    (_kind, example) => {
+      expect(validateResource(example)).toEqual([]);
+    },
+  );
 
   it('reports a missing required field at its path', () => {
     const issues = validateResource(withSpec(machine(), (s) => delete s['clusterName']));
-    expect(issues).toContainEqual({ path: 'spec.clusterName', message: expect.stringContaining('clusterName must be') });
+    expect(issues).toContainEqual({
+      path: 'spec.clusterName',
+      message: expect.stringContaining('clusterName must be'),
+    });
   });
 
   it('reports nested fields with their full path', () => {
-    const badRef = withSpec(machine(), (s) => ((s['infrastructureRef'] as Record<string, unknown>)['kind'] = '9-not-a-kind'));
-    expect(validateResource(badRef)).toEqual([{ path: 'spec.infrastructureRef.kind', message: expect.stringContaining('must match') }]);
-    const badItem = withSpec(machineHealthCheck(), (s) => (s['checks'] = { unhealthyNodeConditions: [{ type: 'Ready', status: 'Maybe', timeoutSeconds: 1 }] }));
+    const badRef = withSpec(
+      machine(),
+      (s) => ((s['infrastructureRef'] as Record<string, unknown>)['kind'] = '9-not-a-kind'),
+    );
+    expect(validateResource(badRef)).toEqual([
+      { path: 'spec.infrastructureRef.kind', message: expect.stringContaining('must match') },
+    ]);
+    const badItem = withSpec(
+      machineHealthCheck(),
+      (s) =>
+        (s['checks'] = { unhealthyNodeConditions: [{ type: 'Ready', status: 'Maybe', timeoutSeconds: 1 }] }),
+    );
     expect(validateResource(badItem)).toEqual([
-      { path: 'spec.checks.unhealthyNodeConditions.0.status', message: expect.stringContaining('must be one of the following values: True, False, Unknown') },
+      {
+        path: 'spec.checks.unhealthyNodeConditions.0.status',
+        message: expect.stringContaining('must be one of the following values: True, False, Unknown'),
+      },
     ]);
   });
 
@@ -33,25 +61,39 @@ describe('class validation', () => {
       path: 'spec.replicas',
       message: 'replicas must be a 32-bit integer',
     });
-    const surge = withSpec(machineDeployment(), (s) => (s['rollout'] = { strategy: { rollingUpdate: { maxSurge: true } } }));
+    const surge = withSpec(
+      machineDeployment(),
+      (s) => (s['rollout'] = { strategy: { rollingUpdate: { maxSurge: true } } }),
+    );
     expect(validateResource(surge)[0]?.path).toBe('spec.rollout.strategy.rollingUpdate.maxSurge');
     const labels = withSpec(machineDeployment(), (s) => (s['selector'] = { matchLabels: { a: 1 } }));
     expect(validateResource(labels)[0]?.path).toBe('spec.selector.matchLabels');
   });
 
   it('reports each bad item of a string list', () => {
-    const issues = validateResource(withSpec(k3sConfig(), (s) => (s['agentConfig'] = { nodeLabels: ['ok=1', 'broken'] })));
-    expect(issues).toEqual([{ path: 'spec.agentConfig.nodeLabels', message: 'each nodeLabels entry must be key=value with a valid label key and value' }]);
+    const issues = validateResource(
+      withSpec(k3sConfig(), (s) => (s['agentConfig'] = { nodeLabels: ['ok=1', 'broken'] })),
+    );
+    expect(issues).toEqual([
+      {
+        path: 'spec.agentConfig.nodeLabels',
+        message: 'each nodeLabels entry must be key=value with a valid label key and value',
+      },
+    ]);
   });
 
   it('reports fields the class does not declare, unless told not to', () => {
     const typo = withSpec(machine(), (s) => (s['clustername'] = 'demo'));
-    expect(validateResource(typo)).toEqual([{ path: 'spec.clustername', message: 'property clustername should not exist' }]);
+    expect(validateResource(typo)).toEqual([
+      { path: 'spec.clustername', message: 'property clustername should not exist' },
+    ]);
     expect(validateResource(typo, { forbidUnknownFields: false })).toEqual([]);
   });
 
   it('refuses kinds Capstan does not serve and non-objects', () => {
-    expect(validateResource({ apiVersion: 'v1', kind: 'Pod' })).toEqual([{ path: 'kind', message: 'v1 Pod is not a kind Capstan serves' }]);
+    expect(validateResource({ apiVersion: 'v1', kind: 'Pod' })).toEqual([
+      { path: 'kind', message: 'v1 Pod is not a kind Capstan serves' },
+    ]);
     expect(validateAs(MachineSchema, 'machine')).toEqual([{ path: '', message: 'must be an object' }]);
   });
 
@@ -66,7 +108,12 @@ describe('class validation', () => {
     try {
       assertValid(MachineSchema, invalid);
     } catch (error) {
-      expect((error as ResourceValidationError).issues.map((i) => i.path).sort()).toEqual(['spec.clusterName', 'spec.clusterName', 'spec.clusterName', 'spec.version']);
+      expect((error as ResourceValidationError).issues.map((i) => i.path).sort()).toEqual([
+        'spec.clusterName',
+        'spec.clusterName',
+        'spec.clusterName',
+        'spec.version',
+      ]);
     }
   });
 });

@@ -32,7 +32,8 @@ export function toInstance<T>(cls: SchemaClass<T>, plain: Record<string, unknown
   const properties = classSchemaOf(cls).properties;
   for (const [key, value] of Object.entries(plain)) {
     const nested = properties.get(key)?.nested?.();
-    if (nested && Array.isArray(value)) instance[key] = value.map((item) => (isPlainObject(item) ? toInstance(nested, item) : item));
+    if (nested && Array.isArray(value))
+      instance[key] = value.map((item) => (isPlainObject(item) ? toInstance(nested, item) : item));
     else if (nested && isPlainObject(value)) instance[key] = toInstance(nested, value);
     else instance[key] = value;
   }
@@ -56,7 +57,11 @@ export interface ValidateOptions {
  * Checks a plain object against a class: types, required fields, enums, lengths and patterns. CEL rules (cross-field
  * and immutability) are the API server's to enforce and are not evaluated here.
  */
-export function validateAs(cls: SchemaClass, plain: unknown, options: ValidateOptions = {}): ValidationIssue[] {
+export function validateAs(
+  cls: SchemaClass,
+  plain: unknown,
+  options: ValidateOptions = {},
+): ValidationIssue[] {
   if (!isPlainObject(plain)) return [{ path: '', message: 'must be an object' }];
   const forbid = options.forbidUnknownFields ?? true;
   const errors = validateSync(toInstance(cls, plain) as object, {
@@ -72,7 +77,8 @@ export function validateAs(cls: SchemaClass, plain: unknown, options: ValidateOp
 export function validateResource(obj: unknown, options: ValidateOptions = {}): ValidationIssue[] {
   const apiVersion = isPlainObject(obj) ? obj['apiVersion'] : undefined;
   const kind = isPlainObject(obj) ? obj['kind'] : undefined;
-  if (typeof apiVersion !== 'string' || typeof kind !== 'string') return [{ path: '', message: 'apiVersion and kind must be strings' }];
+  if (typeof apiVersion !== 'string' || typeof kind !== 'string')
+    return [{ path: '', message: 'apiVersion and kind must be strings' }];
   const cls = schemaClassFor(apiVersion, kind);
   if (!cls) return [{ path: 'kind', message: `${apiVersion} ${kind} is not a kind Capstan serves` }];
   return validateAs(cls, obj, options);
