@@ -1,0 +1,92 @@
+import { type KubernetesObject } from '@kubernetes/client-node';
+import { type Controller, type ControllerSpec, type Manager, type ResourceType } from '@capstan/kube';
+
+export interface ReconcileFailure {
+  key: string;
+  message: string;
+  at: string;
+}
+
+export interface ControllerStatus {
+  name: string;
+  resource: string;
+  running: boolean;
+  queueDepth: number;
+  reconciles: number;
+  failures: number;
+  lastError?: ReconcileFailure;
+}
+
+interface Entry {
+  controller: Controller;
+  resource?: ResourceType;
+  reconciles: number;
+  failures: number;
+  lastError?: ReconcileFailure;
+}
+
+const describeResource = (r?: ResourceType) => (r ? `${r.plural}.${r.group || 'core'}` : 'custom');
+
+/**
+ * The service's controllers as the admin routes see them: each reconcile is counted and the last
+ * failure remembered (its message only; reconcilers never put secrets in errors).
+ */
+export class ControllerRegistry {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(private readonly manager: Manager) {}
+
+  add<T extends KubernetesObject>(spec: ControllerSpec<T>): Controller<T> {
+    let entry: Entry | undefined;
+    const reconcile: ControllerSpec<T>['reconcile'] = async (key, ctx) => {
+      entry!.reconciles++;
+      try {
+        return await spec.reconcile(key, ctx);
+      } catch (error) {
+        entry!.failures++;
+        entry!.lastError = { key, message: error instanceof Error ? error.message : String(error), at: new Date().toISOString() };
+        throw error;
+      }
+    };
+    const controller = this.manager.addController({ ...spec, reconcile });
+    const resource = 'plural' in spec.for ? (spec.for as ResourceType) : (spec.for as { resource: ResourceType }).resource;
+    entry = { controller: controller as unknown as Controller, resource, reconciles: 0, failures: 0 };
+    this.entries.set(spec.name, entry);
+    return controller;
+  }
+
+  get(name: string): Controller | undefined {
+    return this.entries.get(name)?.controller;
+  }
+
+  enqueue(name: string, key: string): void {
+    const controller = this.get(name);
+    if (!controller) throw new Error(`no controller named ${name}`);
+    controller.enqueue(key);
+  }
+
+  /** Enqueues every object of every controller's primary kind: a manual resync. */
+  resyncAll(): number {
+    let keys = 0;
+    for (const { controller, resource } of this.entries.values()) {
+      if (!resource) continue;
+      for (const key of this.manager.informer(resource).keys()) {
+        controller.enqueue(key);
+        keys++;
+      }
+    }
+    return keys;
+  }
+
+  status(): ControllerStatus[] {
+    return [...this.entries.entries()].map(([name, e]) => ({
+      name,
+      resource: describeResource(e.resource),
+      running: e.controller.running,
+      queueDepth: e.controller.queueDepth,
+      reconciles: e.reconciles,
+      failures: e.failures,
+      ...(e.lastError ? { lastError: e.lastError } : {}),
+    }));
+  }
+}

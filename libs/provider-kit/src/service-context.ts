@@ -1,0 +1,30 @@
+import { type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { type Controller, type ControllerSpec, type EventRecorder, type KubeClient, type Manager } from '@capstan/kube';
+import { type EventBusConnection, type EventPublisher, type EventTopology } from '@capstan/events';
+import { type Readiness } from '@capstan/observability';
+import { type Logger } from 'pino';
+import { type Registry } from 'prom-client';
+import { type ControllerRegistry } from './controller-registry.js';
+import { type ServiceOptions } from './service-options.js';
+
+/** Everything a service's controllers and event handlers share. */
+export interface ServiceContext {
+  readonly name: string;
+  readonly options: ServiceOptions;
+  readonly logger: Logger;
+  readonly kubeConfig: KubeConfig;
+  readonly manager: Manager;
+  /** The manager's client; writes carry the service's field manager `capstan-<service>`. */
+  readonly client: KubeClient;
+  readonly registry: Registry;
+  readonly bus: EventBusConnection;
+  readonly topology: EventTopology;
+  /** Publishes catalogued events; a failure throws, so the reconcile retries. */
+  readonly publisher: EventPublisher;
+  readonly readiness: Readiness;
+  readonly controllers: ControllerRegistry;
+  /** Adds a controller to the manager, counted and shown on /admin/controllers. */
+  addController<T extends KubernetesObject>(spec: ControllerSpec<T>): Controller<T>;
+  /** Kubernetes Events on objects, reported as `capstan.dev/<controller>`. */
+  recorder(controller: string): EventRecorder;
+}

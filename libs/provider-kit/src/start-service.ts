@@ -1,0 +1,174 @@
+import { type AddressInfo } from 'node:net';
+import { type KubernetesObject } from '@kubernetes/client-node';
+import { Global, Module, type INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { type MicroserviceOptions } from '@nestjs/microservices';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { Manager, type ControllerSpec } from '@capstan/kube';
+import {
+  EventBusConnection,
+  EventBusMetrics,
+  EventPublisher,
+  eventBusReadinessCheck,
+  eventTopology,
+  JetStreamTransportStrategy,
+  provisionEventStreams,
+} from '@capstan/events';
+import { createLogger, KubernetesAdminGuard, Readiness, ServiceEndpointsModule } from '@capstan/observability';
+import { KubeConfig } from '@kubernetes/client-node';
+import { AdminController, OpenApiController } from './admin.controller.js';
+import { ControllerRegistry } from './controller-registry.js';
+import { type ServiceContext } from './service-context.js';
+import { type ServiceDefinition } from './service-definition.js';
+import { type ServiceOptions } from './service-options.js';
+import { SERVICE_CONTEXT } from './tokens.js';
+
+export interface RunningService {
+  readonly context: ServiceContext;
+  readonly app: INestApplication;
+  /** Where /healthz, /readyz, /metrics and /admin answer. */
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+export interface StartServiceOverrides {
+  /** Tests pass the test environment's kubeconfig document instead of a path. */
+  kubeconfig?: string;
+  /** Lease timings for tests (defaults 15 s / 10 s / 2 s). */
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+}
+
+/**
+ * Starts one Capstan service: its controllers on a Manager (informers warm on every replica, workers only
+ * on the Lease holder), its durable JetStream consumer with the service's @EventPattern handlers, and the
+ * HTTP endpoints (/healthz, /readyz, /metrics, /admin). Resolves once the caches are synced.
+ */
+export async function startService(
+  definition: ServiceDefinition,
+  options: ServiceOptions,
+  overrides: StartServiceOverrides = {},
+): Promise<RunningService> {
+  const logger = createLogger({ service: definition.name, level: options.logLevel });
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const kubeConfigSource = overrides.kubeconfig
+    ? { kubeconfig: overrides.kubeconfig }
+    : options.kubeconfig
+      ? { kubeconfigPath: options.kubeconfig }
+      : { default: true as const };
+  const manager = new Manager({
+    kubeConfig: kubeConfigSource,
+    fieldManager: `capstan-${definition.name}`,
+    logger,
+    registry,
+    namespace: options.namespace,
+    leaderElection: options.leaderElect
+      ? {
+          namespace: options.leaderElectionNamespace,
+          name: options.leaderElectionId,
+          identity: options.identity,
+          leaseDurationMs: overrides.leaseDurationMs,
+          renewDeadlineMs: overrides.renewDeadlineMs,
+          retryPeriodMs: overrides.retryPeriodMs,
+          onLeadershipLost: () => logger.warn('lost the lease; controllers stopped until it is won again'),
+        }
+      : undefined,
+  });
+  const topology = eventTopology({
+    root: options.subjectRoot,
+    stream: options.streamName,
+    deadLetterStream: `${options.streamName}_DLQ`,
+  });
+  const bus = await EventBusConnection.connect({ servers: options.natsUrl, name: `capstan-${definition.name}`, logger });
+  let app: INestApplication | undefined;
+  let stopHook: void | (() => Promise<void>);
+  // Shutdown order: stop taking events and requests, drain the reconciles, the service's own hook, the bus.
+  const cleanups: (() => Promise<void>)[] = [
+    async () => app?.close(),
+    () => manager.stop(),
+    async () => stopHook?.(),
+    () => bus.drain(),
+  ];
+  try {
+    await provisionEventStreams(await bus.jsm(), { topology });
+    const metrics = new EventBusMetrics(registry);
+    const publisher = new EventPublisher(bus, { source: `/capstan/${definition.name}`, topology, metrics, logger });
+    const readiness = new Readiness();
+    readiness.register({ name: 'caches', check: () => ({ ready: manager.hasSynced(), detail: manager.hasSynced() ? undefined : 'informer caches syncing' }) });
+    readiness.register(eventBusReadinessCheck(bus, topology));
+    const controllers = new ControllerRegistry(manager);
+    const context: ServiceContext = {
+      name: definition.name,
+      options,
+      logger,
+      kubeConfig: manager.client.kubeConfig,
+      manager,
+      client: manager.client,
+      registry,
+      bus,
+      topology,
+      publisher,
+      readiness,
+      controllers,
+      addController: <T extends KubernetesObject>(spec: ControllerSpec<T>) => controllers.add(spec),
+      recorder: (controller: string) => manager.eventRecorder(`capstan.dev/${controller}`, options.identity),
+    };
+    stopHook = await definition.setup(context);
+
+    @Global()
+    @Module({
+      providers: [
+        { provide: SERVICE_CONTEXT, useValue: context },
+        { provide: KubeConfig, useValue: context.kubeConfig },
+        KubernetesAdminGuard,
+      ],
+      exports: [SERVICE_CONTEXT, KubeConfig, KubernetesAdminGuard],
+    })
+    class ServiceContextModule {}
+
+    @Module({
+      imports: [ServiceContextModule, ServiceEndpointsModule.forRoot({ registry, readiness }), ...(definition.modules ?? [])],
+      controllers: [AdminController, OpenApiController],
+    })
+    class ServiceAppModule {}
+
+    app = await NestFactory.create(ServiceAppModule, { logger: false, abortOnError: false });
+    if (definition.consumes) {
+      app.connectMicroservice<MicroserviceOptions>({
+        strategy: new JetStreamTransportStrategy({
+          connection: bus,
+          topology,
+          metrics,
+          streams: false,
+          logger,
+          consumer: { durable: definition.name, filterSubject: `${topology.root}.${definition.consumes}` },
+        }),
+      });
+    }
+    await app.startAllMicroservices();
+    await app.listen(options.httpPort, options.httpHost);
+    await manager.start();
+    const address = app.getHttpServer().address() as AddressInfo;
+    const host = options.httpHost === '0.0.0.0' ? '127.0.0.1' : options.httpHost;
+    const url = `http://${host}:${address.port}`;
+    logger.info({ url, leaderElect: options.leaderElect }, 'service started');
+    let stopped: Promise<void> | undefined;
+    return {
+      context,
+      app,
+      url,
+      stop: () => (stopped ??= runCleanups(cleanups, logger)),
+    };
+  } catch (error) {
+    await runCleanups(cleanups, logger);
+    throw error;
+  }
+}
+
+async function runCleanups(cleanups: (() => Promise<void>)[], logger: { warn: (o: object, m: string) => void }): Promise<void> {
+  for (const cleanup of cleanups) {
+    await cleanup().catch((error: unknown) => logger.warn({ err: error }, 'shutdown step failed'));
+  }
+}
