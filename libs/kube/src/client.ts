@@ -97,6 +97,23 @@ export class KubeClient {
     return body;
   }
 
+  /** Open connections and running requests of this client's pool (for leak checks and admin pages). */
+  connectionStats(): { connected: number; running: number } {
+    // undici's Agent keeps per-origin stats; client-node types the dispatcher as the Dispatcher base class.
+    const stats = (
+      this.dispatcher as unknown as {
+        stats?: Record<string, { connected: number | boolean; running: number }>;
+      }
+    )?.stats;
+    let connected = 0;
+    let running = 0;
+    for (const origin of Object.values(stats ?? {})) {
+      connected += Number(origin.connected);
+      running += origin.running;
+    }
+    return { connected, running };
+  }
+
   /** Closes pooled connections; requests still open are cut. */
   async close(): Promise<void> {
     const dispatcher = this.dispatcher;

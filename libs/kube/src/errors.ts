@@ -47,6 +47,20 @@ export class KubeTransportError extends Error {
   }
 }
 
+/**
+ * A guarded write was refused because the object changed since it was read (a JSON-patch `test` op
+ * failed, which the server reports as a bare 422). Counts as a conflict: re-read and retry.
+ */
+export class StaleObjectError extends Error {
+  constructor(
+    readonly object: string,
+    options: { cause?: unknown } = {},
+  ) {
+    super(`${object} changed since it was read`, options);
+    this.name = 'StaleObjectError';
+  }
+}
+
 /** The HTTP status of an API error from this library or from client-node's generated clients. */
 export function statusCodeOf(err: unknown): number | undefined {
   if (err instanceof KubeApiError) return err.code;
@@ -73,7 +87,7 @@ function reasonOf(err: unknown): string | undefined {
 export const isNotFound = (err: unknown): boolean => statusCodeOf(err) === 404;
 /** 409 from a stale resourceVersion (optimistic concurrency) or a failed JSON-patch `test`. */
 export const isConflict = (err: unknown): boolean =>
-  statusCodeOf(err) === 409 && reasonOf(err) !== 'AlreadyExists';
+  err instanceof StaleObjectError || (statusCodeOf(err) === 409 && reasonOf(err) !== 'AlreadyExists');
 export const isAlreadyExists = (err: unknown): boolean =>
   statusCodeOf(err) === 409 && reasonOf(err) === 'AlreadyExists';
 export const isGone = (err: unknown): boolean => statusCodeOf(err) === 410;
@@ -81,5 +95,6 @@ export const isForbidden = (err: unknown): boolean => statusCodeOf(err) === 403;
 export const isUnauthorized = (err: unknown): boolean => statusCodeOf(err) === 401;
 export const isInvalid = (err: unknown): boolean => statusCodeOf(err) === 422;
 export const isTooManyRequests = (err: unknown): boolean => statusCodeOf(err) === 429;
+export const isServiceUnavailable = (err: unknown): boolean => statusCodeOf(err) === 503;
 export const isTransportError = (err: unknown): err is KubeTransportError =>
   err instanceof KubeTransportError;

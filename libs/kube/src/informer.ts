@@ -2,7 +2,15 @@ import { HttpMethod, type KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { JitteredBackoff, sleep, type BackoffOptions } from './backoff.js';
 import type { KubeClient } from './client.js';
-import { isGone, KubeApiError, type KubeStatus } from './errors.js';
+import {
+  isGone,
+  isServiceUnavailable,
+  isTooManyRequests,
+  isTransportError,
+  KubeApiError,
+  KubeTransportError,
+  type KubeStatus,
+} from './errors.js';
 import type { IndexFunc } from './indexers.js';
 import { objectKey } from './keys.js';
 import { defaultLogger } from './logger.js';
@@ -72,8 +80,8 @@ const QUICK_CLOSE_MS = 1000;
 
 /**
  * Keeps a cache of one kind current: a paginated list, then a watch from the list's resourceVersion with
- * bookmarks. 410 Gone relists at once; any other failure restarts with jittered backoff and a relist; a
- * watchdog restarts a watch that went silent. At most one request is open at a time, and stop() aborts it.
+ * bookmarks. 410 Gone relists at once; any other failure restarts with jittered backoff (resuming the
+ * watch after connection failures, relisting otherwise); a watchdog restarts a watch that went silent. At most one request is open at a time, and stop() aborts it.
  */
 export class Informer<T extends KubernetesObject = KubernetesObject> {
   readonly stats: InformerStats = {
@@ -119,7 +127,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     if (this.loop) return;
     const stop = new AbortController();
     this.stopController = stop;
-    this.loop = this.run(stop.signal).finally(() => {
+    this.loop = this.supervise(stop.signal).finally(() => {
       this.loop = undefined;
     });
   }
@@ -195,6 +203,18 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     return this.resourceVersion;
   }
 
+  /** The loop handles every API failure itself; this only keeps a bug in it from silently ending the informer. */
+  private async supervise(stopSignal: AbortSignal): Promise<void> {
+    while (!stopSignal.aborted) {
+      try {
+        await this.run(stopSignal);
+      } catch (err) {
+        this.log.error({ err }, 'informer loop failed: restarting it');
+        await sleep(1000, stopSignal);
+      }
+    }
+  }
+
   private async run(stopSignal: AbortSignal): Promise<void> {
     const backoff = new JitteredBackoff(this.options.backoff);
     let needList = true;
@@ -258,9 +278,15 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
           continue;
         }
         this.stats.errorRestarts++;
-        needList = true;
+        // As client-go's reflector, an unreachable or overloaded server (connection failure, 429, 503 while
+        // starting) resumes the watch from the last resourceVersion, and a 410 then forces the relist; any
+        // other failure relists.
+        if (!isTransportError(err) && !isTooManyRequests(err) && !isServiceUnavailable(err)) needList = true;
         const delayMs = backoff.next();
-        this.log.warn({ err: describe(err), delayMs }, 'list/watch failed: restarting after backoff');
+        this.log.warn(
+          { err: describe(err), delayMs, relist: needList },
+          'list/watch failed: restarting after backoff',
+        );
         await sleep(delayMs, stopSignal);
       } finally {
         clearTimeout(timer);
@@ -341,7 +367,13 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     let buffer = '';
     try {
       for (;;) {
-        const { value, done } = await reader.read();
+        let chunk: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          chunk = await reader.read();
+        } catch (err) {
+          throw new KubeTransportError('WATCH', path, err);
+        }
+        const { value, done } = chunk;
         if (done) return 'closed';
         buffer += decoder.decode(value, { stream: true });
         let start = 0;

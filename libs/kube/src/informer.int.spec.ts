@@ -1,0 +1,131 @@
+import { createTestNamespace, type TestNamespace } from '@capstan/testing';
+import { KubeClient } from './client.js';
+import { BY_PROVIDER_ID } from './indexers.js';
+import { Informer } from './informer.js';
+import { eventually, testLogger } from './testing/eventually.js';
+import { ensureWidgetCrd, widget, WIDGET, type Widget } from './testing/widget-crd.js';
+
+describe('Informer on the real API server', () => {
+  let ns: TestNamespace;
+  let client: KubeClient;
+  const logger = testLogger();
+
+  beforeAll(async () => {
+    ns = await createTestNamespace('kube-inf');
+    client = new KubeClient(ns.kc, { fieldManager: 'runtime-test' });
+    await ensureWidgetCrd(client);
+  });
+
+  afterAll(async () => {
+    await ns.delete();
+    await client.close();
+  });
+
+  it('caches only objects matching its label selector; relabelling in and out adds and deletes', async () => {
+    const widgets = client.resource<Widget>(WIDGET);
+    await widgets.create(widget(ns.name, 'in-1', {}, { tier: 'a' }));
+    await widgets.create(widget(ns.name, 'out-1', {}, { tier: 'b' }));
+    const informer = new Informer<Widget>(client, WIDGET, {
+      namespace: ns.name,
+      labelSelector: 'tier=a',
+      logger,
+      pageSize: 1,
+    });
+    const events: string[] = [];
+    informer.addEventHandler({
+      onAdd: (o) => events.push(`add ${o.metadata?.name}`),
+      onUpdate: (_, o) => events.push(`update ${o.metadata?.name}`),
+      onDelete: (o) => events.push(`delete ${o.metadata?.name}`),
+    });
+    informer.start();
+    try {
+      await informer.waitForSync(10_000);
+      expect(informer.keys()).toEqual([`${ns.name}/in-1`]);
+      await widgets.mergePatch(
+        { namespace: ns.name, name: 'out-1' },
+        { metadata: { labels: { tier: 'a' } } },
+      );
+      await widgets.mergePatch({ namespace: ns.name, name: 'in-1' }, { metadata: { labels: { tier: 'b' } } });
+      await eventually('relabelled objects seen', () => events.length === 3);
+      expect(events).toEqual(['add in-1', 'add out-1', 'delete in-1']);
+      expect(informer.keys()).toEqual([`${ns.name}/out-1`]);
+    } finally {
+      await informer.stop();
+    }
+  });
+
+  it('indexes cached objects and replays the cache to a handler added late', async () => {
+    const widgets = client.resource<Widget>(WIDGET);
+    await widgets.create(widget(ns.name, 'idx-1', { providerID: 'sim://idx-1' }, { idx: 'yes' }));
+    const informer = new Informer<Widget>(client, WIDGET, {
+      namespace: ns.name,
+      labelSelector: 'idx=yes',
+      logger,
+      indexers: { [BY_PROVIDER_ID]: (o) => (o.spec?.providerID ? [o.spec.providerID] : []) },
+    });
+    informer.start();
+    try {
+      await informer.waitForSync(10_000);
+      expect(informer.byIndex(BY_PROVIDER_ID, 'sim://idx-1').map((o) => o.metadata?.name)).toEqual(['idx-1']);
+      const replayed: string[] = [];
+      informer.addEventHandler({ onAdd: (o) => replayed.push(o.metadata!.name!) });
+      expect(replayed).toEqual(['idx-1']);
+      await widgets.mergePatch(
+        { namespace: ns.name, name: 'idx-1' },
+        { spec: { providerID: 'sim://moved' } },
+      );
+      await eventually('index updated', () => informer.byIndex(BY_PROVIDER_ID, 'sim://moved').length === 1);
+      expect(informer.byIndex(BY_PROVIDER_ID, 'sim://idx-1')).toEqual([]);
+    } finally {
+      await informer.stop();
+    }
+  });
+
+  it('restarts a silent watch (watchdog) from its resourceVersion without relisting, loses no event, and leaks no connection', async () => {
+    const own = new KubeClient(ns.kc);
+    const widgets = client.resource<Widget>(WIDGET);
+    const informer = new Informer<Widget>(own, WIDGET, {
+      namespace: ns.name,
+      labelSelector: 'quiet=yes',
+      watchdogMs: 200,
+      logger,
+    });
+    const added: string[] = [];
+    informer.addEventHandler({ onAdd: (o) => added.push(o.metadata!.name!) });
+    informer.start();
+    try {
+      await informer.waitForSync(10_000);
+      await eventually('several watchdog restarts', () => informer.stats.watchdogRestarts >= 5);
+      expect(own.connectionStats().connected).toBeLessThanOrEqual(2);
+      await widgets.create(widget(ns.name, 'after-silence', {}, { quiet: 'yes' }));
+      await eventually('the object created after the restarts', () => added.includes('after-silence'));
+      expect(informer.stats.lists).toBe(1);
+      expect(informer.stats.errorRestarts).toBe(0);
+    } finally {
+      await informer.stop();
+    }
+    expect(informer.running).toBe(false);
+    await eventually('the watch connection closed', () => own.connectionStats().running === 0);
+    await own.close();
+    expect(own.connectionStats()).toEqual({ connected: 0, running: 0 });
+  });
+
+  it('keeps retrying with backoff while the API refuses it, then syncs', async () => {
+    // A kind that does not exist yet: lists fail with 404 until its CRD is created.
+    const missing = { ...WIDGET, plural: 'gadgets', kind: 'Gadget' };
+    const informer = new Informer(client, missing, {
+      namespace: ns.name,
+      logger,
+      backoff: { initialMs: 20, maxMs: 100 },
+    });
+    informer.start();
+    try {
+      await eventually('failed attempts', () => informer.stats.errorRestarts >= 3);
+      expect(informer.hasSynced()).toBe(false);
+      await expect(informer.waitForSync(50)).rejects.toThrow(/did not sync within 50 ms/);
+    } finally {
+      await informer.stop();
+    }
+    expect(informer.running).toBe(false);
+  });
+});
