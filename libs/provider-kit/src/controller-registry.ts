@@ -17,12 +17,16 @@ export interface ControllerStatus {
   lastError?: ReconcileFailure;
 }
 
-interface Entry {
-  controller: Controller;
-  resource?: ResourceType;
+interface Counters {
   reconciles: number;
   failures: number;
   lastError?: ReconcileFailure;
+}
+
+interface Entry {
+  controller: Controller;
+  resource?: ResourceType;
+  counters: Counters;
 }
 
 const describeResource = (r?: ResourceType) => (r ? `${r.plural}.${r.group || 'core'}` : 'custom');
@@ -37,21 +41,20 @@ export class ControllerRegistry {
   constructor(private readonly manager: Manager) {}
 
   add<T extends KubernetesObject>(spec: ControllerSpec<T>): Controller<T> {
-    let entry: Entry | undefined;
+    const counters: Counters = { reconciles: 0, failures: 0 };
     const reconcile: ControllerSpec<T>['reconcile'] = async (key, ctx) => {
-      entry!.reconciles++;
+      counters.reconciles++;
       try {
         return await spec.reconcile(key, ctx);
       } catch (error) {
-        entry!.failures++;
-        entry!.lastError = { key, message: error instanceof Error ? error.message : String(error), at: new Date().toISOString() };
+        counters.failures++;
+        counters.lastError = { key, message: error instanceof Error ? error.message : String(error), at: new Date().toISOString() };
         throw error;
       }
     };
     const controller = this.manager.addController({ ...spec, reconcile });
     const resource = 'plural' in spec.for ? (spec.for as ResourceType) : (spec.for as { resource: ResourceType }).resource;
-    entry = { controller: controller as unknown as Controller, resource, reconciles: 0, failures: 0 };
-    this.entries.set(spec.name, entry);
+    this.entries.set(spec.name, { controller: controller as unknown as Controller, resource, counters });
     return controller;
   }
 
@@ -84,9 +87,9 @@ export class ControllerRegistry {
       resource: describeResource(e.resource),
       running: e.controller.running,
       queueDepth: e.controller.queueDepth,
-      reconciles: e.reconciles,
-      failures: e.failures,
-      ...(e.lastError ? { lastError: e.lastError } : {}),
+      reconciles: e.counters.reconciles,
+      failures: e.counters.failures,
+      ...(e.counters.lastError ? { lastError: e.counters.lastError } : {}),
     }));
   }
 }
