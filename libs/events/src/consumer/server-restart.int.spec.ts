@@ -82,7 +82,9 @@ describe('across a NATS server restart', () => {
     const handled = new Set<string>();
     const consumer = new EventConsumer(
       consuming,
-      { durable: 'svc', topology, idleHeartbeatMs: 1000, pullExpiresMs: 5000, restartDelayMs: 100 },
+      // Messages the server sent just before it stopped were never seen by the client: they come back
+      // after ack_wait, kept short here.
+      { durable: 'svc', topology, ackWaitMs: 2000, idleHeartbeatMs: 1000, pullExpiresMs: 5000, restartDelayMs: 100 },
       (event) => {
         handled.add(event.data.object.name);
       },
