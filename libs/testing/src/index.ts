@@ -8,3 +8,4 @@ export * from './processes.js';
 export * from './test-environment.js';
 export * from './generic-providers.js';
 export * from './restart.js';
+export * from './capstan-crds.js';

@@ -1,8 +1,6 @@
 import { parseAllDocuments } from 'yaml';
 import { createTestNamespace, type TestNamespace } from '@capstan/testing';
-import { ManifestApplier } from '../init/apply.js';
-import { installCrds } from '../init/install-crds.js';
-import { deployDir, loadKustomization, type Manifest } from '../init/manifests.js';
+import { deployDir, installCrds, loadKustomization, ManifestApplier, type Manifest } from '@capstan/manifests';
 import { generateCluster } from './cluster-template.js';
 
 describe('the sim cluster template', () => {

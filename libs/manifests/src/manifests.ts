@@ -20,9 +20,9 @@ export class ManifestError extends Error {
   }
 }
 
-/** The deploy/ folder of this checkout (the CLI ships inside the workspace). */
+/** The deploy/ folder of this checkout (the CLI and the test environment ship inside the workspace). */
 export function deployDir(): string {
-  return resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'deploy');
+  return resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'deploy');
 }
 
 /**
