@@ -23,7 +23,8 @@ export class InvalidSubjectError extends EventBusError {
 }
 
 /** Why an incoming message cannot become a validated event; each reason ends in the dead letters. */
-export type InvalidEventReason = 'oversized' | 'not-json' | 'unknown-type' | 'validation-failed' | 'secret-like';
+export type InvalidEventReason =
+  'oversized' | 'not-json' | 'unknown-type' | 'validation-failed' | 'secret-like';
 
 /** A payload that is not a valid Capstan CloudEvent (consumers dead-letter it instead of retrying). */
 export class InvalidEventError extends EventBusError {
@@ -41,8 +42,14 @@ export class InvalidEventError extends EventBusError {
  * JWT). Thrown before anything is published; `path` names the field, never its value.
  */
 export class SecretLikePayloadError extends EventBusError {
-  constructor(readonly path: string, what: string) {
-    super(`refusing to publish: ${path} looks like a secret (${what})`, 'secret-like-payload', { path, what });
+  constructor(
+    readonly path: string,
+    what: string,
+  ) {
+    super(`refusing to publish: ${path} looks like a secret (${what})`, 'secret-like-payload', {
+      path,
+      what,
+    });
   }
 }
 

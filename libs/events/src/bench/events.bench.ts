@@ -66,7 +66,13 @@ function percentile(sorted: number[], p: number): number {
 }
 
 /** Publishes `count` events at the given pace and waits until the handler saw all of them. */
-async function run(name: string, connection: EventBusConnection, topology: EventTopology, count: number, pace: Pace): Promise<RunResult> {
+async function run(
+  name: string,
+  connection: EventBusConnection,
+  topology: EventTopology,
+  count: number,
+  pace: Pace,
+): Promise<RunResult> {
   const publisher = new EventPublisher(connection, { source: '/capstan/bench', topology });
   const sentAt = new Map<string, number>();
   const latencies: number[] = [];
@@ -74,14 +80,18 @@ async function run(name: string, connection: EventBusConnection, topology: Event
   let allHandled!: () => void;
   const done = new Promise<void>((resolve) => (allHandled = resolve));
   let nextHandled: (() => void) | undefined;
-  const consumer = new EventConsumer(connection, { durable: `bench-${name}`, topology, batchSize: 256 }, (event) => {
-    // What a service's handler does: note the key; here, measure how long the event took to arrive.
-    const started = sentAt.get(event.id);
-    if (started !== undefined) latencies.push(performance.now() - started);
-    handled++;
-    nextHandled?.();
-    if (handled === count) allHandled();
-  });
+  const consumer = new EventConsumer(
+    connection,
+    { durable: `bench-${name}`, topology, batchSize: 256 },
+    (event) => {
+      // What a service's handler does: note the key; here, measure how long the event took to arrive.
+      const started = sentAt.get(event.id);
+      if (started !== undefined) latencies.push(performance.now() - started);
+      handled++;
+      nextHandled?.();
+      if (handled === count) allHandled();
+    },
+  );
   await consumer.start();
   let index = 0;
   const publishNext = async () => {
@@ -93,7 +103,8 @@ async function run(name: string, connection: EventBusConnection, topology: Event
   if ('window' in pace) {
     const worker = async () => {
       while (index < count) {
-        const handledOne = pace.window === 1 ? new Promise<void>((resolve) => (nextHandled = resolve)) : undefined;
+        const handledOne =
+          pace.window === 1 ? new Promise<void>((resolve) => (nextHandled = resolve)) : undefined;
         await publishNext();
         await handledOne;
       }
@@ -120,7 +131,12 @@ async function run(name: string, connection: EventBusConnection, topology: Event
     messages: count,
     seconds: round(seconds),
     perSecond: Math.round(count / seconds),
-    latencyMs: { p50: round(percentile(sorted, 50)), p90: round(percentile(sorted, 90)), p99: round(percentile(sorted, 99)), max: round(sorted.at(-1) ?? NaN) },
+    latencyMs: {
+      p50: round(percentile(sorted, 50)),
+      p90: round(percentile(sorted, 90)),
+      p99: round(percentile(sorted, 99)),
+      max: round(sorted.at(-1) ?? NaN),
+    },
   };
 }
 
@@ -174,10 +190,13 @@ async function main(): Promise<void> {
           `| ${r.run} | ${r.pace} | ${r.messages} | ${r.seconds} | ${r.perSecond} | ${r.latencyMs.p50} | ${r.latencyMs.p90} | ${r.latencyMs.p99} | ${r.latencyMs.max} |`,
       ),
     ];
-    process.stdout.write(`${lines.join('\n')}\n${JSON.stringify({ bench: 'events', nats: version, results })}\n`);
+    process.stdout.write(
+      `${lines.join('\n')}\n${JSON.stringify({ bench: 'events', nats: version, results })}\n`,
+    );
   } finally {
     const jsm = await connection.jsm();
-    for (const name of [topology.stream, topology.deadLetterStream]) await jsm.streams.delete(name).catch(() => undefined);
+    for (const name of [topology.stream, topology.deadLetterStream])
+      await jsm.streams.delete(name).catch(() => undefined);
     await connection.close();
     await server.stop();
   }

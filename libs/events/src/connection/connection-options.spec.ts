@@ -2,7 +2,12 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConnectionOptionsError } from '../errors.js';
-import { natsOptionsFromEnv, redactServerUrl, serverList, toNatsConnectOptions } from './connection-options.js';
+import {
+  natsOptionsFromEnv,
+  redactServerUrl,
+  serverList,
+  toNatsConnectOptions,
+} from './connection-options.js';
 
 describe('NATS connection options', () => {
   it('reconnects forever with jitter', () => {
@@ -38,7 +43,12 @@ describe('NATS connection options', () => {
   });
 
   it('passes TLS files through and requires TLS for tls: true', () => {
-    expect(toNatsConnectOptions({ servers: 'x', tls: { caFile: '/ca.pem', certFile: '/c.pem', keyFile: '/k.pem' } }).tls).toEqual({
+    expect(
+      toNatsConnectOptions({
+        servers: 'x',
+        tls: { caFile: '/ca.pem', certFile: '/c.pem', keyFile: '/k.pem' },
+      }).tls,
+    ).toEqual({
       caFile: '/ca.pem',
       certFile: '/c.pem',
       keyFile: '/k.pem',
@@ -51,7 +61,13 @@ describe('NATS connection options', () => {
     const dir = mkdtempSync(join(tmpdir(), 'nats-env-'));
     writeFileSync(join(dir, 'seed'), 'SUAM7Y\n');
     expect(
-      natsOptionsFromEnv({ NATS_URL: 'nats://a:4222', NATS_USER: 'u', NATS_PASSWORD: 'p', NATS_NKEY: join(dir, 'seed'), NATS_CA: '/ca.pem' }),
+      natsOptionsFromEnv({
+        NATS_URL: 'nats://a:4222',
+        NATS_USER: 'u',
+        NATS_PASSWORD: 'p',
+        NATS_NKEY: join(dir, 'seed'),
+        NATS_CA: '/ca.pem',
+      }),
     ).toEqual({
       servers: 'nats://a:4222',
       user: 'u',

@@ -97,12 +97,16 @@ function buildAuthenticators(options: NatsConnectionOptions): Authenticator[] {
     throw new ConnectionOptionsError('a NATS password needs a user');
   }
   if (options.nkeySeed !== undefined && options.credsFile !== undefined) {
-    throw new ConnectionOptionsError('give either an nkey seed or a creds file, not both (a creds file holds its own seed)');
+    throw new ConnectionOptionsError(
+      'give either an nkey seed or a creds file, not both (a creds file holds its own seed)',
+    );
   }
-  if (options.user !== undefined) authenticators.push(usernamePasswordAuthenticator(options.user, options.password));
+  if (options.user !== undefined)
+    authenticators.push(usernamePasswordAuthenticator(options.user, options.password));
   if (options.token !== undefined) authenticators.push(tokenAuthenticator(options.token));
   if (options.nkeySeed !== undefined) {
-    if (!options.nkeySeed.startsWith('SU')) throw new ConnectionOptionsError('an nkey user seed starts with "SU"');
+    if (!options.nkeySeed.startsWith('SU'))
+      throw new ConnectionOptionsError('an nkey user seed starts with "SU"');
     authenticators.push(nkeyAuthenticator(new TextEncoder().encode(options.nkeySeed)));
   }
   if (options.credsFile !== undefined) {
@@ -130,7 +134,10 @@ function readFileOrThrow(path: string, what: string): Uint8Array {
   try {
     return readFileSync(path);
   } catch (error) {
-    throw new ConnectionOptionsError(`cannot read the NATS ${what}`, { path, cause: (error as NodeJS.ErrnoException).code });
+    throw new ConnectionOptionsError(`cannot read the NATS ${what}`, {
+      path,
+      cause: (error as NodeJS.ErrnoException).code,
+    });
   }
 }
 
@@ -152,8 +159,13 @@ export function natsOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): NatsCo
     user: env['NATS_USER'] || undefined,
     password: env['NATS_PASSWORD'] || undefined,
     token: env['NATS_TOKEN'] || undefined,
-    nkeySeed: env['NATS_NKEY_SEED'] || (nkeyFile ? new TextDecoder().decode(readFileOrThrow(nkeyFile, 'nkey seed file')).trim() : undefined),
+    nkeySeed:
+      env['NATS_NKEY_SEED'] ||
+      (nkeyFile ? new TextDecoder().decode(readFileOrThrow(nkeyFile, 'nkey seed file')).trim() : undefined),
     credsFile: env['NATS_CREDS'] || undefined,
-    tls: ca || cert || key ? { caFile: ca || undefined, certFile: cert || undefined, keyFile: key || undefined } : undefined,
+    tls:
+      ca || cert || key
+        ? { caFile: ca || undefined, certFile: cert || undefined, keyFile: key || undefined }
+        : undefined,
   };
 }

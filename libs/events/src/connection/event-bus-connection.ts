@@ -2,7 +2,12 @@ import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManage
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { BehaviorSubject, distinctUntilChanged, type Observable } from 'rxjs';
 import { errorFields, silentLogger, type EventBusLogger } from '../logger.js';
-import { redactServerUrl, serverList, toNatsConnectOptions, type NatsConnectionOptions } from './connection-options.js';
+import {
+  redactServerUrl,
+  serverList,
+  toNatsConnectOptions,
+  type NatsConnectionOptions,
+} from './connection-options.js';
 
 /** What readiness needs to know: only `connected` may publish and consume. */
 export type ConnectionState = 'connected' | 'disconnected' | 'reconnecting' | 'closed';
@@ -59,10 +64,12 @@ export class EventBusConnection {
   }
 
   jsm(): Promise<JetStreamManager> {
-    this.managerPromise ??= jetstreamManager(this.nc, { timeout: this.jetStreamTimeoutMs }).catch((error: unknown) => {
-      this.managerPromise = undefined;
-      throw error;
-    });
+    this.managerPromise ??= jetstreamManager(this.nc, { timeout: this.jetStreamTimeoutMs }).catch(
+      (error: unknown) => {
+        this.managerPromise = undefined;
+        throw error;
+      },
+    );
     return this.managerPromise;
   }
 
@@ -96,7 +103,10 @@ export class EventBusConnection {
             this.logger.warn('NATS connection is stale, reconnecting');
             break;
           case 'ldm':
-            this.logger.warn({ server: redactServerUrl(status.server) }, 'NATS server entered lame duck mode');
+            this.logger.warn(
+              { server: redactServerUrl(status.server) },
+              'NATS server entered lame duck mode',
+            );
             break;
           case 'error':
             this.logger.warn(errorFields(status.error), 'NATS connection error');

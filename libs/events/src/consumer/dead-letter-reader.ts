@@ -22,9 +22,14 @@ export async function readDeadLetters(
   if (!info || info.state.messages === 0) return [];
   const letters: StoredDeadLetter[] = [];
   const limit = options.limit ?? 100;
-  for (let seq = Math.max(options.fromSeq ?? 1, info.state.first_seq); seq <= info.state.last_seq && letters.length < limit; seq++) {
+  for (
+    let seq = Math.max(options.fromSeq ?? 1, info.state.first_seq);
+    seq <= info.state.last_seq && letters.length < limit;
+    seq++
+  ) {
     const stored = await jsm.streams.getMessage(deadLetterStream, { seq }).catch(() => null);
-    if (stored) letters.push({ seq: stored.seq, subject: stored.subject, record: parseDeadLetter(stored.data) });
+    if (stored)
+      letters.push({ seq: stored.seq, subject: stored.subject, record: parseDeadLetter(stored.data) });
   }
   return letters;
 }

@@ -9,7 +9,12 @@ const message = (data: Uint8Array): DeliveredMessage => {
     subject: 'capstan.handoff.simmachine.default.m-1.provisioned',
     data,
     headers: h,
-    info: { stream: 'CAPSTAN', streamSequence: 42, deliveryCount: 3, timestampNanos: Date.parse('2026-11-21T10:00:00Z') * 1e6 },
+    info: {
+      stream: 'CAPSTAN',
+      streamSequence: 42,
+      deliveryCount: 3,
+      timestampNanos: Date.parse('2026-11-21T10:00:00Z') * 1e6,
+    },
   };
 };
 const options = { consumer: 'core', root: 'capstan', now: new Date('2026-11-21T10:00:05Z') };
@@ -55,14 +60,30 @@ describe('dead letters', () => {
 
   it('truncates a huge payload so the dead letter stays publishable', () => {
     const payload = new TextEncoder().encode('x'.repeat(1000));
-    const record = buildDeadLetter(message(payload), 'oversized', 'x', { ...options, maxPayloadBytes: 100 }).record;
-    expect(record.original).toMatchObject({ payloadBytes: 1000, payloadTruncated: true, payload: 'x'.repeat(100) });
+    const record = buildDeadLetter(message(payload), 'oversized', 'x', {
+      ...options,
+      maxPayloadBytes: 100,
+    }).record;
+    expect(record.original).toMatchObject({
+      payloadBytes: 1000,
+      payloadTruncated: true,
+      payload: 'x'.repeat(100),
+    });
   });
 
   it('omits a payload that looks like it holds a secret', () => {
     const payload = new TextEncoder().encode('{"token":"hunter2"}');
-    const letter = buildDeadLetter(message(payload), 'secret-like', 'data.token looks like a secret', options);
-    expect(letter.record.original).toMatchObject({ payloadEncoding: 'omitted', payloadBytes: 19, payloadTruncated: false });
+    const letter = buildDeadLetter(
+      message(payload),
+      'secret-like',
+      'data.token looks like a secret',
+      options,
+    );
+    expect(letter.record.original).toMatchObject({
+      payloadEncoding: 'omitted',
+      payloadBytes: 19,
+      payloadTruncated: false,
+    });
     expect(new TextDecoder().decode(letter.body)).not.toContain('hunter2');
     expect(deadLetterPayload(letter.record)).toEqual(new Uint8Array());
   });
@@ -72,7 +93,9 @@ describe('redelivery backoff', () => {
   const noJitter = () => 0;
   it('doubles per delivery up to the cap', () => {
     const backoff = { initialMs: 100, maxMs: 1000 };
-    expect([1, 2, 3, 4, 5, 50].map((n) => redeliveryDelay(n, backoff, noJitter))).toEqual([100, 200, 400, 800, 1000, 1000]);
+    expect([1, 2, 3, 4, 5, 50].map((n) => redeliveryDelay(n, backoff, noJitter))).toEqual([
+      100, 200, 400, 800, 1000, 1000,
+    ]);
   });
 
   it('takes off at most 20% as jitter', () => {

@@ -130,5 +130,7 @@ export function parseDeadLetter(body: Uint8Array): DeadLetterRecord {
 export function deadLetterPayload(record: DeadLetterRecord): Uint8Array {
   const { payload, payloadEncoding } = record.original;
   if (payload === undefined || payloadEncoding === 'omitted') return new Uint8Array();
-  return payloadEncoding === 'base64' ? new Uint8Array(Buffer.from(payload, 'base64')) : new TextEncoder().encode(payload);
+  return payloadEncoding === 'base64'
+    ? new Uint8Array(Buffer.from(payload, 'base64'))
+    : new TextEncoder().encode(payload);
 }

@@ -44,16 +44,24 @@ const DURABLE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
  */
 export function desiredConsumerConfig(options: DurableConsumerOptions): ConsumerConfig {
   if (!DURABLE_NAME.test(options.durable)) {
-    throw new EventBusError(`durable name ${JSON.stringify(options.durable)} must be 1-64 of [A-Za-z0-9_-]`, 'invalid-durable', {
-      durable: options.durable,
-    });
+    throw new EventBusError(
+      `durable name ${JSON.stringify(options.durable)} must be 1-64 of [A-Za-z0-9_-]`,
+      'invalid-durable',
+      {
+        durable: options.durable,
+      },
+    );
   }
   if (options.filterSubject !== undefined && !isValidSubjectPattern(options.filterSubject)) {
-    throw new EventBusError('invalid filter subject', 'invalid-filter-subject', { filterSubject: options.filterSubject });
+    throw new EventBusError('invalid filter subject', 'invalid-filter-subject', {
+      filterSubject: options.filterSubject,
+    });
   }
   const maxDeliveries = options.maxDeliveries ?? CONSUMER_DEFAULTS.maxDeliveries;
   if (!Number.isInteger(maxDeliveries) || maxDeliveries < 1) {
-    throw new EventBusError('maxDeliveries must be a positive integer', 'invalid-max-deliveries', { maxDeliveries });
+    throw new EventBusError('maxDeliveries must be a positive integer', 'invalid-max-deliveries', {
+      maxDeliveries,
+    });
   }
   return {
     durable_name: options.durable,
@@ -61,7 +69,10 @@ export function desiredConsumerConfig(options: DurableConsumerOptions): Consumer
     ack_wait: nanos(options.ackWaitMs ?? CONSUMER_DEFAULTS.ackWaitMs),
     max_deliver: maxDeliveries + 1,
     max_ack_pending: options.maxAckPending ?? CONSUMER_DEFAULTS.maxAckPending,
-    deliver_policy: (options.deliverPolicy ?? CONSUMER_DEFAULTS.deliverPolicy) === 'new' ? DeliverPolicy.New : DeliverPolicy.All,
+    deliver_policy:
+      (options.deliverPolicy ?? CONSUMER_DEFAULTS.deliverPolicy) === 'new'
+        ? DeliverPolicy.New
+        : DeliverPolicy.All,
     replay_policy: ReplayPolicy.Instant,
     ...(options.filterSubject !== undefined ? { filter_subject: options.filterSubject } : {}),
   };
@@ -80,10 +91,13 @@ export async function provisionDurableConsumer(
     return 'created';
   }
   if (current.config.ack_policy !== desired.ack_policy) {
-    throw new StreamConfigConflictError(`consumer ${options.durable} on ${stream} does not use explicit acks`, {
-      stream,
-      durable: options.durable,
-    });
+    throw new StreamConfigConflictError(
+      `consumer ${options.durable} on ${stream} does not use explicit acks`,
+      {
+        stream,
+        durable: options.durable,
+      },
+    );
   }
   const differs =
     current.config.ack_wait !== desired.ack_wait ||
@@ -101,11 +115,16 @@ export async function provisionDurableConsumer(
   return 'updated';
 }
 
-export async function consumerInfo(jsm: JetStreamManager, stream: string, durable: string): Promise<ConsumerInfo | undefined> {
+export async function consumerInfo(
+  jsm: JetStreamManager,
+  stream: string,
+  durable: string,
+): Promise<ConsumerInfo | undefined> {
   try {
     return await jsm.consumers.info(stream, durable);
   } catch (error) {
-    if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.ConsumerNotFound) return undefined;
+    if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.ConsumerNotFound)
+      return undefined;
     throw error;
   }
 }

@@ -41,7 +41,11 @@ describe('durable event consumer', () => {
     options: EventConsumerOptions,
     handler: EventHandler,
   ): Promise<EventConsumer> => {
-    const consumer = new EventConsumer(on, { redeliveryBackoff: { initialMs: 50, maxMs: 200 }, ...options }, handler);
+    const consumer = new EventConsumer(
+      on,
+      { redeliveryBackoff: { initialMs: 50, maxMs: 200 }, ...options },
+      handler,
+    );
     consumers.push(consumer);
     await consumer.start();
     return consumer;
@@ -55,7 +59,8 @@ describe('durable event consumer', () => {
     await Promise.all(consumers.map((c) => c.stop()));
     const jsm = await connection.jsm();
     for (const t of topologies) {
-      for (const name of [t.stream, t.deadLetterStream]) await jsm.streams.delete(name).catch(() => undefined);
+      for (const name of [t.stream, t.deadLetterStream])
+        await jsm.streams.delete(name).catch(() => undefined);
     }
     await Promise.all(connections.map((c) => c.close()));
   });
@@ -68,7 +73,10 @@ describe('durable event consumer', () => {
     });
     const result = await publisher.publish('bootstrap.data-secret-created', dataSecretCreated());
     await eventually(() => received.length === 1, 'the event');
-    expect(received[0]).toMatchObject({ id: result.msgId, type: 'dev.capstan.handoff.bootstrap.data-secret-created' });
+    expect(received[0]).toMatchObject({
+      id: result.msgId,
+      type: 'dev.capstan.handoff.bootstrap.data-secret-created',
+    });
     expect(received[0]?.data.object.name).toBe('demo-md-0-x7k2p');
   });
 
@@ -89,7 +97,10 @@ describe('durable event consumer', () => {
     await startConsumer(connection, options, (event, delivery) => {
       seenBySurvivor.push({ id: event.id, deliveryCount: delivery.deliveryCount });
     });
-    const [redelivered] = await eventually(() => seenBySurvivor.length > 0 && seenBySurvivor, 'the redelivery');
+    const [redelivered] = await eventually(
+      () => seenBySurvivor.length > 0 && seenBySurvivor,
+      'the redelivery',
+    );
     expect(redelivered?.id).toBe(published.msgId);
     expect(redelivered?.deliveryCount).toBeGreaterThanOrEqual(2);
   });
@@ -97,16 +108,20 @@ describe('durable event consumer', () => {
   it('never hands one message to two replicas of a durable', async () => {
     const { topology, publisher } = await setup('replicas');
     const handledBy = new Map<string, string[]>();
-    const handler = (replica: string): EventHandler => async (event) => {
-      handledBy.set(event.id, [...(handledBy.get(event.id) ?? []), replica]);
-      await new Promise((resolve) => setTimeout(resolve, 1));
-    };
+    const handler =
+      (replica: string): EventHandler =>
+      async (event) => {
+        handledBy.set(event.id, [...(handledBy.get(event.id) ?? []), replica]);
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      };
     const options = { durable: 'shared', topology, batchSize: 10 };
     await startConsumer(await connect('replica-a'), options, handler('a'));
     await startConsumer(await connect('replica-b'), options, handler('b'));
     const count = 300;
     await Promise.all(
-      Array.from({ length: count }, (_, i) => publisher.publish('bootstrap.data-secret-created', distinctDataSecretCreated(i))),
+      Array.from({ length: count }, (_, i) =>
+        publisher.publish('bootstrap.data-secret-created', distinctDataSecretCreated(i)),
+      ),
     );
     await eventually(() => handledBy.size === count, `${count} distinct events`);
     const twice = [...handledBy.entries()].filter(([, replicas]) => replicas.length > 1);
@@ -131,7 +146,7 @@ describe('durable event consumer', () => {
   it('dead-letters a message whose handler keeps failing, then carries on', async () => {
     const { topology, publisher } = await setup('maxdeliver');
     const registry = new Registry();
-    const metrics = new EventBusMetrics(registry);
+    const metrics = EventBusMetrics.on(registry);
     const handled: string[] = [];
     const poisoned = distinctDataSecretCreated(1);
     await startConsumer(connection, { durable: 'svc', topology, maxDeliveries: 3, metrics }, (event) => {
@@ -154,8 +169,12 @@ describe('durable event consumer', () => {
     expect(letter?.record.original.headers['Nats-Msg-Id']).toEqual([bad.msgId]);
     expect(letter?.record.detail).toContain('cannot handle this one');
     await eventually(() => handled.includes('demo-2'), 'the next event');
-    expect(await registry.getSingleMetricAsString('capstan_events_dead_lettered_total')).toContain('reason="max-deliveries"} 1');
-    expect(await registry.getSingleMetricAsString('capstan_events_redelivered_total')).toContain('consumer="svc"} 2');
+    expect(await registry.getSingleMetricAsString('capstan_events_dead_lettered_total')).toContain(
+      'reason="max-deliveries"} 1',
+    );
+    expect(await registry.getSingleMetricAsString('capstan_events_redelivered_total')).toContain(
+      'consumer="svc"} 2',
+    );
   });
 
   it('dead-letters at once what the handler declares unprocessable', async () => {
@@ -181,7 +200,10 @@ describe('durable event consumer', () => {
       handled.push(event.data.object.name);
     });
     const subject = `${topology.root}.handoff.k3sconfig.default.demo-md-0-x7k2p.data-secret-created`;
-    const valid = encodeEvent('bootstrap.data-secret-created', dataSecretCreated(), { source: '/t', root: topology.root });
+    const valid = encodeEvent('bootstrap.data-secret-created', dataSecretCreated(), {
+      source: '/t',
+      root: topology.root,
+    });
     const envelope = JSON.parse(new TextDecoder().decode(valid.payload));
     const raw = (text: string) => new TextEncoder().encode(text);
     const headers = natsHeaders();
@@ -189,11 +211,19 @@ describe('durable event consumer', () => {
     const poison: [string, Uint8Array, string][] = [
       ['not-json', raw('{"specversion": "1.0", '), subject],
       ['not-json', new Uint8Array([0xc3, 0x28, 0xa0, 0xa1]), subject],
-      ['validation-failed', raw(JSON.stringify({ ...envelope, data: { ...envelope.data, generation: 'one' } })), subject],
+      [
+        'validation-failed',
+        raw(JSON.stringify({ ...envelope, data: { ...envelope.data, generation: 'one' } })),
+        subject,
+      ],
       ['validation-failed', valid.payload, subject.replace('demo-md-0-x7k2p', 'someone-else')],
       ['unknown-type', raw(JSON.stringify({ ...envelope, type: 'com.example.other' })), subject],
       ['oversized', raw(JSON.stringify({ ...envelope, padding: 'x'.repeat(8192) })), subject],
-      ['secret-like', raw(JSON.stringify({ ...envelope, data: { ...envelope.data, token: 'hunter2' } })), subject],
+      [
+        'secret-like',
+        raw(JSON.stringify({ ...envelope, data: { ...envelope.data, token: 'hunter2' } })),
+        subject,
+      ],
     ];
     for (const [, payload, on] of poison) await connection.js.publish(on, payload, { headers });
     await publisher.publish('bootstrap.data-secret-created', distinctDataSecretCreated(7));
@@ -222,15 +252,21 @@ describe('durable event consumer', () => {
   it('survives handlers that throw anything, synchronously or not', async () => {
     const { topology, publisher } = await setup('throwers');
     const seen: number[] = [];
-    await startConsumer(connection, { durable: 'svc', topology, maxDeliveries: 2, concurrency: 4 }, (event) => {
-      const index = Number(event.data.object.name.split('-')[1]);
-      seen.push(index);
-      if (index % 3 === 0) throw 'a string, not an Error';
-      if (index % 3 === 1) return Promise.reject(new TypeError('undefined is not a function'));
-      return undefined;
-    });
+    await startConsumer(
+      connection,
+      { durable: 'svc', topology, maxDeliveries: 2, concurrency: 4 },
+      (event) => {
+        const index = Number(event.data.object.name.split('-')[1]);
+        seen.push(index);
+        if (index % 3 === 0) throw 'a string, not an Error';
+        if (index % 3 === 1) return Promise.reject(new TypeError('undefined is not a function'));
+        return undefined;
+      },
+    );
     await Promise.all(
-      Array.from({ length: 9 }, (_, i) => publisher.publish('bootstrap.data-secret-created', distinctDataSecretCreated(100 + i))),
+      Array.from({ length: 9 }, (_, i) =>
+        publisher.publish('bootstrap.data-secret-created', distinctDataSecretCreated(100 + i)),
+      ),
     );
     const letters = await eventually(async () => {
       const all = await readDeadLetters(await connection.jsm(), topology.deadLetterStream);
@@ -243,14 +279,21 @@ describe('durable event consumer', () => {
   it('restarts its consume loop and recreates a durable deleted under it', async () => {
     const { topology, publisher } = await setup('recreate');
     const handled: string[] = [];
-    await startConsumer(connection, { durable: 'svc', topology, restartDelayMs: 50, idleHeartbeatMs: 1000 }, (event) => {
-      handled.push(event.data.object.name);
-    });
+    await startConsumer(
+      connection,
+      { durable: 'svc', topology, restartDelayMs: 50, idleHeartbeatMs: 1000 },
+      (event) => {
+        handled.push(event.data.object.name);
+      },
+    );
     await publisher.publish('bootstrap.data-secret-created', distinctDataSecretCreated(1));
     await eventually(() => handled.length === 1, 'the first event');
     const jsm = await connection.jsm();
     await jsm.consumers.delete(topology.stream, 'svc');
-    await eventually(async () => (await jsm.consumers.info(topology.stream, 'svc').catch(() => undefined)) !== undefined, 'the durable to come back');
+    await eventually(
+      async () => (await jsm.consumers.info(topology.stream, 'svc').catch(() => undefined)) !== undefined,
+      'the durable to come back',
+    );
     await publisher.publish('bootstrap.data-secret-created', distinctDataSecretCreated(2));
     await eventually(() => handled.includes('demo-2'), 'an event after the durable came back');
   });

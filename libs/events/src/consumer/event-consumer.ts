@@ -8,7 +8,11 @@ import { errorFields, silentLogger, type EventBusLogger } from '../logger.js';
 import { type EventBusMetrics } from '../metrics/event-bus-metrics.js';
 import { DEFAULT_EVENT_TOPOLOGY, type EventTopology } from '../streams/event-topology.js';
 import { buildDeadLetter, type DeadLetterReason } from './dead-letter.js';
-import { CONSUMER_DEFAULTS, provisionDurableConsumer, type DurableConsumerOptions } from './durable-consumer-config.js';
+import {
+  CONSUMER_DEFAULTS,
+  provisionDurableConsumer,
+  type DurableConsumerOptions,
+} from './durable-consumer-config.js';
 import { DEFAULT_REDELIVERY_BACKOFF, redeliveryDelay, type RedeliveryBackoff } from './redelivery-backoff.js';
 
 /** What a handler learns about the delivery besides the event. */
@@ -28,7 +32,10 @@ export interface EventDelivery {
  * handler: it is acked and counted apart); throw to retry later (nak with backoff); throw
  * UnprocessableEventError to dead-letter at once. Handlers must be idempotent: delivery is at least once.
  */
-export type EventHandler = (event: CapstanEvent, delivery: EventDelivery) => Promise<HandlerResult> | HandlerResult;
+export type EventHandler = (
+  event: CapstanEvent,
+  delivery: EventDelivery,
+) => Promise<HandlerResult> | HandlerResult;
 export type HandlerResult = void | 'ignored';
 
 export interface EventConsumerOptions extends DurableConsumerOptions {
@@ -78,7 +85,10 @@ export class EventConsumer {
     private readonly handler: EventHandler,
   ) {
     this.topology = options.topology ?? DEFAULT_EVENT_TOPOLOGY;
-    this.logger = (options.logger ?? silentLogger()).child({ consumer: options.durable, stream: this.topology.stream });
+    this.logger = (options.logger ?? silentLogger()).child({
+      consumer: options.durable,
+      stream: this.topology.stream,
+    });
     this.maxDeliveries = options.maxDeliveries ?? CONSUMER_DEFAULTS.maxDeliveries;
   }
 
@@ -104,7 +114,9 @@ export class EventConsumer {
     this.wakeUp?.();
     this.messages?.stop();
     let timer: NodeJS.Timeout | undefined;
-    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.options.stopGraceMs ?? 10_000)));
+    const grace = new Promise<void>(
+      (resolve) => (timer = setTimeout(resolve, this.options.stopGraceMs ?? 10_000)),
+    );
     await Promise.race([Promise.all([this.loop, ...this.inFlight]), grace]);
     clearTimeout(timer);
     this.loop = undefined;
@@ -126,7 +138,10 @@ export class EventConsumer {
       }
       // A loop that ran for a while was healthy: restart quickly. One that keeps failing backs off.
       failures = Date.now() - startedAt > MAX_RESTART_DELAY_MS ? 1 : failures + 1;
-      const delay = Math.min((this.options.restartDelayMs ?? 500) * 2 ** (failures - 1), MAX_RESTART_DELAY_MS);
+      const delay = Math.min(
+        (this.options.restartDelayMs ?? 500) * 2 ** (failures - 1),
+        MAX_RESTART_DELAY_MS,
+      );
       this.logger.info({ delayMs: delay }, 'restarting consume loop');
       await this.pause(delay);
       if (this.stopping) break;
@@ -148,7 +163,9 @@ export class EventConsumer {
     });
     this.messages = messages;
     if (this.stopping) messages.stop();
-    void this.watch(messages);
+    this.watch(messages).catch((error: unknown) =>
+      this.logger.warn(errorFields(error), 'watching consumer status failed'),
+    );
     const concurrency = Math.max(1, this.options.concurrency ?? 1);
     for await (const message of messages) {
       if (this.stopping) {
@@ -193,11 +210,19 @@ export class EventConsumer {
     const metrics = this.options.metrics;
     const consumer = this.options.durable;
     if (deliveryCount > 1) metrics?.redelivered.inc({ consumer });
-    metrics?.deliveryLag.observe({ consumer }, Math.max(0, Date.now() - message.info.timestampNanos / 1e6) / 1000);
+    metrics?.deliveryLag.observe(
+      { consumer },
+      Math.max(0, Date.now() - message.info.timestampNanos / 1e6) / 1000,
+    );
 
     if (deliveryCount > this.maxDeliveries) {
       // A replica died while handling it on the last allowed delivery.
-      await this.deadLetter(message, 'max-deliveries', `delivered ${deliveryCount} times without success`, 'unknown');
+      await this.deadLetter(
+        message,
+        'max-deliveries',
+        `delivered ${deliveryCount} times without success`,
+        'unknown',
+      );
       return;
     }
     let event: CapstanEvent;
@@ -235,8 +260,16 @@ export class EventConsumer {
         this.logger.warn({ ...context, ...errorFields(error) }, 'handler refused the event');
         await this.deadLetter(message, 'unprocessable', error.message, event.type);
       } else if (deliveryCount >= this.maxDeliveries) {
-        this.logger.warn({ ...context, ...errorFields(error) }, 'handler failed on the last allowed delivery');
-        await this.deadLetter(message, 'max-deliveries', `handler failed ${deliveryCount} times; last: ${errorMessage(error)}`, event.type);
+        this.logger.warn(
+          { ...context, ...errorFields(error) },
+          'handler failed on the last allowed delivery',
+        );
+        await this.deadLetter(
+          message,
+          'max-deliveries',
+          `handler failed ${deliveryCount} times; last: ${errorMessage(error)}`,
+          event.type,
+        );
       } else {
         this.logger.info({ ...context, ...errorFields(error) }, 'handler failed, will retry');
         this.retry(message, event.type);
@@ -245,11 +278,15 @@ export class EventConsumer {
     }
     metrics?.handlerDuration.observe({ consumer, type: event.type }, (performance.now() - started) / 1000);
     const outcome: DeliveryOutcome = result === 'ignored' ? 'ignored' : 'acked';
-    if (this.settle(() => message.ack(), message)) metrics?.consumed.inc({ consumer, type: event.type, outcome });
+    if (this.settle(() => message.ack(), message))
+      metrics?.consumed.inc({ consumer, type: event.type, outcome });
   }
 
   private retry(message: JsMsg, type: string): void {
-    const delay = redeliveryDelay(message.info.deliveryCount, this.options.redeliveryBackoff ?? DEFAULT_REDELIVERY_BACKOFF);
+    const delay = redeliveryDelay(
+      message.info.deliveryCount,
+      this.options.redeliveryBackoff ?? DEFAULT_REDELIVERY_BACKOFF,
+    );
     if (this.settle(() => message.nak(delay), message)) {
       this.options.metrics?.consumed.inc({ consumer: this.options.durable, type, outcome: 'retried' });
     }
@@ -259,8 +296,16 @@ export class EventConsumer {
    * Publishes the dead letter and waits for the stream to store it before terminating the original, so a
    * message is never dropped; if the dead letter cannot be stored, the original is retried instead.
    */
-  private async deadLetter(message: JsMsg, reason: DeadLetterReason, detail: string, type: string): Promise<void> {
-    const letter = buildDeadLetter(message, reason, detail, { consumer: this.options.durable, root: this.topology.root });
+  private async deadLetter(
+    message: JsMsg,
+    reason: DeadLetterReason,
+    detail: string,
+    type: string,
+  ): Promise<void> {
+    const letter = buildDeadLetter(message, reason, detail, {
+      consumer: this.options.durable,
+      root: this.topology.root,
+    });
     const log = { subject: message.subject, streamSequence: message.info.streamSequence, reason, detail };
     try {
       const headers = natsHeaders();
@@ -271,7 +316,10 @@ export class EventConsumer {
         expect: { streamName: this.topology.deadLetterStream },
       });
     } catch (error) {
-      this.logger.error({ ...log, ...errorFields(error) }, 'could not store a dead letter, retrying the message later');
+      this.logger.error(
+        { ...log, ...errorFields(error) },
+        'could not store a dead letter, retrying the message later',
+      );
       this.retry(message, type);
       return;
     }
@@ -288,7 +336,10 @@ export class EventConsumer {
       action();
       return true;
     } catch (error) {
-      this.logger.warn({ subject: message.subject, streamSequence: message.info.streamSequence, ...errorFields(error) }, 'could not settle a message');
+      this.logger.warn(
+        { subject: message.subject, streamSequence: message.info.streamSequence, ...errorFields(error) },
+        'could not settle a message',
+      );
       return false;
     }
   }

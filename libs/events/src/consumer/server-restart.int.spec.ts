@@ -30,7 +30,9 @@ class RestartableNatsServer {
       logFile: join(this.dir, 'nats-server.log'),
     });
     await eventually(async () => {
-      const probe = await connect({ servers: this.url, reconnect: false, timeout: 500 }).catch(() => undefined);
+      const probe = await connect({ servers: this.url, reconnect: false, timeout: 500 }).catch(
+        () => undefined,
+      );
       await probe?.close();
       return probe !== undefined;
     }, 'nats-server to accept connections');
@@ -74,7 +76,12 @@ describe('across a NATS server restart', () => {
 
   it('loses no message: the consumer continues and the publishers retry', async () => {
     const topology = uniqueEventTopology('restart');
-    const fastReconnect = { servers: server.url, reconnectTimeWaitMs: 200, reconnectJitterMs: 100, jetStreamTimeoutMs: 2000 };
+    const fastReconnect = {
+      servers: server.url,
+      reconnectTimeWaitMs: 200,
+      reconnectJitterMs: 100,
+      jetStreamTimeoutMs: 2000,
+    };
     const publishing = await EventBusConnection.connect({ ...fastReconnect, name: 'restart-publisher' });
     const consuming = await EventBusConnection.connect({ ...fastReconnect, name: 'restart-consumer' });
     const states: ConnectionState[] = [];
@@ -84,7 +91,14 @@ describe('across a NATS server restart', () => {
       consuming,
       // Messages the server sent just before it stopped were never seen by the client: they come back
       // after ack_wait, kept short here.
-      { durable: 'svc', topology, ackWaitMs: 2000, idleHeartbeatMs: 1000, pullExpiresMs: 5000, restartDelayMs: 100 },
+      {
+        durable: 'svc',
+        topology,
+        ackWaitMs: 2000,
+        idleHeartbeatMs: 1000,
+        pullExpiresMs: 5000,
+        restartDelayMs: 100,
+      },
       (event) => {
         handled.add(event.data.object.name);
       },
@@ -96,7 +110,9 @@ describe('across a NATS server restart', () => {
 
       await Promise.all(Array.from({ length: 100 }, (_, i) => publishUntilStored(publisher, i)));
       await server.stop();
-      const duringOutage = Promise.all(Array.from({ length: 100 }, (_, i) => publishUntilStored(publisher, 100 + i)));
+      const duringOutage = Promise.all(
+        Array.from({ length: 100 }, (_, i) => publishUntilStored(publisher, 100 + i)),
+      );
       await eventually(() => states.includes('disconnected'), 'the consumer to notice the outage');
       await server.start();
       await duringOutage;

@@ -49,7 +49,11 @@ export interface EventDefinition<
   description: string;
 }
 
-function define<const Name extends `${string}.${string}`, Data extends EventData, const Source extends EventSource>(
+function define<
+  const Name extends `${string}.${string}`,
+  Data extends EventData,
+  const Source extends EventSource,
+>(
   source: Source,
   name: Name,
   dataClass: new () => Data,
@@ -153,7 +157,13 @@ export const EVENT_CATALOGUE = {
     'The Cluster is being deleted.',
     'Cluster',
   ),
-  'cluster.deleted': define('lifecycle', 'cluster.deleted', ClusterDeletedData, 'The Cluster is gone.', 'Cluster'),
+  'cluster.deleted': define(
+    'lifecycle',
+    'cluster.deleted',
+    ClusterDeletedData,
+    'The Cluster is gone.',
+    'Cluster',
+  ),
   'machine.provisioning': define(
     'lifecycle',
     'machine.provisioning',
@@ -196,12 +206,20 @@ export const EVENT_CATALOGUE = {
     'The Machine is being deleted (drain, then infrastructure and bootstrap).',
     'Machine',
   ),
-  'machine.deleted': define('lifecycle', 'machine.deleted', MachineDeletedData, 'The Machine is gone.', 'Machine'),
+  'machine.deleted': define(
+    'lifecycle',
+    'machine.deleted',
+    MachineDeletedData,
+    'The Machine is gone.',
+    'Machine',
+  ),
 } as const;
 
 export type EventCatalogue = typeof EVENT_CATALOGUE;
 export type EventName = keyof EventCatalogue;
-export type HandoffEventName = { [N in EventName]: EventCatalogue[N]['source'] extends 'handoff' ? N : never }[EventName];
+export type HandoffEventName = {
+  [N in EventName]: EventCatalogue[N]['source'] extends 'handoff' ? N : never;
+}[EventName];
 export type LifecycleEventName = Exclude<EventName, HandoffEventName>;
 /** The `data` of one event, e.g. `EventDataOf<'bootstrap.data-secret-created'>`. */
 export type EventDataOf<N extends EventName> = InstanceType<EventCatalogue[N]['dataClass']>;

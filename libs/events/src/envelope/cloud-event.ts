@@ -1,5 +1,21 @@
-import { Equals, IsIn, IsNotEmpty, IsObject, IsRFC3339, IsString, MaxLength, ValidateNested } from 'class-validator';
-import { EVENT_CATALOGUE, EVENT_TYPES, type EventDataOf, type EventName, type EventType, type EventTypeOf } from './catalogue.js';
+import {
+  Equals,
+  IsIn,
+  IsNotEmpty,
+  IsObject,
+  IsRFC3339,
+  IsString,
+  MaxLength,
+  ValidateNested,
+} from 'class-validator';
+import {
+  EVENT_CATALOGUE,
+  EVENT_TYPES,
+  type EventDataOf,
+  type EventName,
+  type EventType,
+  type EventTypeOf,
+} from './catalogue.js';
 import { type EventData } from './event-data.js';
 
 export const CLOUDEVENTS_SPEC_VERSION = '1.0';

@@ -27,7 +27,10 @@ describe('event codec', () => {
   });
 
   it('decodes what it encodes into typed instances', () => {
-    const encoded = encodeEvent('bootstrap.data-secret-created', dataSecretCreated(), { source, root: 't-1' });
+    const encoded = encodeEvent('bootstrap.data-secret-created', dataSecretCreated(), {
+      source,
+      root: 't-1',
+    });
     const decoded = decodeEvent(encoded.payload, { subject: encoded.subject, root: 't-1' });
     expect(decoded).toBeInstanceOf(CloudEvent);
     expect(decoded.data).toBeInstanceOf(BootstrapDataSecretCreatedData);
@@ -37,9 +40,13 @@ describe('event codec', () => {
 
   it('refuses invalid data on publish with the field path', () => {
     const bad = dataSecretCreated({ resourceVersion: '1:2' });
-    expect(() => encodeEvent('bootstrap.data-secret-created', bad, { source })).toThrow(/data.resourceVersion/);
+    expect(() => encodeEvent('bootstrap.data-secret-created', bad, { source })).toThrow(
+      /data.resourceVersion/,
+    );
     const missing = { ...dataSecretCreated(), dataSecretName: undefined } as never;
-    expect(() => encodeEvent('bootstrap.data-secret-created', missing, { source })).toThrow(InvalidEventError);
+    expect(() => encodeEvent('bootstrap.data-secret-created', missing, { source })).toThrow(
+      InvalidEventError,
+    );
   });
 
   it('refuses unknown fields on publish', () => {
@@ -49,23 +56,39 @@ describe('event codec', () => {
 
   it('refuses a secret before anything else', () => {
     const leaking = { ...dataSecretCreated(), bootstrapToken: 'abc' };
-    expect(() => encodeEvent('bootstrap.data-secret-created', leaking, { source })).toThrow(SecretLikePayloadError);
+    expect(() => encodeEvent('bootstrap.data-secret-created', leaking, { source })).toThrow(
+      SecretLikePayloadError,
+    );
   });
 
   it('refuses a lifecycle event about the wrong kind', () => {
     const { object, generation, resourceVersion, clusterName } = dataSecretCreated();
-    const data = { object, generation, resourceVersion, clusterName, phase: 'Provisioning', controlPlane: false };
-    expect(() => encodeEvent('machine.provisioning', data as never, { source })).toThrow(/must be about a Machine/);
+    const data = {
+      object,
+      generation,
+      resourceVersion,
+      clusterName,
+      phase: 'Provisioning',
+      controlPlane: false,
+    };
+    expect(() => encodeEvent('machine.provisioning', data as never, { source })).toThrow(
+      /must be about a Machine/,
+    );
   });
 
   it('refuses an oversized event', () => {
     const data = dataSecretCreated();
-    expect(() => encodeEvent('bootstrap.data-secret-created', data, { source, maxPayloadBytes: 100 })).toThrow(
-      expect.objectContaining({ reason: 'oversized' }),
-    );
+    expect(() =>
+      encodeEvent('bootstrap.data-secret-created', data, { source, maxPayloadBytes: 100 }),
+    ).toThrow(expect.objectContaining({ reason: 'oversized' }));
   });
 
-  const valid = () => JSON.parse(new TextDecoder().decode(encodeEvent('bootstrap.data-secret-created', dataSecretCreated(), { source }).payload));
+  const valid = () =>
+    JSON.parse(
+      new TextDecoder().decode(
+        encodeEvent('bootstrap.data-secret-created', dataSecretCreated(), { source }).payload,
+      ),
+    );
 
   it.each([
     ['not-json', new TextEncoder().encode('{not json')],
@@ -84,13 +107,17 @@ describe('event codec', () => {
   });
 
   it('decode tolerates unknown fields (newer publishers)', () => {
-    const decoded = decodeEvent(encode({ ...valid(), extension: 'x', data: { ...valid().data, newField: 1 } }));
+    const decoded = decodeEvent(
+      encode({ ...valid(), extension: 'x', data: { ...valid().data, newField: 1 } }),
+    );
     expect(decoded.data).toBeInstanceOf(BootstrapDataSecretCreatedData);
     expect(decoded).not.toHaveProperty('extension');
   });
 
   it('decode is not confused by a __proto__ key', () => {
-    const payload = new TextEncoder().encode(JSON.stringify(valid()).replace('{', '{"__proto__":{"specversion":"0.3"},'));
+    const payload = new TextEncoder().encode(
+      JSON.stringify(valid()).replace('{', '{"__proto__":{"specversion":"0.3"},'),
+    );
     expect(Object.getPrototypeOf(decodeEvent(payload))).toBe(CloudEvent.prototype);
   });
 

@@ -9,7 +9,12 @@ import {
   type EventDataOf,
   type EventName,
 } from './catalogue.js';
-import { CLOUDEVENTS_SPEC_VERSION, CloudEvent, EVENT_CONTENT_TYPE, type CapstanEvent } from './cloud-event.js';
+import {
+  CLOUDEVENTS_SPEC_VERSION,
+  CloudEvent,
+  EVENT_CONTENT_TYPE,
+  type CapstanEvent,
+} from './cloud-event.js';
 import { type EventData } from './event-data.js';
 import { assertNoSecrets } from './secret-guard.js';
 
@@ -62,16 +67,30 @@ export function encodeEvent<N extends EventName>(
   const definition: EventCatalogue[EventName] = eventDefinition(name);
   assertNoSecrets(data);
   const instance = plainToInstance(definition.dataClass as new () => EventData, data) as EventData;
-  const errors = validateSync(instance, { forbidNonWhitelisted: true, whitelist: true, forbidUnknownValues: true });
+  const errors = validateSync(instance, {
+    forbidNonWhitelisted: true,
+    whitelist: true,
+    forbidUnknownValues: true,
+  });
   if (errors.length > 0) {
-    throw new InvalidEventError('validation-failed', `invalid data for ${name}: ${describeErrors(errors, 'data')}`, {
-      event: name,
-    });
+    throw new InvalidEventError(
+      'validation-failed',
+      `invalid data for ${name}: ${describeErrors(errors, 'data')}`,
+      {
+        event: name,
+      },
+    );
   }
   assertKind(definition, instance);
   const { object } = instance;
   const subject = buildEventSubject(
-    { source: definition.source, kind: object.kind, namespace: object.namespace, name: object.name, event: definition.event },
+    {
+      source: definition.source,
+      kind: object.kind,
+      namespace: object.namespace,
+      name: object.name,
+      event: definition.event,
+    },
     options.root ?? DEFAULT_SUBJECT_ROOT,
   );
   const msgId = eventMessageId(object.uid, instance.resourceVersion, definition.event);
@@ -88,16 +107,28 @@ export function encodeEvent<N extends EventName>(
   const payload = new TextEncoder().encode(JSON.stringify(envelope));
   const maxBytes = options.maxPayloadBytes ?? DEFAULT_MAX_EVENT_BYTES;
   if (payload.byteLength > maxBytes) {
-    throw new InvalidEventError('oversized', `${name} is ${payload.byteLength} bytes, more than ${maxBytes}`, {
-      event: name,
-      subject,
-    });
+    throw new InvalidEventError(
+      'oversized',
+      `${name} is ${payload.byteLength} bytes, more than ${maxBytes}`,
+      {
+        event: name,
+        subject,
+      },
+    );
   }
   return { name, subject, msgId, envelope, payload };
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
-const ENVELOPE_ATTRIBUTES = ['specversion', 'id', 'source', 'type', 'subject', 'time', 'datacontenttype'] as const;
+const ENVELOPE_ATTRIBUTES = [
+  'specversion',
+  'id',
+  'source',
+  'type',
+  'subject',
+  'time',
+  'datacontenttype',
+] as const;
 
 /**
  * Turns a received payload into a validated envelope whose `data` is an instance of the catalogued data
@@ -107,9 +138,13 @@ const ENVELOPE_ATTRIBUTES = ['specversion', 'id', 'source', 'type', 'subject', '
 export function decodeEvent(payload: Uint8Array, options: DecodeEventOptions = {}): CapstanEvent {
   const maxBytes = options.maxPayloadBytes ?? DEFAULT_MAX_EVENT_BYTES;
   if (payload.byteLength > maxBytes) {
-    throw new InvalidEventError('oversized', `payload is ${payload.byteLength} bytes, more than ${maxBytes}`, {
-      subject: options.subject,
-    });
+    throw new InvalidEventError(
+      'oversized',
+      `payload is ${payload.byteLength} bytes, more than ${maxBytes}`,
+      {
+        subject: options.subject,
+      },
+    );
   }
   let plain: unknown;
   try {
@@ -121,7 +156,10 @@ export function decodeEvent(payload: Uint8Array, options: DecodeEventOptions = {
 }
 
 /** Validates an already parsed envelope (e.g. one handed to a Nest pipe). */
-export function validateEvent(plain: unknown, options: Omit<DecodeEventOptions, 'maxPayloadBytes'> = {}): CapstanEvent {
+export function validateEvent(
+  plain: unknown,
+  options: Omit<DecodeEventOptions, 'maxPayloadBytes'> = {},
+): CapstanEvent {
   if (plain instanceof CloudEvent && plain.data !== null && typeof plain.data === 'object') {
     plain = JSON.parse(JSON.stringify(plain));
   }
@@ -147,25 +185,34 @@ export function validateEvent(plain: unknown, options: Omit<DecodeEventOptions, 
   // The envelope has no nested classes: copying its attributes is enough, cheaper than class-transformer,
   // and leaves extension attributes (and any `__proto__` key) behind.
   const envelope = new CloudEvent();
-  for (const attribute of ENVELOPE_ATTRIBUTES) (envelope as unknown as Record<string, unknown>)[attribute] = record[attribute];
+  for (const attribute of ENVELOPE_ATTRIBUTES)
+    (envelope as unknown as Record<string, unknown>)[attribute] = record[attribute];
   envelope.data = plainToInstance(definition.dataClass as new () => EventData, record['data']) as EventData;
   // Unknown fields (from a newer publisher) are kept and ignored rather than stripped: stripping costs
   // more than all the other checks together.
   const errors = validateSync(envelope, { forbidUnknownValues: true });
   if (errors.length > 0) {
-    throw new InvalidEventError('validation-failed', describeErrors(errors, ''), { subject: options.subject, type });
+    throw new InvalidEventError('validation-failed', describeErrors(errors, ''), {
+      subject: options.subject,
+      type,
+    });
   }
   assertKind(definition, envelope.data);
-  if (options.subject !== undefined) assertSubjectAgrees(options.subject, options.root, definition, envelope.data);
+  if (options.subject !== undefined)
+    assertSubjectAgrees(options.subject, options.root, definition, envelope.data);
   return envelope as CapstanEvent;
 }
 
 function assertKind(definition: EventCatalogue[EventName], data: EventData): void {
   if (definition.kind !== undefined && data.object.kind !== definition.kind) {
-    throw new InvalidEventError('validation-failed', `${definition.name} must be about a ${definition.kind}`, {
-      event: definition.name,
-      kind: data.object.kind,
-    });
+    throw new InvalidEventError(
+      'validation-failed',
+      `${definition.name} must be about a ${definition.kind}`,
+      {
+        event: definition.name,
+        kind: data.object.kind,
+      },
+    );
   }
 }
 
@@ -179,7 +226,9 @@ function assertSubjectAgrees(
   try {
     parts = parseEventSubject(subject, root ?? DEFAULT_SUBJECT_ROOT);
   } catch (error) {
-    throw new InvalidEventError('validation-failed', error instanceof Error ? error.message : String(error), { subject });
+    throw new InvalidEventError('validation-failed', error instanceof Error ? error.message : String(error), {
+      subject,
+    });
   }
   const agrees =
     parts.source === definition.source &&
@@ -188,10 +237,14 @@ function assertSubjectAgrees(
     parts.namespace === data.object.namespace &&
     parts.name === data.object.name;
   if (!agrees) {
-    throw new InvalidEventError('validation-failed', 'subject does not name the object and event of the data', {
-      subject,
-      type: definition.type,
-    });
+    throw new InvalidEventError(
+      'validation-failed',
+      'subject does not name the object and event of the data',
+      {
+        subject,
+        type: definition.type,
+      },
+    );
   }
 }
 
@@ -209,5 +262,7 @@ export function describeErrors(errors: ValidationError[], parent: string): strin
   };
   walk(errors, parent);
   const shown = lines.slice(0, MAX_REPORTED_ERRORS).join('; ');
-  return lines.length > MAX_REPORTED_ERRORS ? `${shown}; (${lines.length - MAX_REPORTED_ERRORS} more)` : shown;
+  return lines.length > MAX_REPORTED_ERRORS
+    ? `${shown}; (${lines.length - MAX_REPORTED_ERRORS} more)`
+    : shown;
 }

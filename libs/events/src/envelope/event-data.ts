@@ -81,7 +81,13 @@ export class FailureDomain {
   attributes?: Record<string, string>;
 }
 
-export const MACHINE_ADDRESS_TYPES = ['Hostname', 'ExternalIP', 'InternalIP', 'ExternalDNS', 'InternalDNS'] as const;
+export const MACHINE_ADDRESS_TYPES = [
+  'Hostname',
+  'ExternalIP',
+  'InternalIP',
+  'ExternalDNS',
+  'InternalDNS',
+] as const;
 export type MachineAddressType = (typeof MACHINE_ADDRESS_TYPES)[number];
 
 /** One entry of `status.addresses[]`. */

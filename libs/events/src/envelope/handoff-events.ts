@@ -1,5 +1,14 @@
 import { Type } from 'class-transformer';
-import { IsInt, IsNotEmpty, IsOptional, IsString, Matches, MaxLength, Min, ValidateNested } from 'class-validator';
+import {
+  IsInt,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
 import { ApiEndpoint, EventData, FailureDomain, MachineAddress, VersionReplicas } from './event-data.js';
 import { DNS_SUBDOMAIN_PATTERN } from './object-reference.js';
 

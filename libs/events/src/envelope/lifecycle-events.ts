@@ -1,12 +1,28 @@
 import { Type } from 'class-transformer';
-import { IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
+import {
+  IsBoolean,
+  IsIn,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  ValidateNested,
+} from 'class-validator';
 import { ApiEndpoint, EventData, MachineAddress } from './event-data.js';
 import { ContractReference, DNS_SUBDOMAIN_PATTERN } from './object-reference.js';
 
 // Lifecycle events: the core publishes one when a Cluster or Machine changes phase, for providers and
 // integrations. Phase names are upstream's (api/core/v1beta2/*_phase_types.go).
 
-export const CLUSTER_PHASES = ['Pending', 'Provisioning', 'Provisioned', 'Deleting', 'Failed', 'Unknown'] as const;
+export const CLUSTER_PHASES = [
+  'Pending',
+  'Provisioning',
+  'Provisioned',
+  'Deleting',
+  'Failed',
+  'Unknown',
+] as const;
 export type ClusterPhase = (typeof CLUSTER_PHASES)[number];
 
 export const MACHINE_PHASES = [

@@ -26,7 +26,9 @@ describe('secret guard', () => {
   });
 
   it('never puts the value in the message', () => {
-    expect(() => assertNoSecrets({ token: 'hunter2' })).toThrow(expect.objectContaining({ message: expect.not.stringContaining('hunter2') }));
+    expect(() => assertNoSecrets({ token: 'hunter2' })).toThrow(
+      expect.objectContaining({ message: expect.not.stringContaining('hunter2') }),
+    );
   });
 
   it('accepts names of secrets and ordinary contract fields', () => {

@@ -25,11 +25,23 @@ const SECRET_KEYS = [
 ];
 
 /** Suffixes that make any field name secret-like, e.g. `bootstrapToken`, `adminPassword`, `etcdPrivateKey`. */
-const SECRET_KEY_SUFFIXES = ['token', 'password', 'passwd', 'privatekey', 'secretkey', 'apikey', 'kubeconfig', 'bootstrapdata', 'credentials', 'keydata'];
+const SECRET_KEY_SUFFIXES = [
+  'token',
+  'password',
+  'passwd',
+  'privatekey',
+  'secretkey',
+  'apikey',
+  'kubeconfig',
+  'bootstrapdata',
+  'credentials',
+  'keydata',
+];
 
 // One expression per check: the guard runs on every event published and consumed.
 const SECRET_KEY = new RegExp(`^(?:${SECRET_KEYS.join('|')})$|(?:${SECRET_KEY_SUFFIXES.join('|')})$`);
-const SECRET_VALUE = /-----BEGIN [A-Z0-9 ]+-----|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.|client-key-data|client-certificate-data/;
+const SECRET_VALUE =
+  /-----BEGIN [A-Z0-9 ]+-----|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.|client-key-data|client-certificate-data/;
 /** No secret-looking value is shorter than this (`-----BEGIN X-----`, `client-key-data`). */
 const SHORTEST_SECRET_VALUE = 15;
 

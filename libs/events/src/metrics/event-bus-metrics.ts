@@ -3,11 +3,22 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 export type PublishOutcome = 'published' | 'duplicate' | 'failed';
 export type ConsumeOutcome = 'acked' | 'retried' | 'dead-lettered' | 'ignored';
 
+const byRegistry = new WeakMap<Registry, EventBusMetrics>();
+
 /**
- * Event bus metrics, registered on the service's registry (the one `/metrics` serves). One instance per
- * registry: the metric names are fixed.
+ * Event bus metrics, registered on the service's registry (the one `/metrics` serves). The metric names
+ * are fixed, so there is one instance per registry: use `EventBusMetrics.on(registry)`.
  */
 export class EventBusMetrics {
+  static on(registry: Registry): EventBusMetrics {
+    let metrics = byRegistry.get(registry);
+    if (!metrics) {
+      metrics = new EventBusMetrics(registry);
+      byRegistry.set(registry, metrics);
+    }
+    return metrics;
+  }
+
   readonly published: Counter<'type' | 'outcome'>;
   readonly consumed: Counter<'consumer' | 'type' | 'outcome'>;
   readonly redelivered: Counter<'consumer'>;
@@ -15,7 +26,7 @@ export class EventBusMetrics {
   readonly handlerDuration: Histogram<'consumer' | 'type'>;
   readonly deliveryLag: Histogram<'consumer'>;
 
-  constructor(registry: Registry) {
+  private constructor(registry: Registry) {
     const registers = [registry];
     this.published = new Counter({
       name: 'capstan_events_published_total',

@@ -11,7 +11,10 @@ import { UnprocessableEventException } from './unprocessable-event.exception.js'
  * transport) and, when given event names, accepts only those: `@Payload(new CloudEventValidationPipe(
  * ['bootstrap.data-secret-created']))`. Anything else is dead-lettered, not retried.
  */
-export class CloudEventValidationPipe<N extends EventName = EventName> implements PipeTransform<unknown, CapstanEvent<N>> {
+export class CloudEventValidationPipe<N extends EventName = EventName> implements PipeTransform<
+  unknown,
+  CapstanEvent<N>
+> {
   private readonly types?: Set<string>;
 
   constructor(names?: readonly N[]) {

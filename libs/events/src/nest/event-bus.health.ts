@@ -14,24 +14,39 @@ export interface EventBusHealth {
 }
 
 /** Connected to NATS and the event stream answers: what `/readyz` requires of an event-driven service. */
-export async function checkEventBus(connection: EventBusConnection, topology: EventTopology, timeoutMs = 2000): Promise<EventBusHealth> {
+export async function checkEventBus(
+  connection: EventBusConnection,
+  topology: EventTopology,
+  timeoutMs = 2000,
+): Promise<EventBusHealth> {
   const base = { state: connection.state, stream: topology.stream };
-  if (!connection.isConnected) return { ...base, ready: false, detail: `NATS connection is ${connection.state}` };
+  if (!connection.isConnected)
+    return { ...base, ready: false, detail: `NATS connection is ${connection.state}` };
   try {
     const jsm = await connection.jsm();
     const info = await Promise.race([
       streamInfo(jsm, topology.stream),
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs).unref()),
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs).unref(),
+      ),
     ]);
     if (!info) return { ...base, ready: false, detail: `stream ${topology.stream} does not exist` };
     return { ...base, ready: true, detail: 'connected', messages: info.state.messages };
   } catch (error) {
-    return { ...base, ready: false, detail: `stream ${topology.stream} unavailable: ${error instanceof Error ? error.message : String(error)}` };
+    return {
+      ...base,
+      ready: false,
+      detail: `stream ${topology.stream} unavailable: ${error instanceof Error ? error.message : String(error)}`,
+    };
   }
 }
 
 /** A readiness check in the shape @capstan/observability's Readiness registers (`{ name, check() }`). */
-export function eventBusReadinessCheck(connection: EventBusConnection, topology: EventTopology, name = 'nats') {
+export function eventBusReadinessCheck(
+  connection: EventBusConnection,
+  topology: EventTopology,
+  name = 'nats',
+) {
   return {
     name,
     async check(): Promise<{ ready: boolean; detail: string }> {

@@ -1,4 +1,11 @@
-import { Inject, Injectable, Module, type DynamicModule, type INestApplicationContext, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Module,
+  type DynamicModule,
+  type INestApplicationContext,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { Registry } from 'prom-client';
 import { EventBusConnection, type ConnectEventBusOptions } from '../connection/event-bus-connection.js';
@@ -50,7 +57,11 @@ export class EventsModule {
       providers: [
         { provide: EVENT_TOPOLOGY, useValue: topology },
         { provide: EVENT_METRICS_REGISTRY, useValue: options.registry ?? new Registry() },
-        { provide: EventBusMetrics, useFactory: (registry: Registry) => new EventBusMetrics(registry), inject: [EVENT_METRICS_REGISTRY] },
+        {
+          provide: EventBusMetrics,
+          useFactory: (registry: Registry) => EventBusMetrics.on(registry),
+          inject: [EVENT_METRICS_REGISTRY],
+        },
         {
           provide: EVENT_BUS_CONNECTION,
           useFactory: async () => {
@@ -70,7 +81,14 @@ export class EventsModule {
         EventBusHealthIndicator,
         EventBusShutdown,
       ],
-      exports: [EVENT_TOPOLOGY, EVENT_METRICS_REGISTRY, EventBusMetrics, EVENT_BUS_CONNECTION, EventPublisher, EventBusHealthIndicator],
+      exports: [
+        EVENT_TOPOLOGY,
+        EVENT_METRICS_REGISTRY,
+        EventBusMetrics,
+        EVENT_BUS_CONNECTION,
+        EventPublisher,
+        EventBusHealthIndicator,
+      ],
     };
   }
 }

@@ -1,11 +1,19 @@
 import { ClientProxy, type ReadPacket, type WritePacket } from '@nestjs/microservices';
 import { type Subscription } from 'rxjs';
-import { EventBusConnection, type ConnectEventBusOptions, type ConnectionState } from '../connection/event-bus-connection.js';
+import {
+  EventBusConnection,
+  type ConnectEventBusOptions,
+  type ConnectionState,
+} from '../connection/event-bus-connection.js';
 import { isEventName, type EventName } from '../envelope/catalogue.js';
 import { type EventDataInput } from '../envelope/event-codec.js';
 import { EventBusError } from '../errors.js';
 import { silentLogger } from '../logger.js';
-import { EventPublisher, type EventPublisherOptions, type PublishResult } from '../publisher/event-publisher.js';
+import {
+  EventPublisher,
+  type EventPublisherOptions,
+  type PublishResult,
+} from '../publisher/event-publisher.js';
 
 export interface JetStreamClientOptions extends EventPublisherOptions {
   /** An open connection (left open on close) or options to open one (drained on close). */
@@ -58,7 +66,10 @@ export class JetStreamClientProxy extends ClientProxy<Record<never, never>, Conn
 
   protected publish(packet: ReadPacket, callback: (packet: WritePacket) => void): () => void {
     callback({
-      err: new EventBusError(`request-response (${String(packet.pattern)}) is not supported on the event stream; use emit`, 'not-supported'),
+      err: new EventBusError(
+        `request-response (${String(packet.pattern)}) is not supported on the event stream; use emit`,
+        'not-supported',
+      ),
       isDisposed: true,
     });
     return () => undefined;
@@ -67,7 +78,9 @@ export class JetStreamClientProxy extends ClientProxy<Record<never, never>, Conn
   protected async dispatchEvent<T = PublishResult>(packet: ReadPacket): Promise<T> {
     const name: unknown = packet.pattern;
     if (typeof name !== 'string' || !isEventName(name)) {
-      throw new EventBusError(`${String(name)} is not a catalogued event name`, 'unknown-event', { pattern: String(name) });
+      throw new EventBusError(`${String(name)} is not a catalogued event name`, 'unknown-event', {
+        pattern: String(name),
+      });
     }
     return (await this.publishEvent(name, packet.data as EventDataInput<typeof name>)) as T;
   }

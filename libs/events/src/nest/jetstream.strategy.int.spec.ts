@@ -1,4 +1,10 @@
-import { Controller, Injectable, Module, type INestApplication, type INestMicroservice } from '@nestjs/common';
+import {
+  Controller,
+  Injectable,
+  Module,
+  type INestApplication,
+  type INestMicroservice,
+} from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { testNatsUrl } from '@capstan/testing';
@@ -49,17 +55,32 @@ class HandoffController {
 
   @JetStreamEventPattern(`${topology.root}.handoff.>`)
   onHandoff(
-    @Payload(new CloudEventValidationPipe(['bootstrap.data-secret-created'])) event: CapstanEvent<'bootstrap.data-secret-created'>,
+    @Payload(new CloudEventValidationPipe(['bootstrap.data-secret-created']))
+    event: CapstanEvent<'bootstrap.data-secret-created'>,
     @Ctx() context: JetStreamContext,
   ): void {
-    if (event.data.object.name === 'refuse-me') throw new UnprocessableEventException('this object is not ours');
-    this.inbox.received.push({ handler: 'handoff', event, subject: context.getSubject(), deliveryCount: context.getDeliveryCount() });
+    if (event.data.object.name === 'refuse-me')
+      throw new UnprocessableEventException('this object is not ours');
+    this.inbox.received.push({
+      handler: 'handoff',
+      event,
+      subject: context.getSubject(),
+      deliveryCount: context.getDeliveryCount(),
+    });
   }
 
   @EventPattern<string>(clusterCreatedType)
-  async onClusterCreated(@Payload() event: CapstanEvent<'cluster.created'>, @Ctx() context: JetStreamContext): Promise<void> {
+  async onClusterCreated(
+    @Payload() event: CapstanEvent<'cluster.created'>,
+    @Ctx() context: JetStreamContext,
+  ): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 1));
-    this.inbox.received.push({ handler: 'cluster', event, subject: context.getSubject(), deliveryCount: context.getDeliveryCount() });
+    this.inbox.received.push({
+      handler: 'cluster',
+      event,
+      subject: context.getSubject(),
+      deliveryCount: context.getDeliveryCount(),
+    });
   }
 }
 
@@ -91,7 +112,11 @@ describe('NestJS JetStream transport', () => {
     });
     await microservice.listen();
     inbox = microservice.get(Inbox);
-    client = new JetStreamClientProxy({ connection: { servers: testNatsUrl(), name: 'nest-client' }, source: '/capstan/test', topology });
+    client = new JetStreamClientProxy({
+      connection: { servers: testNatsUrl(), name: 'nest-client' },
+      source: '/capstan/test',
+      topology,
+    });
   });
 
   afterAll(async () => {
@@ -102,16 +127,26 @@ describe('NestJS JetStream transport', () => {
 
   it('delivers an emitted event to the @EventPattern handler whose wildcard matches', async () => {
     const result = await lastValueFrom(client.emit('bootstrap.data-secret-created', dataSecretCreated()));
-    const received = await eventually(() => inbox.received.find((r) => r.event.id === result.msgId), 'the hand-off event');
+    const received = await eventually(
+      () => inbox.received.find((r) => r.event.id === result.msgId),
+      'the hand-off event',
+    );
     expect(received).toMatchObject({ handler: 'handoff', subject: result.subject, deliveryCount: 1 });
-    expect(isEventOf(received.event, 'bootstrap.data-secret-created') && received.event.data.dataSecretName).toBe('demo-md-0-x7k2p');
+    expect(
+      isEventOf(received.event, 'bootstrap.data-secret-created') && received.event.data.dataSecretName,
+    ).toBe('demo-md-0-x7k2p');
   });
 
   it('routes by CloudEvents type too', async () => {
     const result = await client.publishEvent('cluster.created', clusterCreated());
-    const received = await eventually(() => inbox.received.find((r) => r.event.id === result.msgId), 'the lifecycle event');
+    const received = await eventually(
+      () => inbox.received.find((r) => r.event.id === result.msgId),
+      'the lifecycle event',
+    );
     expect(received.handler).toBe('cluster');
-    expect(isEventOf(received.event, 'cluster.created') && received.event.data.infrastructureRef?.kind).toBe('SimCluster');
+    expect(isEventOf(received.event, 'cluster.created') && received.event.data.infrastructureRef?.kind).toBe(
+      'SimCluster',
+    );
   });
 
   it('dead-letters what the pipe or the handler refuses, and keeps serving', async () => {
@@ -121,7 +156,13 @@ describe('NestJS JetStream transport', () => {
       dataSecretCreated({ object: { ...dataSecretCreated().object, name: 'refuse-me', uid: 'r-1' } }),
     );
     const wrongType = await client.publishEvent('infrastructure-cluster.deleted', {
-      object: { apiGroup: 'infrastructure.capstan.dev', kind: 'SimCluster', namespace: 'default', name: 'demo', uid: 's-1' },
+      object: {
+        apiGroup: 'infrastructure.capstan.dev',
+        kind: 'SimCluster',
+        namespace: 'default',
+        name: 'demo',
+        uid: 's-1',
+      },
       generation: 2,
       resourceVersion: '11',
       clusterName: 'demo',
@@ -136,7 +177,10 @@ describe('NestJS JetStream transport', () => {
     ]);
     expect(letters[1]?.record.detail).toContain('not accepted here');
     const after = await client.publishEvent('bootstrap.data-secret-created', distinctDataSecretCreated(5));
-    await eventually(() => inbox.received.some((r) => r.event.id === after.msgId), 'an event after the refused ones');
+    await eventually(
+      () => inbox.received.some((r) => r.event.id === after.msgId),
+      'an event after the refused ones',
+    );
   });
 
   it('emit errors with PublishError when the stream does not store the event', async () => {
@@ -146,8 +190,12 @@ describe('NestJS JetStream transport', () => {
       topology: uniqueEventTopology('nowhere'),
       timeoutMs: 1000,
     });
-    await expect(lastValueFrom(nowhere.emit('bootstrap.data-secret-created', dataSecretCreated()))).rejects.toBeInstanceOf(PublishError);
-    await expect(lastValueFrom(nowhere.send('bootstrap.data-secret-created', {}))).rejects.toThrow(/not supported/);
+    await expect(
+      lastValueFrom(nowhere.emit('bootstrap.data-secret-created', dataSecretCreated())),
+    ).rejects.toBeInstanceOf(PublishError);
+    await expect(lastValueFrom(nowhere.send('bootstrap.data-secret-created', {}))).rejects.toThrow(
+      /not supported/,
+    );
   });
 });
 
@@ -167,14 +215,24 @@ describe('EventsModule in a hybrid application', () => {
   }
 
   @Module({
-    imports: [EventsModule.forRoot({ connection: { servers: testNatsUrl() }, source: '/capstan/test', topology: hybridTopology, registry })],
+    imports: [
+      EventsModule.forRoot({
+        connection: { servers: testNatsUrl() },
+        source: '/capstan/test',
+        topology: hybridTopology,
+        registry,
+      }),
+    ],
     controllers: [CountingController],
   })
   class HybridModule {}
 
   beforeAll(async () => {
     app = await NestFactory.create(HybridModule, { logger: false });
-    app.connectMicroservice({ strategy: jetStreamStrategyFor(app, { durable: 'hybrid' }) }, { inheritAppConfig: true });
+    app.connectMicroservice(
+      { strategy: jetStreamStrategyFor(app, { durable: 'hybrid' }) },
+      { inheritAppConfig: true },
+    );
     await app.startAllMicroservices();
     await app.init();
   });
@@ -192,8 +250,14 @@ describe('EventsModule in a hybrid application', () => {
       nats: { status: 'up', stream: hybridTopology.stream, state: 'connected', messages: 1 },
     });
     const metrics = await registry.metrics();
-    expect(metrics).toContain('capstan_events_published_total{type="dev.capstan.handoff.bootstrap.data-secret-created",outcome="published"} 1');
-    expect(metrics).toContain('capstan_events_consumed_total{consumer="hybrid",type="dev.capstan.handoff.bootstrap.data-secret-created",outcome="acked"} 1');
-    expect(metrics).toMatch(/capstan_event_handler_duration_seconds_count\{consumer="hybrid",type="[^"]+"\} 1/);
+    expect(metrics).toContain(
+      'capstan_events_published_total{type="dev.capstan.handoff.bootstrap.data-secret-created",outcome="published"} 1',
+    );
+    expect(metrics).toContain(
+      'capstan_events_consumed_total{consumer="hybrid",type="dev.capstan.handoff.bootstrap.data-secret-created",outcome="acked"} 1',
+    );
+    expect(metrics).toMatch(
+      /capstan_event_handler_duration_seconds_count\{consumer="hybrid",type="[^"]+"\} 1/,
+    );
   });
 });

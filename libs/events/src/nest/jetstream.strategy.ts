@@ -1,7 +1,21 @@
-import { EventPattern, Server, type CustomTransportStrategy, type MessageHandler } from '@nestjs/microservices';
+import {
+  EventPattern,
+  Server,
+  type CustomTransportStrategy,
+  type MessageHandler,
+} from '@nestjs/microservices';
 import { lastValueFrom, type Subscription } from 'rxjs';
-import { EventBusConnection, type ConnectEventBusOptions, type ConnectionState } from '../connection/event-bus-connection.js';
-import { EventConsumer, type EventConsumerOptions, type EventDelivery, type HandlerResult } from '../consumer/event-consumer.js';
+import {
+  EventBusConnection,
+  type ConnectEventBusOptions,
+  type ConnectionState,
+} from '../connection/event-bus-connection.js';
+import {
+  EventConsumer,
+  type EventConsumerOptions,
+  type EventDelivery,
+  type HandlerResult,
+} from '../consumer/event-consumer.js';
 import { EVENT_TYPE_PREFIX } from '../envelope/catalogue.js';
 import { type CapstanEvent } from '../envelope/cloud-event.js';
 import { EventBusError, UnprocessableEventError } from '../errors.js';
@@ -75,17 +89,22 @@ export class JetStreamTransportStrategy
     await this.consumer?.stop();
     this.consumer = undefined;
     this.statusSubscription?.unsubscribe();
-    if (this.connection && !(this.options.connection instanceof EventBusConnection)) await this.connection.drain();
+    if (this.connection && !(this.options.connection instanceof EventBusConnection))
+      await this.connection.drain();
     this.connection = undefined;
   }
 
   /** Server events are not exposed; use `status` (the connection state) instead. */
   on(): never {
-    throw new EventBusError('the JetStream transport has no server events; subscribe to status', 'not-supported');
+    throw new EventBusError(
+      'the JetStream transport has no server events; subscribe to status',
+      'not-supported',
+    );
   }
 
   unwrap<T>(): T {
-    if (!this.connection) throw new EventBusError('the JetStream transport is not listening', 'not-listening');
+    if (!this.connection)
+      throw new EventBusError('the JetStream transport is not listening', 'not-listening');
     return this.connection as T;
   }
 
@@ -98,11 +117,19 @@ export class JetStreamTransportStrategy
     this.connection = connection;
     this.statusSubscription = connection.status$.subscribe((state) => this._status$.next(state));
     if (this.options.streams !== false) {
-      await provisionEventStreams(await connection.jsm(), { ...this.options.streams, topology: this.topology });
+      await provisionEventStreams(await connection.jsm(), {
+        ...this.options.streams,
+        topology: this.topology,
+      });
     }
     this.consumer = new EventConsumer(
       connection,
-      { ...this.options.consumer, topology: this.topology, logger: this.eventLogger, metrics: this.options.metrics },
+      {
+        ...this.options.consumer,
+        topology: this.topology,
+        logger: this.eventLogger,
+        metrics: this.options.metrics,
+      },
       (event, delivery) => this.route(event, delivery),
     );
     await this.consumer.start();
@@ -112,14 +139,22 @@ export class JetStreamTransportStrategy
   private assertPatterns(): void {
     for (const [pattern, handler] of this.messageHandlers) {
       if (!handler.isEventHandler) {
-        throw new EventBusError(`@MessagePattern(${pattern}) is not supported on the JetStream transport; use @EventPattern`, 'not-supported', {
-          pattern,
-        });
+        throw new EventBusError(
+          `@MessagePattern(${pattern}) is not supported on the JetStream transport; use @EventPattern`,
+          'not-supported',
+          {
+            pattern,
+          },
+        );
       }
       if (!isTypePattern(pattern) && !isValidSubjectPattern(pattern)) {
-        throw new EventBusError(`@EventPattern(${pattern}) is neither a NATS subject pattern nor a CloudEvents type`, 'invalid-pattern', {
-          pattern,
-        });
+        throw new EventBusError(
+          `@EventPattern(${pattern}) is neither a NATS subject pattern nor a CloudEvents type`,
+          'invalid-pattern',
+          {
+            pattern,
+          },
+        );
       }
     }
   }
@@ -131,7 +166,9 @@ export class JetStreamTransportStrategy
     for (const handler of handlers) {
       try {
         // Nest runs the other handlers registered for the same pattern itself (handler.next).
-        await lastValueFrom(this.transformToObservable(await handler(event, context)), { defaultValue: undefined });
+        await lastValueFrom(this.transformToObservable(await handler(event, context)), {
+          defaultValue: undefined,
+        });
       } catch (error) {
         throw toHandlerError(error);
       }
@@ -142,7 +179,8 @@ export class JetStreamTransportStrategy
   private matchingHandlers(subject: string, type: string): MessageHandler[] {
     const matching: MessageHandler[] = [];
     for (const [pattern, handler] of this.messageHandlers) {
-      if (isTypePattern(pattern) ? pattern === type : subjectMatches(pattern, subject)) matching.push(handler);
+      if (isTypePattern(pattern) ? pattern === type : subjectMatches(pattern, subject))
+        matching.push(handler);
     }
     return matching;
   }
@@ -156,6 +194,7 @@ function isTypePattern(pattern: string): boolean {
 function toHandlerError(error: unknown): Error {
   if (isUnprocessablePayload(error)) return new UnprocessableEventError(error.message);
   if (error instanceof Error) return error;
-  const message = typeof error === 'object' && error !== null && 'message' in error ? String(error.message) : String(error);
+  const message =
+    typeof error === 'object' && error !== null && 'message' in error ? String(error.message) : String(error);
   return new EventBusError(`handler failed: ${message}`, 'handler-failed');
 }

@@ -19,5 +19,9 @@ export class UnprocessableEventException extends RpcException {
 }
 
 export function isUnprocessablePayload(value: unknown): value is UnprocessableEventPayload {
-  return typeof value === 'object' && value !== null && (value as { code?: unknown }).code === UNPROCESSABLE_EVENT_CODE;
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { code?: unknown }).code === UNPROCESSABLE_EVENT_CODE
+  );
 }

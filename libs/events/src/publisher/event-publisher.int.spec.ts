@@ -12,7 +12,7 @@ import { EventPublisher } from './event-publisher.js';
 describe('event publisher', () => {
   const topology = uniqueEventTopology('pub');
   const registry = new Registry();
-  const metrics = new EventBusMetrics(registry);
+  const metrics = EventBusMetrics.on(registry);
   let connection: EventBusConnection;
   let publisher: EventPublisher;
 
@@ -29,7 +29,8 @@ describe('event publisher', () => {
     await connection.close();
   });
 
-  const storedMessages = async () => (await (await connection.jsm()).streams.info(topology.stream)).state.messages;
+  const storedMessages = async () =>
+    (await (await connection.jsm()).streams.info(topology.stream)).state.messages;
 
   it('stores a repeated publish of the same object, version and event once', async () => {
     const before = await storedMessages();
@@ -39,7 +40,10 @@ describe('event publisher', () => {
     expect(again).toEqual({ ...first, duplicate: true });
     expect(await storedMessages()).toBe(before + 1);
 
-    const newer = await publisher.publish('bootstrap.data-secret-created', dataSecretCreated({ resourceVersion: '4712' }));
+    const newer = await publisher.publish(
+      'bootstrap.data-secret-created',
+      dataSecretCreated({ resourceVersion: '4712' }),
+    );
     expect(newer.duplicate).toBe(false);
     expect(newer.msgId).toBe('6f1c1b7e-3b0e-4a53-9d2e-1a2b3c4d5e6f:4712:data-secret-created');
     expect(await storedMessages()).toBe(before + 2);
@@ -51,7 +55,9 @@ describe('event publisher', () => {
   it('publishes nothing that looks like a secret', async () => {
     const before = await storedMessages();
     const leaking = { ...dataSecretCreated({ resourceVersion: '9' }), value: 'c2VjcmV0' };
-    await expect(publisher.publish('bootstrap.data-secret-created', leaking)).rejects.toThrow(SecretLikePayloadError);
+    await expect(publisher.publish('bootstrap.data-secret-created', leaking)).rejects.toThrow(
+      SecretLikePayloadError,
+    );
     expect(await storedMessages()).toBe(before);
   });
 
@@ -61,9 +67,14 @@ describe('event publisher', () => {
       topology: uniqueEventTopology('nowhere'),
       timeoutMs: 1000,
     });
-    const failure = await nowhere.publish('bootstrap.data-secret-created', dataSecretCreated()).catch((error: unknown) => error);
+    const failure = await nowhere
+      .publish('bootstrap.data-secret-created', dataSecretCreated())
+      .catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(PublishError);
-    expect(failure).toMatchObject({ retryable: true, context: expect.objectContaining({ msgId: expect.any(String) }) });
+    expect(failure).toMatchObject({
+      retryable: true,
+      context: expect.objectContaining({ msgId: expect.any(String) }),
+    });
   });
 
   it('fails without retry when another stream holds the subjects', async () => {

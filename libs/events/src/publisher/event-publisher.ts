@@ -86,7 +86,14 @@ export class EventPublisher {
     }
     this.options.metrics?.published.inc({ type, outcome: ack.duplicate ? 'duplicate' : 'published' });
     this.logger.debug(
-      { subject, msgId, namespace: object.namespace, name: object.name, seq: ack.seq, duplicate: ack.duplicate },
+      {
+        subject,
+        msgId,
+        namespace: object.namespace,
+        name: object.name,
+        seq: ack.seq,
+        duplicate: ack.duplicate,
+      },
       'published event',
     );
     return { subject, msgId, stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate };

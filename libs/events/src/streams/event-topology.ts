@@ -27,11 +27,17 @@ export function eventTopology(overrides: Partial<EventTopology> = {}): EventTopo
   assertRootToken(topology.root);
   for (const name of [topology.stream, topology.deadLetterStream]) {
     if (!STREAM_NAME.test(name)) {
-      throw new EventBusError(`stream name ${JSON.stringify(name)} must be 1-64 of [A-Za-z0-9_-]`, 'invalid-stream-name', { name });
+      throw new EventBusError(
+        `stream name ${JSON.stringify(name)} must be 1-64 of [A-Za-z0-9_-]`,
+        'invalid-stream-name',
+        { name },
+      );
     }
   }
   if (topology.stream === topology.deadLetterStream) {
-    throw new EventBusError('the dead-letter stream needs its own name', 'invalid-stream-name', { name: topology.stream });
+    throw new EventBusError('the dead-letter stream needs its own name', 'invalid-stream-name', {
+      name: topology.stream,
+    });
   }
   return topology;
 }

@@ -24,7 +24,8 @@ describe('stream provisioning', () => {
   afterAll(async () => {
     const jsm = await connection.jsm();
     for (const t of topologies) {
-      for (const name of [t.stream, t.deadLetterStream]) await jsm.streams.delete(name).catch(() => undefined);
+      for (const name of [t.stream, t.deadLetterStream])
+        await jsm.streams.delete(name).catch(() => undefined);
     }
     await connection.close();
   });
@@ -56,7 +57,11 @@ describe('stream provisioning', () => {
     const jsm = await connection.jsm();
     const t = topology('update');
     await provisionEventStreams(jsm, { topology: t });
-    const result = await provisionEventStreams(jsm, { topology: t, maxAgeMs: 3600_000, duplicateWindowMs: 60_000 });
+    const result = await provisionEventStreams(jsm, {
+      topology: t,
+      maxAgeMs: 3600_000,
+      duplicateWindowMs: 60_000,
+    });
     expect(result.events.outcome).toBe('updated');
     const info = await jsm.streams.info(t.stream);
     expect(info.config.max_age).toBe(nanos(3600_000));
@@ -89,10 +94,19 @@ describe('stream provisioning', () => {
     const options = { durable: 'svc', filterSubject: `${t.root}.handoff.>`, maxDeliveries: 3 };
     expect(await provisionDurableConsumer(jsm, t.stream, options)).toBe('created');
     expect(await provisionDurableConsumer(jsm, t.stream, options)).toBe('unchanged');
-    expect(await provisionDurableConsumer(jsm, t.stream, { ...options, maxDeliveries: 7, ackWaitMs: 5000 })).toBe('updated');
+    expect(
+      await provisionDurableConsumer(jsm, t.stream, { ...options, maxDeliveries: 7, ackWaitMs: 5000 }),
+    ).toBe('updated');
     const info = await consumerInfo(jsm, t.stream, 'svc');
-    expect(info?.config).toMatchObject({ max_deliver: 8, ack_wait: nanos(5000), filter_subject: `${t.root}.handoff.>`, ack_policy: 'explicit' });
-    expect(await provisionDurableConsumer(jsm, t.stream, { durable: 'svc', maxDeliveries: 7, ackWaitMs: 5000 })).toBe('updated');
+    expect(info?.config).toMatchObject({
+      max_deliver: 8,
+      ack_wait: nanos(5000),
+      filter_subject: `${t.root}.handoff.>`,
+      ack_policy: 'explicit',
+    });
+    expect(
+      await provisionDurableConsumer(jsm, t.stream, { durable: 'svc', maxDeliveries: 7, ackWaitMs: 5000 }),
+    ).toBe('updated');
     expect((await consumerInfo(jsm, t.stream, 'svc'))?.config.filter_subject ?? '').toBe('');
   });
 });

@@ -46,11 +46,17 @@ export interface ProvisionedStreams {
 }
 
 /** The configurations provisioning converges to. */
-export function desiredStreamConfigs(options: EventStreamOptions = {}): { events: StreamConfig; deadLetters: StreamConfig } {
+export function desiredStreamConfigs(options: EventStreamOptions = {}): {
+  events: StreamConfig;
+  deadLetters: StreamConfig;
+} {
   const topology = options.topology ?? DEFAULT_EVENT_TOPOLOGY;
   const replicas = options.replicas ?? STREAM_DEFAULTS.replicas;
   const maxAgeMs = options.maxAgeMs ?? STREAM_DEFAULTS.maxAgeMs;
-  const duplicateWindowMs = Math.min(options.duplicateWindowMs ?? STREAM_DEFAULTS.duplicateWindowMs, maxAgeMs);
+  const duplicateWindowMs = Math.min(
+    options.duplicateWindowMs ?? STREAM_DEFAULTS.duplicateWindowMs,
+    maxAgeMs,
+  );
   const deadLetterMaxAgeMs = options.deadLetterMaxAgeMs ?? STREAM_DEFAULTS.deadLetterMaxAgeMs;
   const common = {
     storage: StorageType.File,
@@ -111,10 +117,13 @@ async function ensureStream(jsm: JetStreamManager, desired: StreamConfig): Promi
   const config = current.config;
   for (const field of ['storage', 'retention'] as const) {
     if (config[field] !== desired[field]) {
-      throw new StreamConfigConflictError(`stream ${desired.name} has ${field} ${config[field]}, want ${desired[field]}; it cannot be changed in place`, {
-        stream: desired.name,
-        field,
-      });
+      throw new StreamConfigConflictError(
+        `stream ${desired.name} has ${field} ${config[field]}, want ${desired[field]}; it cannot be changed in place`,
+        {
+          stream: desired.name,
+          field,
+        },
+      );
     }
   }
   const differs =
@@ -140,7 +149,8 @@ export async function streamInfo(jsm: JetStreamManager, name: string): Promise<S
   try {
     return await jsm.streams.info(name);
   } catch (error) {
-    if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound) return undefined;
+    if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound)
+      return undefined;
     throw error;
   }
 }

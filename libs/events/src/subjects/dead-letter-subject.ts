@@ -7,7 +7,9 @@ export const DEAD_LETTER_TOKEN = 'dlq';
 export function deadLetterSubject(originalSubject: string, root: string = DEFAULT_SUBJECT_ROOT): string {
   assertRootToken(root);
   const prefix = `${root}.`;
-  const rest = originalSubject.startsWith(prefix) ? originalSubject.slice(prefix.length) : `foreign.${originalSubject}`;
+  const rest = originalSubject.startsWith(prefix)
+    ? originalSubject.slice(prefix.length)
+    : `foreign.${originalSubject}`;
   return `${root}.${DEAD_LETTER_TOKEN}.${rest}`;
 }
 

@@ -1,5 +1,11 @@
 import { InvalidSubjectError } from '../errors.js';
-import { buildEventSubject, decodeNameToken, encodeNameToken, parseEventSubject, type EventSubjectParts } from './event-subject.js';
+import {
+  buildEventSubject,
+  decodeNameToken,
+  encodeNameToken,
+  parseEventSubject,
+  type EventSubjectParts,
+} from './event-subject.js';
 import { deadLetterFilter, deadLetterSubject, eventStreamSubjects } from './dead-letter-subject.js';
 
 describe('event subjects', () => {
@@ -12,9 +18,17 @@ describe('event subjects', () => {
   };
 
   it('builds the documented example', () => {
-    expect(buildEventSubject(parts)).toBe('capstan.handoff.k3sconfig.default.demo-md-0-x7k2p.data-secret-created');
+    expect(buildEventSubject(parts)).toBe(
+      'capstan.handoff.k3sconfig.default.demo-md-0-x7k2p.data-secret-created',
+    );
     expect(
-      buildEventSubject({ source: 'lifecycle', kind: 'Cluster', namespace: 'default', name: 'demo', event: 'available' }),
+      buildEventSubject({
+        source: 'lifecycle',
+        kind: 'Cluster',
+        namespace: 'default',
+        name: 'demo',
+        event: 'available',
+      }),
     ).toBe('capstan.lifecycle.cluster.default.demo.available');
   });
 
@@ -78,7 +92,9 @@ describe('event subjects', () => {
     expect(deadLetterSubject('capstan.handoff.k3sconfig.default.x.data-secret-created')).toBe(
       'capstan.dlq.handoff.k3sconfig.default.x.data-secret-created',
     );
-    expect(deadLetterSubject('t-1.lifecycle.cluster.a.b.created', 't-1')).toBe('t-1.dlq.lifecycle.cluster.a.b.created');
+    expect(deadLetterSubject('t-1.lifecycle.cluster.a.b.created', 't-1')).toBe(
+      't-1.dlq.lifecycle.cluster.a.b.created',
+    );
     expect(deadLetterSubject('elsewhere.x', 't-1')).toBe('t-1.dlq.foreign.elsewhere.x');
     expect(deadLetterFilter()).toBe('capstan.dlq.>');
   });

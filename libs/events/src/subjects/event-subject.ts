@@ -27,13 +27,19 @@ const MAX_NAME = 253;
 
 export function assertRootToken(root: string): void {
   if (!ROOT_TOKEN.test(root)) {
-    throw new InvalidSubjectError(`subject root ${JSON.stringify(root)} must be lower-case alphanumerics and '-'`, { root });
+    throw new InvalidSubjectError(
+      `subject root ${JSON.stringify(root)} must be lower-case alphanumerics and '-'`,
+      { root },
+    );
   }
 }
 
 export function assertSource(source: string): asserts source is EventSource {
   if (!(EVENT_SOURCES as readonly string[]).includes(source)) {
-    throw new InvalidSubjectError(`source ${JSON.stringify(source)} must be one of ${EVENT_SOURCES.join(', ')}`, { source });
+    throw new InvalidSubjectError(
+      `source ${JSON.stringify(source)} must be one of ${EVENT_SOURCES.join(', ')}`,
+      { source },
+    );
   }
 }
 
@@ -41,27 +47,38 @@ export function assertSource(source: string): asserts source is EventSource {
 export function kindToken(kind: string): string {
   const token = kind.toLowerCase();
   if (!KIND_TOKEN.test(token)) {
-    throw new InvalidSubjectError(`kind ${JSON.stringify(kind)} must be alphanumeric and start with a letter`, { kind });
+    throw new InvalidSubjectError(
+      `kind ${JSON.stringify(kind)} must be alphanumeric and start with a letter`,
+      { kind },
+    );
   }
   return token;
 }
 
 export function assertNamespace(namespace: string): void {
   if (namespace.length > MAX_NAMESPACE || !DNS_LABEL.test(namespace)) {
-    throw new InvalidSubjectError(`namespace ${JSON.stringify(namespace)} is not a DNS-1123 label`, { namespace });
+    throw new InvalidSubjectError(`namespace ${JSON.stringify(namespace)} is not a DNS-1123 label`, {
+      namespace,
+    });
   }
 }
 
 /** A Kubernetes object name is a DNS-1123 subdomain: labels of [a-z0-9-] joined by dots. */
 export function assertObjectName(name: string): void {
-  if (name.length === 0 || name.length > MAX_NAME || !name.split('.').every((label) => DNS_LABEL.test(label))) {
+  if (
+    name.length === 0 ||
+    name.length > MAX_NAME ||
+    !name.split('.').every((label) => DNS_LABEL.test(label))
+  ) {
     throw new InvalidSubjectError(`name ${JSON.stringify(name)} is not a DNS-1123 subdomain`, { name });
   }
 }
 
 export function assertEventToken(event: string): void {
   if (!EVENT_TOKEN.test(event)) {
-    throw new InvalidSubjectError(`event ${JSON.stringify(event)} must be lower-case words joined by '-'`, { event });
+    throw new InvalidSubjectError(`event ${JSON.stringify(event)} must be lower-case words joined by '-'`, {
+      event,
+    });
   }
 }
 
@@ -83,7 +100,14 @@ export function buildEventSubject(parts: EventSubjectParts, root: string = DEFAU
   assertSource(parts.source);
   assertNamespace(parts.namespace);
   assertEventToken(parts.event);
-  return [root, parts.source, kindToken(parts.kind), parts.namespace, encodeNameToken(parts.name), parts.event].join('.');
+  return [
+    root,
+    parts.source,
+    kindToken(parts.kind),
+    parts.namespace,
+    encodeNameToken(parts.name),
+    parts.event,
+  ].join('.');
 }
 
 export function parseEventSubject(subject: string, root: string = DEFAULT_SUBJECT_ROOT): EventSubjectParts {
@@ -91,7 +115,14 @@ export function parseEventSubject(subject: string, root: string = DEFAULT_SUBJEC
   if (tokens.length !== 6) {
     throw new InvalidSubjectError(`subject must have 6 tokens, has ${tokens.length}`, { subject });
   }
-  const [first, source, kind, namespace, name, event] = tokens as [string, string, string, string, string, string];
+  const [first, source, kind, namespace, name, event] = tokens as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
   if (first !== root) {
     throw new InvalidSubjectError(`subject must start with ${JSON.stringify(root)}`, { subject });
   }

@@ -24,9 +24,27 @@ describe('subject filters', () => {
   });
 
   it('filters match exactly the subjects they select', () => {
-    const provisioned = buildEventSubject({ source: 'handoff', kind: 'SimMachine', namespace: 'ns', name: 'm', event: 'provisioned' });
-    const deleted = buildEventSubject({ source: 'handoff', kind: 'SimMachine', namespace: 'ns', name: 'm', event: 'deleted' });
-    const lifecycle = buildEventSubject({ source: 'lifecycle', kind: 'Machine', namespace: 'other', name: 'm', event: 'provisioned' });
+    const provisioned = buildEventSubject({
+      source: 'handoff',
+      kind: 'SimMachine',
+      namespace: 'ns',
+      name: 'm',
+      event: 'provisioned',
+    });
+    const deleted = buildEventSubject({
+      source: 'handoff',
+      kind: 'SimMachine',
+      namespace: 'ns',
+      name: 'm',
+      event: 'deleted',
+    });
+    const lifecycle = buildEventSubject({
+      source: 'lifecycle',
+      kind: 'Machine',
+      namespace: 'other',
+      name: 'm',
+      event: 'provisioned',
+    });
     const filter = eventsNamed('provisioned', 'handoff');
     expect(subjectMatches(filter, provisioned)).toBe(true);
     expect(subjectMatches(filter, deleted)).toBe(false);
@@ -78,5 +96,18 @@ describe('NATS wildcard matching', () => {
     expect(isValidSubjectPattern('capstan.>.x')).toBe(false);
     expect(isValidSubjectPattern('cap stan')).toBe(false);
     expect(isValidSubjectPattern('')).toBe(false);
+  });
+});
+
+describe('cluster events', () => {
+  it('filters by namespace on the server and by cluster name in the handler', async () => {
+    const { clusterEvents } = await import('./cluster-events.js');
+    const selector = clusterEvents('team-a', 'demo');
+    expect(selector.filterSubject).toBe('capstan.*.*.team-a.>');
+    const event = (namespace: string, clusterName: string) =>
+      ({ data: { clusterName, object: { namespace } } }) as Parameters<typeof selector.matches>[0];
+    expect(selector.matches(event('team-a', 'demo'))).toBe(true);
+    expect(selector.matches(event('team-a', 'other'))).toBe(false);
+    expect(selector.matches(event('team-b', 'demo'))).toBe(false);
   });
 });

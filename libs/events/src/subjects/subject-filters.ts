@@ -22,7 +22,10 @@ export interface SubjectSelector {
  * A NATS filter subject for the selector: `*` for each omitted token, and a trailing run of them folded
  * into `>` (every event subject has the same six tokens, so both match the same subjects).
  */
-export function eventSubjectFilter(selector: SubjectSelector = {}, root: string = DEFAULT_SUBJECT_ROOT): string {
+export function eventSubjectFilter(
+  selector: SubjectSelector = {},
+  root: string = DEFAULT_SUBJECT_ROOT,
+): string {
   assertRootToken(root);
   if (selector.source !== undefined) assertSource(selector.source);
   if (selector.namespace !== undefined) assertNamespace(selector.namespace);
