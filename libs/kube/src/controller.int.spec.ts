@@ -3,8 +3,19 @@ import { KubeClient } from './client.js';
 import { Controller } from './controller.js';
 import { Informer } from './informer.js';
 import { parseKey } from './keys.js';
+import { Manager } from './manager.js';
+import { setControllerReference } from './owner-references.js';
+import type { ResourceType } from './resource.js';
 import { eventually, testLogger } from './testing/eventually.js';
 import { ensureWidgetCrd, widget, WIDGET, type Widget } from './testing/widget-crd.js';
+
+const CONFIG_MAPS: ResourceType = {
+  group: '',
+  version: 'v1',
+  plural: 'configmaps',
+  kind: 'ConfigMap',
+  namespaced: true,
+};
 
 describe('Controller on the real API server', () => {
   let ns: TestNamespace;
@@ -59,5 +70,66 @@ describe('Controller on the real API server', () => {
       await controller.stop();
       await informer.stop();
     }
+  });
+
+  it('enqueues the owner for events on owned objects and mapped keys for watched objects, sharing informers', async () => {
+    const manager = new Manager({ client, namespace: ns.name, logger });
+    const widgets = client.resource<Widget>(WIDGET);
+    const maps = client.resource(CONFIG_MAPS);
+    const reconciles = new Map<string, number>();
+    const widgetCache = manager.informer<Widget>(WIDGET);
+    manager.addController({
+      name: 'owner-test',
+      for: WIDGET,
+      owns: [CONFIG_MAPS],
+      watches: [
+        {
+          for: CONFIG_MAPS,
+          map: (cm) => {
+            const target = cm.metadata?.labels?.['for-widget'];
+            return target ? [`${cm.metadata?.namespace}/${target}`] : [];
+          },
+        },
+      ],
+      reconcile: async (key) => {
+        reconciles.set(key, (reconciles.get(key) ?? 0) + 1);
+        const owner = widgetCache.get(key);
+        if (!owner || !owner.metadata?.name?.startsWith('own-')) return;
+        const child = {
+          metadata: { namespace: ns.name, name: `${owner.metadata.name}-config` },
+          data: { v: '1' },
+        };
+        setControllerReference(owner, child);
+        await maps.create(child).catch(() => undefined);
+      },
+    });
+    await manager.start();
+    try {
+      const count = (name: string) => reconciles.get(`${ns.name}/${name}`) ?? 0;
+      await widgets.create(widget(ns.name, 'own-1'));
+      await widgets.create(widget(ns.name, 'mapped-1'));
+      await eventually('owned config map cached', () =>
+        manager.informer(CONFIG_MAPS).get(`${ns.name}/own-1-config`),
+      );
+      const before = count('own-1');
+      await maps.mergePatch({ namespace: ns.name, name: 'own-1-config' }, { data: { v: '2' } });
+      await eventually('owner reconciled after its child changed', () => count('own-1') > before);
+
+      const mappedBefore = count('mapped-1');
+      await maps.create({
+        metadata: { namespace: ns.name, name: 'pointer', labels: { 'for-widget': 'mapped-1' } },
+      });
+      await eventually('mapped key reconciled', () => count('mapped-1') > mappedBefore);
+
+      const metrics = await manager.registry.getSingleMetric('controller_runtime_reconcile_total')!.get();
+      const successes = metrics.values.find(
+        (v) => v.labels['controller'] === 'owner-test' && v.labels['result'] === 'success',
+      );
+      expect(successes?.value).toBeGreaterThanOrEqual(4);
+      expect(await manager.registry.metrics()).toMatch(/workqueue_adds_total\{name="owner-test"\} \d+/);
+    } finally {
+      await manager.stop();
+    }
+    expect(manager.isLeader()).toBe(false);
   });
 });
