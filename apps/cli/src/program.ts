@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { deleteCommand } from './commands/delete.js';
 import { describeCommand } from './commands/describe.js';
+import { eventsCommand } from './commands/events.js';
 import { generateCommand } from './commands/generate.js';
 import { getCommand } from './commands/get.js';
 import { type Output } from './output.js';
@@ -15,5 +16,6 @@ export function buildProgram(output: Output): Command {
   program.addCommand(getCommand(output));
   program.addCommand(describeCommand(output));
   program.addCommand(deleteCommand(output));
+  program.addCommand(eventsCommand(output));
   return program;
 }

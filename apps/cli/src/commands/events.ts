@@ -1,0 +1,59 @@
+import { Command, Option } from 'commander';
+import { EventBusConnection, eventTopology, EVENT_SOURCES, type EventSource } from '@capstan/events';
+import { formatEvent, tailEvents } from '../events/tail-events.js';
+import { type Output } from '../output.js';
+
+const duration = (value: string): number => {
+  const match = /^(\d+)(s|m|h)$/.exec(value);
+  if (!match) throw new Error(`expected a duration like 30s, 10m or 2h, got "${value}"`);
+  return Number(match[1]) * { s: 1, m: 60, h: 3600 }[match[2] as 's' | 'm' | 'h'] * 1000;
+};
+
+export function eventsCommand(output: Output): Command {
+  return new Command('events')
+    .description('Follow Capstan lifecycle events from the event bus (NATS JetStream)')
+    .option('--cluster <name>', 'only events of this cluster')
+    .option('--kind <kind>', 'only events about this kind (e.g. Machine, Cluster)')
+    .option('-n, --namespace <namespace>', 'only events of objects in this namespace')
+    .addOption(new Option('--source <source>', 'lifecycle (core), handoff (providers) or all').choices([...EVENT_SOURCES, 'all']).default('lifecycle'))
+    .option('--since <duration>', 'also print events of this long ago (30s, 10m, 2h)', duration)
+    .option('--nats-url <url>', 'NATS server', process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222')
+    .option('--stream-name <name>', 'event stream', 'CAPSTAN')
+    .option('--subject-root <token>', 'first subject token', 'capstan')
+    .addOption(new Option('-o, --output <format>', 'print each event as a JSON line').choices(['json']))
+    .addHelpText('after', '\nExamples:\n  capstan events --cluster demo\n  capstan events --kind Machine --since 10m\n  capstan events --source all -o json')
+    .action(
+      async (opts: {
+        cluster?: string;
+        kind?: string;
+        namespace?: string;
+        source: EventSource | 'all';
+        since?: number;
+        natsUrl: string;
+        streamName: string;
+        subjectRoot: string;
+        output?: 'json';
+      }) => {
+        const connection = await EventBusConnection.connect({ servers: opts.natsUrl, name: 'capstan-cli' });
+        const abort = new AbortController();
+        const stop = () => abort.abort();
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+        try {
+          await tailEvents({
+            connection,
+            topology: eventTopology({ root: opts.subjectRoot, stream: opts.streamName, deadLetterStream: `${opts.streamName}_DLQ` }),
+            filter: { source: opts.source === 'all' ? undefined : opts.source, kind: opts.kind, namespace: opts.namespace, cluster: opts.cluster },
+            since: opts.since ? new Date(Date.now() - opts.since) : undefined,
+            onEvent: (event) => output.line(opts.output === 'json' ? JSON.stringify(event) : formatEvent(event)),
+            onInvalid: (subject, reason) => output.error(`skipped an invalid message on ${subject}: ${reason}`),
+            signal: abort.signal,
+          });
+        } finally {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          await connection.close();
+        }
+      },
+    );
+}
