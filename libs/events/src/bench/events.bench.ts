@@ -4,12 +4,8 @@
 //   --in-flight N     publishes awaiting their ack at once in the throughput run (default 256)
 //   --latency N       messages in the latency run, one at a time (default 2000)
 //   --rate N          messages per second in the paced run (default 2000), 10000 messages
-import { mkdtempSync, rmSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
-import { connect } from '@nats-io/transport-node';
-import { freePort, resolveNatsServer, startProcess, stopPid } from '@capstan/testing';
 import { EventBusConnection } from '../connection/event-bus-connection.js';
 import { EventConsumer } from '../consumer/event-consumer.js';
 import { type EventDataOf } from '../envelope/catalogue.js';
@@ -17,6 +13,7 @@ import { EventPublisher } from '../publisher/event-publisher.js';
 import { provisionEventStreams } from '../streams/provision-streams.js';
 import { uniqueEventTopology } from '../streams/unique-topology.js';
 import { type EventTopology } from '../streams/event-topology.js';
+import { PrivateNatsServer } from '../testing/private-nats-server.js';
 
 const { values } = parseArgs({
   options: {
@@ -82,11 +79,14 @@ async function run(
   let nextHandled: (() => void) | undefined;
   const consumer = new EventConsumer(
     connection,
-    { durable: `bench-${name}`, topology, batchSize: 256 },
+    // Each run has its own durable, starting after the earlier runs' messages.
+    { durable: `bench-${name}`, topology, batchSize: 256, deliverPolicy: 'new' },
     (event) => {
       // What a service's handler does: note the key; here, measure how long the event took to arrive.
       const started = sentAt.get(event.id);
-      if (started !== undefined) latencies.push(performance.now() - started);
+      if (started === undefined) return;
+      sentAt.delete(event.id);
+      latencies.push(performance.now() - started);
       handled++;
       nextHandled?.();
       if (handled === count) allHandled();
@@ -140,37 +140,9 @@ async function run(
   };
 }
 
-async function privateNatsServer(): Promise<{ url: string; stop(): Promise<void> }> {
-  const dir = mkdtempSync(join(tmpdir(), 'capstan-bench-nats-'));
-  const port = await freePort();
-  const server = startProcess({
-    name: 'nats-server',
-    command: resolveNatsServer(),
-    args: ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', join(dir, 'store')],
-    logFile: join(dir, 'nats-server.log'),
-  });
-  const url = `nats://127.0.0.1:${port}`;
-  for (let attempt = 0; ; attempt++) {
-    const probe = await connect({ servers: url, reconnect: false, timeout: 500 }).catch(() => undefined);
-    if (probe) {
-      await probe.close();
-      break;
-    }
-    if (attempt > 100) throw new Error('nats-server did not start');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return {
-    url,
-    stop: async () => {
-      await stopPid(server.pid);
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
 async function main(): Promise<void> {
   const given = process.env['CAPSTAN_BENCH_NATS_URL'];
-  const server = given ? { url: given, stop: async () => undefined } : await privateNatsServer();
+  const server = given ? { url: given, remove: async () => undefined } : await PrivateNatsServer.start();
   const connection = await EventBusConnection.connect({ servers: server.url, name: 'events-bench' });
   const topology = uniqueEventTopology('bench');
   try {
@@ -198,7 +170,7 @@ async function main(): Promise<void> {
     for (const name of [topology.stream, topology.deadLetterStream])
       await jsm.streams.delete(name).catch(() => undefined);
     await connection.close();
-    await server.stop();
+    await server.remove();
   }
 }
 

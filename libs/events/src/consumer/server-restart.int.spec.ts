@@ -1,53 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { connect } from '@nats-io/transport-node';
-import { freePort, resolveNatsServer, startProcess, stopPid, type ManagedProcess } from '@capstan/testing';
 import { distinctDataSecretCreated, eventually } from '../../test/fixtures.js';
 import { EventBusConnection, type ConnectionState } from '../connection/event-bus-connection.js';
 import { PublishError } from '../errors.js';
 import { EventPublisher } from '../publisher/event-publisher.js';
 import { provisionEventStreams } from '../streams/provision-streams.js';
 import { uniqueEventTopology } from '../streams/unique-topology.js';
+import { PrivateNatsServer } from '../testing/private-nats-server.js';
 import { EventConsumer } from './event-consumer.js';
-
-/** A private nats-server this test may stop and start again on the same port and store. */
-class RestartableNatsServer {
-  private process?: ManagedProcess;
-  readonly dir = mkdtempSync(join(tmpdir(), 'capstan-nats-restart-'));
-
-  constructor(readonly port: number) {}
-
-  get url(): string {
-    return `nats://127.0.0.1:${this.port}`;
-  }
-
-  async start(): Promise<void> {
-    this.process = startProcess({
-      name: 'nats-server',
-      command: resolveNatsServer(),
-      args: ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', join(this.dir, 'store')],
-      logFile: join(this.dir, 'nats-server.log'),
-    });
-    await eventually(async () => {
-      const probe = await connect({ servers: this.url, reconnect: false, timeout: 500 }).catch(
-        () => undefined,
-      );
-      await probe?.close();
-      return probe !== undefined;
-    }, 'nats-server to accept connections');
-  }
-
-  async stop(): Promise<void> {
-    if (this.process) await stopPid(this.process.pid);
-    this.process = undefined;
-  }
-
-  async remove(): Promise<void> {
-    await this.stop();
-    rmSync(this.dir, { recursive: true, force: true });
-  }
-}
 
 /** What a reconciler does: a failed publish fails the reconcile, which is retried until it goes through. */
 async function publishUntilStored(publisher: EventPublisher, index: number): Promise<void> {
@@ -63,11 +21,10 @@ async function publishUntilStored(publisher: EventPublisher, index: number): Pro
 }
 
 describe('across a NATS server restart', () => {
-  let server: RestartableNatsServer;
+  let server: PrivateNatsServer;
 
   beforeAll(async () => {
-    server = new RestartableNatsServer(await freePort());
-    await server.start();
+    server = await PrivateNatsServer.start();
   });
 
   afterAll(async () => {
