@@ -3,6 +3,7 @@ import { deleteCommand } from './commands/delete.js';
 import { describeCommand } from './commands/describe.js';
 import { eventsCommand } from './commands/events.js';
 import { generateCommand } from './commands/generate.js';
+import { initCommand } from './commands/init.js';
 import { getCommand } from './commands/get.js';
 import { type Output } from './output.js';
 
@@ -12,6 +13,7 @@ export function buildProgram(output: Output): Command {
     .version('0.1.0')
     .showHelpAfterError()
     .configureOutput({ writeErr: (text) => process.stderr.write(text) });
+  program.addCommand(initCommand(output));
   program.addCommand(generateCommand(output));
   program.addCommand(getCommand(output));
   program.addCommand(describeCommand(output));
