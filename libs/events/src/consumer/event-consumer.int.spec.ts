@@ -51,6 +51,13 @@ describe('durable event consumer', () => {
     return consumer;
   };
 
+  /** Waits until the topology's dead-letter stream holds `count` dead letters, and returns them. */
+  const deadLetters = (topology: EventTopology, count: number) =>
+    eventually(async () => {
+      const letters = await readDeadLetters(await connection.jsm(), topology.deadLetterStream);
+      return letters.length === count && letters;
+    }, `${count} dead letters`);
+
   beforeAll(async () => {
     connection = await connect('events-consumer-tests');
   });
@@ -156,10 +163,7 @@ describe('durable event consumer', () => {
     const bad = await publisher.publish('bootstrap.data-secret-created', poisoned);
     await publisher.publish('bootstrap.data-secret-created', distinctDataSecretCreated(2));
 
-    const [letter] = await eventually(async () => {
-      const letters = await readDeadLetters(await connection.jsm(), topology.deadLetterStream);
-      return letters.length > 0 && letters;
-    }, 'the dead letter');
+    const [letter] = await deadLetters(topology, 1);
     expect(letter?.subject).toBe(bad.subject.replace(`${topology.root}.`, `${topology.root}.dlq.`));
     expect(letter?.record).toMatchObject({
       reason: 'max-deliveries',
@@ -185,10 +189,7 @@ describe('durable event consumer', () => {
       throw new UnprocessableEventError('refers to a kind this service does not serve');
     });
     await publisher.publish('bootstrap.data-secret-created', dataSecretCreated());
-    const [letter] = await eventually(async () => {
-      const letters = await readDeadLetters(await connection.jsm(), topology.deadLetterStream);
-      return letters.length > 0 && letters;
-    }, 'the dead letter');
+    const [letter] = await deadLetters(topology, 1);
     expect(letter?.record).toMatchObject({ reason: 'unprocessable', original: { deliveryCount: 1 } });
     expect(calls).toBe(1);
   });
@@ -228,10 +229,7 @@ describe('durable event consumer', () => {
     for (const [, payload, on] of poison) await connection.js.publish(on, payload, { headers });
     await publisher.publish('bootstrap.data-secret-created', distinctDataSecretCreated(7));
 
-    const letters = await eventually(async () => {
-      const all = await readDeadLetters(await connection.jsm(), topology.deadLetterStream);
-      return all.length === poison.length && all;
-    }, 'all dead letters');
+    const letters = await deadLetters(topology, poison.length);
     expect(letters.map((l) => l.record.reason)).toEqual(poison.map(([reason]) => reason));
     letters.forEach((letter, i) => {
       const [reason, payload, on] = poison[i]!;
@@ -268,10 +266,7 @@ describe('durable event consumer', () => {
         publisher.publish('bootstrap.data-secret-created', distinctDataSecretCreated(100 + i)),
       ),
     );
-    const letters = await eventually(async () => {
-      const all = await readDeadLetters(await connection.jsm(), topology.deadLetterStream);
-      return all.length === 6 && all;
-    }, 'six dead letters');
+    const letters = await deadLetters(topology, 6);
     expect(letters.every((l) => l.record.reason === 'max-deliveries')).toBe(true);
     expect(new Set(seen).size).toBe(9);
   });

@@ -1,21 +1,8 @@
 // class-transformer's @Type and Nest read design-time types through the reflect-metadata polyfill.
 import 'reflect-metadata';
-import { Type } from 'class-transformer';
-import {
-  IsBoolean,
-  IsIn,
-  IsInt,
-  IsNotEmpty,
-  IsOptional,
-  IsString,
-  Matches,
-  Max,
-  MaxLength,
-  Min,
-  ValidateBy,
-  ValidateNested,
-} from 'class-validator';
-import { DNS_SUBDOMAIN_PATTERN, EventObjectReference } from './object-reference.js';
+import { IsBoolean, IsIn, IsInt, IsOptional, Matches, Max, Min, ValidateBy } from 'class-validator';
+import { Count, Nested, ObjectName, Text } from './fields.js';
+import { EventObjectReference } from './object-reference.js';
 
 /** Opaque, but it is part of the message id, so it must not contain `:`. */
 const RESOURCE_VERSION_PATTERN = /^[A-Za-z0-9-]{1,64}$/;
@@ -25,28 +12,23 @@ const RESOURCE_VERSION_PATTERN = /^[A-Za-z0-9-]{1,64}$/;
  * cluster. Subclasses add the contract fields of their event, never a secret.
  */
 export class EventData {
-  @ValidateNested()
-  @Type(() => EventObjectReference)
+  @Nested(() => EventObjectReference)
   object!: EventObjectReference;
 
-  @IsInt()
-  @Min(0)
+  @Count()
   generation!: number;
 
   @Matches(RESOURCE_VERSION_PATTERN)
   resourceVersion!: string;
 
   /** The owning Cluster (`cluster.x-k8s.io/cluster-name`); for a Cluster, its own name. */
-  @MaxLength(253)
-  @Matches(DNS_SUBDOMAIN_PATTERN)
+  @ObjectName()
   clusterName!: string;
 }
 
 /** `spec.controlPlaneEndpoint` of the v1beta2 contract. */
 export class ApiEndpoint {
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(253)
+  @Text(253)
   host!: string;
 
   @IsInt()
@@ -57,9 +39,7 @@ export class ApiEndpoint {
 
 /** One entry of `status.failureDomains[]` (v1beta2). */
 export class FailureDomain {
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(253)
+  @Text(253)
   name!: string;
 
   @IsOptional()
@@ -95,20 +75,15 @@ export class MachineAddress {
   @IsIn(MACHINE_ADDRESS_TYPES)
   type!: MachineAddressType;
 
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(253)
+  @Text(253)
   address!: string;
 }
 
 /** One entry of a control plane's `status.versions[]`. */
 export class VersionReplicas {
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(64)
+  @Text(64)
   version!: string;
 
-  @IsInt()
-  @Min(0)
+  @Count()
   replicas!: number;
 }

@@ -1,40 +1,24 @@
-import { Type } from 'class-transformer';
-import {
-  IsInt,
-  IsNotEmpty,
-  IsOptional,
-  IsString,
-  Matches,
-  MaxLength,
-  Min,
-  ValidateNested,
-} from 'class-validator';
+import { IsString, MaxLength } from 'class-validator';
 import { ApiEndpoint, EventData, FailureDomain, MachineAddress, VersionReplicas } from './event-data.js';
-import { DNS_SUBDOMAIN_PATTERN } from './object-reference.js';
+import { Count, Nested, ObjectName, ProviderId, Reason, Text } from './fields.js';
 
 // Hand-off events: a provider publishes one when its object reaches a contract milestone; the core copies
 // the contract fields named here onto the Cluster or Machine (after reading the object itself).
 
 /** The Machine that owns an infrastructure machine or bootstrap config, so the core can enqueue it directly. */
 abstract class MachineOwnedData extends EventData {
-  @IsOptional()
-  @MaxLength(253)
-  @Matches(DNS_SUBDOMAIN_PATTERN)
+  @ObjectName({ optional: true })
   machineName?: string;
 }
 
 /** InfraCluster `status.initialization.provisioned=true`. */
 export class InfrastructureClusterProvisionedData extends EventData {
   /** `spec.controlPlaneEndpoint`, when the infrastructure provides it. */
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => ApiEndpoint)
+  @Nested(() => ApiEndpoint, { optional: true })
   controlPlaneEndpoint?: ApiEndpoint;
 
   /** `status.failureDomains[]`. */
-  @IsOptional()
-  @ValidateNested({ each: true })
-  @Type(() => FailureDomain)
+  @Nested(() => FailureDomain, { optional: true, each: true })
   failureDomains?: FailureDomain[];
 }
 
@@ -44,36 +28,28 @@ export class InfrastructureClusterDeletedData extends EventData {}
 /** BootstrapConfig `status.initialization.dataSecretCreated=true`; the secret's name only, never its content. */
 export class BootstrapDataSecretCreatedData extends MachineOwnedData {
   /** `status.dataSecretName`. */
-  @MaxLength(253)
-  @Matches(DNS_SUBDOMAIN_PATTERN)
+  @ObjectName()
   dataSecretName!: string;
 }
 
 /** InfraMachine `status.initialization.provisioned=true`. */
 export class InfrastructureMachineProvisionedData extends MachineOwnedData {
   /** `spec.providerID`. */
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(512)
+  @ProviderId()
   providerID!: string;
 
   /** `status.addresses[]`. */
-  @IsOptional()
-  @ValidateNested({ each: true })
-  @Type(() => MachineAddress)
+  @Nested(() => MachineAddress, { optional: true, each: true })
   addresses?: MachineAddress[];
 
   /** `status.failureDomain`. */
-  @IsOptional()
-  @IsString()
-  @MaxLength(253)
+  @Text(253, { optional: true })
   failureDomain?: string;
 }
 
 /** The infrastructure could not be provisioned and will not be without a change (a terminal failure). */
 export class InfrastructureMachineFailedData extends MachineOwnedData {
-  /** A CamelCase reason, like a condition reason. */
-  @Matches(/^[A-Za-z][A-Za-z0-9]{0,127}$/)
+  @Reason()
   reason!: string;
 
   @IsString()
@@ -86,40 +62,30 @@ export class InfrastructureMachineDeletedData extends MachineOwnedData {}
 
 /** Replica counts of the v1beta2 control plane contract. */
 abstract class ControlPlaneReplicaData extends EventData {
-  @IsInt()
-  @Min(0)
+  @Count()
   replicas!: number;
 
-  @IsInt()
-  @Min(0)
+  @Count()
   readyReplicas!: number;
 
-  @IsInt()
-  @Min(0)
+  @Count()
   availableReplicas!: number;
 
-  @IsInt()
-  @Min(0)
+  @Count()
   upToDateReplicas!: number;
 
   /** `status.versions[]`. */
-  @IsOptional()
-  @ValidateNested({ each: true })
-  @Type(() => VersionReplicas)
+  @Nested(() => VersionReplicas, { optional: true, each: true })
   versions?: VersionReplicas[];
 }
 
 /** ControlPlane `status.initialization.controlPlaneInitialized=true`: the API server answers, `<cluster>-kubeconfig` exists. */
 export class ControlPlaneInitializedData extends EventData {
   /** `spec.controlPlaneEndpoint`, when the control plane provides it. */
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => ApiEndpoint)
+  @Nested(() => ApiEndpoint, { optional: true })
   controlPlaneEndpoint?: ApiEndpoint;
 
-  @IsOptional()
-  @IsString()
-  @MaxLength(64)
+  @Text(64, { optional: true })
   version?: string;
 }
 
@@ -129,7 +95,6 @@ export class ControlPlaneAvailableData extends ControlPlaneReplicaData {}
 /** The control plane reached its desired replica count after a scale up or down. */
 export class ControlPlaneScaledData extends ControlPlaneReplicaData {
   /** `spec.replicas`. */
-  @IsInt()
-  @Min(0)
+  @Count()
   desiredReplicas!: number;
 }

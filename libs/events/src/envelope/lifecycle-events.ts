@@ -1,16 +1,7 @@
-import { Type } from 'class-transformer';
-import {
-  IsBoolean,
-  IsIn,
-  IsNotEmpty,
-  IsOptional,
-  IsString,
-  Matches,
-  MaxLength,
-  ValidateNested,
-} from 'class-validator';
+import { IsBoolean, IsIn } from 'class-validator';
 import { ApiEndpoint, EventData, MachineAddress } from './event-data.js';
-import { ContractReference, DNS_SUBDOMAIN_PATTERN } from './object-reference.js';
+import { Nested, ObjectName, ProviderId, Reason, Text } from './fields.js';
+import { ContractReference } from './object-reference.js';
 
 // Lifecycle events: the core publishes one when a Cluster or Machine changes phase, for providers and
 // integrations. Phase names are upstream's (api/core/v1beta2/*_phase_types.go).
@@ -38,8 +29,6 @@ export const MACHINE_PHASES = [
 ] as const;
 export type MachinePhase = (typeof MACHINE_PHASES)[number];
 
-const CONDITION_REASON = /^[A-Za-z][A-Za-z0-9]{0,127}$/;
-
 abstract class ClusterLifecycleData extends EventData {
   /** `status.phase` when the event was published. */
   @IsIn(CLUSTER_PHASES)
@@ -48,29 +37,22 @@ abstract class ClusterLifecycleData extends EventData {
 
 /** The core took the Cluster in (finalizer, owner references and cluster-name labels on its references). */
 export class ClusterCreatedData extends ClusterLifecycleData {
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => ContractReference)
+  @Nested(() => ContractReference, { optional: true })
   infrastructureRef?: ContractReference;
 
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => ContractReference)
+  @Nested(() => ContractReference, { optional: true })
   controlPlaneRef?: ContractReference;
 }
 
 /** `status.initialization.infrastructureProvisioned` and a valid control plane endpoint. */
 export class ClusterProvisionedData extends ClusterLifecycleData {
-  @ValidateNested()
-  @Type(() => ApiEndpoint)
+  @Nested(() => ApiEndpoint)
   controlPlaneEndpoint!: ApiEndpoint;
 }
 
 /** The Cluster's `Available` condition became true. */
 export class ClusterAvailableData extends ClusterLifecycleData {
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => ApiEndpoint)
+  @Nested(() => ApiEndpoint, { optional: true })
   controlPlaneEndpoint?: ApiEndpoint;
 }
 
@@ -93,75 +75,56 @@ abstract class MachineLifecycleData extends EventData {
 /** Bootstrap data is ready, the infrastructure is being provisioned. */
 export class MachineProvisioningData extends MachineLifecycleData {
   /** `spec.bootstrap.dataSecretName`: the name only. */
-  @IsOptional()
-  @MaxLength(253)
-  @Matches(DNS_SUBDOMAIN_PATTERN)
+  @ObjectName({ optional: true })
   bootstrapDataSecretName?: string;
 
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => ContractReference)
+  @Nested(() => ContractReference, { optional: true })
   infrastructureRef?: ContractReference;
 }
 
 /** `spec.providerID` is set. */
 export class MachineProvisionedData extends MachineLifecycleData {
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(512)
+  @ProviderId()
   providerID!: string;
 
-  @IsOptional()
-  @ValidateNested({ each: true })
-  @Type(() => MachineAddress)
+  @Nested(() => MachineAddress, { optional: true, each: true })
   addresses?: MachineAddress[];
 }
 
 /** `status.nodeRef` is set: the Node with the Machine's providerID joined the workload cluster. */
 export class MachineRunningData extends MachineLifecycleData {
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(512)
+  @ProviderId()
   providerID!: string;
 
-  @MaxLength(253)
-  @Matches(DNS_SUBDOMAIN_PATTERN)
+  @ObjectName()
   nodeName!: string;
 }
 
 /** A MachineHealthCheck found the Machine unhealthy (`HealthCheckSucceeded=False`). */
 export class MachineUnhealthyData extends MachineLifecycleData {
   /** The `HealthCheckSucceeded` reason, e.g. `UnhealthyNode`, `NodeStartupTimeout`, `NodeDeleted`. */
-  @Matches(CONDITION_REASON)
+  @Reason()
   reason!: string;
 
-  @IsOptional()
-  @IsString()
-  @MaxLength(1024)
+  @Text(1024, { optional: true })
   message?: string;
 
-  @IsOptional()
-  @MaxLength(253)
-  @Matches(DNS_SUBDOMAIN_PATTERN)
+  @ObjectName({ optional: true })
   machineHealthCheck?: string;
 }
 
 /** Remediation of an unhealthy Machine started (by default: the Machine is deleted and its owner replaces it). */
 export class MachineRemediatedData extends MachineLifecycleData {
-  @Matches(CONDITION_REASON)
+  @Reason()
   reason!: string;
 
-  @IsOptional()
-  @MaxLength(253)
-  @Matches(DNS_SUBDOMAIN_PATTERN)
+  @ObjectName({ optional: true })
   machineHealthCheck?: string;
 }
 
 /** The Machine has a deletion timestamp: drain, then infrastructure and bootstrap deletion. */
 export class MachineDeletingData extends MachineLifecycleData {
-  @IsOptional()
-  @MaxLength(253)
-  @Matches(DNS_SUBDOMAIN_PATTERN)
+  @ObjectName({ optional: true })
   nodeName?: string;
 }
 
