@@ -74,6 +74,7 @@ export class EventConsumer {
   private readonly logger: EventBusLogger;
   private readonly maxDeliveries: number;
   private stopping = false;
+  private restartCount = 0;
   private messages?: ConsumerMessages;
   private loop?: Promise<void>;
   private wakeUp?: () => void;
@@ -94,6 +95,11 @@ export class EventConsumer {
 
   get durable(): string {
     return this.options.durable;
+  }
+
+  /** How often the consume loop was restarted (missed heartbeats, a lost durable, errors). */
+  get restarts(): number {
+    return this.restartCount;
   }
 
   get running(): boolean {
@@ -142,7 +148,8 @@ export class EventConsumer {
         (this.options.restartDelayMs ?? 500) * 2 ** (failures - 1),
         MAX_RESTART_DELAY_MS,
       );
-      this.logger.info({ delayMs: delay }, 'restarting consume loop');
+      this.restartCount++;
+      this.logger.info({ delayMs: delay, restarts: this.restartCount }, 'restarting consume loop');
       await this.pause(delay);
       if (this.stopping) break;
       try {

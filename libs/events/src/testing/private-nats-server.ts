@@ -74,7 +74,17 @@ export class PrivateNatsServer {
     }
   }
 
+  /** Freezes the server (SIGSTOP): connections stay open but nothing answers, as in a long GC or VM pause. */
+  freeze(): void {
+    if (this.process) process.kill(this.process.pid, 'SIGSTOP');
+  }
+
+  thaw(): void {
+    if (this.process) process.kill(this.process.pid, 'SIGCONT');
+  }
+
   async stop(): Promise<void> {
+    this.thaw();
     if (this.process) await stopPid(this.process.pid);
     this.process = undefined;
   }

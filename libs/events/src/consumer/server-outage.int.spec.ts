@@ -20,7 +20,7 @@ async function publishUntilStored(publisher: EventPublisher, index: number): Pro
   }
 }
 
-describe('across a NATS server restart', () => {
+describe('when the NATS server goes away', () => {
   let server: PrivateNatsServer;
 
   beforeAll(async () => {
@@ -83,6 +83,49 @@ describe('across a NATS server restart', () => {
       await consumer.stop();
       await publishing.close();
       await consuming.close();
+    }
+  });
+
+  it('restarts the consume loop when heartbeats stop, and carries on', async () => {
+    const topology = uniqueEventTopology('freeze');
+    const connection = await EventBusConnection.connect({
+      servers: server.url,
+      name: 'freeze-consumer',
+      jetStreamTimeoutMs: 1000,
+    });
+    const handled = new Set<string>();
+    const consumer = new EventConsumer(
+      connection,
+      {
+        durable: 'svc',
+        topology,
+        ackWaitMs: 2000,
+        idleHeartbeatMs: 500,
+        pullExpiresMs: 2000,
+        restartDelayMs: 100,
+      },
+      (event) => {
+        handled.add(event.data.object.name);
+      },
+    );
+    try {
+      await provisionEventStreams(await connection.jsm(), { topology });
+      await consumer.start();
+      const publisher = new EventPublisher(connection, { source: '/capstan/test', topology });
+      await publishUntilStored(publisher, 1);
+      await eventually(() => handled.size === 1, 'the first event');
+
+      server.freeze();
+      await eventually(() => consumer.restarts > 0, 'the consume loop to restart after missed heartbeats');
+      server.thaw();
+
+      await publishUntilStored(publisher, 2);
+      await eventually(() => handled.has('demo-2'), 'an event after the server came back');
+      expect(consumer.running).toBe(true);
+    } finally {
+      server.thaw();
+      await consumer.stop();
+      await connection.close();
     }
   });
 });
