@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '.tools/**', 'tools/**', 'coverage/**'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', '.tools/**', '.capstan/**', '.nx/**', 'tools/**', 'coverage/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   prettier,

@@ -93,7 +93,7 @@ export async function startService(
   ];
   try {
     await provisionEventStreams(await bus.jsm(), { topology });
-    const metrics = new EventBusMetrics(registry);
+    const metrics = EventBusMetrics.on(registry);
     const publisher = new EventPublisher(bus, { source: `/capstan/${definition.name}`, topology, metrics, logger });
     const readiness = new Readiness();
     readiness.register({ name: 'caches', check: () => ({ ready: manager.hasSynced(), detail: manager.hasSynced() ? undefined : 'informer caches syncing' }) });
