@@ -3,20 +3,15 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 export type PublishOutcome = 'published' | 'duplicate' | 'failed';
 export type ConsumeOutcome = 'acked' | 'retried' | 'dead-lettered' | 'ignored';
 
-const byRegistry = new WeakMap<Registry, EventBusMetrics>();
-
 /**
- * Event bus metrics, registered on the service's registry (the one `/metrics` serves). The metric names
- * are fixed, so there is one instance per registry: use `EventBusMetrics.on(registry)`.
+ * Event bus metrics, registered on the service's registry (the one `/metrics` serves). Constructing it
+ * again on the same registry reuses the metrics already there, so publisher, consumer and transport can
+ * each be given one without coordinating.
  */
 export class EventBusMetrics {
+  /** The metrics on `registry`; the same as `new EventBusMetrics(registry)`. */
   static on(registry: Registry): EventBusMetrics {
-    let metrics = byRegistry.get(registry);
-    if (!metrics) {
-      metrics = new EventBusMetrics(registry);
-      byRegistry.set(registry, metrics);
-    }
-    return metrics;
+    return new EventBusMetrics(registry);
   }
 
   readonly published: Counter<'type' | 'outcome'>;
@@ -26,45 +21,50 @@ export class EventBusMetrics {
   readonly handlerDuration: Histogram<'consumer' | 'type'>;
   readonly deliveryLag: Histogram<'consumer'>;
 
-  private constructor(registry: Registry) {
-    const registers = [registry];
-    this.published = new Counter({
-      name: 'capstan_events_published_total',
-      help: 'Events published, by CloudEvents type and outcome (published, duplicate, failed).',
-      labelNames: ['type', 'outcome'],
-      registers,
-    });
-    this.consumed = new Counter({
-      name: 'capstan_events_consumed_total',
-      help: 'Event deliveries handled, by durable consumer, type and outcome (acked, retried, dead-lettered, ignored).',
-      labelNames: ['consumer', 'type', 'outcome'],
-      registers,
-    });
-    this.redelivered = new Counter({
-      name: 'capstan_events_redelivered_total',
-      help: 'Deliveries that were not the first delivery of their message.',
-      labelNames: ['consumer'],
-      registers,
-    });
-    this.deadLettered = new Counter({
-      name: 'capstan_events_dead_lettered_total',
-      help: 'Messages moved to the dead-letter stream, by reason.',
-      labelNames: ['consumer', 'reason'],
-      registers,
-    });
-    this.handlerDuration = new Histogram({
-      name: 'capstan_event_handler_duration_seconds',
-      help: 'Time a handler took for one event.',
-      labelNames: ['consumer', 'type'],
-      buckets: [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30],
-      registers,
-    });
-    this.deliveryLag = new Histogram({
-      name: 'capstan_event_delivery_lag_seconds',
-      help: 'Time from a message entering the stream to its handler starting.',
-      labelNames: ['consumer'],
-      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 300],
-      registers,
-    });
+  constructor(registry: Registry) {
+    const counter = <L extends string>(name: string, help: string, labelNames: L[]): Counter<L> =>
+      (registry.getSingleMetric(name) as Counter<L> | undefined) ??
+      new Counter({ name, help, labelNames, registers: [registry] });
+    const histogram = <L extends string>(
+      name: string,
+      help: string,
+      labelNames: L[],
+      buckets: number[],
+    ): Histogram<L> =>
+      (registry.getSingleMetric(name) as Histogram<L> | undefined) ??
+      new Histogram({ name, help, labelNames, buckets, registers: [registry] });
+
+    this.published = counter(
+      'capstan_events_published_total',
+      'Events published, by CloudEvents type and outcome (published, duplicate, failed).',
+      ['type', 'outcome'],
+    );
+    this.consumed = counter(
+      'capstan_events_consumed_total',
+      'Event deliveries handled, by durable consumer, type and outcome (acked, retried, dead-lettered, ignored).',
+      ['consumer', 'type', 'outcome'],
+    );
+    this.redelivered = counter(
+      'capstan_events_redelivered_total',
+      'Deliveries that were not the first delivery of their message.',
+      ['consumer'],
+    );
+    this.deadLettered = counter(
+      'capstan_events_dead_lettered_total',
+      'Messages moved to the dead-letter stream, by reason.',
+      ['consumer', 'reason'],
+    );
+    this.handlerDuration = histogram(
+      'capstan_event_handler_duration_seconds',
+      'Time a handler took for one event.',
+      ['consumer', 'type'],
+      [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30],
+    );
+    this.deliveryLag = histogram(
+      'capstan_event_delivery_lag_seconds',
+      'Time from a message entering the stream to its handler starting.',
+      ['consumer'],
+      [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 300],
+    );
   }
 }

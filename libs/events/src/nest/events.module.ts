@@ -59,7 +59,7 @@ export class EventsModule {
         { provide: EVENT_METRICS_REGISTRY, useValue: options.registry ?? new Registry() },
         {
           provide: EventBusMetrics,
-          useFactory: (registry: Registry) => EventBusMetrics.on(registry),
+          useFactory: (registry: Registry) => new EventBusMetrics(registry),
           inject: [EVENT_METRICS_REGISTRY],
         },
         {

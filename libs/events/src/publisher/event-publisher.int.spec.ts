@@ -12,7 +12,7 @@ import { EventPublisher } from './event-publisher.js';
 describe('event publisher', () => {
   const topology = uniqueEventTopology('pub');
   const registry = new Registry();
-  const metrics = EventBusMetrics.on(registry);
+  const metrics = new EventBusMetrics(registry);
   let connection: EventBusConnection;
   let publisher: EventPublisher;
 
