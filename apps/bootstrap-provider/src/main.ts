@@ -1,2 +1,4 @@
-// Entry point of the bootstrap-provider service; its module is wired in by the issue that builds the service.
-export const serviceName = 'bootstrap-provider';
+import { runServiceMain } from '@capstan/provider-kit';
+import { bootstrapProviderService } from './bootstrap-service.js';
+
+await runServiceMain(bootstrapProviderService);

@@ -20,6 +20,13 @@ import { AGE_COLUMN, CLUSTER_LABEL_COLUMN, conditionColumn, providerCrdLabels } 
 /** Value of the `cluster.x-k8s.io/provider` label on the K3s bootstrap provider's objects. */
 export const K3S_BOOTSTRAP_PROVIDER_NAME = 'bootstrap-k3s';
 
+/**
+ * Set to `"true"` by the control plane provider on the K3sConfig of the machine it creates first: while the
+ * control plane is not initialized, that machine alone renders as the init server (`cluster-init: true`);
+ * every other control plane machine joins once the control plane is initialized.
+ */
+export const K3S_INIT_SERVER_ANNOTATION = 'bootstrap.capstan.dev/init-server';
+
 /** Bounds on K3s config lists and strings: keep objects small and CEL cost estimates bounded. */
 const LIMITS = { items: 100, arg: 1024, command: 10240, files: 64, content: 65536 } as const;
 

@@ -1,0 +1,411 @@
+import 'reflect-metadata';
+import type { V1Secret } from '@kubernetes/client-node';
+import {
+  K3S_INIT_SERVER_ANNOTATION,
+  LABELS,
+  RESOURCES,
+  getCondition,
+  type Cluster,
+  type K3sConfig,
+  type Machine,
+} from '@capstan/api';
+import { buildEventSubject, uniqueEventTopology } from '@capstan/events';
+import { parseK3sCloudConfig } from '@capstan/k3s-bootstrap';
+import {
+  createKubeClient,
+  getControllerOf,
+  isNotFound,
+  setControllerReference,
+  type KubeClient,
+} from '@capstan/kube';
+import { clusterCertificateSecrets, generateClusterCertificates } from '@capstan/pki';
+import {
+  defaultServiceOptions,
+  startService,
+  type RunningService,
+  type ServiceDefinition,
+} from '@capstan/provider-kit';
+import {
+  createTestNamespace,
+  installCapstanCrds,
+  testKubeConfig,
+  testNatsUrl,
+  type TestNamespace,
+} from '@capstan/testing';
+import {
+  BOOTSTRAP_PROVIDER_SERVICE,
+  bootstrapProviderService,
+  K3SCONFIG_CONTROLLER,
+} from './bootstrap-service.js';
+import { SECRETS } from './k3sconfig/secrets.js';
+
+async function eventually<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const text = (secret: V1Secret, key: string) =>
+  Buffer.from(secret.data?.[key] ?? '', 'base64').toString('utf8');
+
+describe('bootstrap-provider with a real API server and event bus', () => {
+  const topology = uniqueEventTopology('boot');
+  let ns: TestNamespace;
+  let service: RunningService;
+  let client: KubeClient;
+  let cluster: Cluster;
+
+  const clusters = () => client.resource<Cluster>(RESOURCES.Cluster);
+  const machines = () => client.resource<Machine>(RESOURCES.Machine);
+  const configs = () => client.resource<K3sConfig>(RESOURCES.K3sConfig);
+  const secrets = () => client.resource<V1Secret>(SECRETS);
+  const getSecret = async (name: string) => {
+    try {
+      return await secrets().get({ namespace: ns.name, name });
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+  };
+  const getConfig = (name: string) => configs().get({ namespace: ns.name, name });
+  const reasonOf = async (name: string) =>
+    getCondition((await getConfig(name)).status?.conditions, 'DataSecretAvailable')?.reason;
+
+  /** A Machine of `clusterName` and its K3sConfig, controlled by the Machine as the core leaves it. */
+  async function machineWithConfig(
+    name: string,
+    options: {
+      controlPlane?: boolean;
+      initServer?: boolean;
+      clusterName?: string;
+      spec?: K3sConfig['spec'];
+    } = {},
+  ) {
+    const clusterName = options.clusterName ?? cluster.metadata.name!;
+    const labels = {
+      [LABELS.clusterName]: clusterName,
+      ...(options.controlPlane && { [LABELS.controlPlane]: '' }),
+    };
+    const machine = await machines().create({
+      apiVersion: RESOURCES.Machine.apiVersion,
+      kind: 'Machine',
+      metadata: { name, namespace: ns.name, labels },
+      spec: {
+        clusterName,
+        version: 'v1.31.4',
+        bootstrap: { configRef: { apiGroup: RESOURCES.K3sConfig.group, kind: 'K3sConfig', name } },
+        infrastructureRef: {
+          apiGroup: 'infrastructure.generic.capstan.dev',
+          kind: 'GenericInfrastructureMachine',
+          name,
+        },
+      },
+    });
+    const config: K3sConfig = {
+      apiVersion: RESOURCES.K3sConfig.apiVersion,
+      kind: 'K3sConfig',
+      metadata: {
+        name,
+        namespace: ns.name,
+        labels,
+        ...(options.initServer && { annotations: { [K3S_INIT_SERVER_ANNOTATION]: 'true' } }),
+      },
+      spec: options.spec ?? {},
+    };
+    setControllerReference(machine, config);
+    return configs().create(config);
+  }
+
+  async function newCluster(name: string, spec: Cluster['spec'] = {}): Promise<Cluster> {
+    return clusters().create({
+      apiVersion: RESOURCES.Cluster.apiVersion,
+      kind: 'Cluster',
+      metadata: { name, namespace: ns.name },
+      spec,
+    });
+  }
+
+  const provisionInfrastructure = async (c: Cluster, port = 6443) => {
+    await clusters().mergePatch(
+      { namespace: ns.name, name: c.metadata.name! },
+      { spec: { controlPlaneEndpoint: { host: '10.1.2.3', port } } },
+    );
+    await clusters().patchStatus(
+      { namespace: ns.name, name: c.metadata.name! },
+      { initialization: { infrastructureProvisioned: true } },
+    );
+  };
+  const initializeControlPlane = (c: Cluster) =>
+    clusters().patchStatus(
+      { namespace: ns.name, name: c.metadata.name! },
+      { initialization: { infrastructureProvisioned: true, controlPlaneInitialized: true } },
+    );
+  const createCertificates = async (clusterName: string) => {
+    for (const shape of clusterCertificateSecrets(
+      clusterName,
+      await generateClusterCertificates(clusterName),
+    )) {
+      await secrets().create({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: shape.name, namespace: ns.name, labels: shape.labels },
+        type: shape.type,
+        stringData: shape.stringData,
+      });
+    }
+  };
+  const publishedCount = async (name: string) => {
+    const subject = buildEventSubject(
+      { source: 'handoff', kind: 'K3sConfig', namespace: ns.name, name, event: 'data-secret-created' },
+      topology.root,
+    );
+    const info = await (
+      await service.context.bus.jsm()
+    ).streams.info(topology.stream, { subjects_filter: subject });
+    return info.state.subjects?.[subject] ?? 0;
+  };
+
+  /** Keys whose reconcile finished, in order: the service runs with its controller's reconcile observed. */
+  const finished: string[] = [];
+  const observed: ServiceDefinition = {
+    ...bootstrapProviderService,
+    setup: (context) =>
+      bootstrapProviderService.setup({
+        ...context,
+        addController: (spec) =>
+          context.addController({
+            ...spec,
+            reconcile: async (key, ctx) => {
+              try {
+                return await spec.reconcile(key, ctx);
+              } finally {
+                finished.push(key);
+              }
+            },
+          }),
+      }),
+  };
+  /** Reconciles `key` once more and waits until that reconcile finished. */
+  const reconcileAgain = async (key: string) => {
+    const before = finished.filter((k) => k === key).length;
+    service.context.controllers.enqueue(K3SCONFIG_CONTROLLER, key);
+    await eventually('a reconcile', () => finished.filter((k) => k === key).length > before);
+  };
+
+  beforeAll(async () => {
+    const kc = testKubeConfig();
+    await installCapstanCrds(kc);
+    client = createKubeClient(kc);
+    ns = await createTestNamespace('boot');
+    service = await startService(observed, {
+      ...defaultServiceOptions(BOOTSTRAP_PROVIDER_SERVICE, {}),
+      kubeconfig: process.env['CAPSTAN_TEST_KUBECONFIG'],
+      natsUrl: testNatsUrl(),
+      httpHost: '127.0.0.1',
+      httpPort: 0,
+      namespace: ns.name,
+      subjectRoot: topology.root,
+      streamName: topology.stream,
+      logLevel: 'silent',
+      syncPeriodSeconds: 600,
+    });
+    cluster = await newCluster('demo', { clusterNetwork: { services: { cidrBlocks: ['10.96.0.0/12'] } } });
+  });
+
+  afterAll(async () => {
+    await service?.stop();
+    await client?.close();
+    await ns?.delete();
+  });
+
+  it('waits for the cluster infrastructure, then for the control plane, then renders an agent', async () => {
+    await machineWithConfig('demo-md-0-a');
+    await eventually(
+      'waiting for infrastructure',
+      async () => (await reasonOf('demo-md-0-a')) === 'WaitingForClusterInfrastructureReady',
+    );
+    expect(await getSecret('demo-md-0-a')).toBeUndefined();
+
+    await provisionInfrastructure(cluster);
+    await eventually(
+      'waiting for the control plane',
+      async () => (await reasonOf('demo-md-0-a')) === 'WaitingForControlPlaneInitialized',
+    );
+    const ready = getCondition((await getConfig('demo-md-0-a')).status?.conditions, 'Ready');
+    expect(ready).toMatchObject({ status: 'False', reason: 'WaitingForControlPlaneInitialized' });
+    expect(await getSecret('demo-md-0-a')).toBeUndefined();
+
+    await initializeControlPlane(cluster);
+    const secret = await eventually('the agent data secret', () => getSecret('demo-md-0-a'));
+    const config = await eventually('the contract fields', async () => {
+      const c = await getConfig('demo-md-0-a');
+      return c.status?.initialization?.dataSecretCreated ? c : undefined;
+    });
+
+    expect(config.status).toMatchObject({
+      dataSecretName: 'demo-md-0-a',
+      observedGeneration: config.metadata.generation,
+    });
+    expect(getCondition(config.status?.conditions, 'Ready')).toMatchObject({
+      status: 'True',
+      reason: 'Ready',
+    });
+    expect(getCondition(config.status?.conditions, 'DataSecretAvailable')).toMatchObject({ status: 'True' });
+    expect(secret.type).toBe('cluster.x-k8s.io/secret');
+    expect(secret.metadata?.labels).toEqual({ [LABELS.clusterName]: 'demo' });
+    expect(Object.keys(secret.data ?? {}).sort()).toEqual(['format', 'value']);
+    expect(text(secret, 'format')).toBe('cloud-config');
+    expect(getControllerOf(secret)).toMatchObject({
+      kind: 'K3sConfig',
+      name: 'demo-md-0-a',
+      uid: config.metadata.uid,
+    });
+
+    const token = text((await getSecret('demo-token'))!, 'value');
+    const parsed = parseK3sCloudConfig(text(secret, 'value'));
+    expect(parsed).toMatchObject({
+      role: 'agent',
+      version: 'v1.31.4+k3s1',
+      serverUrl: 'https://10.1.2.3:6443',
+      token,
+    });
+    expect(parsed.serverTls).toEqual({});
+    await eventually(
+      'one data-secret-created event',
+      async () => (await publishedCount('demo-md-0-a')) === 1,
+    );
+  });
+
+  it('renders the designated init server and a joining server from the cluster certificates, with one join token', async () => {
+    const other = await newCluster('second');
+    await provisionInfrastructure(other, 7443);
+    await machineWithConfig('second-cp-a', { controlPlane: true, initServer: true, clusterName: 'second' });
+    await machineWithConfig('second-cp-b', { controlPlane: true, clusterName: 'second' });
+    await eventually(
+      'waiting for certificates',
+      async () => (await reasonOf('second-cp-a')) === 'WaitingForClusterCertificates',
+    );
+    // A server without the designation waits for the control plane, certificates or not.
+    expect(await reasonOf('second-cp-b')).toBe('WaitingForControlPlaneInitialized');
+
+    await createCertificates('second');
+    const init = parseK3sCloudConfig(
+      text(await eventually('the init server data', () => getSecret('second-cp-a')), 'value'),
+    );
+    expect(init).toMatchObject({ role: 'init-server', tlsSANs: ['10.1.2.3'] });
+    expect(init.serverTls.clientCA?.certPem).toBe(text((await getSecret('second-cca'))!, 'tls.crt'));
+    expect(await getSecret('second-cp-b')).toBeUndefined();
+
+    await initializeControlPlane(other);
+    const join = parseK3sCloudConfig(
+      text(await eventually('the joining server data', () => getSecret('second-cp-b')), 'value'),
+    );
+    expect(join).toMatchObject({
+      role: 'join-server',
+      serverUrl: 'https://10.1.2.3:7443',
+      token: init.token,
+    });
+
+    const tokenSecret = (await getSecret('second-token'))!;
+    expect(text(tokenSecret, 'value')).toBe(init.token);
+    expect(init.token).toMatch(/^[0-9a-f]{64}$/);
+    expect(tokenSecret.type).toBe('cluster.x-k8s.io/secret');
+    expect(tokenSecret.metadata?.labels).toEqual({ [LABELS.clusterName]: 'second' });
+    expect(getControllerOf(tokenSecret)).toMatchObject({
+      kind: 'Cluster',
+      name: 'second',
+      uid: other.metadata.uid,
+    });
+    // Every data secret carries the one token: it was created once.
+    expect(text((await getSecret('demo-token'))!, 'value')).not.toBe(init.token);
+  });
+
+  it('publishes once and renders nothing again until the data secret is deleted', async () => {
+    const before = await getSecret('demo-md-0-a');
+    const first = await getConfig('demo-md-0-a');
+    // A token rotated behind the provider's back would change a re-render: it must not show up.
+    await secrets().mergePatch(
+      { namespace: ns.name, name: 'demo-token' },
+      { stringData: { value: 'rotated-token' } },
+    );
+    await reconcileAgain(`${ns.name}/demo-md-0-a`);
+    expect((await getSecret('demo-md-0-a'))?.metadata?.resourceVersion).toBe(
+      before?.metadata?.resourceVersion,
+    );
+    expect((await getConfig('demo-md-0-a')).metadata.resourceVersion).toBe(first.metadata.resourceVersion);
+    expect(await publishedCount('demo-md-0-a')).toBe(1);
+
+    await secrets().delete({ namespace: ns.name, name: 'demo-md-0-a' });
+    const again = await eventually('the re-rendered data secret', async () => {
+      const s = await getSecret('demo-md-0-a');
+      return s && s.metadata?.uid !== before?.metadata?.uid ? s : undefined;
+    });
+    expect(parseK3sCloudConfig(text(again, 'value')).token).toBe('rotated-token');
+    expect((await getConfig('demo-md-0-a')).status?.initialization?.dataSecretCreated).toBe(true);
+  });
+
+  it('resolves file contents from secrets, and waits while the secret is missing', async () => {
+    await machineWithConfig('demo-md-0-files', {
+      spec: {
+        files: [
+          { path: '/etc/motd', contentFrom: { secret: { name: 'motd', key: 'text' } }, permissions: '0644' },
+        ],
+      },
+    });
+    await eventually(
+      'waiting for the file secret',
+      async () => (await reasonOf('demo-md-0-files')) === 'WaitingForFileSecret',
+    );
+    const message = getCondition(
+      (await getConfig('demo-md-0-files')).status?.conditions,
+      'DataSecretAvailable',
+    )?.message;
+    expect(message).toBe('spec.files[0]: secret motd not found');
+    await secrets().create({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'motd', namespace: ns.name },
+      stringData: { text: 'welcome' },
+    });
+    service.context.controllers.enqueue(K3SCONFIG_CONTROLLER, `${ns.name}/demo-md-0-files`);
+    const parsed = parseK3sCloudConfig(
+      text(await eventually('the data secret', () => getSecret('demo-md-0-files')), 'value'),
+    );
+    expect(parsed.userFiles.map((f) => [f.path, f.permissions, f.content.toString()])).toEqual([
+      ['/etc/motd', '0644', 'welcome'],
+    ]);
+  });
+
+  it('reports an invalid spec by field, and leaves paused clusters alone', async () => {
+    await machineWithConfig('demo-md-0-bad', { spec: { agentConfig: { kubeletArgs: ['--not valid'] } } });
+    await eventually(
+      'invalid configuration',
+      async () => (await reasonOf('demo-md-0-bad')) === 'InvalidConfiguration',
+    );
+    const message = getCondition(
+      (await getConfig('demo-md-0-bad')).status?.conditions,
+      'DataSecretAvailable',
+    )?.message;
+    expect(message).toContain('spec.agentConfig.kubeletArgs[0]');
+
+    const paused = await newCluster('paused', { paused: true });
+    await provisionInfrastructure(paused);
+    await initializeControlPlane(paused);
+    await machineWithConfig('paused-md-0-a', { clusterName: 'paused' });
+    await eventually('the Paused condition', async () => {
+      const c = await getConfig('paused-md-0-a');
+      return getCondition(c.status?.conditions, 'Paused')?.status === 'True';
+    });
+    expect(await getSecret('paused-md-0-a')).toBeUndefined();
+    await clusters().mergePatch({ namespace: ns.name, name: 'paused' }, { spec: { paused: false } });
+    await eventually('the data secret after unpausing', () => getSecret('paused-md-0-a'));
+  });
+});

@@ -1,0 +1,83 @@
+import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
+import {
+  LABELS,
+  RESOURCES,
+  type Cluster,
+  type K3sConfig,
+  type K3sControlPlane,
+  type Machine,
+} from '@capstan/api';
+import { getControllerOf, groupOf } from '@capstan/kube';
+import type { ServiceDefinition } from '@capstan/provider-kit';
+import { configKeysOfCluster, K3sConfigReconciler } from './k3sconfig/k3sconfig.reconciler.js';
+import { SECRETS } from './k3sconfig/secrets.js';
+
+export const BOOTSTRAP_PROVIDER_SERVICE = 'bootstrap-provider';
+export const K3SCONFIG_CONTROLLER = 'k3sconfig';
+
+/**
+ * The K3s bootstrap provider: one controller that renders each K3sConfig's bootstrap data. K3sConfigTemplate
+ * needs none (the core clones it). It watches the Machines, Clusters, K3sControlPlanes and cluster secrets
+ * that unblock a K3sConfig, and publishes `bootstrap.data-secret-created`; it consumes no events.
+ */
+export const bootstrapProviderService: ServiceDefinition = {
+  name: BOOTSTRAP_PROVIDER_SERVICE,
+  setup(context) {
+    const manager = context.manager;
+    const configs = manager.informer<K3sConfig>(RESOURCES.K3sConfig);
+    const machines = manager.informer<Machine>(RESOURCES.Machine);
+    const clusters = manager.informer<Cluster>(RESOURCES.Cluster);
+    const controlPlanes = manager.informer<K3sControlPlane>(RESOURCES.K3sControlPlane);
+    // Only cluster secrets (bootstrap data, token, certificates) are cached, never every secret of the namespace.
+    const secrets = manager.informer<V1Secret>(SECRETS, { labelSelector: LABELS.clusterName });
+    const reconciler = new K3sConfigReconciler({
+      client: context.client,
+      configs,
+      machines,
+      clusters,
+      controlPlanes,
+      secrets,
+      publisher: context.publisher,
+      recorder: context.recorder(K3SCONFIG_CONTROLLER),
+    });
+    const ofCluster = (namespace: string | undefined, clusterName: string | undefined) =>
+      clusterName ? configKeysOfCluster(configs, machines, namespace, clusterName) : [];
+
+    context.addController<K3sConfig>({
+      name: K3SCONFIG_CONTROLLER,
+      for: configs,
+      reconcile: reconciler.reconcile,
+      maxConcurrentReconciles: context.options.concurrency,
+      resyncPeriodMs: context.options.syncPeriodSeconds * 1000,
+      // Kinds given by resource resolve to the same shared informers as above (same kind, same scope).
+      watches: [
+        {
+          for: RESOURCES.Machine,
+          map: (obj: KubernetesObject) => {
+            const ref = (obj as Machine).spec?.bootstrap?.configRef;
+            const ours = ref?.apiGroup === RESOURCES.K3sConfig.group && ref.kind === RESOURCES.K3sConfig.kind;
+            return ours ? [`${obj.metadata?.namespace}/${ref.name}`] : [];
+          },
+        },
+        { for: RESOURCES.Cluster, map: (obj) => ofCluster(obj.metadata?.namespace, obj.metadata?.name) },
+        {
+          for: RESOURCES.K3sControlPlane,
+          map: (obj) => ofCluster(obj.metadata?.namespace, obj.metadata?.labels?.[LABELS.clusterName]),
+        },
+        {
+          for: secrets,
+          map: (obj) => {
+            const owner = getControllerOf(obj);
+            if (
+              owner?.kind === RESOURCES.K3sConfig.kind &&
+              groupOf(owner.apiVersion) === RESOURCES.K3sConfig.group
+            ) {
+              return [`${obj.metadata?.namespace}/${owner.name}`];
+            }
+            return ofCluster(obj.metadata?.namespace, obj.metadata?.labels?.[LABELS.clusterName]);
+          },
+        },
+      ],
+    });
+  },
+};

@@ -1,0 +1,310 @@
+import type { V1OwnerReference, V1Secret } from '@kubernetes/client-node';
+import {
+  ANNOTATIONS,
+  K3S_INIT_SERVER_ANNOTATION,
+  LABELS,
+  RESOURCES,
+  type Cluster,
+  type K3sConfig,
+  type K3sControlPlane,
+  type Machine,
+} from '@capstan/api';
+import type { EventPublisher } from '@capstan/events';
+import { BootstrapRenderError, renderK3sCloudConfig, type K3sRole } from '@capstan/k3s-bootstrap';
+import {
+  getControllerOf,
+  groupOf,
+  isAlreadyExists,
+  isBeingDeleted,
+  objectKey,
+  patchStatus,
+  type EventRecorder,
+  type Informer,
+  type KubeClient,
+  type ReconcileContext,
+  type ReconcileResult,
+  type ResourceClient,
+} from '@capstan/kube';
+import { decideBootstrap, WaitingReason } from './bootstrap-role.js';
+import { readClusterCertificates } from './cluster-certificates.js';
+import { bootstrapDataSecret, dataSecretNameFor } from './data-secret.js';
+import { resolveFiles } from './file-sources.js';
+import { ensureJoinToken } from './join-token.js';
+import {
+  desiredK3sConfigStatus,
+  InvalidReason,
+  k3sConfigStatusChanged,
+  type BootstrapOutcome,
+} from './k3sconfig-status.js';
+import { PendingEvents } from './pending-events.js';
+import { bootstrapInputFor, k3sReleaseFor } from './render-input.js';
+import { getSecretIfExists, SECRETS } from './secrets.js';
+
+/** How often to look again for what no watched object announces (secrets without the cluster-name label). */
+export const UNWATCHED_RETRY_MS = 15_000;
+
+export interface K3sConfigReconcilerDeps {
+  client: KubeClient;
+  configs: Informer<K3sConfig>;
+  machines: Informer<Machine>;
+  clusters: Informer<Cluster>;
+  controlPlanes: Informer<K3sControlPlane>;
+  /** Secrets with the cluster-name label: bootstrap data, join tokens, cluster certificates. */
+  secrets: Informer<V1Secret>;
+  publisher: EventPublisher;
+  recorder: EventRecorder;
+}
+
+type Step = { outcome: BootstrapOutcome; result?: ReconcileResult; created?: boolean };
+
+/**
+ * Renders one K3sConfig's bootstrap data into its data Secret, once: waits for the Machine owner, the
+ * cluster infrastructure, the control plane (for joiners) and the certificates (for servers), then writes
+ * the secret, the contract status fields and the `bootstrap.data-secret-created` hand-off event. Data
+ * already written is never rendered again unless its secret is deleted.
+ */
+export class K3sConfigReconciler {
+  private readonly secretClient: ResourceClient<V1Secret>;
+  private readonly configClient: ResourceClient<K3sConfig>;
+  private readonly pending = new PendingEvents();
+
+  constructor(private readonly deps: K3sConfigReconcilerDeps) {
+    this.secretClient = deps.client.resource<V1Secret>(SECRETS);
+    this.configClient = deps.client.resource<K3sConfig>(RESOURCES.K3sConfig);
+  }
+
+  readonly reconcile = async (key: string, ctx: ReconcileContext): Promise<ReconcileResult | void> => {
+    await this.pending.flush(key);
+    const config = this.deps.configs.get(key);
+    if (!config || isBeingDeleted(config)) return;
+    const machine = this.owningMachine(config);
+    if (!machine) {
+      ctx.log.debug('waiting for the Machine owner reference');
+      return;
+    }
+    const step = await this.converge(config, machine, ctx);
+    const clusterName = machine.spec.clusterName;
+    const status = desiredK3sConfigStatus(config.status, step.outcome, config.metadata.generation);
+    let written = config;
+    if (k3sConfigStatusChanged(config.status, status)) {
+      written = await patchStatus(this.configClient, config, status);
+      ctx.log.info(
+        { outcome: step.outcome.state, reason: 'reason' in step.outcome ? step.outcome.reason : undefined },
+        'status updated',
+      );
+    }
+    if (step.created && step.outcome.state === 'created') {
+      const dataSecretName = step.outcome.dataSecretName;
+      await this.deps.recorder.event(written, {
+        type: 'Normal',
+        reason: 'DataSecretCreated',
+        action: 'Render',
+        note: `Bootstrap data written to secret ${dataSecretName}`,
+      });
+      await this.pending.publish(key, 'bootstrap.data-secret-created', () =>
+        this.deps.publisher.publish('bootstrap.data-secret-created', {
+          object: {
+            apiGroup: RESOURCES.K3sConfig.group,
+            kind: RESOURCES.K3sConfig.kind,
+            namespace: written.metadata.namespace!,
+            name: written.metadata.name!,
+            uid: written.metadata.uid!,
+          },
+          generation: written.metadata.generation ?? 0,
+          resourceVersion: written.metadata.resourceVersion!,
+          clusterName,
+          dataSecretName,
+          machineName: machine.metadata.name!,
+        }),
+      );
+    }
+    return step.result;
+  };
+
+  private async converge(config: K3sConfig, machine: Machine, ctx: ReconcileContext): Promise<Step> {
+    const namespace = config.metadata.namespace!;
+    const cluster = this.deps.clusters.getByName(namespace, machine.spec.clusterName);
+    if (!cluster) {
+      return {
+        outcome: {
+          state: 'waiting',
+          reason: WaitingReason.Cluster,
+          message: `Waiting for Cluster ${machine.spec.clusterName}`,
+        },
+      };
+    }
+    if (cluster.spec?.paused === true || ANNOTATIONS.paused in (config.metadata.annotations ?? {})) {
+      return { outcome: { state: 'paused' } };
+    }
+
+    const dataSecretName = dataSecretNameFor(config);
+    const existing = await this.existingDataSecret(config, dataSecretName);
+    if (existing === 'foreign') {
+      return {
+        outcome: {
+          state: 'invalid',
+          reason: InvalidReason.InvalidConfiguration,
+          message: `Secret ${dataSecretName} exists and is not controlled by this K3sConfig`,
+        },
+      };
+    }
+    if (existing === 'ours') return { outcome: { state: 'created', dataSecretName } };
+
+    const decision = decideBootstrap({
+      controlPlaneMachine: LABELS.controlPlane in (machine.metadata.labels ?? {}),
+      designatedInitServer: config.metadata.annotations?.[K3S_INIT_SERVER_ANNOTATION] === 'true',
+      infrastructureProvisioned: cluster.status?.initialization?.infrastructureProvisioned === true,
+      endpointKnown: Boolean(
+        cluster.spec?.controlPlaneEndpoint?.host && cluster.spec.controlPlaneEndpoint.port,
+      ),
+      controlPlaneInitialized: this.controlPlaneInitialized(cluster),
+    });
+    if (decision.action === 'wait')
+      return { outcome: { state: 'waiting', reason: decision.reason, message: decision.message } };
+    return this.render(config, machine, cluster, decision.role, dataSecretName, ctx);
+  }
+
+  private async render(
+    config: K3sConfig,
+    machine: Machine,
+    cluster: Cluster,
+    role: K3sRole,
+    dataSecretName: string,
+    ctx: ReconcileContext,
+  ): Promise<Step> {
+    const namespace = config.metadata.namespace!;
+    const spec = config.spec ?? {};
+    const version = k3sReleaseFor(spec.version, machine.spec.version);
+    if (!version) {
+      return {
+        outcome: {
+          state: 'invalid',
+          reason: InvalidReason.InvalidConfiguration,
+          message: 'Neither spec.version nor the Machine spec.version names a K3s release',
+        },
+      };
+    }
+    let certificates;
+    if (role !== 'agent') {
+      const lookup = await readClusterCertificates(
+        namespace,
+        cluster.metadata.name!,
+        this.secretClient,
+        this.deps.secrets,
+      );
+      if (!lookup.found) {
+        return {
+          outcome: {
+            state: 'waiting',
+            reason: WaitingReason.ClusterCertificates,
+            message: `Waiting for the cluster certificates: ${lookup.missing.join(', ')}`,
+          },
+          result: { requeueAfter: UNWATCHED_RETRY_MS },
+        };
+      }
+      certificates = lookup.certificates;
+    }
+    const files = await resolveFiles(namespace, spec.files, this.secretClient);
+    if (!files.resolved) {
+      return {
+        outcome: { state: 'waiting', reason: WaitingReason.FileSecret, message: files.message },
+        result: { requeueAfter: UNWATCHED_RETRY_MS },
+      };
+    }
+    const token = await ensureJoinToken(cluster, this.secretClient, this.deps.secrets);
+
+    let cloudConfig: string;
+    try {
+      cloudConfig = renderK3sCloudConfig(
+        bootstrapInputFor({ role, spec, files: files.files, version, machine, cluster, token, certificates }),
+      );
+    } catch (error) {
+      if (error instanceof BootstrapRenderError) {
+        return {
+          outcome: { state: 'invalid', reason: InvalidReason.InvalidConfiguration, message: error.message },
+        };
+      }
+      throw error;
+    }
+
+    try {
+      await this.secretClient.create(bootstrapDataSecret(config, machine.spec.clusterName, cloudConfig));
+    } catch (error) {
+      if (!isAlreadyExists(error)) throw error;
+      // Written by an earlier attempt whose status update did not land: it stands, as data is never re-rendered.
+      const existing = await this.existingDataSecret(config, dataSecretName, true);
+      if (existing !== 'ours') throw error;
+      return { outcome: { state: 'created', dataSecretName } };
+    }
+    ctx.log.info({ role, dataSecretName }, 'bootstrap data secret created');
+    return { outcome: { state: 'created', dataSecretName }, created: true };
+  }
+
+  /**
+   * Whether the data secret exists: from the cache, and from the API when the status says it was created
+   * (the cache may lag, and rendering again must not happen just because of that).
+   */
+  private async existingDataSecret(
+    config: K3sConfig,
+    name: string,
+    forceRead = false,
+  ): Promise<'ours' | 'foreign' | 'none'> {
+    const namespace = config.metadata.namespace!;
+    let secret = this.deps.secrets.getByName(namespace, name);
+    if (!secret && (forceRead || config.status?.initialization?.dataSecretCreated)) {
+      secret = await getSecretIfExists(this.secretClient, namespace, name);
+    }
+    if (!secret) return 'none';
+    return getControllerOf(secret)?.uid === config.metadata.uid ? 'ours' : 'foreign';
+  }
+
+  private owningMachine(config: K3sConfig): Machine | undefined {
+    const refs = config.metadata.ownerReferences ?? [];
+    const isMachine = (ref: V1OwnerReference) =>
+      ref.kind === RESOURCES.Machine.kind && groupOf(ref.apiVersion) === RESOURCES.Machine.group;
+    const ref = refs.find((r) => isMachine(r) && r.controller === true) ?? refs.find(isMachine);
+    if (!ref) return undefined;
+    const machine = this.deps.machines.getByName(config.metadata.namespace, ref.name);
+    return machine && machine.metadata.uid === ref.uid ? machine : undefined;
+  }
+
+  /** The Cluster's contract field, or the K3sControlPlane's own status, whichever says so first. */
+  private controlPlaneInitialized(cluster: Cluster): boolean {
+    if (cluster.status?.initialization?.controlPlaneInitialized === true) return true;
+    const ref = cluster.spec?.controlPlaneRef;
+    if (
+      !ref ||
+      ref.apiGroup !== RESOURCES.K3sControlPlane.group ||
+      ref.kind !== RESOURCES.K3sControlPlane.kind
+    )
+      return false;
+    const controlPlane = this.deps.controlPlanes.getByName(cluster.metadata.namespace, ref.name);
+    return controlPlane?.status?.initialization?.controlPlaneInitialized === true;
+  }
+}
+
+/** Keys of the K3sConfigs a Cluster (or anything of that cluster) may unblock. */
+export function configKeysOfCluster(
+  configs: Informer<K3sConfig>,
+  machines: Informer<Machine>,
+  namespace: string | undefined,
+  clusterName: string,
+): string[] {
+  const keys = new Set<string>();
+  for (const machine of machines.list(namespace)) {
+    const ref = machine.spec?.bootstrap?.configRef;
+    if (machine.spec?.clusterName !== clusterName || !ref) continue;
+    if (ref.apiGroup !== RESOURCES.K3sConfig.group || ref.kind !== RESOURCES.K3sConfig.kind) continue;
+    const config = configs.getByName(machine.metadata.namespace, ref.name);
+    if (config && !config.status?.initialization?.dataSecretCreated) keys.add(objectKey(config));
+  }
+  for (const config of configs.list(namespace)) {
+    if (
+      config.metadata.labels?.[LABELS.clusterName] === clusterName &&
+      !config.status?.initialization?.dataSecretCreated
+    ) {
+      keys.add(objectKey(config));
+    }
+  }
+  return [...keys];
+}

@@ -1,0 +1,33 @@
+import type { V1Secret } from '@kubernetes/client-node';
+import { isNotFound, type ResourceClient, type ResourceType } from '@capstan/kube';
+
+/** Core v1 Secrets, as the kube runtime addresses kinds. */
+export const SECRETS: ResourceType = {
+  group: '',
+  version: 'v1',
+  plural: 'secrets',
+  kind: 'Secret',
+  namespaced: true,
+};
+
+/** The UTF-8 text of one key of a Secret as the API returns it (base64 `data`), if present. */
+export function secretText(secret: V1Secret | undefined, key: string): string | undefined {
+  const value = secret?.data?.[key];
+  return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
+}
+
+export const base64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
+
+/** A Secret read from the API, or undefined when there is none. */
+export async function getSecretIfExists(
+  secrets: ResourceClient<V1Secret>,
+  namespace: string,
+  name: string,
+): Promise<V1Secret | undefined> {
+  try {
+    return await secrets.get({ namespace, name });
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
