@@ -1,7 +1,30 @@
-import { type ServiceContext } from '@capstan/provider-kit';
-import { type WorkloadClusters } from '../remote/workload-clusters.js';
+import { RESOURCES, type Cluster, type Machine, type MachineDeployment, type MachineHealthCheck, type MachineSet } from '@capstan/api';
+import type { ServiceContext } from '@capstan/provider-kit';
+import { ProviderKinds } from '../external/provider-kinds.js';
+import type { WorkloadClusters } from '../remote/workload-clusters.js';
+import { registerMachineDeploymentController } from './machinedeployment/machinedeployment.controller.js';
+import { registerMachineHealthCheckController } from './machinehealthcheck/machinehealthcheck.controller.js';
+import { registerMachineSetController } from './machineset/machineset.controller.js';
+import { TemplateCloner } from './machineset/template-cloner.js';
+import type { WorkloadContext } from './machineset/workload-context.js';
 
-/** Registers the MachineSet, MachineDeployment and MachineHealthCheck controllers (filled in by their issue). */
-export function registerWorkloadControllers(_context: ServiceContext, _deps: { workloadClusters: WorkloadClusters }): void {
-  // The MachineSet, MachineDeployment and MachineHealthCheck controllers are registered here.
+/**
+ * Registers the MachineSet, MachineDeployment and MachineHealthCheck controllers of the core service; they share
+ * the service's client and caches. The MachineHealthCheck reads Nodes through `workloadClusters`.
+ */
+export function registerWorkloadControllers(ctx: ServiceContext, deps: { workloadClusters: WorkloadClusters }): void {
+  const workload: WorkloadContext = {
+    client: ctx.client,
+    clusters: ctx.manager.informer<Cluster>(RESOURCES.Cluster),
+    machines: ctx.manager.informer<Machine>(RESOURCES.Machine),
+    machineSets: ctx.manager.informer<MachineSet>(RESOURCES.MachineSet),
+    machineDeployments: ctx.manager.informer<MachineDeployment>(RESOURCES.MachineDeployment),
+    machineHealthChecks: ctx.manager.informer<MachineHealthCheck>(RESOURCES.MachineHealthCheck),
+    templates: new TemplateCloner(ctx.client, new ProviderKinds(ctx.client)),
+    publisher: ctx.publisher,
+    now: () => new Date(),
+  };
+  registerMachineSetController(ctx, workload);
+  registerMachineDeploymentController(ctx, workload);
+  registerMachineHealthCheckController(ctx, workload, deps.workloadClusters);
 }

@@ -1,0 +1,404 @@
+import {
+  ANNOTATIONS,
+  FINALIZERS,
+  LABELS,
+  RESOURCES,
+  setCondition,
+  type Cluster,
+  type Machine,
+  type MachineDeployment,
+  type MachineDeploymentStatus,
+  type MachineSet,
+} from '@capstan/api';
+import {
+  addFinalizer,
+  applyStatus,
+  getControllerOf,
+  hasFinalizer,
+  isAlreadyExists,
+  isBeingDeleted,
+  isConflict,
+  isNotFound,
+  objectKey,
+  removeFinalizer,
+  type EventRecorder,
+  type ReconcileContext,
+  type ReconcileResult,
+  type ResourceClient,
+} from '@capstan/kube';
+import { waitForCache } from '../machineset/cache-wait.js';
+import { jsonEqual } from '../machineset/canonical-json.js';
+import { selectorMatches } from '../machineset/label-selector.js';
+import { timeMs } from '../machineset/machine-state.js';
+import { isPaused, pausedCondition } from '../machineset/paused.js';
+import type { WorkloadContext } from '../machineset/workload-context.js';
+import { computeMachineDeploymentStatus } from './machinedeployment.status.js';
+import {
+  createdAtOf,
+  dueRolloutAfter,
+  findCurrentMachineSet,
+  machineSetName,
+  machineSetPatch,
+  newMachineSet,
+  revisionOf,
+  type SetChange,
+} from './machinedeployment.sets.js';
+import { planProportionalScale } from './proportional-scale.js';
+import { resolveRolloutLimits, type RolloutLimits } from './rollout-limits.js';
+import { planOnDelete, planRollingUpdate, type ScalePlan, type SetState } from './rollout-planner.js';
+import { templateHash } from './template-hash.js';
+
+/** Old MachineSets kept, scaled to zero, after a rollout (a short history to look back at). */
+export const REVISION_HISTORY_LIMIT = 1;
+
+interface Observed {
+  deployment: MachineDeployment;
+  cluster: Cluster | undefined;
+  sets: MachineSet[];
+  machinesBySet: Map<string, Machine[]>;
+}
+
+/**
+ * Rolls a MachineDeployment's template out through MachineSets (upstream machinedeployment_controller.go): a set
+ * per template revision, RollingUpdate within maxSurge/maxUnavailable or OnDelete, `rollout.after`, proportional
+ * scaling without a rollout, `spec.paused`, cleanup of old sets, and status. Deleting the deployment deletes its
+ * sets (and so their Machines) before its finalizer goes.
+ */
+export class MachineDeploymentReconciler {
+  private readonly deploymentsApi: ResourceClient<MachineDeployment>;
+  private readonly setsApi: ResourceClient<MachineSet>;
+
+  constructor(
+    private readonly workload: WorkloadContext,
+    private readonly recorder: EventRecorder,
+  ) {
+    this.deploymentsApi = workload.client.resource<MachineDeployment>(RESOURCES.MachineDeployment);
+    this.setsApi = workload.client.resource<MachineSet>(RESOURCES.MachineSet);
+  }
+
+  readonly reconcile = async (key: string, rc: ReconcileContext): Promise<ReconcileResult | void> => {
+    const cached = this.workload.machineDeployments.get(key);
+    if (!cached) return;
+    let deployment = cached;
+    const cluster = this.workload.clusters.getByName(deployment.metadata.namespace, deployment.spec.clusterName);
+    if (isPaused(cluster, deployment)) {
+      await this.writePausedCondition(deployment, cluster);
+      return;
+    }
+    if (isBeingDeleted(deployment)) {
+      await this.reconcileDelete(this.observe(deployment, cluster), rc);
+      return;
+    }
+    if (!hasFinalizer(deployment, FINALIZERS.machineDeployment)) {
+      deployment = await addFinalizer(this.deploymentsApi, deployment, FINALIZERS.machineDeployment);
+    }
+    deployment = await this.ensureClusterLabelAndOwner(deployment, cluster);
+    await this.adoptOrphanSets(deployment, rc);
+
+    const now = this.workload.now();
+    const limits = resolveRolloutLimits(deployment);
+    let observed = this.observe(deployment, cluster);
+    if (!deployment.spec.paused) {
+      await this.rollout(observed, limits, now, rc);
+      observed = this.observe(deployment, cluster);
+      await this.cleanUpOldSets(observed, now);
+      observed = this.observe(deployment, cluster);
+    }
+    await this.writeStatus(observed, limits, now);
+
+    // A rollout.after still ahead needs a reconcile when it comes: nothing else would trigger one.
+    const after = timeMs(deployment.spec.rollout?.after);
+    if (after !== undefined && after > now.getTime()) return { requeueAfter: after - now.getTime() + 1000 };
+  };
+
+  private observe(deployment: MachineDeployment, cluster: Cluster | undefined): Observed {
+    const sets = this.workload.machineSets
+      .list(deployment.metadata.namespace)
+      .filter((ms) => getControllerOf(ms)?.uid === deployment.metadata.uid);
+    const machinesBySet = new Map<string, Machine[]>(sets.map((ms) => [ms.metadata.uid!, []]));
+    for (const machine of this.workload.machines.list(deployment.metadata.namespace)) {
+      const owner = getControllerOf(machine)?.uid;
+      if (owner) machinesBySet.get(owner)?.push(machine);
+    }
+    return { deployment, cluster, sets, machinesBySet };
+  }
+
+  private async rollout(observed: Observed, limits: RolloutLimits, now: Date, rc: ReconcileContext): Promise<void> {
+    const { deployment, sets } = observed;
+    const current = findCurrentMachineSet(deployment, sets, now);
+    const old = sets.filter((ms) => ms !== current);
+    const stateOf = (ms: MachineSet): SetState => ({
+      name: ms.metadata.name!,
+      replicas: ms.spec.replicas ?? 1,
+      machines: observed.machinesBySet.get(ms.metadata.uid!) ?? [],
+      deletionOrder: ms.spec.deletion?.order,
+      createdAt: createdAtOf(ms),
+    });
+
+    if (this.isScalingEvent(sets, limits)) {
+      const plan = planProportionalScale(
+        {
+          replicas: limits.replicas,
+          maxSurge: limits.maxSurge,
+          rollingUpdate: deployment.spec.rollout?.strategy?.type !== 'OnDelete',
+          currentTotal: deployment.status?.replicas ?? 0,
+        },
+        current && scalableOf(current),
+        old.map(scalableOf),
+        current !== undefined &&
+          (current.spec.replicas ?? 1) === limits.replicas &&
+          (current.status?.availableReplicas ?? 0) >= limits.replicas,
+      );
+      // Every active set records the size it now serves, which ends the scaling event.
+      for (const ms of sets) {
+        const target = plan.get(ms.metadata.name!);
+        if (target === undefined && (ms.spec.replicas ?? 1) === 0) continue;
+        await this.updateSet(deployment, ms, { replicas: target, limits }, rc);
+      }
+      return;
+    }
+
+    const revision = Math.max(0, ...old.map(revisionOf)) + 1;
+    const hash = templateHash(deployment.spec.template, dueRolloutAfter(deployment, now));
+    const newState: SetState = current
+      ? stateOf(current)
+      : { name: machineSetName(deployment, hash), replicas: 0, machines: [], createdAt: now.getTime() };
+    const oldStates = old.map(stateOf);
+    const plan: ScalePlan =
+      deployment.spec.rollout?.strategy?.type === 'OnDelete'
+        ? planOnDelete(limits, newState, oldStates)
+        : planRollingUpdate(limits, newState, oldStates, now.getTime());
+
+    let currentSet = current;
+    if (!currentSet) {
+      currentSet = await this.createSet(deployment, hash, revision, plan.get(newState.name) ?? 0, limits, rc);
+    } else {
+      // A set that was old and runs the current template again (a rollback) becomes the latest revision.
+      await this.updateSet(
+        deployment,
+        currentSet,
+        {
+          replicas: plan.get(newState.name),
+          ...(revisionOf(currentSet) < revision ? { revision } : {}),
+          ...(plan.get(newState.name) !== currentSet.spec.replicas ? { limits } : {}),
+        },
+        rc,
+      );
+    }
+    for (const ms of old) {
+      const target = plan.get(ms.metadata.name!);
+      await this.updateSet(deployment, ms, target !== ms.spec.replicas ? { replicas: target, limits } : {}, rc);
+    }
+    await this.recordRevision(deployment, this.workload.machineSets.get(objectKey(currentSet)) ?? currentSet);
+  }
+
+  /** Active sets were last sized for another spec.replicas (upstream isScalingEvent). */
+  private isScalingEvent(sets: readonly MachineSet[], limits: RolloutLimits): boolean {
+    return sets.some((ms) => {
+      if ((ms.spec.replicas ?? 1) === 0) return false;
+      const desired = ms.metadata.annotations?.[ANNOTATIONS.desiredReplicas];
+      return desired !== undefined && Number(desired) !== limits.replicas;
+    });
+  }
+
+  private async createSet(
+    deployment: MachineDeployment,
+    hash: string,
+    revision: number,
+    replicas: number,
+    limits: RolloutLimits,
+    rc: ReconcileContext,
+  ): Promise<MachineSet> {
+    const desired = newMachineSet(deployment, hash, revision, replicas, limits);
+    try {
+      const created = await this.setsApi.create(desired);
+      rc.log.info({ machineSet: created.metadata.name, revision, replicas }, 'created MachineSet');
+      void this.recorder.event(deployment, {
+        type: 'Normal',
+        reason: 'SuccessfulCreate',
+        action: 'Create',
+        note: `Created MachineSet ${created.metadata.name} (revision ${revision}) with ${replicas} replicas`,
+        related: created,
+      });
+      await waitForCache(
+        `MachineSet ${created.metadata.name}`,
+        () => this.workload.machineSets.get(objectKey(created)) !== undefined,
+        rc.signal,
+      );
+      return created;
+    } catch (err) {
+      // Created by an earlier attempt the cache did not show yet: the next reconcile finds it.
+      if (isAlreadyExists(err)) throw new Error(`MachineSet ${desired.metadata.name} exists but is not in the cache yet`, { cause: err });
+      throw err;
+    }
+  }
+
+  private async updateSet(
+    deployment: MachineDeployment,
+    ms: MachineSet,
+    change: SetChange,
+    rc: ReconcileContext,
+  ): Promise<void> {
+    const patch = machineSetPatch(deployment, ms, change);
+    if (!patch) return;
+    const updated = await this.setsApi.mergePatch({ namespace: ms.metadata.namespace, name: ms.metadata.name! }, patch);
+    if (change.replicas !== undefined && change.replicas !== ms.spec.replicas) {
+      rc.log.info({ machineSet: ms.metadata.name, from: ms.spec.replicas, to: change.replicas }, 'scaled MachineSet');
+      void this.recorder.event(deployment, {
+        type: 'Normal',
+        reason: 'ScalingMachineSet',
+        action: 'Scale',
+        note: `Scaled MachineSet ${ms.metadata.name} from ${ms.spec.replicas ?? 1} to ${change.replicas} replicas`,
+        related: ms,
+      });
+    }
+    // The next step must see this one: plans are made from the cache.
+    await waitForCache(
+      `MachineSet ${ms.metadata.name} at resourceVersion ${updated.metadata.resourceVersion}`,
+      () => this.workload.machineSets.get(objectKey(ms))?.metadata.resourceVersion !== ms.metadata.resourceVersion,
+      rc.signal,
+    );
+  }
+
+  /** The deployment's revision annotation follows its current set's. */
+  private async recordRevision(deployment: MachineDeployment, current: MachineSet): Promise<void> {
+    const revision = current.metadata.annotations?.[ANNOTATIONS.revision];
+    if (!revision || deployment.metadata.annotations?.[ANNOTATIONS.revision] === revision) return;
+    await this.deploymentsApi.mergePatch(
+      { namespace: deployment.metadata.namespace, name: deployment.metadata.name! },
+      { metadata: { annotations: { [ANNOTATIONS.revision]: revision } } },
+    );
+  }
+
+  /** Old sets at zero with no Machines left, beyond the history kept, are deleted. */
+  private async cleanUpOldSets(observed: Observed, now: Date): Promise<void> {
+    const current = findCurrentMachineSet(observed.deployment, observed.sets, now);
+    const idle = observed.sets
+      .filter(
+        (ms) =>
+          ms !== current &&
+          !isBeingDeleted(ms) &&
+          (ms.spec.replicas ?? 1) === 0 &&
+          (observed.machinesBySet.get(ms.metadata.uid!) ?? []).length === 0,
+      )
+      .sort((a, b) => revisionOf(b) - revisionOf(a));
+    for (const ms of idle.slice(REVISION_HISTORY_LIMIT)) {
+      await this.setsApi
+        .delete({ namespace: ms.metadata.namespace, name: ms.metadata.name! }, { preconditions: { uid: ms.metadata.uid } })
+        .catch((err: unknown) => {
+          if (!isNotFound(err)) throw err;
+        });
+    }
+  }
+
+  private async ensureClusterLabelAndOwner(
+    deployment: MachineDeployment,
+    cluster: Cluster | undefined,
+  ): Promise<MachineDeployment> {
+    const metadata: Record<string, unknown> = {};
+    if (deployment.metadata.labels?.[LABELS.clusterName] !== deployment.spec.clusterName) {
+      metadata['labels'] = { [LABELS.clusterName]: deployment.spec.clusterName };
+    }
+    const owners = deployment.metadata.ownerReferences ?? [];
+    if (cluster?.metadata.uid && !owners.some((o) => o.uid === cluster.metadata.uid)) {
+      metadata['ownerReferences'] = [
+        ...owners,
+        { apiVersion: RESOURCES.Cluster.apiVersion, kind: RESOURCES.Cluster.kind, name: cluster.metadata.name!, uid: cluster.metadata.uid },
+      ];
+      metadata['resourceVersion'] = deployment.metadata.resourceVersion;
+    }
+    if (Object.keys(metadata).length === 0) return deployment;
+    return this.deploymentsApi.mergePatch(
+      { namespace: deployment.metadata.namespace, name: deployment.metadata.name! },
+      { metadata },
+    );
+  }
+
+  /** Orphan sets the selector matches (e.g. restored from a backup) are taken back. */
+  private async adoptOrphanSets(deployment: MachineDeployment, rc: ReconcileContext): Promise<void> {
+    for (const ms of this.workload.machineSets.list(deployment.metadata.namespace)) {
+      if (getControllerOf(ms) || isBeingDeleted(ms) || ms.spec.clusterName !== deployment.spec.clusterName) continue;
+      if (!selectorMatches(deployment.spec.selector, ms.metadata.labels)) continue;
+      try {
+        await this.setsApi.mergePatch(
+          { namespace: ms.metadata.namespace, name: ms.metadata.name! },
+          {
+            metadata: {
+              resourceVersion: ms.metadata.resourceVersion,
+              ownerReferences: [
+                ...(ms.metadata.ownerReferences ?? []),
+                {
+                  apiVersion: RESOURCES.MachineDeployment.apiVersion,
+                  kind: RESOURCES.MachineDeployment.kind,
+                  name: deployment.metadata.name!,
+                  uid: deployment.metadata.uid!,
+                  controller: true,
+                  blockOwnerDeletion: true,
+                },
+              ],
+            },
+          },
+        );
+        rc.log.info({ machineSet: ms.metadata.name }, 'adopted MachineSet');
+      } catch (err) {
+        if (!isConflict(err) && !isNotFound(err)) throw err;
+      }
+    }
+  }
+
+  private async reconcileDelete(observed: Observed, rc: ReconcileContext): Promise<void> {
+    const { deployment, sets } = observed;
+    for (const ms of sets) {
+      if (isBeingDeleted(ms)) continue;
+      await this.setsApi
+        .delete({ namespace: ms.metadata.namespace, name: ms.metadata.name! }, { preconditions: { uid: ms.metadata.uid } })
+        .catch((err: unknown) => {
+          if (!isNotFound(err)) throw err;
+        });
+      rc.log.info({ machineSet: ms.metadata.name }, 'deleting MachineSet (MachineDeployment deleted)');
+    }
+    if (sets.length > 0) {
+      await this.writeStatus(observed, resolveRolloutLimits(deployment), this.workload.now());
+      return;
+    }
+    if (hasFinalizer(deployment, FINALIZERS.machineDeployment)) {
+      await removeFinalizer(this.deploymentsApi, deployment, FINALIZERS.machineDeployment).catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
+    }
+  }
+
+  private async writeStatus(observed: Observed, limits: RolloutLimits, now: Date): Promise<void> {
+    const { deployment, sets, machinesBySet } = observed;
+    const current = isBeingDeleted(deployment) ? undefined : findCurrentMachineSet(deployment, sets, now);
+    const status: MachineDeploymentStatus = computeMachineDeploymentStatus({
+      deployment,
+      cluster: observed.cluster,
+      machineSets: sets,
+      machines: [...machinesBySet.values()].flat(),
+      isUpToDate: (m) => current !== undefined && getControllerOf(m)?.uid === current.metadata.uid,
+      limits,
+      now,
+    });
+    if (jsonEqual(deployment.status, { ...status, observedGeneration: deployment.metadata.generation })) return;
+    await applyStatus(this.deploymentsApi, deployment, status).catch((err: unknown) => {
+      if (!isNotFound(err)) throw err;
+    });
+  }
+
+  private async writePausedCondition(deployment: MachineDeployment, cluster: Cluster | undefined): Promise<void> {
+    const conditions = setCondition(deployment.status?.conditions, pausedCondition(cluster, deployment), this.workload.now());
+    if (jsonEqual(conditions, deployment.status?.conditions)) return;
+    await applyStatus(this.deploymentsApi, deployment, { ...deployment.status, conditions }, { observedGeneration: false });
+  }
+}
+
+function scalableOf(ms: MachineSet) {
+  const max = Number(ms.metadata.annotations?.[ANNOTATIONS.maxReplicas]);
+  return {
+    name: ms.metadata.name!,
+    replicas: ms.spec.replicas ?? 1,
+    createdAt: createdAtOf(ms),
+    ...(Number.isFinite(max) && max > 0 ? { maxReplicas: max } : {}),
+  };
+}

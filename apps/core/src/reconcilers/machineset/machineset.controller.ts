@@ -1,0 +1,52 @@
+import { RESOURCES, type Machine, type MachineDeployment, type MachineSet } from '@capstan/api';
+import { BY_CLUSTER_NAME, BY_OWNER, clusterIndexValue, getControllerOf, objectKey } from '@capstan/kube';
+import type { ServiceContext } from '@capstan/provider-kit';
+import { selectorMatches } from './label-selector.js';
+import { MachineSetReconciler } from './machineset.reconciler.js';
+import type { WorkloadContext } from './workload-context.js';
+
+export const MACHINE_SET_CONTROLLER = 'machineset';
+
+/** Orphan Machines wake the sets whose selector matches them, which may adopt them. */
+function orphanToMachineSets(workload: WorkloadContext, machine: Machine): string[] {
+  if (getControllerOf(machine)) return [];
+  return workload.machineSets
+    .list(machine.metadata.namespace)
+    .filter(
+      (ms) =>
+        ms.spec.clusterName === machine.spec.clusterName && selectorMatches(ms.spec.selector, machine.metadata.labels),
+    )
+    .map(objectKey);
+}
+
+export function registerMachineSetController(ctx: ServiceContext, workload: WorkloadContext): void {
+  const reconciler = new MachineSetReconciler(workload, ctx.recorder(MACHINE_SET_CONTROLLER));
+  ctx.addController<MachineSet>({
+    name: MACHINE_SET_CONTROLLER,
+    for: workload.machineSets,
+    owns: [RESOURCES.Machine],
+    watches: [
+      { for: RESOURCES.Machine, map: (m) => orphanToMachineSets(workload, m as Machine) },
+      // Revision and remediation.maxInFlight come from the deployment.
+      {
+        for: RESOURCES.MachineDeployment,
+        map: (md) =>
+          workload.machineSets
+            .byIndex(BY_OWNER, (md as MachineDeployment).metadata.uid ?? '')
+            .filter((ms) => getControllerOf(ms)?.kind === RESOURCES.MachineDeployment.kind)
+            .map(objectKey),
+      },
+      // Pause, unpause and deletion of the cluster.
+      {
+        for: RESOURCES.Cluster,
+        map: (cluster) =>
+          workload.machineSets
+            .byIndex(BY_CLUSTER_NAME, clusterIndexValue(cluster.metadata?.namespace, cluster.metadata!.name!))
+            .map(objectKey),
+      },
+    ],
+    reconcile: reconciler.reconcile,
+    maxConcurrentReconciles: ctx.options.concurrency,
+    resyncPeriodMs: ctx.options.syncPeriodSeconds * 1000,
+  });
+}

@@ -1,0 +1,300 @@
+import {
+  ANNOTATIONS,
+  ConditionType,
+  FINALIZERS,
+  isFalse,
+  LABELS,
+  RESOURCES,
+  setCondition,
+  type Cluster,
+  type Machine,
+  type MachineDeployment,
+  type MachineSet,
+  type MachineSetStatus,
+} from '@capstan/api';
+import {
+  addFinalizer,
+  applyStatus,
+  getControllerOf,
+  hasFinalizer,
+  isBeingDeleted,
+  isConflict,
+  isNotFound,
+  removeFinalizer,
+  type EventRecorder,
+  type ReconcileContext,
+  type ReconcileResult,
+  type ResourceClient,
+} from '@capstan/kube';
+import { jsonEqual } from './canonical-json.js';
+import { ProviderKindError } from '../../external/provider-kinds.js';
+import { selectorMatches } from './label-selector.js';
+import { isDeleting } from './machine-state.js';
+import { controllerReferenceTo, inPlacePatch } from './machineset.machines.js';
+import { remediateMachines } from './machineset.remediation.js';
+import { scaleDown, scaleUp, type ScaleDeps } from './machineset.scale.js';
+import { computeMachineSetStatus, desiredReplicas } from './machineset.status.js';
+import { isPaused, pausedCondition } from './paused.js';
+import type { WorkloadContext } from './workload-context.js';
+
+/** Templates are not watched: a missing one is looked for again after this long. */
+const MISSING_TEMPLATE_RETRY_MS = 10_000;
+
+/** The MachineDeployment controlling a MachineSet, when there is one in the cache. */
+export function owningDeployment(workload: WorkloadContext, machineSet: MachineSet): MachineDeployment | undefined {
+  const owner = getControllerOf(machineSet);
+  if (owner?.kind !== RESOURCES.MachineDeployment.kind) return undefined;
+  const deployment = workload.machineDeployments.getByName(machineSet.metadata.namespace, owner.name);
+  return deployment?.metadata.uid === owner.uid ? deployment : undefined;
+}
+
+/** The set is the deployment's current revision (upstream isCurrentMachineSet). */
+export function isCurrentRevision(machineSet: MachineSet, deployment: MachineDeployment): boolean {
+  const revision = deployment.metadata.annotations?.[ANNOTATIONS.revision];
+  return revision !== undefined && revision === machineSet.metadata.annotations?.[ANNOTATIONS.revision];
+}
+
+/**
+ * Keeps a MachineSet's Machines at `spec.replicas` (upstream machineset_controller.go): adopts orphans its
+ * selector matches, deletes Machines a health check asked it to remediate, carries in-place changes to its
+ * Machines, creates or deletes Machines, and reports counters and conditions. Deleting the set deletes its
+ * Machines before its finalizer goes.
+ */
+export class MachineSetReconciler {
+  private readonly machineSetsApi: ResourceClient<MachineSet>;
+  private readonly machinesApi: ResourceClient<Machine>;
+
+  constructor(
+    private readonly workload: WorkloadContext,
+    private readonly recorder: EventRecorder,
+  ) {
+    this.machineSetsApi = workload.client.resource<MachineSet>(RESOURCES.MachineSet);
+    this.machinesApi = workload.client.resource<Machine>(RESOURCES.Machine);
+  }
+
+  readonly reconcile = async (key: string, rc: ReconcileContext): Promise<ReconcileResult | void> => {
+    const cached = this.workload.machineSets.get(key);
+    if (!cached) return;
+    let machineSet = cached;
+    const cluster = this.workload.clusters.getByName(machineSet.metadata.namespace, machineSet.spec.clusterName);
+    if (isPaused(cluster, machineSet)) {
+      await this.writePausedCondition(machineSet, cluster);
+      return;
+    }
+    const deleting = isBeingDeleted(machineSet);
+    if (!deleting) {
+      if (!hasFinalizer(machineSet, FINALIZERS.machineSet)) {
+        machineSet = await addFinalizer(this.machineSetsApi, machineSet, FINALIZERS.machineSet);
+      }
+      machineSet = await this.ensureClusterLabelAndOwner(machineSet, cluster);
+    }
+    const machines = await this.adoptAndList(machineSet, rc);
+    if (deleting) {
+      await this.reconcileDelete(machineSet, cluster, machines, rc);
+      return;
+    }
+
+    const deployment = owningDeployment(this.workload, machineSet);
+    const current = deployment ? isCurrentRevision(machineSet, deployment) : true;
+    const now = this.workload.now();
+    await remediateMachines(
+      { machinesApi: this.machinesApi, recorder: this.recorder, log: rc.log, now },
+      machineSet,
+      deployment,
+      current,
+      machines,
+    );
+    await this.syncMachines(machineSet, machines);
+
+    const scale: ScaleDeps = {
+      workload: this.workload,
+      machinesApi: this.machinesApi,
+      recorder: this.recorder,
+      log: rc.log,
+      signal: rc.signal,
+    };
+    const missing = desiredReplicas(machineSet) - machines.length;
+    let blockedBy = missing > 0 ? this.scaleUpBlocker(machineSet, cluster, deployment, current) : undefined;
+    let result: ReconcileResult | undefined;
+    if (missing > 0 && !blockedBy) {
+      try {
+        await scaleUp(scale, machineSet, missing);
+      } catch (err) {
+        if (!isNotFound(err) && !(err instanceof ProviderKindError)) throw err;
+        blockedBy = `a template does not exist: ${err instanceof Error ? err.message : String(err)}`;
+        rc.log.info({ reason: blockedBy }, 'cannot scale up');
+        result = { requeueAfter: MISSING_TEMPLATE_RETRY_MS };
+      }
+    } else if (missing < 0) {
+      await scaleDown(scale, machineSet, machines, -missing);
+    }
+
+    const isUpToDate = deployment
+      ? () => current
+      : (machine: Machine) => !isFalse(machine.status?.conditions, ConditionType.UpToDate);
+    await this.writeStatus(
+      machineSet,
+      computeMachineSetStatus({
+        machineSet,
+        cluster,
+        machines: this.ownedMachines(machineSet),
+        isUpToDate,
+        scaleUpBlockedBy: blockedBy,
+        now,
+      }),
+    );
+    return result;
+  };
+
+  private scaleUpBlocker(
+    machineSet: MachineSet,
+    cluster: Cluster | undefined,
+    deployment: MachineDeployment | undefined,
+    current: boolean,
+  ): string | undefined {
+    if (!cluster) return `Cluster ${machineSet.spec.clusterName} does not exist`;
+    // A set must not grow while its cluster is torn down (upstream #9629).
+    if (isBeingDeleted(cluster)) return `Cluster ${cluster.metadata.name} is being deleted`;
+    if (Object.hasOwn(machineSet.metadata.annotations ?? {}, ANNOTATIONS.disableMachineCreate)) {
+      return `the ${ANNOTATIONS.disableMachineCreate} annotation is set`;
+    }
+    // Machines of an old revision are replaced by the current one; a deleted one is not brought back.
+    if (deployment && !current) {
+      return `MachineSet is not the current revision of MachineDeployment ${deployment.metadata.name}`;
+    }
+    return undefined;
+  }
+
+  /** The cluster-name label, and for a set no MachineDeployment controls, an owner reference to its Cluster. */
+  private async ensureClusterLabelAndOwner(machineSet: MachineSet, cluster: Cluster | undefined): Promise<MachineSet> {
+    const patch: { metadata: Record<string, unknown> } = { metadata: {} };
+    if (machineSet.metadata.labels?.[LABELS.clusterName] !== machineSet.spec.clusterName) {
+      patch.metadata['labels'] = { [LABELS.clusterName]: machineSet.spec.clusterName };
+    }
+    const owners = machineSet.metadata.ownerReferences ?? [];
+    const standAlone =
+      !owners.some((o) => o.kind === RESOURCES.MachineDeployment.kind || o.kind === RESOURCES.Cluster.kind) &&
+      !machineSet.metadata.labels?.[LABELS.deploymentName];
+    if (standAlone && cluster?.metadata.uid) {
+      patch.metadata['ownerReferences'] = [
+        ...owners,
+        { apiVersion: RESOURCES.Cluster.apiVersion, kind: RESOURCES.Cluster.kind, name: cluster.metadata.name!, uid: cluster.metadata.uid },
+      ];
+      // The list is replaced as a whole: only on top of the version read.
+      patch.metadata['resourceVersion'] = machineSet.metadata.resourceVersion;
+    }
+    if (Object.keys(patch.metadata).length === 0) return machineSet;
+    return this.machineSetsApi.mergePatch(
+      { namespace: machineSet.metadata.namespace, name: machineSet.metadata.name! },
+      patch,
+    );
+  }
+
+  /** Machines controlled by the set, from the cache (deleting ones included). */
+  private ownedMachines(machineSet: MachineSet): Machine[] {
+    return this.workload.machines
+      .list(machineSet.metadata.namespace)
+      .filter((m) => getControllerOf(m)?.uid === machineSet.metadata.uid);
+  }
+
+  /**
+   * The set's Machines: those it controls, plus orphans of its cluster that its selector matches, which it adopts
+   * (upstream getAndAdoptMachinesForMachineSet). Deleting Machines count, so nothing is replaced before it is gone.
+   */
+  private async adoptAndList(machineSet: MachineSet, rc: ReconcileContext): Promise<Machine[]> {
+    const machines: Machine[] = [];
+    for (const machine of this.workload.machines.list(machineSet.metadata.namespace)) {
+      const controller = getControllerOf(machine);
+      if (controller) {
+        if (controller.uid === machineSet.metadata.uid) machines.push(machine);
+        continue;
+      }
+      if (machine.spec.clusterName !== machineSet.spec.clusterName) continue;
+      if (!selectorMatches(machineSet.spec.selector, machine.metadata.labels)) continue;
+      if (isDeleting(machine)) continue;
+      try {
+        const adopted = await this.machinesApi.mergePatch(
+          { namespace: machine.metadata.namespace, name: machine.metadata.name! },
+          {
+            metadata: {
+              resourceVersion: machine.metadata.resourceVersion,
+              ownerReferences: [...(machine.metadata.ownerReferences ?? []), controllerReferenceTo(machineSet)],
+            },
+          },
+        );
+        machines.push(adopted);
+        rc.log.info({ machine: machine.metadata.name }, 'adopted machine');
+        void this.recorder.event(machineSet, {
+          type: 'Normal',
+          reason: 'SuccessfulAdopt',
+          action: 'Adopt',
+          note: `Adopted Machine ${machine.metadata.name}`,
+          related: machine,
+        });
+      } catch (err) {
+        // Changed meanwhile (maybe adopted by another set): the next reconcile looks again.
+        if (!isConflict(err) && !isNotFound(err)) throw err;
+        rc.log.info({ machine: machine.metadata.name }, 'machine changed while being adopted');
+      }
+    }
+    return machines;
+  }
+
+  /** In-place propagation of template labels, annotations and the fields that need no new Machine. */
+  private async syncMachines(machineSet: MachineSet, machines: readonly Machine[]): Promise<void> {
+    for (const machine of machines) {
+      if (isDeleting(machine)) continue;
+      const patch = inPlacePatch(machineSet, machine);
+      if (!patch) continue;
+      await this.machinesApi
+        .mergePatch({ namespace: machine.metadata.namespace, name: machine.metadata.name! }, patch)
+        .catch((err: unknown) => {
+          if (!isNotFound(err)) throw err;
+        });
+    }
+  }
+
+  private async reconcileDelete(
+    machineSet: MachineSet,
+    cluster: Cluster | undefined,
+    machines: readonly Machine[],
+    rc: ReconcileContext,
+  ): Promise<void> {
+    for (const machine of machines) {
+      if (isDeleting(machine)) continue;
+      await this.machinesApi
+        .delete({ namespace: machine.metadata.namespace, name: machine.metadata.name! }, { preconditions: { uid: machine.metadata.uid } })
+        .catch((err: unknown) => {
+          if (!isNotFound(err)) throw err;
+        });
+      rc.log.info({ machine: machine.metadata.name }, 'deleting machine (MachineSet deleted)');
+    }
+    if (machines.length > 0) {
+      await this.writeStatus(
+        machineSet,
+        computeMachineSetStatus({ machineSet, cluster, machines, isUpToDate: () => false, now: this.workload.now() }),
+      );
+      return;
+    }
+    if (hasFinalizer(machineSet, FINALIZERS.machineSet)) {
+      await removeFinalizer(this.machineSetsApi, machineSet, FINALIZERS.machineSet).catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
+    }
+  }
+
+  private async writeStatus(machineSet: MachineSet, status: MachineSetStatus): Promise<void> {
+    const desired = { ...status, observedGeneration: machineSet.metadata.generation };
+    if (jsonEqual(machineSet.status, desired)) return;
+    await applyStatus(this.machineSetsApi, machineSet, status).catch((err: unknown) => {
+      if (!isNotFound(err)) throw err;
+    });
+  }
+
+  /** While paused only the Paused condition changes (upstream EnsurePausedCondition). */
+  private async writePausedCondition(machineSet: MachineSet, cluster: Cluster | undefined): Promise<void> {
+    const conditions = setCondition(machineSet.status?.conditions, pausedCondition(cluster, machineSet), this.workload.now());
+    if (jsonEqual(conditions, machineSet.status?.conditions)) return;
+    await applyStatus(this.machineSetsApi, machineSet, { ...machineSet.status, conditions }, { observedGeneration: false });
+  }
+}

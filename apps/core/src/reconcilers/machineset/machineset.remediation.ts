@@ -1,0 +1,100 @@
+import { ConditionReason, ConditionStatus, ConditionType, type Machine, type MachineDeployment, type MachineSet } from '@capstan/api';
+import { isNotFound, type EventRecorder, type ResourceClient } from '@capstan/kube';
+import type { Logger } from 'pino';
+import { scaledValue } from './int-or-percent.js';
+import { removeMachineCondition, setMachineCondition } from './machine-condition-patch.js';
+import { isDeleting, needsOwnerRemediation } from './machine-state.js';
+import { planRemediation } from './remediation-plan.js';
+
+export interface RemediationDeps {
+  machinesApi: ResourceClient<Machine>;
+  recorder: EventRecorder;
+  log: Logger;
+  now: Date;
+}
+
+/**
+ * Deletes the set's Machines a MachineHealthCheck asked the owner to remediate (OwnerRemediated=False), within the
+ * MachineDeployment's `remediation.maxInFlight`; the scale-up that follows replaces them. Sets of an old revision
+ * never remediate: the rollout removes their Machines anyway.
+ */
+export async function remediateMachines(
+  deps: RemediationDeps,
+  machineSet: MachineSet,
+  deployment: MachineDeployment | undefined,
+  isCurrentRevision: boolean,
+  machines: readonly Machine[],
+): Promise<void> {
+  const { machinesApi, now } = deps;
+  if (deployment && !isCurrentRevision) {
+    for (const machine of machines.filter((m) => !isDeleting(m) && needsOwnerRemediation(m))) {
+      await setMachineCondition(
+        machinesApi,
+        machine,
+        {
+          type: ConditionType.OwnerRemediated,
+          status: ConditionStatus.False,
+          reason: ConditionReason.CannotBeRemediated,
+          message: "Machine won't be remediated because it is pending removal due to rollout",
+        },
+        now,
+      );
+    }
+    return;
+  }
+  const limit = deployment?.spec.remediation?.maxInFlight;
+  const maxInFlight = scaledValue(
+    'spec.remediation.maxInFlight',
+    limit,
+    deployment?.spec.replicas ?? 1,
+    'up',
+    Number.POSITIVE_INFINITY,
+  );
+  const plan = planRemediation(machines, maxInFlight);
+  for (const machine of plan.recovered) {
+    await removeMachineCondition(machinesApi, machine, ConditionType.OwnerRemediated);
+  }
+  for (const machine of plan.deferred) {
+    await setMachineCondition(
+      machinesApi,
+      machine,
+      {
+        type: ConditionType.OwnerRemediated,
+        status: ConditionStatus.False,
+        reason: ConditionReason.RemediationDeferred,
+        message: `Waiting because there are already too many remediations in progress (spec.remediation.maxInFlight is ${String(limit)})`,
+      },
+      now,
+    );
+  }
+  for (const machine of plan.remediate) {
+    // Marked before the delete, so remediations still in flight are counted against maxInFlight.
+    await setMachineCondition(
+      machinesApi,
+      machine,
+      {
+        type: ConditionType.OwnerRemediated,
+        status: ConditionStatus.False,
+        reason: ConditionReason.MachineDeleting,
+        message: 'Machine is deleting',
+      },
+      now,
+    );
+    try {
+      await machinesApi.delete(
+        { namespace: machine.metadata.namespace, name: machine.metadata.name! },
+        { preconditions: { uid: machine.metadata.uid } },
+      );
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    deps.log.info({ machine: machine.metadata.name }, 'deleting unhealthy machine (remediation)');
+    void deps.recorder.event(machineSet, {
+      type: 'Normal',
+      reason: 'MachineRemediated',
+      action: 'Remediate',
+      note: `Deleted unhealthy Machine ${machine.metadata.name}`,
+      related: machine,
+    });
+  }
+}

@@ -1,0 +1,126 @@
+import type { Machine, MachineSet } from '@capstan/api';
+import { isNotFound, objectKey, type EventRecorder, type ResourceClient } from '@capstan/kube';
+import type { Logger } from 'pino';
+import { waitForCache } from './cache-wait.js';
+import { machinesToDelete } from './deletion-order.js';
+import type { ObjectReference } from './template-cloner.js';
+import { randomSuffix, renderMachineName } from './machine-naming.js';
+import { isDeleting } from './machine-state.js';
+import { cloneOwnerReference, desiredMachine, machineAnnotations, machineLabels } from './machineset.machines.js';
+import type { WorkloadContext } from './workload-context.js';
+
+// Scaling a MachineSet (upstream syncReplicas): clone the bootstrap config and infrastructure machine from their
+// templates, create the Machine referencing them; or delete Machines in the set's deletion order. Both wait for the
+// cache to show the writes, so the next reconcile counts them.
+
+export interface ScaleDeps {
+  workload: WorkloadContext;
+  machinesApi: ResourceClient<Machine>;
+  recorder: EventRecorder;
+  log: Logger;
+  signal: AbortSignal;
+}
+
+export async function scaleUp(deps: ScaleDeps, machineSet: MachineSet, count: number): Promise<void> {
+  const created: string[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      const machine = await createMachine(deps, machineSet);
+      created.push(objectKey(machine));
+      deps.log.info({ machine: machine.metadata.name, creating: i + 1, of: count }, 'created machine (scale up)');
+      void deps.recorder.event(machineSet, {
+        type: 'Normal',
+        reason: 'SuccessfulCreate',
+        action: 'Create',
+        note: `Created Machine ${machine.metadata.name}`,
+      });
+    }
+  } finally {
+    await waitForCache(
+      `${created.length} created Machines`,
+      () => created.every((key) => deps.workload.machines.get(key) !== undefined),
+      deps.signal,
+    );
+  }
+}
+
+async function createMachine(deps: ScaleDeps, machineSet: MachineSet): Promise<Machine> {
+  const { templates } = deps.workload;
+  const namespace = machineSet.metadata.namespace!;
+  const template = machineSet.spec.template.spec;
+  const name = renderMachineName(machineSet.spec.machineNaming?.template, {
+    clusterName: machineSet.spec.clusterName,
+    machineSetName: machineSet.metadata.name!,
+    random: randomSuffix(),
+  });
+  const cloneInput = {
+    name,
+    namespace,
+    clusterName: machineSet.spec.clusterName,
+    labels: machineLabels(machineSet),
+    annotations: machineAnnotations(machineSet),
+    ownerReferences: [cloneOwnerReference(machineSet)],
+  };
+  let bootstrap: ObjectReference | undefined;
+  let infrastructure: ObjectReference | undefined;
+  try {
+    if (template.bootstrap.configRef) {
+      bootstrap = await templates.createFromTemplate({ ...cloneInput, templateRef: template.bootstrap.configRef });
+    }
+    infrastructure = await templates.createFromTemplate({ ...cloneInput, templateRef: template.infrastructureRef });
+    return await deps.machinesApi.create(desiredMachine(machineSet, name, { infrastructure, bootstrap }));
+  } catch (err) {
+    // Nothing references the clones yet: remove them so a failed attempt leaks nothing.
+    for (const clone of [infrastructure, bootstrap]) {
+      if (!clone) continue;
+      await templates.delete(namespace, clone).catch((cleanupErr: unknown) => {
+        deps.log.warn({ err: cleanupErr, kind: clone.kind, clone: clone.name }, 'could not delete a clone after a failed create');
+      });
+    }
+    void deps.recorder.event(machineSet, {
+      type: 'Warning',
+      reason: 'FailedCreate',
+      action: 'Create',
+      note: `Failed to create Machine ${name}: ${err instanceof Error ? err.message : String(err)}`,
+    });
+    throw err;
+  }
+}
+
+export async function scaleDown(
+  deps: ScaleDeps,
+  machineSet: MachineSet,
+  machines: readonly Machine[],
+  count: number,
+): Promise<void> {
+  const chosen = machinesToDelete(machines, count, machineSet.spec.deletion?.order, deps.workload.now().getTime());
+  for (const machine of chosen) {
+    if (isDeleting(machine)) continue;
+    try {
+      await deps.machinesApi.delete(
+        { namespace: machine.metadata.namespace, name: machine.metadata.name! },
+        { preconditions: { uid: machine.metadata.uid } },
+      );
+    } catch (err) {
+      if (isNotFound(err)) continue;
+      throw err;
+    }
+    deps.log.info({ machine: machine.metadata.name }, 'deleting machine (scale down)');
+    void deps.recorder.event(machineSet, {
+      type: 'Normal',
+      reason: 'SuccessfulDelete',
+      action: 'Delete',
+      note: `Deleted Machine ${machine.metadata.name}`,
+      related: machine,
+    });
+  }
+  await waitForCache(
+    `${chosen.length} deleted Machines`,
+    () =>
+      chosen.every((m) => {
+        const cached = deps.workload.machines.get(objectKey(m));
+        return cached === undefined || cached.metadata.uid !== m.metadata.uid || isDeleting(cached);
+      }),
+    deps.signal,
+  );
+}

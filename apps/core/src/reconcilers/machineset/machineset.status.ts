@@ -1,0 +1,99 @@
+import {
+  ConditionReason,
+  ConditionStatus,
+  ConditionType,
+  setCondition,
+  type Cluster,
+  type ConditionInput,
+  type Machine,
+  type MachineSet,
+  type MachineSetStatus,
+  type StatusVersion,
+} from '@capstan/api';
+import { selectorToString } from './label-selector.js';
+import {
+  machinesReadyCondition,
+  machinesUpToDateCondition,
+  remediatingCondition,
+  scalingDownCondition,
+  scalingUpCondition,
+} from './machine-conditions.js';
+import { isAvailable, isDeleting, isReady } from './machine-state.js';
+import { pausedCondition } from './paused.js';
+
+export interface MachineSetObservation {
+  machineSet: MachineSet;
+  cluster: Cluster | undefined;
+  /** The Machines the set controls, deleting ones included. */
+  machines: readonly Machine[];
+  /** Whether a Machine runs the desired template (the owning MachineDeployment's current revision). */
+  isUpToDate: (machine: Machine) => boolean;
+  /** Why scaling up does not proceed, when it does not. */
+  scaleUpBlockedBy?: string;
+  now: Date;
+}
+
+/** Desired replicas: 0 once the set is being deleted. */
+export function desiredReplicas(machineSet: MachineSet): number {
+  return machineSet.metadata.deletionTimestamp ? 0 : (machineSet.spec.replicas ?? 1);
+}
+
+/**
+ * The status the MachineSet should have (upstream machineset_controller_status.go): replica counters from the
+ * Machines and the ScalingUp, ScalingDown, MachinesReady, MachinesUpToDate, Remediating, Deleting and Paused
+ * conditions. observedGeneration is stamped by the writer.
+ */
+export function computeMachineSetStatus(observation: MachineSetObservation): MachineSetStatus {
+  const { machineSet, machines, now } = observation;
+  const generation = machineSet.metadata.generation;
+  const inputs: ConditionInput[] = [
+    pausedCondition(observation.cluster, machineSet),
+    scalingUpCondition(machines.length, desiredReplicas(machineSet), observation.scaleUpBlockedBy),
+    scalingDownCondition(machines.length, desiredReplicas(machineSet)),
+    machinesReadyCondition(machines),
+    machinesUpToDateCondition(machines, observation.isUpToDate),
+    remediatingCondition(machines),
+    deletingCondition(machineSet, machines),
+  ];
+  let conditions = machineSet.status?.conditions;
+  for (const input of inputs) {
+    conditions = setCondition(conditions, generation === undefined ? input : { ...input, observedGeneration: generation }, now);
+  }
+  const live = machines.filter((m) => !isDeleting(m));
+  return {
+    selector: selectorToString(machineSet.spec.selector),
+    replicas: machines.length,
+    readyReplicas: live.filter(isReady).length,
+    availableReplicas: live.filter(isAvailable).length,
+    upToDateReplicas: live.filter(observation.isUpToDate).length,
+    ...versionsOf(machines),
+    conditions: conditions ?? [],
+  };
+}
+
+function deletingCondition(machineSet: MachineSet, machines: readonly Machine[]): ConditionInput {
+  if (!machineSet.metadata.deletionTimestamp) {
+    return { type: ConditionType.Deleting, status: ConditionStatus.False, reason: ConditionReason.NotDeleting };
+  }
+  return {
+    type: ConditionType.Deleting,
+    status: ConditionStatus.True,
+    reason: machines.length === 0 ? ConditionReason.DeletionCompleted : ConditionReason.Deleting,
+    message: machines.length === 0 ? '' : `Deleting ${machines.length} Machine${machines.length === 1 ? '' : 's'}`,
+  };
+}
+
+/** `status.versions`: how many Machines run each Kubernetes version, omitted when none says. */
+export function versionsOf(machines: readonly Machine[]): { versions?: StatusVersion[] } {
+  const counts = new Map<string, number>();
+  for (const machine of machines) {
+    const version = machine.spec.version;
+    if (version) counts.set(version, (counts.get(version) ?? 0) + 1);
+  }
+  if (counts.size === 0) return {};
+  return {
+    versions: [...counts.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([version, replicas]) => ({ version, replicas })),
+  };
+}
