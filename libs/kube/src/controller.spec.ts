@@ -1,4 +1,6 @@
+import { Writable } from 'node:stream';
 import { jest } from '@jest/globals';
+import { pino } from 'pino';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { Controller, type ControllerSource, type Reconciler } from './controller.js';
 import type { InformerEventHandler } from './informer.js';
@@ -274,5 +276,41 @@ describe('Controller', () => {
     expect(await controller.stop({ abort: true })).toBe(false);
     expect(signal.aborted).toBe(true);
     expect(controller.running).toBe(false);
+  });
+
+  it('logs each reconcile through a child logger with controller, namespace, name and a reconcile id', async () => {
+    jest.useRealTimers();
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+        done();
+      },
+    });
+    const source = new MemorySource(THING);
+    const ids: string[] = [];
+    controller = new Controller({
+      name: 'things',
+      for: source,
+      logger: pino({ level: 'info' }, sink),
+      resyncPeriodMs: 0,
+      reconcile: (_key, ctx) => {
+        ids.push(ctx.reconcileId);
+        ctx.log.info('working');
+        if (ids.length === 1) throw new TerminalError('bad spec');
+      },
+    });
+    source.put(thing('a'));
+    source.put(thing('b'));
+    await controller.start();
+    while (ids.length < 2) await new Promise((r) => setTimeout(r, 1));
+    const working = lines.filter((l) => l['msg'] === 'working');
+    expect(working).toEqual([
+      expect.objectContaining({ controller: 'things', namespace: 'ns', name: 'a', reconcileID: ids[0] }),
+      expect.objectContaining({ controller: 'things', namespace: 'ns', name: 'b', reconcileID: ids[1] }),
+    ]);
+    expect(ids[0]).not.toBe(ids[1]);
+    const failure = lines.find((l) => l['level'] === 50);
+    expect(failure).toMatchObject({ name: 'a', reconcileID: ids[0], err: { message: 'bad spec' } });
   });
 });

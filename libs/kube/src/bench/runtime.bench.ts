@@ -201,7 +201,10 @@ function report(f: Figures, envKind: string): void {
       `${f.heapBefore.toFixed(1)} MiB / ${f.heapAfter.toFixed(1)} MiB`,
     ],
     ['heap per cached object', `${(f.bytesPerObject / 1024).toFixed(2)} KiB`],
-    ['RSS before informer / with cache (after gc)', `${f.rssBefore.toFixed(1)} MiB / ${f.rssAfter.toFixed(1)} MiB`],
+    [
+      'RSS before informer / with cache (after gc)',
+      `${f.rssBefore.toFixed(1)} MiB / ${f.rssAfter.toFixed(1)} MiB`,
+    ],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
   process.stdout.write(`\nruntime benchmark (${envKind} environment, Node ${process.version})\n`);
