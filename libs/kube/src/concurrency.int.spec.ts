@@ -1,35 +1,25 @@
-import { createTestNamespace, type TestNamespace } from '@capstan/testing';
-import { KubeClient } from './client.js';
 import { Controller } from './controller.js';
 import { Informer } from './informer.js';
 import { parseKey } from './keys.js';
+import { useWidgetNamespace } from './testing/widget-namespace.js';
 import { eventually, testLogger } from './testing/eventually.js';
-import { ensureWidgetCrd, widget, WIDGET, type Widget } from './testing/widget-crd.js';
+import { widget, WIDGET, type Widget } from './testing/widget-crd.js';
 
 const OBJECTS = 20;
 const WORKERS = 8;
 
 describe('controller under load', () => {
-  let ns: TestNamespace;
-  let client: KubeClient;
-
-  beforeAll(async () => {
-    ns = await createTestNamespace('kube-load');
-    client = new KubeClient(ns.kc);
-    await ensureWidgetCrd(client);
-  });
-
-  afterAll(async () => {
-    await ns.delete();
-    await client.close();
-  });
+  const env = useWidgetNamespace('kube-load');
 
   it('never reconciles one key in two workers at once, while keys run in parallel and converge', async () => {
-    const widgets = client.resource<Widget>(WIDGET);
+    const widgets = env.client.resource<Widget>(WIDGET);
     const names = Array.from({ length: OBJECTS }, (_, i) => `load-${i}`);
-    await Promise.all(names.map((n) => widgets.create(widget(ns.name, n, { size: 0 }))));
+    await Promise.all(names.map((n) => widgets.create(widget(env.ns.name, n, { size: 0 }))));
 
-    const informer = new Informer<Widget>(client, WIDGET, { namespace: ns.name, logger: testLogger() });
+    const informer = new Informer<Widget>(env.client, WIDGET, {
+      namespace: env.ns.name,
+      logger: testLogger(),
+    });
     const inFlight = new Set<string>();
     let violations = 0;
     let maxParallel = 0;
@@ -59,14 +49,17 @@ describe('controller under load', () => {
     try {
       // Writes from the API server (watch events) and direct enqueues hammer the same keys.
       for (let round = 1; round <= 10; round++) {
-        for (let burst = 0; burst < 50; burst++) for (const n of names) controller.enqueue(`${ns.name}/${n}`);
+        for (let burst = 0; burst < 50; burst++)
+          for (const n of names) controller.enqueue(`${env.ns.name}/${n}`);
         await Promise.all(
-          names.map((n) => widgets.mergePatch({ namespace: ns.name, name: n }, { spec: { size: round } })),
+          names.map((n) =>
+            widgets.mergePatch({ namespace: env.ns.name, name: n }, { spec: { size: round } }),
+          ),
         );
       }
       await eventually(
         'every key reconciled at its final state',
-        () => names.every((n) => lastSize.get(`${ns.name}/${n}`) === 10),
+        () => names.every((n) => lastSize.get(`${env.ns.name}/${n}`) === 10),
         30_000,
       );
       await eventually('the queue drained', () => controller.queueDepth === 0 && inFlight.size === 0);

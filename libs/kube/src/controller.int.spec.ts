@@ -1,41 +1,20 @@
-import { createTestNamespace, type TestNamespace } from '@capstan/testing';
-import { KubeClient } from './client.js';
 import { Controller } from './controller.js';
 import { Informer } from './informer.js';
 import { parseKey } from './keys.js';
 import { Manager } from './manager.js';
 import { setControllerReference } from './owner-references.js';
-import type { ResourceType } from './resource.js';
+import { CONFIG_MAPS } from './testing/core-kinds.js';
+import { useWidgetNamespace } from './testing/widget-namespace.js';
 import { eventually, testLogger } from './testing/eventually.js';
-import { ensureWidgetCrd, widget, WIDGET, type Widget } from './testing/widget-crd.js';
-
-const CONFIG_MAPS: ResourceType = {
-  group: '',
-  version: 'v1',
-  plural: 'configmaps',
-  kind: 'ConfigMap',
-  namespaced: true,
-};
+import { widget, WIDGET, type Widget } from './testing/widget-crd.js';
 
 describe('Controller on the real API server', () => {
-  let ns: TestNamespace;
-  let client: KubeClient;
+  const env = useWidgetNamespace('kube-ctl');
   const logger = testLogger();
 
-  beforeAll(async () => {
-    ns = await createTestNamespace('kube-ctl');
-    client = new KubeClient(ns.kc, { fieldManager: 'runtime-test' });
-    await ensureWidgetCrd(client);
-  });
-
-  afterAll(async () => {
-    await ns.delete();
-    await client.close();
-  });
-
   it('reconciles every created object through informer, queue and reconciler, and sees deletions', async () => {
-    const widgets = client.resource<Widget>(WIDGET);
-    const informer = new Informer<Widget>(client, WIDGET, { namespace: ns.name, logger });
+    const widgets = env.client.resource<Widget>(WIDGET);
+    const informer = new Informer<Widget>(env.client, WIDGET, { namespace: env.ns.name, logger });
     const deletedSeen = new Set<string>();
     const controller = new Controller<Widget>({
       name: 'widget-e2e',
@@ -58,14 +37,14 @@ describe('Controller on the real API server', () => {
     informer.start();
     await controller.start();
     try {
-      for (let i = 0; i < 5; i++) await widgets.create(widget(ns.name, `w-${i}`, { size: i }));
+      for (let i = 0; i < 5; i++) await widgets.create(widget(env.ns.name, `w-${i}`, { size: i }));
       await eventually(
         'every widget Ready',
         () => informer.list().length === 5 && informer.list().every((w) => w.status?.phase === 'Ready'),
       );
-      await widgets.delete({ namespace: ns.name, name: 'w-0' });
-      await eventually('the deletion reconciled', () => deletedSeen.has(`${ns.name}/w-0`));
-      expect(informer.get(`${ns.name}/w-0`)).toBeUndefined();
+      await widgets.delete({ namespace: env.ns.name, name: 'w-0' });
+      await eventually('the deletion reconciled', () => deletedSeen.has(`${env.ns.name}/w-0`));
+      expect(informer.get(`${env.ns.name}/w-0`)).toBeUndefined();
     } finally {
       await controller.stop();
       await informer.stop();
@@ -73,9 +52,9 @@ describe('Controller on the real API server', () => {
   });
 
   it('enqueues the owner for events on owned objects and mapped keys for watched objects, sharing informers', async () => {
-    const manager = new Manager({ client, namespace: ns.name, logger });
-    const widgets = client.resource<Widget>(WIDGET);
-    const maps = client.resource(CONFIG_MAPS);
+    const manager = new Manager({ client: env.client, namespace: env.ns.name, logger });
+    const widgets = env.client.resource<Widget>(WIDGET);
+    const maps = env.client.resource(CONFIG_MAPS);
     const reconciles = new Map<string, number>();
     const widgetCache = manager.informer<Widget>(WIDGET);
     manager.addController({
@@ -96,7 +75,7 @@ describe('Controller on the real API server', () => {
         const owner = widgetCache.get(key);
         if (!owner || !owner.metadata?.name?.startsWith('own-')) return;
         const child = {
-          metadata: { namespace: ns.name, name: `${owner.metadata.name}-config` },
+          metadata: { namespace: env.ns.name, name: `${owner.metadata.name}-config` },
           data: { v: '1' },
         };
         setControllerReference(owner, child);
@@ -105,19 +84,19 @@ describe('Controller on the real API server', () => {
     });
     await manager.start();
     try {
-      const count = (name: string) => reconciles.get(`${ns.name}/${name}`) ?? 0;
-      await widgets.create(widget(ns.name, 'own-1'));
-      await widgets.create(widget(ns.name, 'mapped-1'));
+      const count = (name: string) => reconciles.get(`${env.ns.name}/${name}`) ?? 0;
+      await widgets.create(widget(env.ns.name, 'own-1'));
+      await widgets.create(widget(env.ns.name, 'mapped-1'));
       await eventually('owned config map cached', () =>
-        manager.informer(CONFIG_MAPS).get(`${ns.name}/own-1-config`),
+        manager.informer(CONFIG_MAPS).get(`${env.ns.name}/own-1-config`),
       );
       const before = count('own-1');
-      await maps.mergePatch({ namespace: ns.name, name: 'own-1-config' }, { data: { v: '2' } });
+      await maps.mergePatch({ namespace: env.ns.name, name: 'own-1-config' }, { data: { v: '2' } });
       await eventually('owner reconciled after its child changed', () => count('own-1') > before);
 
       const mappedBefore = count('mapped-1');
       await maps.create({
-        metadata: { namespace: ns.name, name: 'pointer', labels: { 'for-widget': 'mapped-1' } },
+        metadata: { namespace: env.ns.name, name: 'pointer', labels: { 'for-widget': 'mapped-1' } },
       });
       await eventually('mapped key reconciled', () => count('mapped-1') > mappedBefore);
 

@@ -1,41 +1,20 @@
-import { createTestNamespace, type TestNamespace } from '@capstan/testing';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { KubeClient } from './client.js';
 import { isConflict, StaleObjectError } from './errors.js';
 import { EVENTS_V1, EventRecorder, type KubeEvent } from './event-recorder.js';
 import { addFinalizer, hasFinalizer, isBeingDeleted, removeFinalizer } from './finalizers.js';
 import { getControllerOf, setControllerReference, setOwnerReference } from './owner-references.js';
-import type { ResourceType } from './resource.js';
 import { applyStatus, isStatusCurrent, patchStatus } from './status.js';
 import { testLogger } from './testing/eventually.js';
-import { ensureWidgetCrd, widget, WIDGET, type Widget } from './testing/widget-crd.js';
-
-const CONFIG_MAPS: ResourceType = {
-  group: '',
-  version: 'v1',
-  plural: 'configmaps',
-  kind: 'ConfigMap',
-  namespaced: true,
-};
+import { CONFIG_MAPS } from './testing/core-kinds.js';
+import { useWidgetNamespace } from './testing/widget-namespace.js';
+import { widget, WIDGET, type Widget } from './testing/widget-crd.js';
 
 describe('helpers on the real API server', () => {
-  let ns: TestNamespace;
-  let client: KubeClient;
-
-  beforeAll(async () => {
-    ns = await createTestNamespace('kube-help');
-    client = new KubeClient(ns.kc, { fieldManager: 'capstan-test-service' });
-    await ensureWidgetCrd(client);
-  });
-
-  afterAll(async () => {
-    await ns.delete();
-    await client.close();
-  });
+  const env = useWidgetNamespace('kube-help', { fieldManager: 'capstan-test-service' });
 
   it('adds and removes finalizers without clobbering a concurrent writer', async () => {
-    const widgets = client.resource<Widget>(WIDGET);
-    const created = await widgets.create(widget(ns.name, 'fin'));
+    const widgets = env.client.resource<Widget>(WIDGET);
+    const created = await widgets.create(widget(env.ns.name, 'fin'));
     const withOurs = await addFinalizer(widgets, created, 'capstan.dev/ours');
     expect(hasFinalizer(withOurs, 'capstan.dev/ours')).toBe(true);
     expect(await addFinalizer(widgets, withOurs, 'capstan.dev/ours')).toBe(withOurs);
@@ -46,16 +25,16 @@ describe('helpers on the real API server', () => {
     expect(stale).toBeInstanceOf(StaleObjectError);
     expect(isConflict(stale)).toBe(true);
     // Same for a finalizer list created concurrently on an object that had none.
-    const bare = await widgets.create(widget(ns.name, 'fin-bare'));
+    const bare = await widgets.create(widget(env.ns.name, 'fin-bare'));
     await addFinalizer(widgets, bare, 'example.com/theirs');
     expect(
       isConflict(await addFinalizer(widgets, bare, 'capstan.dev/ours').catch((err: unknown) => err)),
     ).toBe(true);
 
-    const fresh = await widgets.get({ namespace: ns.name, name: 'fin' });
+    const fresh = await widgets.get({ namespace: env.ns.name, name: 'fin' });
     expect(fresh.metadata?.finalizers).toEqual(['capstan.dev/ours', 'example.com/theirs']);
-    await widgets.delete({ namespace: ns.name, name: 'fin' });
-    const deleting = await widgets.get({ namespace: ns.name, name: 'fin' });
+    await widgets.delete({ namespace: env.ns.name, name: 'fin' });
+    const deleting = await widgets.get({ namespace: env.ns.name, name: 'fin' });
     expect(isBeingDeleted(deleting)).toBe(true);
     const without = await removeFinalizer(widgets, deleting, 'capstan.dev/ours');
     expect(without.metadata?.finalizers).toEqual(['example.com/theirs']);
@@ -64,12 +43,12 @@ describe('helpers on the real API server', () => {
       isConflict(await removeFinalizer(widgets, deleting, 'example.com/theirs').catch((err: unknown) => err)),
     ).toBe(true);
     await removeFinalizer(widgets, without, 'example.com/theirs');
-    await expect(widgets.get({ namespace: ns.name, name: 'fin' })).rejects.toThrow(/404/);
+    await expect(widgets.get({ namespace: env.ns.name, name: 'fin' })).rejects.toThrow(/404/);
   });
 
   it('writes status through the subresource with observedGeneration, under the service field manager', async () => {
-    const widgets = client.resource<Widget>(WIDGET);
-    const created = await widgets.create(widget(ns.name, 'st', { size: 1 }));
+    const widgets = env.client.resource<Widget>(WIDGET);
+    const created = await widgets.create(widget(env.ns.name, 'st', { size: 1 }));
     expect(isStatusCurrent(created)).toBe(false);
     const applied = await applyStatus(widgets, created, { phase: 'Provisioning' });
     expect(applied.status).toEqual({ phase: 'Provisioning', observedGeneration: 1 });
@@ -77,7 +56,7 @@ describe('helpers on the real API server', () => {
     const statusManager = applied.metadata?.managedFields?.find((f) => f.subresource === 'status');
     expect(statusManager).toMatchObject({ manager: 'capstan-test-service', operation: 'Apply' });
 
-    const bumped = await widgets.mergePatch({ namespace: ns.name, name: 'st' }, { spec: { size: 2 } });
+    const bumped = await widgets.mergePatch({ namespace: env.ns.name, name: 'st' }, { spec: { size: 2 } });
     expect(bumped.metadata?.generation).toBe(2);
     expect(isStatusCurrent(bumped)).toBe(false);
     const patched = await patchStatus(widgets, bumped, { phase: 'Ready' }, { requireResourceVersion: true });
@@ -93,11 +72,11 @@ describe('helpers on the real API server', () => {
   });
 
   it('sets controller and plain owner references the API server accepts', async () => {
-    const widgets = client.resource<Widget>(WIDGET);
-    const maps = client.resource(CONFIG_MAPS);
-    const owner = await widgets.create(widget(ns.name, 'owner'));
-    const other = await widgets.create(widget(ns.name, 'other'));
-    const child: KubernetesObject = { metadata: { namespace: ns.name, name: 'owned' } };
+    const widgets = env.client.resource<Widget>(WIDGET);
+    const maps = env.client.resource(CONFIG_MAPS);
+    const owner = await widgets.create(widget(env.ns.name, 'owner'));
+    const other = await widgets.create(widget(env.ns.name, 'other'));
+    const child: KubernetesObject = { metadata: { namespace: env.ns.name, name: 'owned' } };
     setControllerReference(owner, child);
     setOwnerReference(other, child);
     const created = await maps.create(child);
@@ -111,10 +90,10 @@ describe('helpers on the real API server', () => {
   });
 
   it('records events.k8s.io/v1 Events and counts repeats in a series', async () => {
-    const widgets = client.resource<Widget>(WIDGET);
-    const target = await widgets.create(widget(ns.name, 'evented'));
+    const widgets = env.client.resource<Widget>(WIDGET);
+    const target = await widgets.create(widget(env.ns.name, 'evented'));
     const recorder = new EventRecorder({
-      client,
+      client: env.client,
       reportingController: 'capstan.dev/runtime-test',
       reportingInstance: 'test-1',
       logger: testLogger(),
@@ -146,9 +125,9 @@ describe('helpers on the real API server', () => {
     });
     expect(third?.series?.count).toBe(3);
 
-    const events = (await client.resource<KubeEvent>(EVENTS_V1).list({ namespace: ns.name })).items.filter(
-      (e) => e.regarding.uid === target.metadata?.uid,
-    );
+    const events = (
+      await env.client.resource<KubeEvent>(EVENTS_V1).list({ namespace: env.ns.name })
+    ).items.filter((e) => e.regarding.uid === target.metadata?.uid);
     expect(events).toHaveLength(2);
     const provisioned = events.find((e) => e.reason === 'Provisioned')!;
     expect(provisioned).toMatchObject({
@@ -156,7 +135,7 @@ describe('helpers on the real API server', () => {
       action: 'Provision',
       reportingController: 'capstan.dev/runtime-test',
       reportingInstance: 'test-1',
-      regarding: { kind: 'Widget', name: 'evented', namespace: ns.name },
+      regarding: { kind: 'Widget', name: 'evented', namespace: env.ns.name },
       series: { count: 3 },
     });
     expect(provisioned.note).not.toContain('abcdefghijklmnop');

@@ -1,32 +1,20 @@
-import { createTestNamespace, type TestNamespace } from '@capstan/testing';
 import { KubeClient } from './client.js';
 import { BY_PROVIDER_ID } from './indexers.js';
 import { Informer } from './informer.js';
+import { useWidgetNamespace } from './testing/widget-namespace.js';
 import { eventually, testLogger } from './testing/eventually.js';
-import { ensureWidgetCrd, widget, WIDGET, type Widget } from './testing/widget-crd.js';
+import { widget, WIDGET, type Widget } from './testing/widget-crd.js';
 
 describe('Informer on the real API server', () => {
-  let ns: TestNamespace;
-  let client: KubeClient;
+  const env = useWidgetNamespace('kube-inf');
   const logger = testLogger();
 
-  beforeAll(async () => {
-    ns = await createTestNamespace('kube-inf');
-    client = new KubeClient(ns.kc, { fieldManager: 'runtime-test' });
-    await ensureWidgetCrd(client);
-  });
-
-  afterAll(async () => {
-    await ns.delete();
-    await client.close();
-  });
-
   it('caches only objects matching its label or field selector; relabelling in and out adds and deletes', async () => {
-    const widgets = client.resource<Widget>(WIDGET);
-    await widgets.create(widget(ns.name, 'in-1', {}, { tier: 'a' }));
-    await widgets.create(widget(ns.name, 'out-1', {}, { tier: 'b' }));
-    const informer = new Informer<Widget>(client, WIDGET, {
-      namespace: ns.name,
+    const widgets = env.client.resource<Widget>(WIDGET);
+    await widgets.create(widget(env.ns.name, 'in-1', {}, { tier: 'a' }));
+    await widgets.create(widget(env.ns.name, 'out-1', {}, { tier: 'b' }));
+    const informer = new Informer<Widget>(env.client, WIDGET, {
+      namespace: env.ns.name,
       labelSelector: 'tier=a',
       logger,
       pageSize: 1,
@@ -40,37 +28,40 @@ describe('Informer on the real API server', () => {
     informer.start();
     try {
       await informer.waitForSync(10_000);
-      expect(informer.keys()).toEqual([`${ns.name}/in-1`]);
+      expect(informer.keys()).toEqual([`${env.ns.name}/in-1`]);
       await widgets.mergePatch(
-        { namespace: ns.name, name: 'out-1' },
+        { namespace: env.ns.name, name: 'out-1' },
         { metadata: { labels: { tier: 'a' } } },
       );
-      await widgets.mergePatch({ namespace: ns.name, name: 'in-1' }, { metadata: { labels: { tier: 'b' } } });
+      await widgets.mergePatch(
+        { namespace: env.ns.name, name: 'in-1' },
+        { metadata: { labels: { tier: 'b' } } },
+      );
       await eventually('relabelled objects seen', () => events.length === 3);
       expect(events).toEqual(['add in-1', 'add out-1', 'delete in-1']);
-      expect(informer.keys()).toEqual([`${ns.name}/out-1`]);
+      expect(informer.keys()).toEqual([`${env.ns.name}/out-1`]);
     } finally {
       await informer.stop();
     }
-    const byName = new Informer<Widget>(client, WIDGET, {
-      namespace: ns.name,
+    const byName = new Informer<Widget>(env.client, WIDGET, {
+      namespace: env.ns.name,
       fieldSelector: 'metadata.name=in-1',
       logger,
     });
     byName.start();
     try {
       await byName.waitForSync(10_000);
-      expect(byName.keys()).toEqual([`${ns.name}/in-1`]);
+      expect(byName.keys()).toEqual([`${env.ns.name}/in-1`]);
     } finally {
       await byName.stop();
     }
   });
 
   it('indexes cached objects and replays the cache to a handler added late', async () => {
-    const widgets = client.resource<Widget>(WIDGET);
-    await widgets.create(widget(ns.name, 'idx-1', { providerID: 'sim://idx-1' }, { idx: 'yes' }));
-    const informer = new Informer<Widget>(client, WIDGET, {
-      namespace: ns.name,
+    const widgets = env.client.resource<Widget>(WIDGET);
+    await widgets.create(widget(env.ns.name, 'idx-1', { providerID: 'sim://idx-1' }, { idx: 'yes' }));
+    const informer = new Informer<Widget>(env.client, WIDGET, {
+      namespace: env.ns.name,
       labelSelector: 'idx=yes',
       logger,
       indexers: { [BY_PROVIDER_ID]: (o) => (o.spec?.providerID ? [o.spec.providerID] : []) },
@@ -83,7 +74,7 @@ describe('Informer on the real API server', () => {
       informer.addEventHandler({ onAdd: (o) => replayed.push(o.metadata!.name!) });
       expect(replayed).toEqual(['idx-1']);
       await widgets.mergePatch(
-        { namespace: ns.name, name: 'idx-1' },
+        { namespace: env.ns.name, name: 'idx-1' },
         { spec: { providerID: 'sim://moved' } },
       );
       await eventually('index updated', () => informer.byIndex(BY_PROVIDER_ID, 'sim://moved').length === 1);
@@ -94,10 +85,10 @@ describe('Informer on the real API server', () => {
   });
 
   it('restarts a silent watch (watchdog) from its resourceVersion without relisting, loses no event, and leaks no connection', async () => {
-    const own = new KubeClient(ns.kc);
-    const widgets = client.resource<Widget>(WIDGET);
+    const own = new KubeClient(env.ns.kc);
+    const widgets = env.client.resource<Widget>(WIDGET);
     const informer = new Informer<Widget>(own, WIDGET, {
-      namespace: ns.name,
+      namespace: env.ns.name,
       labelSelector: 'quiet=yes',
       watchdogMs: 200,
       logger,
@@ -113,7 +104,7 @@ describe('Informer on the real API server', () => {
         'no more than the live watch and one idle connection',
         () => own.connectionStats().connected <= 2,
       );
-      await widgets.create(widget(ns.name, 'after-silence', {}, { quiet: 'yes' }));
+      await widgets.create(widget(env.ns.name, 'after-silence', {}, { quiet: 'yes' }));
       await eventually('the object created after the restarts', () => added.includes('after-silence'));
       expect(informer.stats.lists).toBe(1);
       expect(informer.stats.errorRestarts).toBe(0);
@@ -129,8 +120,8 @@ describe('Informer on the real API server', () => {
   it('keeps retrying with backoff while the API refuses it, then syncs', async () => {
     // A kind that does not exist yet: lists fail with 404 until its CRD is created.
     const missing = { ...WIDGET, plural: 'gadgets', kind: 'Gadget' };
-    const informer = new Informer(client, missing, {
-      namespace: ns.name,
+    const informer = new Informer(env.client, missing, {
+      namespace: env.ns.name,
       logger,
       backoff: { initialMs: 20, maxMs: 100 },
     });

@@ -1,18 +1,16 @@
-import { createTestNamespace, type TestNamespace } from '@capstan/testing';
-import { KubeClient } from './client.js';
 import { LEASES_V1, type Lease } from './leader-election.js';
 import { Manager } from './manager.js';
 import { microTime } from './micro-time.js';
+import { useWidgetNamespace } from './testing/widget-namespace.js';
 import { eventually, testLogger } from './testing/eventually.js';
-import { ensureWidgetCrd, widget, WIDGET, type Widget } from './testing/widget-crd.js';
+import { widget, WIDGET, type Widget } from './testing/widget-crd.js';
 
 const LEASE_MS = 2000;
 const RENEW_MS = 1500;
 const RETRY_MS = 200;
 
 describe('leader election between two managers', () => {
-  let ns: TestNamespace;
-  let client: KubeClient;
+  const env = useWidgetNamespace('kube-le');
   /** Managers competing for each lease. */
   const groups = new Map<string, Manager[]>();
   /** Reconciles running right now, by lease and manager identity. */
@@ -22,9 +20,6 @@ describe('leader election between two managers', () => {
   let sampler: NodeJS.Timeout;
 
   beforeAll(async () => {
-    ns = await createTestNamespace('kube-le');
-    client = new KubeClient(ns.kc);
-    await ensureWidgetCrd(client);
     // Sampled throughout: two managers running workers at the same moment is the failure this guards.
     sampler = setInterval(() => {
       for (const group of groups.values()) {
@@ -35,8 +30,6 @@ describe('leader election between two managers', () => {
 
   afterAll(async () => {
     clearInterval(sampler);
-    await ns.delete();
-    await client.close();
   });
 
   afterEach(async () => {
@@ -51,11 +44,11 @@ describe('leader election between two managers', () => {
     options: { releaseOnStop?: boolean; onLeadershipLost?: () => void } = {},
   ): Manager {
     const m = new Manager({
-      kubeConfig: ns.kc,
-      namespace: ns.name,
+      kubeConfig: env.ns.kc,
+      namespace: env.ns.name,
       logger: testLogger(),
       leaderElection: {
-        namespace: ns.name,
+        namespace: env.ns.name,
         name: lease,
         identity,
         leaseDurationMs: LEASE_MS,
@@ -82,10 +75,10 @@ describe('leader election between two managers', () => {
   }
 
   async function reconciledByLeader(name: string, leader: string): Promise<void> {
-    await client.resource<Widget>(WIDGET).create(widget(ns.name, name));
+    await env.client.resource<Widget>(WIDGET).create(widget(env.ns.name, name));
     await eventually(
       `${name} reconciled by ${leader}`,
-      () => reconciledBy.get(`${ns.name}/${name}`) === leader,
+      () => reconciledBy.get(`${env.ns.name}/${name}`) === leader,
       10_000,
     );
   }
@@ -103,7 +96,9 @@ describe('leader election between two managers', () => {
     // The released lease is free: b needs a retry period, far less than a lease duration.
     await eventually('b leads', () => b.isLeader(), LEASE_MS);
     await reconciledByLeader('g-2', 'b');
-    const lease = await client.resource<Lease>(LEASES_V1).get({ namespace: ns.name, name: 'graceful' });
+    const lease = await env.client
+      .resource<Lease>(LEASES_V1)
+      .get({ namespace: env.ns.name, name: 'graceful' });
     expect(lease.spec?.holderIdentity).toBe('b');
     expect(lease.spec?.leaseTransitions).toBe(1);
   });
@@ -126,8 +121,8 @@ describe('leader election between two managers', () => {
     const a = manager('e', 'stolen', { onLeadershipLost: () => lost++ });
     await a.start();
     await eventually('e leads', () => a.isLeader());
-    const leases = client.resource<Lease>(LEASES_V1);
-    const lease = await leases.get({ namespace: ns.name, name: 'stolen' });
+    const leases = env.client.resource<Lease>(LEASES_V1);
+    const lease = await leases.get({ namespace: env.ns.name, name: 'stolen' });
     const now = microTime();
     await leases.replace({
       ...lease,

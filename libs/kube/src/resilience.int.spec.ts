@@ -2,6 +2,7 @@ import { restartApiServer, startLocalEnvironment, type LocalEnvironment } from '
 import type { KubeClient } from './client.js';
 import type { Informer } from './informer.js';
 import { Manager } from './manager.js';
+import { NAMESPACES } from './testing/core-kinds.js';
 import { compactEtcd } from './testing/etcd.js';
 import { eventually, testLogger } from './testing/eventually.js';
 import { ensureWidgetCrd, widget, WIDGET, type Widget } from './testing/widget-crd.js';
@@ -31,13 +32,7 @@ describe('informer and controller across API server restarts and 410 Gone', () =
     });
     client = manager.client;
     await ensureWidgetCrd(client);
-    const namespaces = client.resource({
-      group: '',
-      version: 'v1',
-      plural: 'namespaces',
-      kind: 'Namespace',
-      namespaced: false,
-    });
+    const namespaces = client.resource(NAMESPACES);
     await namespaces.create({ metadata: { name: NS } });
     await namespaces.create({ metadata: { name: OTHER_NS } });
     informer = manager.informer<Widget>(WIDGET);

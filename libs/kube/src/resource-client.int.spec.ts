@@ -1,9 +1,8 @@
-import { createTestNamespace, type TestNamespace } from '@capstan/testing';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { KubeClient } from './client.js';
 import { isAlreadyExists, isConflict, isInvalid, isNotFound, KubeApiError } from './errors.js';
-import type { ResourceType } from './resource.js';
-import { ensureWidgetCrd, widget, WIDGET, type Widget } from './testing/widget-crd.js';
+import { CONFIG_MAPS } from './testing/core-kinds.js';
+import { useWidgetNamespace } from './testing/widget-namespace.js';
+import { widget, WIDGET, type Widget } from './testing/widget-crd.js';
 
 /** The rejection of `promise` (fails the test when it resolves). */
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
@@ -15,36 +14,16 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
   );
 }
 
-const CONFIG_MAPS: ResourceType = {
-  group: '',
-  version: 'v1',
-  plural: 'configmaps',
-  kind: 'ConfigMap',
-  namespaced: true,
-};
-
 describe('ResourceClient on the real API server', () => {
-  let ns: TestNamespace;
-  let client: KubeClient;
-
-  beforeAll(async () => {
-    ns = await createTestNamespace('kube-rc');
-    client = new KubeClient(ns.kc, { fieldManager: 'runtime-test' });
-    await ensureWidgetCrd(client);
-  });
-
-  afterAll(async () => {
-    await ns.delete();
-    await client.close();
-  });
+  const env = useWidgetNamespace('kube-rc');
 
   it('creates, gets, replaces with optimistic concurrency and deletes; errors are typed', async () => {
-    const widgets = client.resource<Widget>(WIDGET);
-    const created = await widgets.create(widget(ns.name, 'crud', { size: 1 }));
+    const widgets = env.client.resource<Widget>(WIDGET);
+    const created = await widgets.create(widget(env.ns.name, 'crud', { size: 1 }));
     expect(created.metadata?.uid).toBeTruthy();
-    expect(isAlreadyExists(await rejection(widgets.create(widget(ns.name, 'crud'))))).toBe(true);
+    expect(isAlreadyExists(await rejection(widgets.create(widget(env.ns.name, 'crud'))))).toBe(true);
 
-    const fetched = await widgets.get({ namespace: ns.name, name: 'crud' });
+    const fetched = await widgets.get({ namespace: env.ns.name, name: 'crud' });
     const replaced = await widgets.replace({ ...fetched, spec: { size: 2 } });
     expect(replaced.spec?.size).toBe(2);
     // The first read's resourceVersion is stale now.
@@ -53,16 +32,16 @@ describe('ResourceClient on the real API server', () => {
     expect(isConflict(conflict)).toBe(true);
     expect(conflict).toBeInstanceOf(KubeApiError);
 
-    await widgets.delete({ namespace: ns.name, name: 'crud' });
-    const missing = await rejection(widgets.get({ namespace: ns.name, name: 'crud' }));
+    await widgets.delete({ namespace: env.ns.name, name: 'crud' });
+    const missing = await rejection(widgets.get({ namespace: env.ns.name, name: 'crud' }));
     expect(isNotFound(missing)).toBe(true);
     expect(String(missing)).toMatch(/widgets\/crud: 404/);
   });
 
   it('patches with merge patch, JSON patch (a failed test op is refused with 422) and server-side apply', async () => {
-    const widgets = client.resource<Widget>(WIDGET);
-    await widgets.create(widget(ns.name, 'patch', { size: 1, note: 'a' }));
-    const ref = { namespace: ns.name, name: 'patch' };
+    const widgets = env.client.resource<Widget>(WIDGET);
+    await widgets.create(widget(env.ns.name, 'patch', { size: 1, note: 'a' }));
+    const ref = { namespace: env.ns.name, name: 'patch' };
 
     const merged = await widgets.mergePatch(ref, { spec: { size: 5 } });
     expect(merged.spec).toEqual({ size: 5, note: 'a' });
@@ -86,9 +65,9 @@ describe('ResourceClient on the real API server', () => {
   });
 
   it('writes status only through the status subresource', async () => {
-    const widgets = client.resource<Widget>(WIDGET);
-    await widgets.create(widget(ns.name, 'status', { size: 1 }));
-    const ref = { namespace: ns.name, name: 'status' };
+    const widgets = env.client.resource<Widget>(WIDGET);
+    await widgets.create(widget(env.ns.name, 'status', { size: 1 }));
+    const ref = { namespace: env.ns.name, name: 'status' };
     // The main resource ignores status when the CRD has a status subresource.
     const ignored = await widgets.mergePatch(ref, { status: { phase: 'Nope' } });
     expect(ignored.status?.phase).toBeUndefined();
@@ -100,17 +79,17 @@ describe('ResourceClient on the real API server', () => {
   });
 
   it('lists in pages and reaches core kinds the same way', async () => {
-    const maps = client.resource<KubernetesObject & { data?: Record<string, string> }>(CONFIG_MAPS);
+    const maps = env.client.resource<KubernetesObject & { data?: Record<string, string> }>(CONFIG_MAPS);
     for (let i = 0; i < 7; i++)
       await maps.create({
-        metadata: { namespace: ns.name, name: `cm-${i}`, labels: { page: 'yes' } },
+        metadata: { namespace: env.ns.name, name: `cm-${i}`, labels: { page: 'yes' } },
         data: { i: String(i) },
       });
-    const first = await maps.list({ namespace: ns.name, labelSelector: 'page=yes', limit: 3 });
+    const first = await maps.list({ namespace: env.ns.name, labelSelector: 'page=yes', limit: 3 });
     expect(first.items).toHaveLength(3);
     expect(first.continue).toBeTruthy();
     expect(first.items[0]?.kind).toBe('ConfigMap');
-    const all = await maps.listAll({ namespace: ns.name, labelSelector: 'page=yes', pageSize: 3 });
+    const all = await maps.listAll({ namespace: env.ns.name, labelSelector: 'page=yes', pageSize: 3 });
     expect(all.items.map((m) => m.metadata?.name).sort()).toEqual(
       [0, 1, 2, 3, 4, 5, 6].map((i) => `cm-${i}`),
     );
@@ -119,7 +98,7 @@ describe('ResourceClient on the real API server', () => {
 
   it('refuses a PATCH without an explicit content type', async () => {
     await expect(
-      client.request({ method: 'PATCH', path: '/api/v1/namespaces/x/configmaps/y', body: {} }),
+      env.client.request({ method: 'PATCH', path: '/api/v1/namespaces/x/configmaps/y', body: {} }),
     ).rejects.toThrow(/content type must be given/);
   });
 });

@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import { loadKubeConfig, KubeClient } from '../client.js';
 import { Controller } from '../controller.js';
 import { Informer } from '../informer.js';
-import type { ResourceType } from '../resource.js';
+import { NAMESPACES } from '../testing/core-kinds.js';
 import { ensureWidgetCrd, widget, WIDGET, type Widget } from '../testing/widget-crd.js';
 
 const OBJECTS = Number(process.env['BENCH_OBJECTS'] ?? 10_000);
@@ -70,15 +70,8 @@ async function main(): Promise<void> {
   });
   try {
     await ensureWidgetCrd(client);
-    const namespaces: ResourceType = {
-      group: '',
-      version: 'v1',
-      plural: 'namespaces',
-      kind: 'Namespace',
-      namespaced: false,
-    };
     await client
-      .resource(namespaces)
+      .resource(NAMESPACES)
       .create({ metadata: { name: NAMESPACE } })
       .catch(() => undefined);
     const widgets = client.resource<Widget>(WIDGET);
@@ -159,7 +152,7 @@ async function main(): Promise<void> {
     // Clean up so a reused environment (CAPSTAN_TEST_KUBECONFIG) is left as found.
     if (env.kind === 'existing') {
       await client
-        .resource(namespaces)
+        .resource(NAMESPACES)
         .delete({ name: NAMESPACE })
         .catch(() => undefined);
     }
