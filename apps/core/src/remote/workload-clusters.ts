@@ -75,7 +75,8 @@ interface UntypedSecret {
   checkedAt: number;
 }
 
-export type NodeListener = (node: V1Node) => void;
+/** `previous` is the Node before an update (undefined for adds and deletes). */
+export type NodeListener = (node: V1Node, previous?: V1Node) => void;
 export type ClusterListener = (namespace: string, cluster: string) => void;
 
 const clusterKey = (namespace: string, cluster: string) => `${namespace}/${cluster}`;
@@ -151,6 +152,7 @@ export class WorkloadClusters {
     if (!connection.synced) {
       try {
         await connection.nodes.waitForSync(this.syncWaitMs);
+        connection.synced = true;
       } catch {
         throw new WorkloadClusterUnavailableError(
           namespace,
@@ -204,6 +206,7 @@ export class WorkloadClusters {
     if (!connection) {
       connection = this.open(namespace, cluster, hash, content);
       this.connections.set(hash, connection);
+      void this.watchSync(connection);
     }
     connection.users.add(key);
     this.bindings.set(key, hash);
@@ -240,12 +243,11 @@ export class WorkloadClusters {
     };
     const fanOut: InformerEventHandler<V1Node> = {
       onAdd: (node) => this.emitNode(node),
-      onUpdate: (_old, node) => this.emitNode(node),
+      onUpdate: (previous, node) => this.emitNode(node, previous),
       onDelete: (node) => this.emitNode(node),
     };
     connection.stopHandler = nodes.addEventHandler(fanOut);
     nodes.start();
-    void this.watchSync(connection);
     this.log.info({ cluster: clusterKey(namespace, cluster) }, 'connecting to workload cluster');
     return connection;
   }
@@ -321,8 +323,8 @@ export class WorkloadClusters {
     this.emitCluster(key);
   }
 
-  private emitNode(node: V1Node): void {
-    for (const listener of this.nodeListeners) listener(node);
+  private emitNode(node: V1Node, previous?: V1Node): void {
+    for (const listener of this.nodeListeners) listener(node, previous);
   }
 
   private emitCluster(key: string): void {

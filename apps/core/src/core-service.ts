@@ -1,0 +1,73 @@
+import {
+  RESOURCES,
+  type Cluster,
+  type Machine,
+  type MachineDeployment,
+  type MachineSet,
+} from '@capstan/api';
+import { type ServiceContext, type ServiceDefinition } from '@capstan/provider-kit';
+import { ExternalObjects } from './external/external-objects.js';
+import { indexReferences, ownerKeysOf } from './external/reference-index.js';
+import { CLUSTER_CONTROLLER, MACHINE_CONTROLLER } from './handoff/controller-names.js';
+import { HandoffModule } from './handoff/handoff.module.js';
+import { LifecyclePublisher } from './handoff/lifecycle-publisher.js';
+import { registerClusterController } from './reconcilers/cluster/cluster.controller.js';
+import { registerMachineController } from './reconcilers/machine/machine.controller.js';
+import { registerWorkloadControllers } from './reconcilers/workload-controllers.js';
+import { WorkloadClusters } from './remote/workload-clusters.js';
+
+export interface CoreServiceOptions {
+  /**
+   * Watch the provider kinds Clusters and Machines reference (for third-party providers that publish no hand-off
+   * events) instead of reading them on demand. Default: `WATCH_EXTERNAL_PROVIDERS=true` in the environment.
+   */
+  watchExternalProviders?: boolean;
+}
+
+/**
+ * The core service: the Cluster API controllers for Cluster and Machine (this file's wiring), MachineSet,
+ * MachineDeployment and MachineHealthCheck (registerWorkloadControllers), and the hand-off consumer.
+ */
+export function createCoreService(options: CoreServiceOptions = {}): ServiceDefinition {
+  const watchExternalProviders = options.watchExternalProviders ?? process.env['WATCH_EXTERNAL_PROVIDERS'] === 'true';
+  return {
+    name: 'core',
+    consumes: 'handoff.>',
+    modules: [HandoffModule],
+    setup(context: ServiceContext) {
+      const { manager } = context;
+      const clusters = manager.informer<Cluster>(RESOURCES.Cluster);
+      const machines = manager.informer<Machine>(RESOURCES.Machine);
+      const machineSets = manager.informer<MachineSet>(RESOURCES.MachineSet);
+      const machineDeployments = manager.informer<MachineDeployment>(RESOURCES.MachineDeployment);
+      indexReferences(clusters, machines);
+
+      const workloadClusters = new WorkloadClusters({
+        manager,
+        logger: context.logger,
+        fieldManager: context.client.fieldManager,
+      });
+      const external = new ExternalObjects({
+        client: context.client,
+        manager,
+        logger: context.logger,
+        watch: watchExternalProviders,
+        onChange: (object) => {
+          const keys = ownerKeysOf(object, { clusters, machines });
+          for (const key of keys.clusters) context.controllers.enqueue(CLUSTER_CONTROLLER, key);
+          for (const key of keys.machines) context.controllers.enqueue(MACHINE_CONTROLLER, key);
+        },
+      });
+      const lifecycle = new LifecyclePublisher({ publisher: context.publisher, bus: context.bus, logger: context.logger });
+      const shared = { clusters, machines, machineSets, machineDeployments, external, workloads: workloadClusters, lifecycle };
+
+      registerClusterController(context, shared);
+      registerMachineController(context, shared);
+      registerWorkloadControllers(context, { workloadClusters });
+      context.logger.info({ watchExternalProviders }, 'core controllers registered');
+      return () => workloadClusters.stop();
+    },
+  };
+}
+
+export const coreService: ServiceDefinition = createCoreService();

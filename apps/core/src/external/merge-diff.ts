@@ -1,0 +1,45 @@
+// The RFC 7386 merge patch that turns `current` into `desired`: only what differs, `null` for what goes away,
+// arrays replaced whole. Undefined when nothing differs, so a converged object is never written.
+
+type Json = unknown;
+
+function isPlainObject(value: Json): value is Record<string, Json> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function deepEqual(a: Json, b: Json): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) {
+    return Array.isArray(b) && a.length === b.length && a.every((item, i) => deepEqual(item, b[i]));
+  }
+  if (isPlainObject(a) && isPlainObject(b)) {
+    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+    for (const key of keys) {
+      if (!deepEqual(a[key], b[key])) return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+export function mergeDiff(current: Json, desired: Json): Record<string, Json> | undefined {
+  if (!isPlainObject(desired)) throw new TypeError('a merge patch is computed between objects');
+  const base = isPlainObject(current) ? current : {};
+  const patch: Record<string, Json> = {};
+  for (const key of new Set([...Object.keys(base), ...Object.keys(desired)])) {
+    const from = base[key];
+    const to = desired[key];
+    if (deepEqual(from, to)) continue;
+    if (to === undefined) {
+      if (from !== undefined) patch[key] = null;
+      continue;
+    }
+    if (isPlainObject(from) && isPlainObject(to)) {
+      const nested = mergeDiff(from, to);
+      if (nested) patch[key] = nested;
+      continue;
+    }
+    patch[key] = to;
+  }
+  return Object.keys(patch).length > 0 ? patch : undefined;
+}

@@ -1,0 +1,73 @@
+import { type V1Node } from '@kubernetes/client-node';
+import { ANNOTATIONS, type Cluster, type Machine } from '@capstan/api';
+import { BY_PROVIDER_ID, type Controller } from '@capstan/kube';
+import { type ServiceContext } from '@capstan/provider-kit';
+import { MACHINE_CONTROLLER } from '../../handoff/controller-names.js';
+import { deepEqual } from '../../external/merge-diff.js';
+import { changedBeyondOwnStatus, onRelevantChange } from '../cluster/object-changes.js';
+import { MachineReconciler, type MachineReconcilerDeps } from './machine.reconciler.js';
+import { MACHINE_OWN_CONDITIONS } from './machine.status.js';
+
+/** What a Machine reads of its Cluster: pausing, infrastructure and control plane progress, deletion. */
+const clusterFingerprint = (c: Cluster) => [
+  c.spec?.paused,
+  c.metadata?.annotations?.[ANNOTATIONS.paused],
+  c.status?.initialization?.infrastructureProvisioned,
+  c.status?.initialization?.controlPlaneInitialized,
+  c.metadata?.deletionTimestamp,
+];
+
+/** What a Machine reads of its Node: health conditions, metadata the core syncs, taints, identity. */
+const nodeFingerprint = (n: V1Node) => [
+  n.spec?.providerID,
+  n.spec?.taints,
+  n.spec?.unschedulable,
+  n.metadata?.labels,
+  n.metadata?.annotations,
+  n.metadata?.deletionTimestamp,
+  (n.status?.conditions ?? [])
+    .filter((c) => ['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure'].includes(c.type))
+    .map((c) => [c.type, c.status, c.message]),
+  n.status?.nodeInfo,
+  n.status?.volumesAttached?.length ?? 0,
+];
+
+/** Registers the Machine controller and the watches mapping Clusters and Nodes to Machines. */
+export function registerMachineController(
+  context: ServiceContext,
+  deps: Omit<MachineReconcilerDeps, 'recorder' | 'client'>,
+): Controller<Machine> {
+  const reconciler = new MachineReconciler({ ...deps, client: context.client, recorder: context.recorder(MACHINE_CONTROLLER) });
+  const controller = context.addController<Machine>({
+    name: MACHINE_CONTROLLER,
+    for: deps.machines,
+    reconcile: reconciler.reconcile,
+    predicate: (event) =>
+      event.type !== 'update' || changedBeyondOwnStatus(event.oldObject, event.object, MACHINE_OWN_CONDITIONS),
+    maxConcurrentReconciles: context.options.concurrency,
+    resyncPeriodMs: context.options.syncPeriodSeconds * 1000,
+  });
+  const machinesOf = (namespace: string | undefined, clusterName: string | undefined) =>
+    deps.machines
+      .list(namespace)
+      .filter((m) => m.spec?.clusterName === clusterName)
+      .map((m) => `${m.metadata!.namespace}/${m.metadata!.name}`);
+
+  deps.clusters.addEventHandler(
+    onRelevantChange(clusterFingerprint, (c) => machinesOf(c.metadata?.namespace, c.metadata?.name), (key) =>
+      controller.enqueue(key),
+    ),
+  );
+  deps.workloads.onClusterChange((namespace, cluster) => {
+    for (const key of machinesOf(namespace, cluster)) controller.enqueue(key);
+  });
+  deps.workloads.onNodeChange((node, previous) => {
+    if (previous && deepEqual(nodeFingerprint(previous), nodeFingerprint(node))) return;
+    const providerID = node.spec?.providerID ?? previous?.spec?.providerID;
+    if (!providerID) return;
+    for (const machine of deps.machines.byIndex(BY_PROVIDER_ID, providerID)) {
+      controller.enqueue(`${machine.metadata!.namespace}/${machine.metadata!.name}`);
+    }
+  });
+  return controller;
+}
