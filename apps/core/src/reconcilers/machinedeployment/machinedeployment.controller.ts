@@ -1,5 +1,5 @@
 import { LABELS, RESOURCES, type Machine, type MachineDeployment, type MachineSet } from '@capstan/api';
-import { BY_CLUSTER_NAME, clusterIndexValue, getControllerOf, objectKey } from '@capstan/kube';
+import { getControllerOf, objectKey } from '@capstan/kube';
 import type { ServiceContext } from '@capstan/provider-kit';
 import type { WorkloadContext } from '../machineset/workload-context.js';
 import { MachineDeploymentReconciler } from './machinedeployment.reconciler.js';
@@ -34,9 +34,11 @@ export function registerMachineDeploymentController(ctx: ServiceContext, workloa
       { for: RESOURCES.Machine, map: (m) => machineToDeployment(workload, m as Machine) },
       {
         for: RESOURCES.Cluster,
+        // By spec.clusterName: a deployment paused from the start has no cluster-name label yet.
         map: (cluster) =>
           workload.machineDeployments
-            .byIndex(BY_CLUSTER_NAME, clusterIndexValue(cluster.metadata?.namespace, cluster.metadata!.name!))
+            .list(cluster.metadata?.namespace)
+            .filter((md) => md.spec.clusterName === cluster.metadata?.name)
             .map(objectKey),
       },
     ],

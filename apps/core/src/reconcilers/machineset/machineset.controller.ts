@@ -1,5 +1,5 @@
 import { RESOURCES, type Machine, type MachineDeployment, type MachineSet } from '@capstan/api';
-import { BY_CLUSTER_NAME, BY_OWNER, clusterIndexValue, getControllerOf, objectKey } from '@capstan/kube';
+import { BY_OWNER, getControllerOf, objectKey } from '@capstan/kube';
 import type { ServiceContext } from '@capstan/provider-kit';
 import { selectorMatches } from './label-selector.js';
 import { MachineSetReconciler } from './machineset.reconciler.js';
@@ -39,9 +39,11 @@ export function registerMachineSetController(ctx: ServiceContext, workload: Work
       // Pause, unpause and deletion of the cluster.
       {
         for: RESOURCES.Cluster,
+        // By spec.clusterName: a set paused from the start has no cluster-name label yet.
         map: (cluster) =>
           workload.machineSets
-            .byIndex(BY_CLUSTER_NAME, clusterIndexValue(cluster.metadata?.namespace, cluster.metadata!.name!))
+            .list(cluster.metadata?.namespace)
+            .filter((ms) => ms.spec.clusterName === cluster.metadata?.name)
             .map(objectKey),
       },
     ],

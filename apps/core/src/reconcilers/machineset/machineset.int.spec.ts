@@ -1,0 +1,256 @@
+import { FINALIZERS, RESOURCES, type Cluster, type Machine, type MachineSet } from '@capstan/api';
+import { getControllerOf, type ResourceClient } from '@capstan/kube';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { MHC_FIELD_MANAGER } from '../machinehealthcheck/machine-health-conditions.js';
+import {
+  MachinePlayer,
+  createReadyCluster,
+  createTemplates,
+  eventually,
+  machineTemplate,
+  resourceOf,
+  type WorkloadEnv,
+  startWorkloadEnv,
+} from './testing/workload-env.js';
+
+describe('MachineSet controller', () => {
+  let env: WorkloadEnv;
+  let player: MachinePlayer;
+  let machineSets: ResourceClient<MachineSet>;
+  let machines: ResourceClient<Machine>;
+  const cluster = 'demo';
+
+  beforeAll(async () => {
+    env = await startWorkloadEnv('ms');
+    machineSets = env.client.resource<MachineSet>(RESOURCES.MachineSet);
+    machines = env.client.resource<Machine>(RESOURCES.Machine);
+    await createReadyCluster(env, cluster);
+    await createTemplates(env, 'workers');
+    player = await new MachinePlayer(env, { availableAfterMs: 100, releaseAfterMs: 100 }).start();
+  });
+  afterAll(async () => {
+    await player?.stop();
+    await env?.stop();
+  });
+
+  const ns = () => env.ns.name;
+  const machinesOf = async (set: string) =>
+    (await machines.list({ namespace: ns() })).items.filter((m) => getControllerOf(m)?.name === set);
+  const live = async (set: string) => (await machinesOf(set)).filter((m) => !m.metadata.deletionTimestamp);
+  const createSet = (name: string, replicas: number, extra: Partial<MachineSet['spec']> = {}) =>
+    machineSets.create({
+      apiVersion: RESOURCES.MachineSet.apiVersion,
+      kind: RESOURCES.MachineSet.kind,
+      metadata: { name, namespace: ns() },
+      spec: {
+        clusterName: cluster,
+        replicas,
+        selector: { matchLabels: { pool: name } },
+        template: machineTemplate(cluster, 'workers', { pool: name, tier: 'worker' }),
+        ...extra,
+      },
+    });
+  const scale = (name: string, replicas: number, extra: Record<string, unknown> = {}) =>
+    machineSets.mergePatch({ namespace: ns(), name }, { spec: { replicas, ...extra } });
+  const settled = (name: string, replicas: number) =>
+    eventually(`${name} at ${replicas} available machines`, async () => {
+      const set = await machineSets.get({ namespace: ns(), name });
+      const ms = await machinesOf(name);
+      return (
+        ms.length === replicas &&
+        set.status?.availableReplicas === replicas &&
+        set.status?.replicas === replicas &&
+        set.status.observedGeneration === set.metadata.generation
+      );
+    });
+
+  it('creates Machines from the template, cloning the infrastructure and bootstrap templates', async () => {
+    await createSet('clones', 2);
+    await settled('clones', 2);
+    const set = await machineSets.get({ namespace: ns(), name: 'clones' });
+    expect(set.metadata.finalizers).toContain(FINALIZERS.machineSet);
+    expect(set.status?.selector).toBe('pool=clones');
+    const conditions = Object.fromEntries((set.status?.conditions ?? []).map((c) => [c.type, `${c.status}/${c.reason}`]));
+    expect(conditions).toMatchObject({
+      ScalingUp: 'False/NotScalingUp',
+      ScalingDown: 'False/NotScalingDown',
+      MachinesReady: 'True/Ready',
+      MachinesUpToDate: 'True/UpToDate',
+      Remediating: 'False/NotRemediating',
+      Deleting: 'False/NotDeleting',
+      Paused: 'False/NotPaused',
+    });
+    for (const machine of await machinesOf('clones')) {
+      expect(machine.metadata.labels).toMatchObject({
+        pool: 'clones',
+        tier: 'worker',
+        'cluster.x-k8s.io/set-name': 'clones',
+        'cluster.x-k8s.io/cluster-name': cluster,
+      });
+      expect(machine.metadata.finalizers).toContain(FINALIZERS.machine);
+      expect(getControllerOf(machine)).toMatchObject({ kind: 'MachineSet', name: 'clones', uid: set.metadata.uid });
+      const infraRef = machine.spec.infrastructureRef;
+      const configRef = machine.spec.bootstrap.configRef!;
+      expect(infraRef).toEqual({ apiGroup: 'infrastructure.generic.capstan.dev', kind: 'GenericInfrastructureMachine', name: machine.metadata.name });
+      expect(configRef).toEqual({ apiGroup: 'bootstrap.generic.capstan.dev', kind: 'GenericBootstrapConfig', name: machine.metadata.name });
+      const infra = await env.client.resource(resourceOf('GenericInfrastructureMachine')).get({ namespace: ns(), name: infraRef.name });
+      const bootstrap = await env.client.resource(resourceOf('GenericBootstrapConfig')).get({ namespace: ns(), name: configRef.name });
+      for (const [clone, templateKind] of [
+        [infra, 'GenericInfrastructureMachineTemplate.infrastructure.generic.capstan.dev'],
+        [bootstrap, 'GenericBootstrapConfigTemplate.bootstrap.generic.capstan.dev'],
+      ] as const) {
+        expect(clone.metadata?.annotations).toMatchObject({
+          'cluster.x-k8s.io/cloned-from-name': 'workers',
+          'cluster.x-k8s.io/cloned-from-groupkind': templateKind,
+        });
+        expect(clone.metadata?.labels).toMatchObject({ 'template-label': 'workers', 'cluster.x-k8s.io/cluster-name': cluster });
+        expect((clone as KubernetesObject & { spec: unknown }).spec).toEqual({ flavor: 'workers' });
+        expect(clone.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'MachineSet', name: 'clones' });
+      }
+    }
+  });
+
+  it('scales down Oldest first, then Newest first, and the delete-machine annotation before anything', async () => {
+    await createSet('order', 1, { deletion: { order: 'Oldest' } });
+    await settled('order', 1);
+    // Creation timestamps have second resolution: one Machine per second tells them apart.
+    for (const replicas of [2, 3]) {
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      await scale('order', replicas);
+      await settled('order', replicas);
+    }
+    const byAge = (await machinesOf('order')).sort(
+      (a, b) => new Date(a.metadata.creationTimestamp!).getTime() - new Date(b.metadata.creationTimestamp!).getTime(),
+    );
+    const [oldest, middle, newest] = byAge.map((m) => m.metadata.name!);
+
+    await scale('order', 2);
+    await settled('order', 2);
+    expect((await machinesOf('order')).map((m) => m.metadata.name).sort()).toEqual([middle, newest].sort());
+
+    await scale('order', 1, { deletion: { order: 'Newest' } });
+    await settled('order', 1);
+    expect((await machinesOf('order')).map((m) => m.metadata.name)).toEqual([middle]);
+
+    await scale('order', 3);
+    await settled('order', 3);
+    const annotated = (await machinesOf('order')).find((m) => m.metadata.name !== middle)!.metadata.name!;
+    const others = (await machinesOf('order')).map((m) => m.metadata.name!).filter((n) => n !== annotated);
+    await machines.mergePatch({ namespace: ns(), name: middle }, { metadata: { annotations: { 'cluster.x-k8s.io/delete-machine': 'yes' } } });
+    await scale('order', 2, { deletion: { order: 'Oldest' } });
+    await settled('order', 2);
+    expect((await machinesOf('order')).map((m) => m.metadata.name).sort()).toEqual(
+      [annotated, ...others.filter((n) => n !== middle)].sort(),
+    );
+  });
+
+  it('deletes unhealthy Machines before healthy ones (Random order)', async () => {
+    await createSet('health', 3);
+    await settled('health', 3);
+    const [first, second] = (await machinesOf('health')).map((m) => m.metadata.name!).sort();
+    // Random order picks by name among equals: make the last by name the unhealthy one.
+    const unhealthy = (await machinesOf('health')).map((m) => m.metadata.name!).sort()[2]!;
+    await machines.applyStatus(
+      {
+        metadata: { name: unhealthy, namespace: ns() },
+        status: {
+          conditions: [
+            { type: 'HealthCheckSucceeded', status: 'False', reason: 'UnhealthyNode', message: 'node down', lastTransitionTime: '2026-01-01T00:00:00Z' },
+          ],
+        },
+      } as unknown as Machine,
+      { fieldManager: MHC_FIELD_MANAGER },
+    );
+    await eventually('the set sees the failed health check', async () =>
+      (await machines.get({ namespace: ns(), name: unhealthy })).status?.conditions?.some((c) => c.type === 'HealthCheckSucceeded'),
+    );
+    await scale('health', 2);
+    await settled('health', 2);
+    expect((await machinesOf('health')).map((m) => m.metadata.name).sort()).toEqual([first, second]);
+  });
+
+  it('adopts orphan Machines its selector matches instead of creating new ones', async () => {
+    await machines.create({
+      apiVersion: RESOURCES.Machine.apiVersion,
+      kind: RESOURCES.Machine.kind,
+      metadata: { name: 'orphan-1', namespace: ns(), labels: { pool: 'adopter' } },
+      spec: {
+        clusterName: cluster,
+        bootstrap: { dataSecretName: 'orphan-data' },
+        infrastructureRef: { apiGroup: 'infrastructure.generic.capstan.dev', kind: 'GenericInfrastructureMachine', name: 'orphan-1' },
+      },
+    } as Machine);
+    await createSet('adopter', 2);
+    await settled('adopter', 2);
+    const orphan = await machines.get({ namespace: ns(), name: 'orphan-1' });
+    expect(getControllerOf(orphan)).toMatchObject({ kind: 'MachineSet', name: 'adopter' });
+    expect(orphan.metadata.labels?.['cluster.x-k8s.io/set-name']).toBe('adopter');
+  });
+
+  it('replaces a Machine a health check asked its owner to remediate', async () => {
+    await createSet('remedy', 2);
+    await settled('remedy', 2);
+    const victim = (await machinesOf('remedy'))[0]!.metadata.name!;
+    const past = '2026-01-01T00:00:00Z';
+    await machines.applyStatus(
+      {
+        metadata: { name: victim, namespace: ns() },
+        status: {
+          conditions: [
+            { type: 'HealthCheckSucceeded', status: 'False', reason: 'UnhealthyNode', message: 'node down', lastTransitionTime: past },
+            { type: 'OwnerRemediated', status: 'False', reason: 'WaitingForRemediation', message: '', lastTransitionTime: past },
+          ],
+        },
+      } as unknown as Machine,
+      { fieldManager: MHC_FIELD_MANAGER },
+    );
+    await eventually('the unhealthy Machine replaced', async () => {
+      const names = (await live('remedy')).map((m) => m.metadata.name);
+      return names.length === 2 && !names.includes(victim) && !(await machinesOf('remedy')).some((m) => m.metadata.name === victim);
+    });
+    await settled('remedy', 2);
+  });
+
+  it('does nothing while its Cluster is paused, and reports it', async () => {
+    const clusters = env.client.resource<Cluster>(RESOURCES.Cluster);
+    await createReadyCluster(env, 'frozen');
+    await clusters.mergePatch({ namespace: ns(), name: 'frozen' }, { spec: { paused: true } });
+    await machineSets.create({
+      apiVersion: RESOURCES.MachineSet.apiVersion,
+      kind: RESOURCES.MachineSet.kind,
+      metadata: { name: 'frozen', namespace: ns() },
+      spec: {
+        clusterName: 'frozen',
+        replicas: 2,
+        selector: { matchLabels: { pool: 'frozen' } },
+        template: machineTemplate('frozen', 'workers', { pool: 'frozen' }),
+      },
+    });
+    await eventually('Paused reported', async () =>
+      (await machineSets.get({ namespace: ns(), name: 'frozen' })).status?.conditions?.some(
+        (c) => c.type === 'Paused' && c.status === 'True',
+      ),
+    );
+    expect(await machinesOf('frozen')).toHaveLength(0);
+    expect((await machineSets.get({ namespace: ns(), name: 'frozen' })).metadata.finalizers ?? []).toEqual([]);
+    await clusters.mergePatch({ namespace: ns(), name: 'frozen' }, { spec: { paused: false } });
+    await settled('frozen', 2);
+  });
+
+  it('deletes its Machines before it goes', async () => {
+    await createSet('doomed', 2);
+    await settled('doomed', 2);
+    const names = (await machinesOf('doomed')).map((m) => m.metadata.name!);
+    await machineSets.delete({ namespace: ns(), name: 'doomed' });
+    await eventually('the set gone', async () => {
+      try {
+        await machineSets.get({ namespace: ns(), name: 'doomed' });
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    const left = (await machines.list({ namespace: ns() })).items.map((m) => m.metadata.name);
+    expect(left.filter((n) => names.includes(n!))).toEqual([]);
+  });
+});
