@@ -9,3 +9,4 @@ export * from './test-environment.js';
 export * from './generic-providers.js';
 export * from './restart.js';
 export * from './capstan-crds.js';
+export * from './eventually.js';
