@@ -1,0 +1,265 @@
+import { ANNOTATIONS, LABELS, RESOURCES, type Machine, type MachineDeployment, type MachineSet } from '@capstan/api';
+import { getControllerOf, Informer, type ResourceClient } from '@capstan/kube';
+import {
+  MachinePlayer,
+  createReadyCluster,
+  createTemplates,
+  eventually,
+  machineTemplate,
+  startWorkloadEnv,
+  type WorkloadEnv,
+} from '../machineset/testing/workload-env.js';
+
+/** Every state of a deployment's Machines the watch delivered: how many exist and how many are Available. */
+class MachineWatcher {
+  readonly moments = new Map<string, { total: number; available: number }[]>();
+  private readonly informer: Informer<Machine>;
+  private recording = new Set<string>();
+
+  constructor(env: WorkloadEnv) {
+    this.informer = new Informer<Machine>(env.client, RESOURCES.Machine, { namespace: env.ns.name });
+    const observe = (m: Machine) => this.observe(m.metadata.labels?.[LABELS.deploymentName]);
+    this.informer.addEventHandler({ onAdd: observe, onUpdate: (_o, m) => observe(m), onDelete: observe });
+  }
+
+  async start(): Promise<this> {
+    this.informer.start();
+    await this.informer.waitForSync();
+    return this;
+  }
+
+  record(deployment: string): void {
+    this.recording.add(deployment);
+    this.observe(deployment);
+  }
+
+  stop(): Promise<void> {
+    return this.informer.stop();
+  }
+
+  private observe(deployment: string | undefined): void {
+    if (!deployment || !this.recording.has(deployment)) return;
+    const machines = this.informer.list().filter((m) => m.metadata.labels?.[LABELS.deploymentName] === deployment);
+    const available = machines.filter(
+      (m) => !m.metadata.deletionTimestamp && m.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True'),
+    ).length;
+    const list = this.moments.get(deployment) ?? [];
+    list.push({ total: machines.length, available });
+    this.moments.set(deployment, list);
+  }
+}
+
+describe('MachineDeployment controller', () => {
+  let env: WorkloadEnv;
+  let player: MachinePlayer;
+  let watcher: MachineWatcher;
+  let deployments: ResourceClient<MachineDeployment>;
+  let machineSets: ResourceClient<MachineSet>;
+  let machines: ResourceClient<Machine>;
+  const cluster = 'demo';
+
+  beforeAll(async () => {
+    env = await startWorkloadEnv('md');
+    deployments = env.client.resource<MachineDeployment>(RESOURCES.MachineDeployment);
+    machineSets = env.client.resource<MachineSet>(RESOURCES.MachineSet);
+    machines = env.client.resource<Machine>(RESOURCES.Machine);
+    await createReadyCluster(env, cluster);
+    await createTemplates(env, 'v1');
+    await createTemplates(env, 'v2');
+    await createTemplates(env, 'v3');
+    // Machines take a while to become Available and to go away: rollouts have to wait for both.
+    player = await new MachinePlayer(env, { availableAfterMs: 250, releaseAfterMs: 250 }).start();
+    watcher = await new MachineWatcher(env).start();
+  });
+  afterAll(async () => {
+    await watcher?.stop();
+    await player?.stop();
+    await env?.stop();
+  });
+
+  const ns = () => env.ns.name;
+  const createDeployment = (name: string, replicas: number, spec: Partial<MachineDeployment['spec']> = {}) =>
+    deployments.create({
+      apiVersion: RESOURCES.MachineDeployment.apiVersion,
+      kind: RESOURCES.MachineDeployment.kind,
+      metadata: { name, namespace: ns() },
+      spec: {
+        clusterName: cluster,
+        replicas,
+        selector: { matchLabels: { pool: name } },
+        template: machineTemplate(cluster, 'v1', { pool: name }),
+        ...spec,
+      },
+    });
+  const patch = (name: string, body: Record<string, unknown>) => deployments.mergePatch({ namespace: ns(), name }, body);
+  const useTemplate = (name: string, template: string) =>
+    patch(name, {
+      spec: {
+        template: {
+          spec: {
+            infrastructureRef: { name: template },
+            bootstrap: { configRef: { name: template } },
+          },
+        },
+      },
+    });
+  const setsOf = async (name: string) => {
+    const md = await deployments.get({ namespace: ns(), name });
+    return (await machineSets.list({ namespace: ns() })).items.filter((ms) => getControllerOf(ms)?.uid === md.metadata.uid);
+  };
+  const machinesOfSet = async (set: MachineSet) =>
+    (await machines.list({ namespace: ns() })).items.filter((m) => getControllerOf(m)?.uid === set.metadata.uid);
+  const templateOf = (set: MachineSet) => set.spec.template.spec.infrastructureRef.name;
+  /** All Machines run `template`, are Available, and the deployment's status says so. */
+  const rolledOut = (name: string, replicas: number, template: string) =>
+    eventually(`${name} rolled out to ${replicas} x ${template}`, async () => {
+      const md = await deployments.get({ namespace: ns(), name });
+      const all = (await machines.list({ namespace: ns() })).items.filter((m) => m.metadata.labels?.[LABELS.deploymentName] === name);
+      const sets = await setsOf(name);
+      const current = sets
+        .filter((s) => templateOf(s) === template)
+        .sort((a, b) => Number(b.metadata.annotations?.[ANNOTATIONS.revision]) - Number(a.metadata.annotations?.[ANNOTATIONS.revision]))[0];
+      if (!current) return false;
+      const ok =
+        all.length === replicas &&
+        all.every((m) => getControllerOf(m)?.uid === current.metadata.uid) &&
+        (await machinesOfSet(current)).filter((m) => m.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True'))
+          .length === replicas &&
+        md.status?.replicas === replicas &&
+        md.status?.availableReplicas === replicas &&
+        md.status?.upToDateReplicas === replicas &&
+        md.status?.observedGeneration === md.metadata.generation;
+      return ok ? { md, sets, current } : false;
+    }, 60_000);
+
+  it('rolls out a new template without ever exceeding maxSurge or maxUnavailable', async () => {
+    await createDeployment('surge', 3, { rollout: { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } } } });
+    await createDeployment('unavailable', 4, {
+      rollout: { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: '50%' } } },
+    });
+    await rolledOut('surge', 3, 'v1');
+    await rolledOut('unavailable', 4, 'v1');
+    watcher.record('surge');
+    watcher.record('unavailable');
+    await useTemplate('surge', 'v2');
+    await useTemplate('unavailable', 'v2');
+    const surge = await rolledOut('surge', 3, 'v2');
+    const unavailable = await rolledOut('unavailable', 4, 'v2');
+
+    const surgeMoments = watcher.moments.get('surge')!;
+    const unavailableMoments = watcher.moments.get('unavailable')!;
+    // Every Machine was replaced: the watch saw each creation and deletion.
+    expect(surgeMoments.length).toBeGreaterThan(12);
+    expect(Math.max(...surgeMoments.map((m) => m.total))).toBe(4);
+    expect(Math.min(...surgeMoments.map((m) => m.available))).toBe(3);
+    expect(Math.max(...unavailableMoments.map((m) => m.total))).toBe(4);
+    expect(Math.min(...unavailableMoments.map((m) => m.available))).toBe(2);
+
+    expect(surge.md.metadata.annotations?.[ANNOTATIONS.revision]).toBe('2');
+    expect(surge.current.metadata.annotations).toMatchObject({
+      [ANNOTATIONS.revision]: '2',
+      [ANNOTATIONS.desiredReplicas]: '3',
+      [ANNOTATIONS.maxReplicas]: '4',
+    });
+    expect(surge.current.metadata.labels?.[LABELS.machineTemplateHash]).toMatch(/^[0-9a-f]{10}$/);
+    expect(surge.current.spec.selector.matchLabels?.[LABELS.machineTemplateHash]).toBe(
+      surge.current.metadata.labels?.[LABELS.machineTemplateHash],
+    );
+    const conditions = Object.fromEntries((surge.md.status?.conditions ?? []).map((c) => [c.type, `${c.status}/${c.reason}`]));
+    expect(conditions).toMatchObject({
+      Available: 'True/Available',
+      RollingOut: 'False/NotRollingOut',
+      ScalingUp: 'False/NotScalingUp',
+      ScalingDown: 'False/NotScalingDown',
+      MachinesReady: 'True/Ready',
+      MachinesUpToDate: 'True/UpToDate',
+    });
+    expect(surge.md.status?.phase).toBe('Running');
+    expect(unavailable.sets.length).toBeLessThanOrEqual(2);
+  });
+
+  it('scales without a rollout when only replicas change', async () => {
+    await createDeployment('scale', 2);
+    const before = await rolledOut('scale', 2, 'v1');
+    await patch('scale', { spec: { replicas: 4 } });
+    const grown = await rolledOut('scale', 4, 'v1');
+    await patch('scale', { spec: { replicas: 1 } });
+    const shrunk = await rolledOut('scale', 1, 'v1');
+    for (const after of [grown, shrunk]) {
+      expect(after.sets.map((s) => s.metadata.name)).toEqual([before.current.metadata.name]);
+    }
+    expect(shrunk.current.metadata.annotations?.[ANNOTATIONS.desiredReplicas]).toBe('1');
+  });
+
+  it('with OnDelete replaces old Machines only as they are deleted', async () => {
+    await createDeployment('ondelete', 2, { rollout: { strategy: { type: 'OnDelete' } } });
+    await rolledOut('ondelete', 2, 'v1');
+    await useTemplate('ondelete', 'v2');
+    const sets = await eventually('the new set', async () => {
+      const all = await setsOf('ondelete');
+      return all.length === 2 ? all : false;
+    });
+    const fresh = sets.find((s) => templateOf(s) === 'v2')!;
+    const old = sets.find((s) => templateOf(s) === 'v1')!;
+    // Nobody deleted anything: the old Machines stay, the new set does not grow.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(await machinesOfSet(fresh)).toHaveLength(0);
+    const oldMachines = await machinesOfSet(old);
+    expect(oldMachines).toHaveLength(2);
+
+    await machines.delete({ namespace: ns(), name: oldMachines[0]!.metadata.name! });
+    await eventually('one Machine replaced', async () => (await machinesOfSet(fresh)).length === 1 && (await machinesOfSet(old)).length === 1);
+    expect((await machineSets.get({ namespace: ns(), name: old.metadata.name! })).spec.replicas).toBe(1);
+    await machines.delete({ namespace: ns(), name: oldMachines[1]!.metadata.name! });
+    await rolledOut('ondelete', 2, 'v2');
+  });
+
+  it('neither scales nor rolls out while paused', async () => {
+    await createDeployment('paused', 2);
+    const before = await rolledOut('paused', 2, 'v1');
+    await patch('paused', { spec: { paused: true, replicas: 3 } });
+    await useTemplate('paused', 'v2');
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const sets = await setsOf('paused');
+    expect(sets.map((s) => [s.metadata.name, s.spec.replicas])).toEqual([[before.current.metadata.name, 2]]);
+    await patch('paused', { spec: { paused: false } });
+    await rolledOut('paused', 3, 'v2');
+  });
+
+  it('rolls out again when rollout.after passes, and keeps one old set as history', async () => {
+    await createDeployment('after', 1);
+    const first = await rolledOut('after', 1, 'v1');
+    const after = new Date(Date.now() + 3000);
+    await patch('after', { spec: { rollout: { after: after.toISOString().replace(/\.\d{3}Z$/, 'Z') } } });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect((await setsOf('after')).map((s) => s.metadata.name)).toEqual([first.current.metadata.name]);
+    const second = await eventually('a new set after rollout.after', async () => {
+      const fresh = (await setsOf('after')).find((s) => s.metadata.name !== first.current.metadata.name);
+      return fresh;
+    }, 20_000);
+    expect(new Date(second.metadata.creationTimestamp!).getTime()).toBeGreaterThanOrEqual(Math.floor(after.getTime() / 1000) * 1000);
+    const done = await eventually('rolled out after rollout.after', async () => {
+      const state = await rolledOut('after', 1, 'v1');
+      return state.current.metadata.name === second.metadata.name ? state : false;
+    });
+    // A template change rolls out once more; of the two old sets, one is kept.
+    await useTemplate('after', 'v3');
+    const third = await rolledOut('after', 1, 'v3');
+    await eventually('old sets cleaned up', async () => (await setsOf('after')).length === 2);
+    expect((await setsOf('after')).map((s) => s.metadata.name).sort()).toEqual(
+      [done.current.metadata.name, third.current.metadata.name].sort(),
+    );
+  });
+
+  it('deletes its MachineSets and Machines before it goes', async () => {
+    await createDeployment('doomed', 2);
+    await rolledOut('doomed', 2, 'v1');
+    await deployments.delete({ namespace: ns(), name: 'doomed' });
+    await eventually('deployment, sets and machines gone', async () => {
+      const left = (await deployments.list({ namespace: ns() })).items.some((d) => d.metadata.name === 'doomed');
+      const sets = (await machineSets.list({ namespace: ns() })).items.filter((s) => s.metadata.labels?.[LABELS.deploymentName] === 'doomed');
+      const ms = (await machines.list({ namespace: ns() })).items.filter((m) => m.metadata.labels?.[LABELS.deploymentName] === 'doomed');
+      return !left && sets.length === 0 && ms.length === 0;
+    });
+  });
+});
