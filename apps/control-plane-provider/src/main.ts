@@ -1,2 +1,4 @@
-// Entry point of the control-plane-provider service; its module is wired in by the issue that builds the service.
-export const serviceName = 'control-plane-provider';
+import { runServiceMain } from '@capstan/provider-kit';
+import { controlPlaneProviderService } from './control-plane-service.js';
+
+await runServiceMain(controlPlaneProviderService);

@@ -1,0 +1,75 @@
+import type { V1Secret } from '@kubernetes/client-node';
+import type { K3sControlPlane } from '@capstan/api';
+import { isAlreadyExists, setControllerReference, type Informer, type ResourceClient } from '@capstan/kube';
+import {
+  CLUSTER_CERTIFICATE_PURPOSES,
+  clusterCertificateSecret,
+  clusterCertificateSecretName,
+  generateClusterCertificate,
+  keyPairFromSecretData,
+  type ClusterCertificatePurpose,
+  type ClusterCertificates,
+  type KeyPairPem,
+} from '@capstan/pki';
+import { findSecret } from './secrets.js';
+
+export interface EnsuredCertificates {
+  certificates: ClusterCertificates;
+  /** Secrets this call created. */
+  created: string[];
+}
+
+/**
+ * The cluster certificates in Secrets `<cluster>-ca|cca|proxy|etcd|sa`: each is generated once, when its
+ * secret does not exist, and owned by the control plane. Existing ones are used as they are (they may
+ * come from a previous control plane or from the user), so servers keep trusting each other.
+ */
+export async function ensureClusterCertificates(
+  kcp: K3sControlPlane,
+  clusterName: string,
+  secrets: ResourceClient<V1Secret>,
+  cache: Informer<V1Secret>,
+): Promise<EnsuredCertificates> {
+  const namespace = kcp.metadata.namespace!;
+  const pairs: Partial<ClusterCertificates> = {};
+  const created: string[] = [];
+  for (const purpose of CLUSTER_CERTIFICATE_PURPOSES) {
+    const name = clusterCertificateSecretName(clusterName, purpose);
+    const existing = await findSecret(secrets, cache.getByName(namespace, name), namespace, name);
+    if (existing) {
+      pairs[purpose] = keyPairFromSecretData(name, existing.data);
+      continue;
+    }
+    const pair = await generateClusterCertificate(clusterName, purpose);
+    pairs[purpose] = await createCertificateSecret(kcp, clusterName, purpose, pair, secrets);
+    created.push(name);
+  }
+  return { certificates: pairs as ClusterCertificates, created };
+}
+
+async function createCertificateSecret(
+  kcp: K3sControlPlane,
+  clusterName: string,
+  purpose: ClusterCertificatePurpose,
+  pair: KeyPairPem,
+  secrets: ResourceClient<V1Secret>,
+): Promise<KeyPairPem> {
+  const shape = clusterCertificateSecret(clusterName, purpose, pair);
+  const secret: V1Secret = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: shape.name, namespace: kcp.metadata.namespace, labels: shape.labels },
+    type: shape.type,
+    stringData: shape.stringData,
+  };
+  setControllerReference(kcp, secret);
+  try {
+    await secrets.create(secret);
+    return pair;
+  } catch (error) {
+    if (!isAlreadyExists(error)) throw error;
+    // Another reconcile won the race: its certificate is the cluster's.
+    const winner = await secrets.get({ namespace: kcp.metadata.namespace!, name: shape.name });
+    return keyPairFromSecretData(shape.name, winner.data);
+  }
+}

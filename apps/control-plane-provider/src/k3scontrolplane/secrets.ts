@@ -1,0 +1,33 @@
+import type { V1Secret } from '@kubernetes/client-node';
+import { isNotFound, type ResourceClient, type ResourceType } from '@capstan/kube';
+
+/** Core v1 Secrets, as the kube runtime addresses kinds. */
+export const SECRETS: ResourceType = {
+  group: '',
+  version: 'v1',
+  plural: 'secrets',
+  kind: 'Secret',
+  namespaced: true,
+};
+
+/** The UTF-8 text of one key of a Secret as the API returns it (base64 `data`), if present. */
+export function secretText(secret: V1Secret | undefined, key: string): string | undefined {
+  const value = secret?.data?.[key];
+  return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
+}
+
+/** A Secret from the cache, else from the API (the cache lags what was just created), else undefined. */
+export async function findSecret(
+  secrets: ResourceClient<V1Secret>,
+  cached: V1Secret | undefined,
+  namespace: string,
+  name: string,
+): Promise<V1Secret | undefined> {
+  if (cached) return cached;
+  try {
+    return await secrets.get({ namespace, name });
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}

@@ -1,0 +1,142 @@
+import { getCondition } from '@capstan/api';
+import type { ControlPlaneMachine } from './control-plane-machine.js';
+import {
+  controlPlaneStatusChanged,
+  desiredControlPlaneStatus,
+  machineSelector,
+  type StatusInputs,
+} from './control-plane-status.js';
+
+const t0 = new Date('2026-01-01T00:00:00Z');
+
+function machine(name: string, overrides: Partial<ControlPlaneMachine> = {}): ControlPlaneMachine {
+  return {
+    name,
+    createdAt: 0,
+    deleting: false,
+    ready: true,
+    available: true,
+    hasNode: true,
+    upToDate: true,
+    outdatedReasons: [],
+    needsRemediation: false,
+    deleteRequested: false,
+    version: 'v1.31.4',
+    ...overrides,
+  };
+}
+
+const inputs = (overrides: Partial<StatusInputs>): StatusInputs => ({
+  clusterName: 'demo',
+  desiredReplicas: 3,
+  generation: 4,
+  machines: [],
+  initialized: true,
+  certificates: { available: true },
+  paused: false,
+  deleting: false,
+  ...overrides,
+});
+
+describe('desiredControlPlaneStatus', () => {
+  it('counts machines by their conditions and lists versions oldest first', () => {
+    const status = desiredControlPlaneStatus(
+      undefined,
+      inputs({
+        machines: [
+          machine('a', { version: 'v1.32.0' }),
+          machine('b', { ready: false, available: false }),
+          machine('c', { upToDate: false, outdatedReasons: ['version v1.31.4 -> v1.32.0'] }),
+        ],
+      }),
+      t0,
+    );
+    expect(status).toMatchObject({
+      selector: 'cluster.x-k8s.io/cluster-name=demo,cluster.x-k8s.io/control-plane',
+      replicas: 3,
+      readyReplicas: 2,
+      availableReplicas: 2,
+      upToDateReplicas: 2,
+      version: 'v1.31.4',
+      versions: [
+        { version: 'v1.31.4', replicas: 2 },
+        { version: 'v1.32.0', replicas: 1 },
+      ],
+      initialization: { controlPlaneInitialized: true },
+      observedGeneration: 4,
+    });
+    expect(getCondition(status.conditions, 'RollingOut')).toMatchObject({
+      status: 'True',
+      message: 'Rolling out 1 not up-to-date replica(s)\n* version v1.31.4 -> v1.32.0',
+    });
+    expect(getCondition(status.conditions, 'MachinesReady')).toMatchObject({
+      status: 'False',
+      message: 'Machine(s) not Ready: b',
+    });
+    expect(machineSelector('x')).toBe('cluster.x-k8s.io/cluster-name=x,cluster.x-k8s.io/control-plane');
+  });
+
+  it('is Available while a majority of the members is healthy, and only once initialized', () => {
+    const available = (machines: ControlPlaneMachine[], initialized = true) =>
+      getCondition(
+        desiredControlPlaneStatus(undefined, inputs({ machines, initialized }), t0).conditions,
+        'Available',
+      )?.status;
+    expect(available([machine('a')])).toBe('True');
+    expect(available([machine('a')], false)).toBe('False');
+    // A machine still provisioning (no Node) is not an etcd member yet.
+    expect(available([machine('a'), machine('b', { hasNode: false, ready: false })])).toBe('True');
+    expect(available([machine('a'), machine('b', { ready: false }), machine('c', { ready: false })])).toBe(
+      'False',
+    );
+    expect(available([machine('a'), machine('b'), machine('c', { needsRemediation: true })])).toBe('True');
+  });
+
+  it('says what scaling waits for, and which machine remediation cannot touch', () => {
+    const status = desiredControlPlaneStatus(
+      undefined,
+      inputs({
+        machines: [machine('a', { needsRemediation: true })],
+        plan: {
+          action: { type: 'wait', message: 'Waiting for machine(s) a to be Ready before adding one' },
+          remediationBlocked: 'Machine a cannot be remediated: it is the only control plane machine',
+        },
+      }),
+      t0,
+    );
+    expect(getCondition(status.conditions, 'ScalingUp')).toMatchObject({
+      status: 'True',
+      reason: 'ScalingUp',
+      message: 'Scaling up from 1 to 3 replicas\n* Waiting for machine(s) a to be Ready before adding one',
+    });
+    expect(getCondition(status.conditions, 'ScalingDown')).toMatchObject({
+      status: 'False',
+      reason: 'NotScalingDown',
+    });
+    expect(getCondition(status.conditions, 'Remediating')).toMatchObject({
+      status: 'True',
+      message:
+        'Machine(s) flagged for remediation: a\n* Machine a cannot be remediated: it is the only control plane machine',
+    });
+  });
+
+  it('never takes initialization back, changes only Paused while paused, and is stable when converged', () => {
+    const first = desiredControlPlaneStatus(undefined, inputs({ machines: [machine('a')] }), t0);
+    const later = desiredControlPlaneStatus(
+      first,
+      inputs({ machines: [machine('a')], initialized: false }),
+      new Date('2026-01-02T00:00:00Z'),
+    );
+    expect(later.initialization).toEqual({ controlPlaneInitialized: true });
+    expect(
+      controlPlaneStatusChanged(
+        first,
+        desiredControlPlaneStatus(first, inputs({ machines: [machine('a')] }), t0),
+      ),
+    ).toBe(false);
+    const paused = desiredControlPlaneStatus(first, inputs({ paused: true, machines: [] }), t0);
+    expect(paused.replicas).toBe(1);
+    expect(getCondition(paused.conditions, 'Paused')).toMatchObject({ status: 'True', reason: 'Paused' });
+    expect(controlPlaneStatusChanged(first, paused)).toBe(true);
+  });
+});

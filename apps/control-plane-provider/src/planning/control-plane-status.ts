@@ -1,0 +1,221 @@
+import {
+  ConditionReason,
+  ConditionStatus,
+  ConditionType,
+  LABELS,
+  conditionsEqual,
+  setCondition,
+  type Condition,
+  type ConditionInput,
+  type K3sControlPlaneStatus,
+  type LastRemediationStatus,
+} from '@capstan/api';
+import { canonicalJson } from './canonical-json.js';
+import { isHealthy, quorum, type ControlPlaneMachine } from './control-plane-machine.js';
+import type { Plan } from './planner.js';
+import { versionCounts } from './versions.js';
+
+/** Everything one reconcile learned, from which the status follows. */
+export interface StatusInputs {
+  clusterName: string;
+  desiredReplicas: number;
+  generation?: number;
+  /** Every Machine the control plane controls, deleting ones included. */
+  machines: readonly ControlPlaneMachine[];
+  initialized: boolean;
+  /** Undefined while not yet checked (e.g. before the Cluster is known). */
+  certificates?: { available: boolean; message?: string };
+  /** The plan of this reconcile, for the messages of the scaling conditions. */
+  plan?: Plan;
+  /** Why nothing could be planned yet (e.g. the cluster infrastructure), shown on ScalingUp. */
+  blockedBy?: string;
+  paused: boolean;
+  deleting: boolean;
+  lastRemediation?: LastRemediationStatus;
+}
+
+/** The scale subresource's selector: the cluster's control plane machines, as upstream KCP selects them. */
+export function machineSelector(clusterName: string): string {
+  return `${LABELS.clusterName}=${clusterName},${LABELS.controlPlane}`;
+}
+
+const list = (machines: readonly ControlPlaneMachine[]) => machines.map((m) => m.name).join(', ');
+
+function condition(
+  type: string,
+  good: boolean,
+  reasons: [string, string],
+  message = '',
+): Omit<ConditionInput, 'observedGeneration'> {
+  return {
+    type,
+    status: good ? ConditionStatus.True : ConditionStatus.False,
+    reason: good ? reasons[0] : reasons[1],
+    message,
+  };
+}
+
+/** What this reconcile is waiting for, as a second message line. */
+function waitNote(inputs: StatusInputs): string {
+  const action = inputs.plan?.action;
+  const note = inputs.blockedBy ?? (action?.type === 'wait' ? action.message : undefined);
+  return note ? `\n* ${note}` : '';
+}
+
+function conditionsFor(inputs: StatusInputs): Omit<ConditionInput, 'observedGeneration'>[] {
+  const { machines, desiredReplicas: desired } = inputs;
+  const live = machines.filter((m) => !m.deleting);
+  const members = live.filter((m) => m.hasNode);
+  const healthyMembers = members.filter(isHealthy);
+  const available =
+    inputs.initialized && healthyMembers.length >= 1 && healthyMembers.length >= quorum(members.length);
+  const notReady = machines.filter((m) => !m.ready);
+  const outdated = live.filter((m) => !m.upToDate);
+  // A flagged machine being deleted is a remediation still in progress.
+  const unhealthy = machines.filter((m) => m.needsRemediation);
+  const result = [
+    condition(
+      ConditionType.Available,
+      available,
+      [ConditionReason.Available, ConditionReason.NotAvailable],
+      available
+        ? ''
+        : !inputs.initialized
+          ? 'Control plane not yet initialized'
+          : `${healthyMembers.length} of ${members.length} control plane members healthy; etcd quorum needs ${quorum(members.length)}`,
+    ),
+    condition(
+      ConditionType.Initialized,
+      inputs.initialized,
+      [ConditionReason.Initialized, ConditionReason.NotInitialized],
+      inputs.initialized ? '' : 'Waiting for the workload API server to answer',
+    ),
+    machines.length === 0
+      ? condition(ConditionType.MachinesReady, true, [ConditionReason.NoReplicas, ''])
+      : condition(
+          ConditionType.MachinesReady,
+          notReady.length === 0,
+          [ConditionReason.Ready, ConditionReason.NotReady],
+          notReady.length === 0 ? '' : `Machine(s) not Ready: ${list(notReady)}`,
+        ),
+    live.length === 0
+      ? condition(ConditionType.MachinesUpToDate, true, [ConditionReason.NoReplicas, ''])
+      : condition(
+          ConditionType.MachinesUpToDate,
+          outdated.length === 0,
+          [ConditionReason.UpToDate, ConditionReason.NotUpToDate],
+          outdated.length === 0 ? '' : `Machine(s) not up to date: ${list(outdated)}`,
+        ),
+    outdated.length > 0
+      ? {
+          type: ConditionType.RollingOut,
+          status: ConditionStatus.True,
+          reason: ConditionReason.RollingOut,
+          message: [
+            `Rolling out ${outdated.length} not up-to-date replica(s)`,
+            ...[...new Set(outdated.flatMap((m) => m.outdatedReasons))].map((r) => `* ${r}`),
+          ].join('\n'),
+        }
+      : condition(ConditionType.RollingOut, false, ['', ConditionReason.NotRollingOut]),
+    live.length < desired && !inputs.deleting
+      ? {
+          type: ConditionType.ScalingUp,
+          status: ConditionStatus.True,
+          reason: ConditionReason.ScalingUp,
+          message: `Scaling up from ${live.length} to ${desired} replicas${waitNote(inputs)}`,
+        }
+      : condition(ConditionType.ScalingUp, false, ['', ConditionReason.NotScalingUp]),
+    machines.length > desired && !inputs.deleting
+      ? {
+          type: ConditionType.ScalingDown,
+          status: ConditionStatus.True,
+          reason: ConditionReason.ScalingDown,
+          message: `Scaling down from ${machines.length} to ${desired} replicas${waitNote(inputs)}`,
+        }
+      : condition(ConditionType.ScalingDown, false, ['', ConditionReason.NotScalingDown]),
+    unhealthy.length > 0
+      ? {
+          type: ConditionType.Remediating,
+          status: ConditionStatus.True,
+          reason: ConditionReason.Remediating,
+          message: [
+            `Machine(s) flagged for remediation: ${list(unhealthy)}`,
+            ...(inputs.plan?.remediationBlocked ? [`* ${inputs.plan.remediationBlocked}`] : []),
+          ].join('\n'),
+        }
+      : condition(ConditionType.Remediating, false, ['', ConditionReason.NotRemediating]),
+    inputs.deleting
+      ? {
+          type: ConditionType.Deleting,
+          status: ConditionStatus.True,
+          reason: ConditionReason.Deleting,
+          message: `Deleting ${machines.length} machine(s)`,
+        }
+      : condition(ConditionType.Deleting, false, ['', ConditionReason.NotDeleting]),
+  ];
+  if (inputs.certificates) {
+    result.push(
+      condition(
+        ConditionType.CertificatesAvailable,
+        inputs.certificates.available,
+        [ConditionReason.Available, ConditionReason.NotAvailable],
+        inputs.certificates.message ?? '',
+      ),
+    );
+  }
+  return result;
+}
+
+/**
+ * The v1beta2 control plane contract status: replica counters from the machines' conditions, versions,
+ * the selector of the scale subresource, `initialization.controlPlaneInitialized` (never taken back), and
+ * the conditions. While paused only `Paused` changes.
+ */
+export function desiredControlPlaneStatus(
+  current: K3sControlPlaneStatus | undefined,
+  inputs: StatusInputs,
+  now: Date = new Date(),
+): K3sControlPlaneStatus {
+  const at = inputs.generation === undefined ? {} : { observedGeneration: inputs.generation };
+  let conditions: Condition[] = setCondition(
+    current?.conditions,
+    inputs.paused
+      ? { type: ConditionType.Paused, status: ConditionStatus.True, reason: ConditionReason.Paused, ...at }
+      : {
+          type: ConditionType.Paused,
+          status: ConditionStatus.False,
+          reason: ConditionReason.NotPaused,
+          ...at,
+        },
+    now,
+  );
+  if (inputs.paused) return { ...current, conditions };
+  for (const input of conditionsFor(inputs)) conditions = setCondition(conditions, { ...input, ...at }, now);
+
+  const { machines } = inputs;
+  const versions = versionCounts(machines.map((m) => m.version));
+  const initialized = inputs.initialized || current?.initialization?.controlPlaneInitialized === true;
+  const lastRemediation = inputs.lastRemediation ?? current?.lastRemediation;
+  return {
+    conditions,
+    selector: machineSelector(inputs.clusterName),
+    replicas: machines.length,
+    readyReplicas: machines.filter((m) => m.ready).length,
+    availableReplicas: machines.filter((m) => m.available).length,
+    upToDateReplicas: machines.filter((m) => m.upToDate).length,
+    ...(versions.length > 0 && { versions, version: versions[0]!.version }),
+    ...(initialized && { initialization: { controlPlaneInitialized: true } }),
+    ...(lastRemediation && { lastRemediation }),
+    ...(inputs.generation !== undefined && { observedGeneration: inputs.generation }),
+  };
+}
+
+/** Whether writing `next` changes anything, so a converged control plane is never written again. */
+export function controlPlaneStatusChanged(
+  current: K3sControlPlaneStatus | undefined,
+  next: K3sControlPlaneStatus,
+): boolean {
+  const { conditions: a, ...restA } = current ?? {};
+  const { conditions: b, ...restB } = next;
+  return canonicalJson(restA) !== canonicalJson(restB) || !conditionsEqual(a, b);
+}

@@ -1,0 +1,247 @@
+import { canSafelyRemove, quorum, type ControlPlaneMachine } from './control-plane-machine.js';
+import { planControlPlane, type PlanInput } from './planner.js';
+import { remediationPolicy } from './remediation.js';
+
+const NOW = Date.parse('2026-03-01T12:00:00Z');
+let seq = 0;
+
+function machine(name: string, overrides: Partial<ControlPlaneMachine> = {}): ControlPlaneMachine {
+  seq += 1;
+  return {
+    name,
+    createdAt: NOW - 3_600_000 + seq * 1000,
+    deleting: false,
+    ready: true,
+    available: true,
+    hasNode: true,
+    upToDate: true,
+    outdatedReasons: [],
+    needsRemediation: false,
+    deleteRequested: false,
+    ...overrides,
+  };
+}
+
+function plan(overrides: Partial<PlanInput>) {
+  return planControlPlane({
+    desiredReplicas: 3,
+    initialized: true,
+    maxSurge: 1,
+    machines: [],
+    failureDomains: [],
+    remediation: remediationPolicy(),
+    now: NOW,
+    ...overrides,
+  });
+}
+
+const three = () => [machine('a'), machine('b'), machine('c')];
+
+describe('quorum', () => {
+  it('is the smallest majority', () => {
+    expect([1, 2, 3, 4, 5].map(quorum)).toEqual([1, 2, 2, 3, 3]);
+  });
+
+  it('never allows removing the last machine or a member whose loss leaves an unhealthy majority', () => {
+    expect(canSafelyRemove([machine('a')], 'a', 1)).toBe(false);
+    expect(canSafelyRemove(three(), 'a', 3)).toBe(true);
+    expect(canSafelyRemove([machine('a'), machine('b', { ready: false }), machine('c')], 'a', 3)).toBe(false);
+    // Five members, two unhealthy: removing a healthy one leaves 2 healthy of 4, no quorum.
+    const five = [
+      machine('a'),
+      machine('b'),
+      machine('c'),
+      machine('d', { ready: false }),
+      machine('e', { ready: false }),
+    ];
+    expect(canSafelyRemove(five, 'a', 3)).toBe(false);
+    expect(canSafelyRemove(five, 'd', 3)).toBe(true);
+  });
+});
+
+describe('planControlPlane: initialization and scale up', () => {
+  it('creates the init machine first and waits for the control plane before any other', () => {
+    expect(plan({ initialized: false }).action).toEqual({
+      type: 'create',
+      reason: 'initialize',
+      initServer: true,
+    });
+    expect(plan({ initialized: false, machines: [machine('a')] }).action).toMatchObject({
+      type: 'wait',
+      message: 'Waiting for the control plane to be initialized',
+    });
+  });
+
+  it('adds one machine at a time, only while every machine is Ready', () => {
+    expect(plan({ machines: [machine('a')] }).action).toEqual({
+      type: 'create',
+      reason: 'scale-up',
+      initServer: false,
+    });
+    expect(plan({ machines: [machine('a'), machine('b', { ready: false })] }).action).toEqual({
+      type: 'wait',
+      message: 'Waiting for machine(s) b to be Ready before adding one',
+    });
+    expect(plan({ machines: three() }).action).toEqual({ type: 'none' });
+  });
+
+  it('places a new machine in the failure domain with the fewest machines', () => {
+    const machines = [machine('a', { failureDomain: 'fd1' }), machine('b', { failureDomain: 'fd2' })];
+    expect(plan({ machines, failureDomains: ['fd1', 'fd2', 'fd3'] }).action).toMatchObject({
+      failureDomain: 'fd3',
+    });
+    expect(plan({ machines, failureDomains: ['fd2', 'fd1'] }).action).toMatchObject({ failureDomain: 'fd1' });
+  });
+
+  it('waits for a machine being deleted before anything else', () => {
+    expect(plan({ machines: [machine('a'), machine('b', { deleting: true })] }).action).toEqual({
+      type: 'wait',
+      message: 'Waiting for machine(s) b to be deleted',
+    });
+  });
+});
+
+describe('planControlPlane: scale down', () => {
+  it('deletes one machine at a time: marked, then unhealthy, then out of date, then the oldest', () => {
+    const five = () => [machine('a'), machine('b'), machine('c'), machine('d'), machine('e')];
+    expect(plan({ machines: five() }).action).toEqual({ type: 'delete', reason: 'scale-down', machine: 'a' });
+    const marked = five();
+    marked[3]!.deleteRequested = true;
+    expect(plan({ machines: marked }).action).toMatchObject({ machine: 'd' });
+    const outdated = five();
+    outdated[4]!.upToDate = false;
+    // Out-of-date machines are a rollout: the extra replica goes first, and it is the outdated one.
+    expect(plan({ machines: outdated }).action).toEqual({ type: 'delete', reason: 'rollout', machine: 'e' });
+  });
+
+  it('removes an unready machine first and never a healthy one that would break quorum', () => {
+    const machines = [machine('a'), machine('b'), machine('c'), machine('d', { ready: false })];
+    expect(plan({ machines }).action).toEqual({ type: 'delete', reason: 'scale-down', machine: 'd' });
+    const twoDown = [
+      machine('a'),
+      machine('b'),
+      machine('c'),
+      machine('d', { ready: false }),
+      machine('e', { ready: false }),
+    ];
+    expect(plan({ machines: twoDown }).action).toMatchObject({ type: 'wait' });
+  });
+
+  it('deletes from the failure domain holding the most machines', () => {
+    const machines = [
+      machine('a', { failureDomain: 'fd1' }),
+      machine('b', { failureDomain: 'fd2' }),
+      machine('c', { failureDomain: 'fd2' }),
+      machine('d', { failureDomain: 'fd3' }),
+    ];
+    expect(plan({ machines, failureDomains: ['fd1', 'fd2', 'fd3'] }).action).toMatchObject({ machine: 'b' });
+  });
+});
+
+describe('planControlPlane: rollout', () => {
+  const outdated = (name: string, extra: Partial<ControlPlaneMachine> = {}) =>
+    machine(name, { upToDate: false, outdatedReasons: ['version v1.31.4 -> v1.32.0'], ...extra });
+
+  it('surges one new machine, waits for it, deletes one old machine, and repeats', () => {
+    const old = [outdated('a'), outdated('b'), outdated('c')];
+    expect(plan({ machines: old }).action).toEqual({ type: 'create', reason: 'rollout', initServer: false });
+    const surged = [...old, machine('n1', { ready: false })];
+    expect(plan({ machines: surged }).action).toMatchObject({ type: 'wait' });
+    surged[3]!.ready = true;
+    expect(plan({ machines: surged }).action).toEqual({ type: 'delete', reason: 'rollout', machine: 'a' });
+    const next = [outdated('b'), outdated('c'), machine('n1')];
+    expect(plan({ machines: next }).action).toEqual({ type: 'create', reason: 'rollout', initServer: false });
+    const last = [outdated('c'), machine('n1'), machine('n2'), machine('n3')];
+    expect(plan({ machines: last }).action).toEqual({ type: 'delete', reason: 'rollout', machine: 'c' });
+  });
+
+  it('with maxSurge 0 deletes first when quorum allows, and surges a control plane too small for that', () => {
+    const old = [outdated('a'), outdated('b'), outdated('c')];
+    expect(plan({ machines: old, maxSurge: 0 }).action).toEqual({
+      type: 'delete',
+      reason: 'rollout',
+      machine: 'a',
+    });
+    expect(plan({ machines: [outdated('b'), outdated('c')], maxSurge: 0 }).action).toMatchObject({
+      type: 'create',
+    });
+    expect(plan({ machines: [outdated('a')], desiredReplicas: 1, maxSurge: 0 }).action).toEqual({
+      type: 'create',
+      reason: 'rollout',
+      initServer: false,
+    });
+  });
+
+  it('rolls out a single-machine control plane by surging, never deleting the only member first', () => {
+    expect(plan({ machines: [outdated('a')], desiredReplicas: 1 }).action).toMatchObject({ type: 'create' });
+    expect(plan({ machines: [outdated('a'), machine('n1')], desiredReplicas: 1 }).action).toEqual({
+      type: 'delete',
+      reason: 'rollout',
+      machine: 'a',
+    });
+  });
+});
+
+describe('planControlPlane: remediation', () => {
+  it('remediates an unhealthy machine when the others keep quorum, one at a time', () => {
+    const machines = [machine('a'), machine('b', { needsRemediation: true, ready: false }), machine('c')];
+    expect(plan({ machines }).action).toEqual({ type: 'remediate', machine: 'b', retryCount: 0 });
+    expect(plan({ machines: [...machines, machine('d', { deleting: true })] }).action).toMatchObject({
+      type: 'wait',
+    });
+  });
+
+  it('does not remediate when that would lose quorum or the machine is the only one', () => {
+    const two = [machine('a', { needsRemediation: true }), machine('b', { ready: false }), machine('c')];
+    const blocked = plan({ machines: two });
+    expect(blocked.remediationBlocked).toBe(
+      'Machine a cannot be remediated: removing it would lose etcd quorum',
+    );
+    expect(blocked.action).toEqual({ type: 'none' });
+    expect(
+      plan({ machines: [machine('a', { needsRemediation: true })], desiredReplicas: 1 }).remediationBlocked,
+    ).toBe('Machine a cannot be remediated: it is the only control plane machine');
+  });
+
+  it('replaces a machine that failed to initialize the cluster', () => {
+    expect(
+      plan({ initialized: false, machines: [machine('a', { needsRemediation: true, hasNode: false })] })
+        .action,
+    ).toEqual({
+      type: 'remediate',
+      machine: 'a',
+      retryCount: 0,
+    });
+  });
+
+  it('counts retries of replacements, defers them by retryPeriod and stops after maxRetry', () => {
+    const previous = { machine: 'old', time: new Date(NOW - 60_000).toISOString(), retryCount: 1 };
+    const machines = () => [
+      machine('a'),
+      machine('b', { needsRemediation: true, remediationFor: previous }),
+      machine('c'),
+    ];
+    const policy = remediationPolicy({ maxRetry: 3, retryPeriodSeconds: 300 });
+    const deferred = plan({ machines: machines(), remediation: policy });
+    expect(deferred.action).toEqual({
+      type: 'wait',
+      message: expect.stringContaining('remediated again after retryPeriodSeconds'),
+      retryAt: NOW - 60_000 + 300_000,
+    });
+    expect(plan({ machines: machines(), remediation: remediationPolicy({ maxRetry: 3 }) }).action).toEqual({
+      type: 'remediate',
+      machine: 'b',
+      retryCount: 2,
+    });
+    const exhausted = plan({ machines: machines(), remediation: remediationPolicy({ maxRetry: 1 }) });
+    expect(exhausted.action.type).not.toBe('remediate');
+    expect(exhausted.remediationBlocked).toContain('maxRetry 1');
+    // A failure long after the previous remediation is not a retry.
+    const later = remediationPolicy({ maxRetry: 1, minHealthyPeriodSeconds: 30 });
+    expect(plan({ machines: machines(), remediation: later }).action).toEqual({
+      type: 'remediate',
+      machine: 'b',
+      retryCount: 0,
+    });
+  });
+});

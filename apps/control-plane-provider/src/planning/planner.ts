@@ -1,0 +1,158 @@
+import { canSafelyRemove, isHealthy, type ControlPlaneMachine } from './control-plane-machine.js';
+import { checkRetry, type RemediationPolicy } from './remediation.js';
+import { failureDomainForNewMachine, remediationOrder, selectMachineToDelete } from './selection.js';
+
+export interface PlanInput {
+  desiredReplicas: number;
+  /** The workload API answered at least once (`status.initialization.controlPlaneInitialized`). */
+  initialized: boolean;
+  /** `rollout.strategy.rollingUpdate.maxSurge`: 1 surges a new machine first, 0 deletes an old one first. */
+  maxSurge: 0 | 1;
+  machines: readonly ControlPlaneMachine[];
+  /** Names of the cluster's failure domains suitable for control plane machines. */
+  failureDomains: readonly string[];
+  remediation: RemediationPolicy;
+  now: number;
+}
+
+export type CreateReason = 'initialize' | 'scale-up' | 'rollout';
+export type DeleteReason = 'scale-down' | 'rollout';
+
+/** The one step to take now; the next reconcile, triggered by its effect, plans the next. */
+export type PlanAction =
+  | { type: 'create'; reason: CreateReason; initServer: boolean; failureDomain?: string }
+  | { type: 'delete'; reason: DeleteReason; machine: string }
+  | { type: 'remediate'; machine: string; retryCount: number }
+  | { type: 'wait'; message: string; retryAt?: number }
+  | { type: 'none' };
+
+export interface Plan {
+  action: PlanAction;
+  /** Why an unhealthy machine is left alone, when one is (for the Remediating condition). */
+  remediationBlocked?: string;
+}
+
+const names = (machines: readonly ControlPlaneMachine[]) => machines.map((m) => m.name).join(', ');
+
+/**
+ * Decides the next step for a K3s control plane, one machine at a time, as upstream KCP does: wait while a
+ * machine is being deleted; remediate an unhealthy machine when etcd keeps its quorum without it; create
+ * the init machine, then (once initialized) one machine at a time while every machine is Ready; roll out
+ * out-of-date machines by surging one new machine and then deleting one old (or the reverse with
+ * maxSurge 0, when that is quorum-safe); scale down one at a time, never below a healthy majority.
+ */
+export function planControlPlane(input: PlanInput): Plan {
+  const live = input.machines.filter((m) => !m.deleting);
+  const deleting = input.machines.filter((m) => m.deleting);
+  if (deleting.length > 0) {
+    return { action: { type: 'wait', message: `Waiting for machine(s) ${names(deleting)} to be deleted` } };
+  }
+
+  const remediation = planRemediation(input, live);
+  if (remediation.action.type !== 'none') return remediation;
+  const remediationBlocked = remediation.remediationBlocked;
+  const withNote = (action: PlanAction): Plan => ({
+    action,
+    ...(remediationBlocked && { remediationBlocked }),
+  });
+
+  if (!input.initialized) {
+    if (live.length === 0 && input.desiredReplicas > 0) {
+      return withNote(create(input, 'initialize', true));
+    }
+    return withNote({ type: 'wait', message: 'Waiting for the control plane to be initialized' });
+  }
+
+  const outdated = live.filter((m) => !m.upToDate);
+  if (outdated.length > 0) return withNote(planRollout(input, live, outdated));
+  if (live.length < input.desiredReplicas) return withNote(scaleUp(input, live, 'scale-up'));
+  if (live.length > input.desiredReplicas) return withNote(scaleDown(input, live, live, 'scale-down'));
+  return withNote({ type: 'none' });
+}
+
+function create(input: PlanInput, reason: CreateReason, initServer: boolean): PlanAction {
+  const failureDomain = failureDomainForNewMachine(input.failureDomains, input.machines);
+  return { type: 'create', reason, initServer, ...(failureDomain && { failureDomain }) };
+}
+
+/** Joining is safe only while every existing machine is Ready (upstream's preflight checks). */
+function scaleUp(input: PlanInput, live: readonly ControlPlaneMachine[], reason: CreateReason): PlanAction {
+  const notReady = live.filter((m) => !isHealthy(m));
+  if (notReady.length > 0) {
+    return {
+      type: 'wait',
+      message: `Waiting for machine(s) ${names(notReady)} to be Ready before adding one`,
+    };
+  }
+  return create(input, reason, false);
+}
+
+function scaleDown(
+  input: PlanInput,
+  live: readonly ControlPlaneMachine[],
+  candidates: readonly ControlPlaneMachine[],
+  reason: DeleteReason,
+): PlanAction {
+  const victim = selectMachineToDelete(live, candidates);
+  if (!victim) return { type: 'none' };
+  const othersNotReady = live.filter((m) => m.name !== victim.name && !isHealthy(m));
+  if (othersNotReady.length > 0) {
+    return {
+      type: 'wait',
+      message: `Waiting for machine(s) ${names(othersNotReady)} to be Ready before removing ${victim.name}`,
+    };
+  }
+  if (!canSafelyRemove(input.machines, victim.name, input.desiredReplicas)) {
+    return {
+      type: 'wait',
+      message: `Removing ${victim.name} would leave fewer healthy machines than etcd quorum`,
+    };
+  }
+  return { type: 'delete', reason, machine: victim.name };
+}
+
+function planRollout(
+  input: PlanInput,
+  live: readonly ControlPlaneMachine[],
+  outdated: readonly ControlPlaneMachine[],
+): PlanAction {
+  if (input.maxSurge === 0 && live.length >= input.desiredReplicas) {
+    const deleteFirst = scaleDown(input, live, outdated, 'rollout');
+    // Deleting first is only for control planes large enough to lose one member; smaller ones surge.
+    if (deleteFirst.type === 'delete' || live.length > input.desiredReplicas) return deleteFirst;
+  }
+  if (live.length <= input.desiredReplicas) return scaleUp(input, live, 'rollout');
+  return scaleDown(input, live, outdated, 'rollout');
+}
+
+function planRemediation(input: PlanInput, live: readonly ControlPlaneMachine[]): Plan {
+  const unhealthy = remediationOrder(live);
+  const machine = unhealthy[0];
+  if (!machine) return { action: { type: 'none' } };
+  const blocked = (message: string): Plan => ({ action: { type: 'none' }, remediationBlocked: message });
+
+  if (input.initialized) {
+    if (live.length <= 1) {
+      return blocked(`Machine ${machine.name} cannot be remediated: it is the only control plane machine`);
+    }
+    if (!canSafelyRemove(input.machines, machine.name, input.desiredReplicas)) {
+      return blocked(`Machine ${machine.name} cannot be remediated: removing it would lose etcd quorum`);
+    }
+  }
+  // Not initialized: the machine failed while initializing the cluster; replacing it retries the init.
+  const retry = checkRetry(machine, input.remediation, input.now);
+  if (!retry.allowed) {
+    if (retry.reason === 'RemediationDeferred') {
+      return {
+        action: {
+          type: 'wait',
+          message: retry.message,
+          ...(retry.retryAt !== undefined && { retryAt: retry.retryAt }),
+        },
+        remediationBlocked: retry.message,
+      };
+    }
+    return blocked(retry.message);
+  }
+  return { action: { type: 'remediate', machine: machine.name, retryCount: retry.retryCount } };
+}
