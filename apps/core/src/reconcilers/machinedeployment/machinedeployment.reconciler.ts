@@ -48,6 +48,9 @@ import { resolveRolloutLimits, type RolloutLimits } from './rollout-limits.js';
 import { planOnDelete, planRollingUpdate, type ScalePlan, type SetState } from './rollout-planner.js';
 import { templateHash } from './template-hash.js';
 
+/** A plan refused because a MachineSet changed meanwhile is made again this soon. */
+const CONFLICT_RETRY_MS = 50;
+
 /** Old MachineSets kept, scaled to zero, after a rollout (a short history to look back at). */
 export const REVISION_HISTORY_LIMIT = 1;
 
@@ -77,6 +80,17 @@ export class MachineDeploymentReconciler {
   }
 
   readonly reconcile = async (key: string, rc: ReconcileContext): Promise<ReconcileResult | void> => {
+    try {
+      return await this.reconcileDeployment(key, rc);
+    } catch (err) {
+      // A set changed (its status, most often) since the cache showed it: plan again from the fresh cache.
+      if (!isConflict(err)) throw err;
+      rc.log.debug({ err: { message: err instanceof Error ? err.message : String(err) } }, 'conflict: planning again');
+      return { requeueAfter: CONFLICT_RETRY_MS };
+    }
+  };
+
+  private async reconcileDeployment(key: string, rc: ReconcileContext): Promise<ReconcileResult | void> {
     const cached = this.workload.machineDeployments.get(key);
     if (!cached) return;
     let deployment = cached;
@@ -109,7 +123,7 @@ export class MachineDeploymentReconciler {
     // A rollout.after still ahead needs a reconcile when it comes: nothing else would trigger one.
     const after = timeMs(deployment.spec.rollout?.after);
     if (after !== undefined && after > now.getTime()) return { requeueAfter: after - now.getTime() + 1000 };
-  };
+  }
 
   private observe(deployment: MachineDeployment, cluster: Cluster | undefined): Observed {
     const sets = this.workload.machineSets

@@ -169,6 +169,10 @@ export interface PlayerOptions {
   releaseAfterMs: number;
   /** The Node a Machine gets (status.nodeRef), if any. */
   nodeName?: (machine: Machine) => string | undefined;
+  /** Which Machines ever come up (default all). */
+  comesUp?: (machine: Machine) => boolean;
+  /** Runs before a Machine is marked Available (e.g. to create its Node). */
+  beforeAvailable?: (machine: Machine) => Promise<void>;
 }
 
 /**
@@ -240,8 +244,12 @@ export class MachinePlayer {
     }
     const available = machine.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True');
     if (available || this.options.availableAfterMs === undefined || this.scheduled.has(`${key}/available`)) return;
+    if (this.options.comesUp && !this.options.comesUp(machine)) return;
     this.scheduled.add(`${key}/available`);
-    this.later(this.options.availableAfterMs, () => this.makeAvailable(machine));
+    this.later(this.options.availableAfterMs, async () => {
+      await this.options.beforeAvailable?.(machine);
+      await this.makeAvailable(machine);
+    });
   }
 
   private async release(machine: Machine): Promise<void> {
