@@ -27,6 +27,7 @@ import {
 } from '@capstan/provider-kit';
 import {
   createTestNamespace,
+  eventually,
   installCapstanCrds,
   testKubeConfig,
   testNatsUrl,
@@ -39,19 +40,12 @@ import {
 } from './bootstrap-service.js';
 import { SECRETS } from './k3sconfig/secrets.js';
 
-async function eventually<T>(
+/** Polls until `probe` yields a value (libs/testing's eventually, named by what it waits for). */
+const until = <T>(
   what: string,
   probe: () => Promise<T | undefined | false> | T | undefined | false,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+  timeoutMs = 30_000,
+) => eventually(probe, { message: what, timeoutMs, intervalMs: 50 });
 
 const text = (secret: V1Secret, key: string) =>
   Buffer.from(secret.data?.[key] ?? '', 'base64').toString('utf8');
@@ -197,7 +191,7 @@ describe('bootstrap-provider with a real API server and event bus', () => {
   const reconcileAgain = async (key: string) => {
     const before = finished.filter((k) => k === key).length;
     service.context.controllers.enqueue(K3SCONFIG_CONTROLLER, key);
-    await eventually('a reconcile', () => finished.filter((k) => k === key).length > before);
+    await until('a reconcile', () => finished.filter((k) => k === key).length > before);
   };
 
   beforeAll(async () => {
@@ -228,14 +222,14 @@ describe('bootstrap-provider with a real API server and event bus', () => {
 
   it('waits for the cluster infrastructure, then for the control plane, then renders an agent', async () => {
     await machineWithConfig('demo-md-0-a');
-    await eventually(
+    await until(
       'waiting for infrastructure',
       async () => (await reasonOf('demo-md-0-a')) === 'WaitingForClusterInfrastructureReady',
     );
     expect(await getSecret('demo-md-0-a')).toBeUndefined();
 
     await provisionInfrastructure(cluster);
-    await eventually(
+    await until(
       'waiting for the control plane',
       async () => (await reasonOf('demo-md-0-a')) === 'WaitingForControlPlaneInitialized',
     );
@@ -244,8 +238,8 @@ describe('bootstrap-provider with a real API server and event bus', () => {
     expect(await getSecret('demo-md-0-a')).toBeUndefined();
 
     await initializeControlPlane(cluster);
-    const secret = await eventually('the agent data secret', () => getSecret('demo-md-0-a'));
-    const config = await eventually('the contract fields', async () => {
+    const secret = await until('the agent data secret', () => getSecret('demo-md-0-a'));
+    const config = await until('the contract fields', async () => {
       const c = await getConfig('demo-md-0-a');
       return c.status?.initialization?.dataSecretCreated ? c : undefined;
     });
@@ -278,10 +272,7 @@ describe('bootstrap-provider with a real API server and event bus', () => {
       token,
     });
     expect(parsed.serverTls).toEqual({});
-    await eventually(
-      'one data-secret-created event',
-      async () => (await publishedCount('demo-md-0-a')) === 1,
-    );
+    await until('one data-secret-created event', async () => (await publishedCount('demo-md-0-a')) === 1);
   });
 
   it('renders the designated init server and a joining server from the cluster certificates, with one join token', async () => {
@@ -289,7 +280,7 @@ describe('bootstrap-provider with a real API server and event bus', () => {
     await provisionInfrastructure(other, 7443);
     await machineWithConfig('second-cp-a', { controlPlane: true, initServer: true, clusterName: 'second' });
     await machineWithConfig('second-cp-b', { controlPlane: true, clusterName: 'second' });
-    await eventually(
+    await until(
       'waiting for certificates',
       async () => (await reasonOf('second-cp-a')) === 'WaitingForClusterCertificates',
     );
@@ -298,7 +289,7 @@ describe('bootstrap-provider with a real API server and event bus', () => {
 
     await createCertificates('second');
     const init = parseK3sCloudConfig(
-      text(await eventually('the init server data', () => getSecret('second-cp-a')), 'value'),
+      text(await until('the init server data', () => getSecret('second-cp-a')), 'value'),
     );
     expect(init).toMatchObject({ role: 'init-server', tlsSANs: ['10.1.2.3'] });
     expect(init.serverTls.clientCA?.certPem).toBe(text((await getSecret('second-cca'))!, 'tls.crt'));
@@ -306,7 +297,7 @@ describe('bootstrap-provider with a real API server and event bus', () => {
 
     await initializeControlPlane(other);
     const join = parseK3sCloudConfig(
-      text(await eventually('the joining server data', () => getSecret('second-cp-b')), 'value'),
+      text(await until('the joining server data', () => getSecret('second-cp-b')), 'value'),
     );
     expect(join).toMatchObject({
       role: 'join-server',
@@ -344,7 +335,7 @@ describe('bootstrap-provider with a real API server and event bus', () => {
     expect(await publishedCount('demo-md-0-a')).toBe(1);
 
     await secrets().delete({ namespace: ns.name, name: 'demo-md-0-a' });
-    const again = await eventually('the re-rendered data secret', async () => {
+    const again = await until('the re-rendered data secret', async () => {
       const s = await getSecret('demo-md-0-a');
       return s && s.metadata?.uid !== before?.metadata?.uid ? s : undefined;
     });
@@ -360,7 +351,7 @@ describe('bootstrap-provider with a real API server and event bus', () => {
         ],
       },
     });
-    await eventually(
+    await until(
       'waiting for the file secret',
       async () => (await reasonOf('demo-md-0-files')) === 'WaitingForFileSecret',
     );
@@ -377,7 +368,7 @@ describe('bootstrap-provider with a real API server and event bus', () => {
     });
     service.context.controllers.enqueue(K3SCONFIG_CONTROLLER, `${ns.name}/demo-md-0-files`);
     const parsed = parseK3sCloudConfig(
-      text(await eventually('the data secret', () => getSecret('demo-md-0-files')), 'value'),
+      text(await until('the data secret', () => getSecret('demo-md-0-files')), 'value'),
     );
     expect(parsed.userFiles.map((f) => [f.path, f.permissions, f.content.toString()])).toEqual([
       ['/etc/motd', '0644', 'welcome'],
@@ -386,7 +377,7 @@ describe('bootstrap-provider with a real API server and event bus', () => {
 
   it('reports an invalid spec by field, and leaves paused clusters alone', async () => {
     await machineWithConfig('demo-md-0-bad', { spec: { agentConfig: { kubeletArgs: ['--not valid'] } } });
-    await eventually(
+    await until(
       'invalid configuration',
       async () => (await reasonOf('demo-md-0-bad')) === 'InvalidConfiguration',
     );
@@ -400,12 +391,12 @@ describe('bootstrap-provider with a real API server and event bus', () => {
     await provisionInfrastructure(paused);
     await initializeControlPlane(paused);
     await machineWithConfig('paused-md-0-a', { clusterName: 'paused' });
-    await eventually('the Paused condition', async () => {
+    await until('the Paused condition', async () => {
       const c = await getConfig('paused-md-0-a');
       return getCondition(c.status?.conditions, 'Paused')?.status === 'True';
     });
     expect(await getSecret('paused-md-0-a')).toBeUndefined();
     await clusters().mergePatch({ namespace: ns.name, name: 'paused' }, { spec: { paused: false } });
-    await eventually('the data secret after unpausing', () => getSecret('paused-md-0-a'));
+    await until('the data secret after unpausing', () => getSecret('paused-md-0-a'));
   });
 });

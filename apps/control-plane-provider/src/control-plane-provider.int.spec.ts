@@ -30,6 +30,7 @@ import {
 } from '@capstan/provider-kit';
 import {
   createTestNamespace,
+  eventually,
   freePort,
   genericProviderKind,
   installCapstanCrds,
@@ -47,19 +48,12 @@ import { CONTROL_PLANE_ANNOTATIONS } from './planning/annotations.js';
 import { SECRETS } from './k3scontrolplane/secrets.js';
 import { startWorkloadApiServer, type WorkloadApiServer } from './testing/workload-api-server.js';
 
-async function eventually<T>(
+/** Polls until `probe` yields a value (libs/testing's eventually, named by what it waits for). */
+const until = <T>(
   what: string,
   probe: () => Promise<T | undefined | false> | T | undefined | false,
   timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+) => eventually(probe, { message: what, timeoutMs, intervalMs: 50 });
 
 const asType = (k: { group: string; version: string; kind: string; plural: string }): ResourceType => ({
   ...k,
@@ -131,7 +125,7 @@ describe('control-plane-provider with a real API server, event bus and workload 
     for (let i = 0; i < 2; i++) {
       const before = finished.filter((k) => k === kcpKey()).length;
       service.context.controllers.enqueue(K3SCONTROLPLANE_CONTROLLER, kcpKey());
-      await eventually('a reconcile', () => finished.filter((k) => k === kcpKey()).length > before);
+      await until('a reconcile', () => finished.filter((k) => k === kcpKey()).length > before);
     }
   };
 
@@ -251,7 +245,7 @@ describe('control-plane-provider with a real API server, event bus and workload 
   let certificates: ClusterCertificates;
 
   it('generates the cluster certificates and a kubeconfig whose client certificate chains to the client CA', async () => {
-    const pairs = await eventually('the certificate secrets', async () => {
+    const pairs = await until('the certificate secrets', async () => {
       const found = await Promise.all(
         ['ca', 'cca', 'proxy', 'etcd', 'sa'].map((p) => getSecret(`demo-${p}`)),
       );
@@ -266,7 +260,7 @@ describe('control-plane-provider with a real API server, event bus and workload 
     const [ca, cca, proxy, etcd, sa] = pairs.map((s) => keyPairFromSecretData(s.metadata!.name!, s.data));
     certificates = { ca: ca!, cca: cca!, proxy: proxy!, etcd: etcd!, sa: sa! };
 
-    const secret = await eventually('the kubeconfig secret', () => getSecret('demo-kubeconfig'));
+    const secret = await until('the kubeconfig secret', () => getSecret('demo-kubeconfig'));
     expect(getControllerOf(secret)).toMatchObject({ kind: 'K3sControlPlane', uid: kcp.metadata.uid });
     expect(secret.type).toBe('cluster.x-k8s.io/secret');
     const kc = new KubeConfig();
@@ -280,7 +274,7 @@ describe('control-plane-provider with a real API server, event bus and workload 
   });
 
   it('creates only the init machine until the workload API answers', async () => {
-    const [first] = await eventually('the first machine', async () =>
+    const [first] = await until('the first machine', async () =>
       (await list()).length > 0 ? list() : undefined,
     );
     await settle();
@@ -341,14 +335,14 @@ describe('control-plane-provider with a real API server, event bus and workload 
       'utf8',
     );
     workload = await startWorkloadApiServer(certificates, port, kubeconfig);
-    await eventually(
+    await until(
       'initialization',
       async () => (await getKcp()).status?.initialization?.controlPlaneInitialized === true,
     );
     expect(await publishedCount('initialized')).toBe(1);
 
     for (const expected of [2, 3]) {
-      const joiner = await eventually(`machine ${expected}`, async () =>
+      const joiner = await until(`machine ${expected}`, async () =>
         (await live()).length === expected ? newestNotReady() : undefined,
       );
       await settle();
@@ -359,7 +353,7 @@ describe('control-plane-provider with a real API server, event bus and workload 
       expect(config.metadata.annotations?.[K3S_INIT_SERVER_ANNOTATION]).toBeUndefined();
       await markReady(joiner.metadata.name!);
     }
-    const kcp = await eventually('three ready replicas', async () => {
+    const kcp = await until('three ready replicas', async () => {
       const k = await getKcp();
       return k.status?.readyReplicas === 3 &&
         getCondition(k.status.conditions, 'Available')?.status === 'True'
@@ -374,7 +368,7 @@ describe('control-plane-provider with a real API server, event bus and workload 
     });
     expect(getCondition(kcp.status?.conditions, 'ScalingUp')).toMatchObject({ status: 'False' });
     expect((await list()).map((m) => m.spec.failureDomain).sort()).toEqual(['fd-a', 'fd-a', 'fd-b']);
-    await eventually(
+    await until(
       'available and scaled events',
       async () => (await publishedCount('available')) === 1 && (await publishedCount('scaled')) === 1,
     );
@@ -406,7 +400,7 @@ describe('control-plane-provider with a real API server, event bus and workload 
         ],
       },
     );
-    await eventually(
+    await until(
       'the unhealthy machine deleted',
       async () => (await machines().get({ namespace: ns.name, name })).metadata.deletionTimestamp,
     );
@@ -416,7 +410,7 @@ describe('control-plane-provider with a real API server, event bus and workload 
     await settle();
     expect(await live()).toHaveLength(2);
     await release(name);
-    const replacement = await eventually('the replacement', async () =>
+    const replacement = await until('the replacement', async () =>
       (await live()).length === 3 ? newestNotReady() : undefined,
     );
     expect(
@@ -426,36 +420,36 @@ describe('control-plane-provider with a real API server, event bus and workload 
       (await getKcp()).metadata.annotations?.[CONTROL_PLANE_ANNOTATIONS.remediationInProgress],
     ).toBeUndefined();
     await markReady(replacement.metadata.name!);
-    await eventually('three ready replicas again', async () => (await getKcp()).status?.readyReplicas === 3);
+    await until('three ready replicas again', async () => (await getKcp()).status?.readyReplicas === 3);
   });
 
   it('rolls out a version change by surging one machine and deleting one old machine at a time', async () => {
     const start = history.length;
     await kcps().mergePatch({ namespace: ns.name, name: 'demo-cp' }, { spec: { version: 'v1.32.0' } });
-    await eventually(
+    await until(
       'RollingOut',
       async () => getCondition((await getKcp()).status?.conditions, 'RollingOut')?.status === 'True',
     );
     for (let step = 0; step < 3; step++) {
-      const surged = await eventually('a surged machine', async () =>
+      const surged = await until('a surged machine', async () =>
         (await live()).find((m) => m.spec.version === 'v1.32.0' && !m.metadata.finalizers),
       );
       await settle();
       expect((await list()).filter((m) => m.metadata.deletionTimestamp)).toHaveLength(0);
       await markReady(surged.metadata.name!);
-      const old = await eventually('an old machine deleted', async () =>
+      const old = await until('an old machine deleted', async () =>
         (await list()).find((m) => m.metadata.deletionTimestamp),
       );
       expect(old.spec.version).toBe('v1.31.4');
       await settle();
       expect((await list()).filter((m) => m.metadata.deletionTimestamp)).toHaveLength(1);
       await release(old.metadata.name!);
-      await eventually(
+      await until(
         'the old machine gone',
         async () => !(await list()).some((m) => m.metadata.name === old.metadata.name),
       );
     }
-    const kcp = await eventually('the rollout finished', async () => {
+    const kcp = await until('the rollout finished', async () => {
       const k = await getKcp();
       return getCondition(k.status?.conditions, 'RollingOut')?.status === 'False' &&
         k.status?.readyReplicas === 3
@@ -473,7 +467,7 @@ describe('control-plane-provider with a real API server, event bus and workload 
     await markReady(b!.metadata.name!, false);
     await markReady(c!.metadata.name!, false);
     await kcps().mergePatch({ namespace: ns.name, name: 'demo-cp' }, { spec: { replicas: 1 } });
-    await eventually(
+    await until(
       'ScalingDown',
       async () => getCondition((await getKcp()).status?.conditions, 'ScalingDown')?.status === 'True',
     );
@@ -485,19 +479,19 @@ describe('control-plane-provider with a real API server, event bus and workload 
     );
 
     await markReady(c!.metadata.name!);
-    const first = await eventually('the unready machine deleted first', async () =>
+    const first = await until('the unready machine deleted first', async () =>
       (await list()).find((m) => m.metadata.deletionTimestamp),
     );
     expect(first.metadata.name).toBe(b!.metadata.name);
     await settle();
     expect((await list()).filter((m) => m.metadata.deletionTimestamp)).toHaveLength(1);
     await release(b!.metadata.name!);
-    const second = await eventually('the next machine deleted', async () =>
+    const second = await until('the next machine deleted', async () =>
       (await list()).find((m) => m.metadata.deletionTimestamp),
     );
     expect([a!.metadata.name, c!.metadata.name]).toContain(second.metadata.name);
     await release(second.metadata.name!);
-    const kcp = await eventually('one replica', async () => {
+    const kcp = await until('one replica', async () => {
       const k = await getKcp();
       return k.status?.replicas === 1 && getCondition(k.status.conditions, 'ScalingDown')?.status === 'False'
         ? k
@@ -510,13 +504,13 @@ describe('control-plane-provider with a real API server, event bus and workload 
 
   it('deletes its machines and lets go of the K3sControlPlane when deleted', async () => {
     await kcps().delete({ namespace: ns.name, name: 'demo-cp' });
-    const [last] = await eventually('the last machine deleting', async () => {
+    const [last] = await until('the last machine deleting', async () => {
       const all = await list();
       return all.every((m) => m.metadata.deletionTimestamp) ? all : undefined;
     });
     expect((await getKcp()).metadata.finalizers).toContain('k3scontrolplane.controlplane.capstan.dev');
     await release(last!.metadata.name!);
-    await eventually('the K3sControlPlane gone', async () => {
+    await until('the K3sControlPlane gone', async () => {
       try {
         await getKcp();
         return false;
