@@ -462,6 +462,44 @@ describe('control-plane-provider with a real API server, event bus and workload 
     expect(Math.max(...during.map((h) => h.deleting))).toBe(1);
   });
 
+  it('changes machine template labels, annotations and deletion timeouts in place, without a rollout', async () => {
+    const before = (await live()).map((m) => m.metadata.name).sort();
+    await kcps().mergePatch(
+      { namespace: ns.name, name: 'demo-cp' },
+      {
+        spec: {
+          machineTemplate: {
+            metadata: { labels: { team: 'infra' }, annotations: { owner: 'sre' } },
+            spec: { deletion: { nodeDrainTimeoutSeconds: 60 } },
+          },
+        },
+      },
+    );
+    await until('the template fields on every machine', async () =>
+      (await live()).every(
+        (m) =>
+          m.metadata.labels?.['team'] === 'infra' &&
+          m.metadata.annotations?.['owner'] === 'sre' &&
+          m.spec.deletion?.nodeDrainTimeoutSeconds === 60,
+      ),
+    );
+    await kcps().mergePatch(
+      { namespace: ns.name, name: 'demo-cp' },
+      { spec: { machineTemplate: { metadata: { labels: { team: null } } } } },
+    );
+    await until('the dropped label gone from every machine', async () =>
+      (await live()).every((m) => !('team' in (m.metadata.labels ?? {}))),
+    );
+    await settle();
+    expect((await live()).map((m) => m.metadata.name).sort()).toEqual(before);
+    expect((await live()).every((m) => m.metadata.labels?.[LABELS.controlPlaneName] === 'demo-cp')).toBe(
+      true,
+    );
+    expect(getCondition((await getKcp()).status?.conditions, 'RollingOut')).toMatchObject({
+      status: 'False',
+    });
+  });
+
   it('scales down one machine at a time and never below a healthy majority', async () => {
     const [a, b, c] = await list();
     await markReady(b!.metadata.name!, false);

@@ -50,7 +50,10 @@ import {
   buildInfrastructureMachine,
   buildK3sConfig,
   buildMachine,
+  machineTemplateFields,
+  machineTemplateFieldsHash,
   newMachineName,
+  TEMPLATE_FIELD_MANAGER,
 } from './machine-objects.js';
 import { PendingEvents } from './pending-events.js';
 import { machineKindOf, ProviderKinds } from './provider-kinds.js';
@@ -146,6 +149,7 @@ export class K3sControlPlaneReconciler {
       return;
     }
 
+    await this.syncTemplateFields(kcp, ctx);
     const certs = await ensureClusterCertificates(kcp, clusterName, this.secretClient, this.deps.secrets);
     if (certs.created.length > 0) {
       ctx.log.info({ secrets: certs.created }, 'cluster certificates generated');
@@ -388,9 +392,10 @@ export class K3sControlPlaneReconciler {
     // Read fresh: the cache may not show yet the remediation recorded by the reconcile that deleted the machine.
     const fresh = await this.kcpClient.get({ namespace, name: kcp.metadata.name! });
     const remediationFor = fresh.metadata.annotations?.[CONTROL_PLANE_ANNOTATIONS.remediationInProgress];
+    let machine: Machine;
     try {
       await this.configClient.create(buildK3sConfig(kcp, clusterName, name, initServer));
-      await this.machineClient.create(
+      machine = await this.machineClient.create(
         buildMachine({
           kcp,
           clusterName,
@@ -405,6 +410,9 @@ export class K3sControlPlaneReconciler {
       await cleanUp();
       throw error;
     }
+    await this.machineClient.apply(machineTemplateFields(kcp, machine), {
+      fieldManager: TEMPLATE_FIELD_MANAGER,
+    });
     if (remediationFor) {
       await this.kcpClient.mergePatch(
         { namespace, name: kcp.metadata.name! },
@@ -412,6 +420,26 @@ export class K3sControlPlaneReconciler {
       );
     }
     return { name };
+  }
+
+  /** Applies changed machine template fields (labels, annotations, deletion, readiness gates) to the Machines in place. */
+  private async syncTemplateFields(kcp: K3sControlPlane, ctx: ReconcileContext): Promise<void> {
+    const hash = machineTemplateFieldsHash(kcp);
+    for (const machine of this.ownedMachines(kcp)) {
+      if (
+        isBeingDeleted(machine) ||
+        machine.metadata.annotations?.[CONTROL_PLANE_ANNOTATIONS.templateFieldsHash] === hash
+      )
+        continue;
+      try {
+        await this.machineClient.apply(machineTemplateFields(kcp, machine), {
+          fieldManager: TEMPLATE_FIELD_MANAGER,
+        });
+        ctx.log.info({ machine: machine.metadata.name }, 'machine template fields applied in place');
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+      }
+    }
   }
 
   private async deleteMachine(kcp: K3sControlPlane, name: string): Promise<void> {

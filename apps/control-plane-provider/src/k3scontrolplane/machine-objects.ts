@@ -12,6 +12,7 @@ import {
 } from '@capstan/api';
 import { setControllerReference, setOwnerReference, type ResourceType } from '@capstan/kube';
 import { CONTROL_PLANE_ANNOTATIONS } from '../planning/annotations.js';
+import { canonicalJson } from '../planning/canonical-json.js';
 
 const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 
@@ -48,19 +49,21 @@ export interface MachineSpecInputs {
   remediationFor?: string;
 }
 
-/** The Machine: controlled by the K3sControlPlane, built from its machine template and current spec. */
+/**
+ * The Machine: controlled by the K3sControlPlane, with the current version and references. What comes from
+ * `machineTemplate` (labels, annotations, deletion timeouts, readiness gates) is applied separately, see
+ * machineTemplateFields, so it can change in place.
+ */
 export function buildMachine(inputs: MachineSpecInputs): Machine {
   const { kcp, clusterName, name } = inputs;
-  const template = kcp.spec.machineTemplate;
   const machine: Machine = {
     apiVersion: RESOURCES.Machine.apiVersion,
     kind: RESOURCES.Machine.kind,
     metadata: {
       name,
       namespace: kcp.metadata.namespace,
-      labels: { ...template.metadata?.labels, ...controlPlaneLabels(kcp, clusterName) },
+      labels: controlPlaneLabels(kcp, clusterName),
       annotations: {
-        ...template.metadata?.annotations,
         [CONTROL_PLANE_ANNOTATIONS.specHash]: inputs.specHash,
         ...(inputs.remediationFor && { [CONTROL_PLANE_ANNOTATIONS.remediationFor]: inputs.remediationFor }),
       },
@@ -71,12 +74,53 @@ export function buildMachine(inputs: MachineSpecInputs): Machine {
       bootstrap: { configRef: { apiGroup: RESOURCES.K3sConfig.group, kind: RESOURCES.K3sConfig.kind, name } },
       infrastructureRef: { apiGroup: inputs.infrastructure.apiGroup, kind: inputs.infrastructure.kind, name },
       ...(inputs.failureDomain && { failureDomain: inputs.failureDomain }),
-      ...(template.spec.readinessGates && { readinessGates: template.spec.readinessGates }),
-      ...(template.spec.deletion && { deletion: template.spec.deletion }),
     },
   };
   setControllerReference(kcp, machine);
   return machine;
+}
+
+/** Field manager of the machine template fields: it owns them alone, so a field dropped from the template goes. */
+export const TEMPLATE_FIELD_MANAGER = 'capstan-control-plane-provider-template';
+
+/** Hash of what `machineTemplate` puts on Machines in place; recorded on each Machine as it is applied. */
+export function machineTemplateFieldsHash(kcp: K3sControlPlane): string {
+  const template = kcp.spec.machineTemplate;
+  return createHash('sha256')
+    .update(
+      canonicalJson({
+        metadata: template.metadata ?? {},
+        deletion: template.spec.deletion,
+        readinessGates: template.spec.readinessGates,
+      }),
+    )
+    .digest('hex')
+    .slice(0, 32);
+}
+
+/**
+ * The server-side apply body of the machine template fields of one Machine (upstream KCP syncs the same
+ * ones in place): labels, annotations, deletion timeouts, readiness gates, and the hash they were built from.
+ */
+export function machineTemplateFields(kcp: K3sControlPlane, machine: Machine): Machine {
+  const template = kcp.spec.machineTemplate;
+  return {
+    apiVersion: RESOURCES.Machine.apiVersion,
+    kind: RESOURCES.Machine.kind,
+    metadata: {
+      name: machine.metadata.name,
+      namespace: machine.metadata.namespace,
+      labels: { ...template.metadata?.labels },
+      annotations: {
+        ...template.metadata?.annotations,
+        [CONTROL_PLANE_ANNOTATIONS.templateFieldsHash]: machineTemplateFieldsHash(kcp),
+      },
+    },
+    spec: {
+      ...(template.spec.deletion && { deletion: template.spec.deletion }),
+      ...(template.spec.readinessGates && { readinessGates: template.spec.readinessGates }),
+    } as Machine['spec'],
+  };
 }
 
 /**

@@ -4,6 +4,8 @@ import type { RemediationRecord } from './control-plane-machine.js';
 export const CONTROL_PLANE_ANNOTATIONS = {
   /** On each Machine: hash of the spec it was built from (version, infrastructure template, K3s config). */
   specHash: 'controlplane.capstan.dev/spec-hash',
+  /** On each Machine: hash of the machine template fields (labels, annotations, deletion, readiness gates) applied to it. */
+  templateFieldsHash: 'controlplane.capstan.dev/template-fields-hash',
   /** On a Machine created to replace a remediated one: that remediation, as JSON. */
   remediationFor: 'controlplane.capstan.dev/remediation-for',
   /** On the K3sControlPlane between deleting an unhealthy machine and creating its replacement. */
