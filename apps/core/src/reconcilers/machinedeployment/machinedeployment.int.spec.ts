@@ -175,6 +175,9 @@ describe('MachineDeployment controller', () => {
       MachinesUpToDate: 'True/UpToDate',
     });
     expect(surge.md.status?.phase).toBe('Running');
+    for (const machine of await machinesOfSet(surge.current)) {
+      expect(machine.status?.conditions?.find((c) => c.type === 'UpToDate')).toMatchObject({ status: 'True', reason: 'UpToDate' });
+    }
     expect(unavailable.sets.length).toBeLessThanOrEqual(2);
   });
 
@@ -249,6 +252,26 @@ describe('MachineDeployment controller', () => {
     expect((await setsOf('after')).map((s) => s.metadata.name).sort()).toEqual(
       [done.current.metadata.name, third.current.metadata.name].sort(),
     );
+  });
+
+  it('writes nothing once converged, however often it reconciles', async () => {
+    await createDeployment('still', 2);
+    await rolledOut('still', 2, 'v1');
+    const versions = async () => {
+      const objects = [
+        ...(await deployments.list({ namespace: ns() })).items,
+        ...(await machineSets.list({ namespace: ns() })).items,
+        ...(await machines.list({ namespace: ns() })).items,
+      ].filter((o) => o.metadata.labels?.[LABELS.deploymentName] === 'still' || o.metadata.name === 'still');
+      return Object.fromEntries(objects.map((o) => [`${o.kind}/${o.metadata.name}`, o.metadata.resourceVersion]));
+    };
+    const before = await versions();
+    expect(Object.keys(before)).toHaveLength(4);
+    for (let i = 0; i < 3; i++) {
+      expect(env.service.context.controllers.resyncAll()).toBeGreaterThan(0);
+      await new Promise((resolve) => setTimeout(resolve, 700));
+    }
+    expect(await versions()).toEqual(before);
   });
 
   it('deletes its MachineSets and Machines before it goes', async () => {

@@ -1,5 +1,7 @@
 import {
   ANNOTATIONS,
+  ConditionReason,
+  ConditionStatus,
   ConditionType,
   FINALIZERS,
   isFalse,
@@ -27,6 +29,7 @@ import {
   type ResourceClient,
 } from '@capstan/kube';
 import { jsonEqual } from './canonical-json.js';
+import { setMachineCondition } from './machine-condition-patch.js';
 import { ProviderKindError } from '../../external/provider-kinds.js';
 import { selectorMatches } from './label-selector.js';
 import { isDeleting } from './machine-state.js';
@@ -105,6 +108,7 @@ export class MachineSetReconciler {
       machines,
     );
     await this.syncMachines(machineSet, machines);
+    if (deployment) await this.setUpToDate(machines, deployment, current, now);
 
     const scale: ScaleDeps = {
       workload: this.workload,
@@ -251,6 +255,31 @@ export class MachineSetReconciler {
         .catch((err: unknown) => {
           if (!isNotFound(err)) throw err;
         });
+    }
+  }
+
+  /**
+   * The Machines of a deployment's set are up to date while the set is the deployment's current revision (upstream
+   * MachineSet sets the Machine UpToDate condition; the Machine controller leaves it alone).
+   */
+  private async setUpToDate(
+    machines: readonly Machine[],
+    deployment: MachineDeployment,
+    current: boolean,
+    now: Date,
+  ): Promise<void> {
+    const condition = current
+      ? { type: ConditionType.UpToDate, status: ConditionStatus.True, reason: ConditionReason.UpToDate }
+      : {
+          type: ConditionType.UpToDate,
+          status: ConditionStatus.False,
+          reason: ConditionReason.NotUpToDate,
+          message: `* MachineDeployment ${deployment.metadata.name} rolls out a newer template`,
+        };
+    for (const machine of machines) {
+      await setMachineCondition(this.machinesApi, machine, condition, now).catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
     }
   }
 
