@@ -1,4 +1,11 @@
-import { RESOURCES, type Cluster, type Machine, type MachineDeployment, type MachineHealthCheck, type MachineSet } from '@capstan/api';
+import {
+  RESOURCES,
+  type Cluster,
+  type Machine,
+  type MachineDeployment,
+  type MachineHealthCheck,
+  type MachineSet,
+} from '@capstan/api';
 import type { ServiceContext } from '@capstan/provider-kit';
 import { ProviderKinds } from '../external/provider-kinds.js';
 import type { WorkloadClusters } from '../remote/workload-clusters.js';
@@ -12,7 +19,10 @@ import type { WorkloadContext } from './machineset/workload-context.js';
  * Registers the MachineSet, MachineDeployment and MachineHealthCheck controllers of the core service; they share
  * the service's client and caches. The MachineHealthCheck reads Nodes through `workloadClusters`.
  */
-export function registerWorkloadControllers(ctx: ServiceContext, deps: { workloadClusters: WorkloadClusters }): void {
+export function registerWorkloadControllers(
+  ctx: ServiceContext,
+  deps: { workloadClusters: WorkloadClusters },
+): void {
   const workload: WorkloadContext = {
     client: ctx.client,
     clusters: ctx.manager.informer<Cluster>(RESOURCES.Cluster),

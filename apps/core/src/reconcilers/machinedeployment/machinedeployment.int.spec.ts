@@ -1,4 +1,11 @@
-import { ANNOTATIONS, LABELS, RESOURCES, type Machine, type MachineDeployment, type MachineSet } from '@capstan/api';
+import {
+  ANNOTATIONS,
+  LABELS,
+  RESOURCES,
+  type Machine,
+  type MachineDeployment,
+  type MachineSet,
+} from '@capstan/api';
 import { getControllerOf, Informer, type ResourceClient } from '@capstan/kube';
 import {
   MachinePlayer,
@@ -39,9 +46,13 @@ class MachineWatcher {
 
   private observe(deployment: string | undefined): void {
     if (!deployment || !this.recording.has(deployment)) return;
-    const machines = this.informer.list().filter((m) => m.metadata.labels?.[LABELS.deploymentName] === deployment);
+    const machines = this.informer
+      .list()
+      .filter((m) => m.metadata.labels?.[LABELS.deploymentName] === deployment);
     const available = machines.filter(
-      (m) => !m.metadata.deletionTimestamp && m.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True'),
+      (m) =>
+        !m.metadata.deletionTimestamp &&
+        m.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True'),
     ).length;
     const list = this.moments.get(deployment) ?? [];
     list.push({ total: machines.length, available });
@@ -91,7 +102,8 @@ describe('MachineDeployment controller', () => {
         ...spec,
       },
     });
-  const patch = (name: string, body: Record<string, unknown>) => deployments.mergePatch({ namespace: ns(), name }, body);
+  const patch = (name: string, body: Record<string, unknown>) =>
+    deployments.mergePatch({ namespace: ns(), name }, body);
   const useTemplate = (name: string, template: string) =>
     patch(name, {
       spec: {
@@ -105,35 +117,52 @@ describe('MachineDeployment controller', () => {
     });
   const setsOf = async (name: string) => {
     const md = await deployments.get({ namespace: ns(), name });
-    return (await machineSets.list({ namespace: ns() })).items.filter((ms) => getControllerOf(ms)?.uid === md.metadata.uid);
+    return (await machineSets.list({ namespace: ns() })).items.filter(
+      (ms) => getControllerOf(ms)?.uid === md.metadata.uid,
+    );
   };
   const machinesOfSet = async (set: MachineSet) =>
-    (await machines.list({ namespace: ns() })).items.filter((m) => getControllerOf(m)?.uid === set.metadata.uid);
+    (await machines.list({ namespace: ns() })).items.filter(
+      (m) => getControllerOf(m)?.uid === set.metadata.uid,
+    );
   const templateOf = (set: MachineSet) => set.spec.template.spec.infrastructureRef.name;
   /** All Machines run `template`, are Available, and the deployment's status says so. */
   const rolledOut = (name: string, replicas: number, template: string) =>
-    eventually(`${name} rolled out to ${replicas} x ${template}`, async () => {
-      const md = await deployments.get({ namespace: ns(), name });
-      const all = (await machines.list({ namespace: ns() })).items.filter((m) => m.metadata.labels?.[LABELS.deploymentName] === name);
-      const sets = await setsOf(name);
-      const current = sets
-        .filter((s) => templateOf(s) === template)
-        .sort((a, b) => Number(b.metadata.annotations?.[ANNOTATIONS.revision]) - Number(a.metadata.annotations?.[ANNOTATIONS.revision]))[0];
-      if (!current) return false;
-      const ok =
-        all.length === replicas &&
-        all.every((m) => getControllerOf(m)?.uid === current.metadata.uid) &&
-        (await machinesOfSet(current)).filter((m) => m.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True'))
-          .length === replicas &&
-        md.status?.replicas === replicas &&
-        md.status?.availableReplicas === replicas &&
-        md.status?.upToDateReplicas === replicas &&
-        md.status?.observedGeneration === md.metadata.generation;
-      return ok ? { md, sets, current } : false;
-    }, 60_000);
+    eventually(
+      `${name} rolled out to ${replicas} x ${template}`,
+      async () => {
+        const md = await deployments.get({ namespace: ns(), name });
+        const all = (await machines.list({ namespace: ns() })).items.filter(
+          (m) => m.metadata.labels?.[LABELS.deploymentName] === name,
+        );
+        const sets = await setsOf(name);
+        const current = sets
+          .filter((s) => templateOf(s) === template)
+          .sort(
+            (a, b) =>
+              Number(b.metadata.annotations?.[ANNOTATIONS.revision]) -
+              Number(a.metadata.annotations?.[ANNOTATIONS.revision]),
+          )[0];
+        if (!current) return false;
+        const ok =
+          all.length === replicas &&
+          all.every((m) => getControllerOf(m)?.uid === current.metadata.uid) &&
+          (await machinesOfSet(current)).filter((m) =>
+            m.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True'),
+          ).length === replicas &&
+          md.status?.replicas === replicas &&
+          md.status?.availableReplicas === replicas &&
+          md.status?.upToDateReplicas === replicas &&
+          md.status?.observedGeneration === md.metadata.generation;
+        return ok ? { md, sets, current } : false;
+      },
+      60_000,
+    );
 
   it('rolls out a new template without ever exceeding maxSurge or maxUnavailable', async () => {
-    await createDeployment('surge', 3, { rollout: { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } } } });
+    await createDeployment('surge', 3, {
+      rollout: { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } } },
+    });
     await createDeployment('unavailable', 4, {
       rollout: { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: '50%' } } },
     });
@@ -165,7 +194,9 @@ describe('MachineDeployment controller', () => {
     expect(surge.current.spec.selector.matchLabels?.[LABELS.machineTemplateHash]).toBe(
       surge.current.metadata.labels?.[LABELS.machineTemplateHash],
     );
-    const conditions = Object.fromEntries((surge.md.status?.conditions ?? []).map((c) => [c.type, `${c.status}/${c.reason}`]));
+    const conditions = Object.fromEntries(
+      (surge.md.status?.conditions ?? []).map((c) => [c.type, `${c.status}/${c.reason}`]),
+    );
     expect(conditions).toMatchObject({
       Available: 'True/Available',
       RollingOut: 'False/NotRollingOut',
@@ -176,7 +207,10 @@ describe('MachineDeployment controller', () => {
     });
     expect(surge.md.status?.phase).toBe('Running');
     for (const machine of await machinesOfSet(surge.current)) {
-      expect(machine.status?.conditions?.find((c) => c.type === 'UpToDate')).toMatchObject({ status: 'True', reason: 'UpToDate' });
+      expect(machine.status?.conditions?.find((c) => c.type === 'UpToDate')).toMatchObject({
+        status: 'True',
+        reason: 'UpToDate',
+      });
     }
     expect(unavailable.sets.length).toBeLessThanOrEqual(2);
   });
@@ -211,7 +245,10 @@ describe('MachineDeployment controller', () => {
     expect(oldMachines).toHaveLength(2);
 
     await machines.delete({ namespace: ns(), name: oldMachines[0]!.metadata.name! });
-    await eventually('one Machine replaced', async () => (await machinesOfSet(fresh)).length === 1 && (await machinesOfSet(old)).length === 1);
+    await eventually(
+      'one Machine replaced',
+      async () => (await machinesOfSet(fresh)).length === 1 && (await machinesOfSet(old)).length === 1,
+    );
     expect((await machineSets.get({ namespace: ns(), name: old.metadata.name! })).spec.replicas).toBe(1);
     await machines.delete({ namespace: ns(), name: oldMachines[1]!.metadata.name! });
     await rolledOut('ondelete', 2, 'v2');
@@ -236,11 +273,17 @@ describe('MachineDeployment controller', () => {
     await patch('after', { spec: { rollout: { after: after.toISOString().replace(/\.\d{3}Z$/, 'Z') } } });
     await new Promise((resolve) => setTimeout(resolve, 1000));
     expect((await setsOf('after')).map((s) => s.metadata.name)).toEqual([first.current.metadata.name]);
-    const second = await eventually('a new set after rollout.after', async () => {
-      const fresh = (await setsOf('after')).find((s) => s.metadata.name !== first.current.metadata.name);
-      return fresh;
-    }, 20_000);
-    expect(new Date(second.metadata.creationTimestamp!).getTime()).toBeGreaterThanOrEqual(Math.floor(after.getTime() / 1000) * 1000);
+    const second = await eventually(
+      'a new set after rollout.after',
+      async () => {
+        const fresh = (await setsOf('after')).find((s) => s.metadata.name !== first.current.metadata.name);
+        return fresh;
+      },
+      20_000,
+    );
+    expect(new Date(second.metadata.creationTimestamp!).getTime()).toBeGreaterThanOrEqual(
+      Math.floor(after.getTime() / 1000) * 1000,
+    );
     const done = await eventually('rolled out after rollout.after', async () => {
       const state = await rolledOut('after', 1, 'v1');
       return state.current.metadata.name === second.metadata.name ? state : false;
@@ -263,7 +306,9 @@ describe('MachineDeployment controller', () => {
         ...(await machineSets.list({ namespace: ns() })).items,
         ...(await machines.list({ namespace: ns() })).items,
       ].filter((o) => o.metadata.labels?.[LABELS.deploymentName] === 'still' || o.metadata.name === 'still');
-      return Object.fromEntries(objects.map((o) => [`${o.kind}/${o.metadata.name}`, o.metadata.resourceVersion]));
+      return Object.fromEntries(
+        objects.map((o) => [`${o.kind}/${o.metadata.name}`, o.metadata.resourceVersion]),
+      );
     };
     const before = await versions();
     expect(Object.keys(before)).toHaveLength(4);
@@ -279,9 +324,15 @@ describe('MachineDeployment controller', () => {
     await rolledOut('doomed', 2, 'v1');
     await deployments.delete({ namespace: ns(), name: 'doomed' });
     await eventually('deployment, sets and machines gone', async () => {
-      const left = (await deployments.list({ namespace: ns() })).items.some((d) => d.metadata.name === 'doomed');
-      const sets = (await machineSets.list({ namespace: ns() })).items.filter((s) => s.metadata.labels?.[LABELS.deploymentName] === 'doomed');
-      const ms = (await machines.list({ namespace: ns() })).items.filter((m) => m.metadata.labels?.[LABELS.deploymentName] === 'doomed');
+      const left = (await deployments.list({ namespace: ns() })).items.some(
+        (d) => d.metadata.name === 'doomed',
+      );
+      const sets = (await machineSets.list({ namespace: ns() })).items.filter(
+        (s) => s.metadata.labels?.[LABELS.deploymentName] === 'doomed',
+      );
+      const ms = (await machines.list({ namespace: ns() })).items.filter(
+        (m) => m.metadata.labels?.[LABELS.deploymentName] === 'doomed',
+      );
       return !left && sets.length === 0 && ms.length === 0;
     });
   });

@@ -85,7 +85,10 @@ export class MachineDeploymentReconciler {
     } catch (err) {
       // A set changed (its status, most often) since the cache showed it: plan again from the fresh cache.
       if (!isConflict(err)) throw err;
-      rc.log.debug({ err: { message: err instanceof Error ? err.message : String(err) } }, 'conflict: planning again');
+      rc.log.debug(
+        { err: { message: err instanceof Error ? err.message : String(err) } },
+        'conflict: planning again',
+      );
       return { requeueAfter: CONFLICT_RETRY_MS };
     }
   };
@@ -94,7 +97,10 @@ export class MachineDeploymentReconciler {
     const cached = this.workload.machineDeployments.get(key);
     if (!cached) return;
     let deployment = cached;
-    const cluster = this.workload.clusters.getByName(deployment.metadata.namespace, deployment.spec.clusterName);
+    const cluster = this.workload.clusters.getByName(
+      deployment.metadata.namespace,
+      deployment.spec.clusterName,
+    );
     if (isPaused(cluster, deployment)) {
       await this.writePausedCondition(deployment, cluster);
       return;
@@ -137,7 +143,12 @@ export class MachineDeploymentReconciler {
     return { deployment, cluster, sets, machinesBySet };
   }
 
-  private async rollout(observed: Observed, limits: RolloutLimits, now: Date, rc: ReconcileContext): Promise<void> {
+  private async rollout(
+    observed: Observed,
+    limits: RolloutLimits,
+    now: Date,
+    rc: ReconcileContext,
+  ): Promise<void> {
     const { deployment, sets } = observed;
     const current = findCurrentMachineSet(deployment, sets, now);
     const old = sets.filter((ms) => ms !== current);
@@ -201,7 +212,12 @@ export class MachineDeploymentReconciler {
     }
     for (const ms of old) {
       const target = plan.get(ms.metadata.name!);
-      await this.updateSet(deployment, ms, target !== ms.spec.replicas ? { replicas: target, limits } : {}, rc);
+      await this.updateSet(
+        deployment,
+        ms,
+        target !== ms.spec.replicas ? { replicas: target, limits } : {},
+        rc,
+      );
     }
     await this.recordRevision(deployment, this.workload.machineSets.get(objectKey(currentSet)) ?? currentSet);
   }
@@ -242,7 +258,10 @@ export class MachineDeploymentReconciler {
       return created;
     } catch (err) {
       // Created by an earlier attempt the cache did not show yet: the next reconcile finds it.
-      if (isAlreadyExists(err)) throw new Error(`MachineSet ${desired.metadata.name} exists but is not in the cache yet`, { cause: err });
+      if (isAlreadyExists(err))
+        throw new Error(`MachineSet ${desired.metadata.name} exists but is not in the cache yet`, {
+          cause: err,
+        });
       throw err;
     }
   }
@@ -255,9 +274,15 @@ export class MachineDeploymentReconciler {
   ): Promise<void> {
     const patch = machineSetPatch(deployment, ms, change);
     if (!patch) return;
-    const updated = await this.setsApi.mergePatch({ namespace: ms.metadata.namespace, name: ms.metadata.name! }, patch);
+    const updated = await this.setsApi.mergePatch(
+      { namespace: ms.metadata.namespace, name: ms.metadata.name! },
+      patch,
+    );
     if (change.replicas !== undefined && change.replicas !== ms.spec.replicas) {
-      rc.log.info({ machineSet: ms.metadata.name, from: ms.spec.replicas, to: change.replicas }, 'scaled MachineSet');
+      rc.log.info(
+        { machineSet: ms.metadata.name, from: ms.spec.replicas, to: change.replicas },
+        'scaled MachineSet',
+      );
       void this.recorder.event(deployment, {
         type: 'Normal',
         reason: 'ScalingMachineSet',
@@ -269,7 +294,9 @@ export class MachineDeploymentReconciler {
     // The next step must see this one: plans are made from the cache.
     await waitForCache(
       `MachineSet ${ms.metadata.name} at resourceVersion ${updated.metadata.resourceVersion}`,
-      () => this.workload.machineSets.get(objectKey(ms))?.metadata.resourceVersion !== ms.metadata.resourceVersion,
+      () =>
+        this.workload.machineSets.get(objectKey(ms))?.metadata.resourceVersion !==
+        ms.metadata.resourceVersion,
       rc.signal,
     );
   }
@@ -298,7 +325,10 @@ export class MachineDeploymentReconciler {
       .sort((a, b) => revisionOf(b) - revisionOf(a));
     for (const ms of idle.slice(REVISION_HISTORY_LIMIT)) {
       await this.setsApi
-        .delete({ namespace: ms.metadata.namespace, name: ms.metadata.name! }, { preconditions: { uid: ms.metadata.uid } })
+        .delete(
+          { namespace: ms.metadata.namespace, name: ms.metadata.name! },
+          { preconditions: { uid: ms.metadata.uid } },
+        )
         .catch((err: unknown) => {
           if (!isNotFound(err)) throw err;
         });
@@ -317,7 +347,12 @@ export class MachineDeploymentReconciler {
     if (cluster?.metadata.uid && !owners.some((o) => o.uid === cluster.metadata.uid)) {
       metadata['ownerReferences'] = [
         ...owners,
-        { apiVersion: RESOURCES.Cluster.apiVersion, kind: RESOURCES.Cluster.kind, name: cluster.metadata.name!, uid: cluster.metadata.uid },
+        {
+          apiVersion: RESOURCES.Cluster.apiVersion,
+          kind: RESOURCES.Cluster.kind,
+          name: cluster.metadata.name!,
+          uid: cluster.metadata.uid,
+        },
       ];
       metadata['resourceVersion'] = deployment.metadata.resourceVersion;
     }
@@ -331,7 +366,8 @@ export class MachineDeploymentReconciler {
   /** Orphan sets the selector matches (e.g. restored from a backup) are taken back. */
   private async adoptOrphanSets(deployment: MachineDeployment, rc: ReconcileContext): Promise<void> {
     for (const ms of this.workload.machineSets.list(deployment.metadata.namespace)) {
-      if (getControllerOf(ms) || isBeingDeleted(ms) || ms.spec.clusterName !== deployment.spec.clusterName) continue;
+      if (getControllerOf(ms) || isBeingDeleted(ms) || ms.spec.clusterName !== deployment.spec.clusterName)
+        continue;
       if (!selectorMatches(deployment.spec.selector, ms.metadata.labels)) continue;
       try {
         await this.setsApi.mergePatch(
@@ -365,7 +401,10 @@ export class MachineDeploymentReconciler {
     for (const ms of sets) {
       if (isBeingDeleted(ms)) continue;
       await this.setsApi
-        .delete({ namespace: ms.metadata.namespace, name: ms.metadata.name! }, { preconditions: { uid: ms.metadata.uid } })
+        .delete(
+          { namespace: ms.metadata.namespace, name: ms.metadata.name! },
+          { preconditions: { uid: ms.metadata.uid } },
+        )
         .catch((err: unknown) => {
           if (!isNotFound(err)) throw err;
         });
@@ -376,9 +415,11 @@ export class MachineDeploymentReconciler {
       return;
     }
     if (hasFinalizer(deployment, FINALIZERS.machineDeployment)) {
-      await removeFinalizer(this.deploymentsApi, deployment, FINALIZERS.machineDeployment).catch((err: unknown) => {
-        if (!isNotFound(err)) throw err;
-      });
+      await removeFinalizer(this.deploymentsApi, deployment, FINALIZERS.machineDeployment).catch(
+        (err: unknown) => {
+          if (!isNotFound(err)) throw err;
+        },
+      );
     }
   }
 
@@ -394,16 +435,29 @@ export class MachineDeploymentReconciler {
       limits,
       now,
     });
-    if (jsonEqual(deployment.status, { ...status, observedGeneration: deployment.metadata.generation })) return;
+    if (jsonEqual(deployment.status, { ...status, observedGeneration: deployment.metadata.generation }))
+      return;
     await applyStatus(this.deploymentsApi, deployment, status).catch((err: unknown) => {
       if (!isNotFound(err)) throw err;
     });
   }
 
-  private async writePausedCondition(deployment: MachineDeployment, cluster: Cluster | undefined): Promise<void> {
-    const conditions = setCondition(deployment.status?.conditions, pausedCondition(cluster, deployment), this.workload.now());
+  private async writePausedCondition(
+    deployment: MachineDeployment,
+    cluster: Cluster | undefined,
+  ): Promise<void> {
+    const conditions = setCondition(
+      deployment.status?.conditions,
+      pausedCondition(cluster, deployment),
+      this.workload.now(),
+    );
     if (jsonEqual(conditions, deployment.status?.conditions)) return;
-    await applyStatus(this.deploymentsApi, deployment, { ...deployment.status, conditions }, { observedGeneration: false });
+    await applyStatus(
+      this.deploymentsApi,
+      deployment,
+      { ...deployment.status, conditions },
+      { observedGeneration: false },
+    );
   }
 }
 

@@ -84,7 +84,9 @@ function setLabels(deployment: MachineDeployment, hash: string): Record<string, 
 
 function copiedAnnotations(deployment: MachineDeployment): Record<string, string> {
   return Object.fromEntries(
-    Object.entries(deployment.metadata.annotations ?? {}).filter(([key]) => !DEPLOYMENT_ONLY_ANNOTATIONS.has(key)),
+    Object.entries(deployment.metadata.annotations ?? {}).filter(
+      ([key]) => !DEPLOYMENT_ONLY_ANNOTATIONS.has(key),
+    ),
   );
 }
 
@@ -92,7 +94,10 @@ function templateOf(deployment: MachineDeployment, hash: string): MachineTemplat
   const template = structuredClone(deployment.spec.template);
   return {
     ...template,
-    metadata: { ...template.metadata, labels: { ...template.metadata?.labels, [LABELS.machineTemplateHash]: hash } },
+    metadata: {
+      ...template.metadata,
+      labels: { ...template.metadata?.labels, [LABELS.machineTemplateHash]: hash },
+    },
   };
 }
 
@@ -134,7 +139,9 @@ export function newMachineSet(
       },
       template: templateOf(deployment, hash),
       ...(deployment.spec.deletion ? { deletion: structuredClone(deployment.spec.deletion) } : {}),
-      ...(deployment.spec.machineNaming ? { machineNaming: structuredClone(deployment.spec.machineNaming) } : {}),
+      ...(deployment.spec.machineNaming
+        ? { machineNaming: structuredClone(deployment.spec.machineNaming) }
+        : {}),
     },
   };
 }
@@ -164,12 +171,16 @@ export function machineSetPatch(
     Object.entries(annotations).filter(([key, value]) => machineSet.metadata.annotations?.[key] !== value),
   );
   const changedLabels = Object.fromEntries(
-    Object.entries(setLabels(deployment, hash)).filter(([key, value]) => machineSet.metadata.labels?.[key] !== value),
+    Object.entries(setLabels(deployment, hash)).filter(
+      ([key, value]) => machineSet.metadata.labels?.[key] !== value,
+    ),
   );
 
   const spec: Record<string, unknown> = {};
-  if (change.replicas !== undefined && change.replicas !== machineSet.spec.replicas) spec['replicas'] = change.replicas;
-  if (!jsonEqual(machineSet.spec.deletion, deployment.spec.deletion)) spec['deletion'] = deployment.spec.deletion ?? null;
+  if (change.replicas !== undefined && change.replicas !== machineSet.spec.replicas)
+    spec['replicas'] = change.replicas;
+  if (!jsonEqual(machineSet.spec.deletion, deployment.spec.deletion))
+    spec['deletion'] = deployment.spec.deletion ?? null;
   if (!jsonEqual(machineSet.spec.machineNaming, deployment.spec.machineNaming)) {
     spec['machineNaming'] = deployment.spec.machineNaming ?? null;
   }

@@ -41,7 +41,9 @@ export interface MachineDeploymentObservation {
  * phase, and the Available, RollingOut, ScalingUp, ScalingDown, MachinesReady, MachinesUpToDate, Remediating,
  * Deleting and Paused conditions. observedGeneration is stamped by the writer.
  */
-export function computeMachineDeploymentStatus(observation: MachineDeploymentObservation): MachineDeploymentStatus {
+export function computeMachineDeploymentStatus(
+  observation: MachineDeploymentObservation,
+): MachineDeploymentStatus {
   const { deployment, machines, now } = observation;
   const live = machines.filter((m) => !isDeleting(m));
   const readyReplicas = live.filter(isReady).length;
@@ -62,7 +64,11 @@ export function computeMachineDeploymentStatus(observation: MachineDeploymentObs
   ];
   let conditions = deployment.status?.conditions;
   for (const input of inputs) {
-    conditions = setCondition(conditions, generation === undefined ? input : { ...input, observedGeneration: generation }, now);
+    conditions = setCondition(
+      conditions,
+      generation === undefined ? input : { ...input, observedGeneration: generation },
+      now,
+    );
   }
   return {
     selector: selectorToString(deployment.spec.selector),
@@ -97,7 +103,9 @@ function availableCondition(observation: MachineDeploymentObservation, available
   }
   const strategy = deployment.spec.rollout?.strategy;
   const maxUnavailable =
-    strategy?.type === 'OnDelete' ? '' : `spec.rollout.strategy.rollingUpdate.maxUnavailable is ${limits.maxUnavailable}, `;
+    strategy?.type === 'OnDelete'
+      ? ''
+      : `spec.rollout.strategy.rollingUpdate.maxUnavailable is ${limits.maxUnavailable}, `;
   return {
     type: ConditionType.Available,
     status: ConditionStatus.False,
@@ -108,7 +116,11 @@ function availableCondition(observation: MachineDeploymentObservation, available
 
 function rollingOutCondition(notUpToDate: number): ConditionInput {
   if (notUpToDate <= 0) {
-    return { type: ConditionType.RollingOut, status: ConditionStatus.False, reason: ConditionReason.NotRollingOut };
+    return {
+      type: ConditionType.RollingOut,
+      status: ConditionStatus.False,
+      reason: ConditionReason.NotRollingOut,
+    };
   }
   return {
     type: ConditionType.RollingOut,
@@ -124,7 +136,11 @@ function deletingCondition(
   machines: readonly Machine[],
 ): ConditionInput {
   if (!deployment.metadata.deletionTimestamp) {
-    return { type: ConditionType.Deleting, status: ConditionStatus.False, reason: ConditionReason.NotDeleting };
+    return {
+      type: ConditionType.Deleting,
+      status: ConditionStatus.False,
+      reason: ConditionReason.NotDeleting,
+    };
   }
   return {
     type: ConditionType.Deleting,

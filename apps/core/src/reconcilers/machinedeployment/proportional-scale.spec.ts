@@ -1,10 +1,20 @@
 import { planProportionalScale } from './proportional-scale.js';
 
 describe('proportional scaling', () => {
-  const target = (replicas: number, maxSurge = 1) => ({ replicas, maxSurge, rollingUpdate: true, currentTotal: 0 });
+  const target = (replicas: number, maxSurge = 1) => ({
+    replicas,
+    maxSurge,
+    rollingUpdate: true,
+    currentTotal: 0,
+  });
 
   it('resizes the only active set to the new replicas (no rollout)', () => {
-    const plan = planProportionalScale(target(5), { name: 'new', replicas: 3, createdAt: 2 }, [{ name: 'old', replicas: 0, createdAt: 1 }], false);
+    const plan = planProportionalScale(
+      target(5),
+      { name: 'new', replicas: 3, createdAt: 2 },
+      [{ name: 'old', replicas: 0, createdAt: 1 }],
+      false,
+    );
     expect([...plan]).toEqual([['new', 5]]);
   });
 
@@ -33,7 +43,12 @@ describe('proportional scaling', () => {
   });
 
   it('scales old sets to zero once the new one is saturated', () => {
-    const plan = planProportionalScale(target(3), { name: 'new', replicas: 3, createdAt: 2 }, [{ name: 'old', replicas: 1, createdAt: 1 }], true);
+    const plan = planProportionalScale(
+      target(3),
+      { name: 'new', replicas: 3, createdAt: 2 },
+      [{ name: 'old', replicas: 1, createdAt: 1 }],
+      true,
+    );
     expect([...plan]).toEqual([['old', 0]]);
   });
 });

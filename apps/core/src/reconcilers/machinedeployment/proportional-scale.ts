@@ -63,7 +63,8 @@ function proportion(set: ScalableSet, target: ScaleTarget, toAdd: number, added:
   let fraction: number;
   if (target.replicas === 0) fraction = -set.replicas;
   else {
-    const annotated = set.maxReplicas && set.maxReplicas > 0 ? set.maxReplicas : Math.max(1, target.currentTotal);
+    const annotated =
+      set.maxReplicas && set.maxReplicas > 0 ? set.maxReplicas : Math.max(1, target.currentTotal);
     const scaled = (set.replicas * (target.replicas + target.maxSurge)) / annotated;
     fraction = roundHalfAwayFromZero(scaled) - set.replicas;
   }

@@ -19,7 +19,13 @@ export function resolveRolloutLimits(deployment: MachineDeployment): RolloutLimi
   const strategy = deployment.spec.rollout?.strategy;
   if (strategy?.type === 'OnDelete') return { replicas, maxSurge: 0, maxUnavailable: 0 };
   const rolling = strategy?.rollingUpdate;
-  const maxSurge = scaledValue('spec.rollout.strategy.rollingUpdate.maxSurge', rolling?.maxSurge, replicas, 'up', 1);
+  const maxSurge = scaledValue(
+    'spec.rollout.strategy.rollingUpdate.maxSurge',
+    rolling?.maxSurge,
+    replicas,
+    'up',
+    1,
+  );
   let maxUnavailable = scaledValue(
     'spec.rollout.strategy.rollingUpdate.maxUnavailable',
     rolling?.maxUnavailable,

@@ -10,14 +10,18 @@ const set = (name: string, replicas: number, machines: Machine[], createdAt = 0)
   machines,
   createdAt,
 });
-const runningMachines = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => running(`${prefix}-${i}`));
+const runningMachines = (prefix: string, n: number) =>
+  Array.from({ length: n }, (_, i) => running(`${prefix}-${i}`));
 const starting = (name: string) => machine({ name, createdSecondsAgo: 10 });
 
 /**
  * A small world of MachineSets that create Machines (not Available at first), delete them in their deletion order
  * (gone one step later), and make each new Machine Available `readyAfter` steps after it appeared.
  */
-function simulate(limits: { replicas: number; maxSurge: number; maxUnavailable: number }, readyAfter: number) {
+function simulate(
+  limits: { replicas: number; maxSurge: number; maxUnavailable: number },
+  readyAfter: number,
+) {
   let serial = 0;
   const age = new Map<Machine, number>();
   const worlds: { old: SetState; fresh: SetState } = {
@@ -56,7 +60,11 @@ function simulate(limits: { replicas: number; maxSurge: number; maxUnavailable: 
     }
     const all = [...worlds.fresh.machines, ...worlds.old.machines];
     observed.push({ total: all.length, available: all.filter(isAvailable).length });
-    if (worlds.old.machines.length === 0 && worlds.fresh.machines.filter(isAvailable).length === limits.replicas) break;
+    if (
+      worlds.old.machines.length === 0 &&
+      worlds.fresh.machines.filter(isAvailable).length === limits.replicas
+    )
+      break;
   }
   return { observed, worlds };
 }
@@ -101,7 +109,12 @@ describe('rolling update plan', () => {
   });
 
   it('removes old Machines that are not Available first, even with no availability budget', () => {
-    const broken = machine({ name: 'old-broken', createdSecondsAgo: 3600, nodeRef: 'n', conditions: { Available: 'False' } });
+    const broken = machine({
+      name: 'old-broken',
+      createdSecondsAgo: 3600,
+      nodeRef: 'n',
+      conditions: { Available: 'False' },
+    });
     const plan = planRollingUpdate(
       { replicas: 3, maxSurge: 1, maxUnavailable: 0 },
       set('new', 1, [starting('new-0')], 1),
@@ -142,10 +155,11 @@ describe('OnDelete plan', () => {
   });
 
   it('scales old sets down, oldest first, when replicas went down', () => {
-    const plan = planOnDelete({ replicas: 2, maxSurge: 0, maxUnavailable: 0 }, set('new', 1, [starting('n')], 2), [
-      set('older', 1, runningMachines('older', 1), 0),
-      set('old', 2, runningMachines('old', 2), 1),
-    ]);
+    const plan = planOnDelete(
+      { replicas: 2, maxSurge: 0, maxUnavailable: 0 },
+      set('new', 1, [starting('n')], 2),
+      [set('older', 1, runningMachines('older', 1), 0), set('old', 2, runningMachines('old', 2), 1)],
+    );
     expect(plan.get('older')).toBe(0);
     expect(plan.get('old')).toBe(1);
     expect(plan.get('new')).toBe(1);

@@ -31,7 +31,9 @@ function occupancy(set: SetState, target: number): number {
 
 /** Available Machines left once the set has shrunk to `target` (it deletes in its own order). */
 export function availableAfter(set: SetState, target: number, now: number): number {
-  const leaving = new Set(machinesToDelete(set.machines, set.machines.length - target, set.deletionOrder, now));
+  const leaving = new Set(
+    machinesToDelete(set.machines, set.machines.length - target, set.deletionOrder, now),
+  );
   return set.machines.filter((m) => !leaving.has(m) && isAvailable(m)).length;
 }
 
@@ -45,7 +47,12 @@ function alignOldSets(oldSets: readonly SetState[], plan: ScalePlan): void {
   }
 }
 
-function scaleUpNewSet(limits: RolloutLimits, newSet: SetState, all: readonly SetState[], plan: ScalePlan): void {
+function scaleUpNewSet(
+  limits: RolloutLimits,
+  newSet: SetState,
+  all: readonly SetState[],
+  plan: ScalePlan,
+): void {
   const current = plan.get(newSet.name)!;
   if (current >= limits.replicas) {
     plan.set(newSet.name, limits.replicas);
@@ -58,7 +65,9 @@ function scaleUpNewSet(limits: RolloutLimits, newSet: SetState, all: readonly Se
 }
 
 function byAge(sets: readonly SetState[]): SetState[] {
-  return [...sets].sort((a, b) => a.createdAt - b.createdAt || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return [...sets].sort(
+    (a, b) => a.createdAt - b.createdAt || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
+  );
 }
 
 /** One RollingUpdate step (upstream rolloutRolling: reconcileNewMachineSet, then reconcileOldMachineSets). */
@@ -96,7 +105,11 @@ export function planRollingUpdate(
  * One OnDelete step (upstream planOnDelete): old sets shrink only as their Machines are deleted by someone else
  * (or when spec.replicas went down), and the new set grows into the room that leaves, never surging.
  */
-export function planOnDelete(limits: RolloutLimits, newSet: SetState, oldSets: readonly SetState[]): ScalePlan {
+export function planOnDelete(
+  limits: RolloutLimits,
+  newSet: SetState,
+  oldSets: readonly SetState[],
+): ScalePlan {
   const all = [newSet, ...oldSets];
   const plan: ScalePlan = new Map(all.map((set) => [set.name, set.replicas]));
   alignOldSets(oldSets, plan);

@@ -2,7 +2,11 @@ import type { MachineTemplateSpec } from '@capstan/api';
 import { resolveRolloutLimits } from './rollout-limits.js';
 import { sameMachines, templateHash } from './template-hash.js';
 
-const template = (version: string, extra: Partial<MachineTemplateSpec['spec']> = {}, labels = {}): MachineTemplateSpec => ({
+const template = (
+  version: string,
+  extra: Partial<MachineTemplateSpec['spec']> = {},
+  labels = {},
+): MachineTemplateSpec => ({
   metadata: { labels },
   spec: {
     clusterName: 'demo',
@@ -22,7 +26,11 @@ describe('machine template hash', () => {
 
   it('ignores labels, annotations and in-place fields', () => {
     const base = template('v1.31.0');
-    const inPlace = template('v1.31.0', { deletion: { nodeDrainTimeoutSeconds: 30 }, minReadySeconds: 5 }, { team: 'x' });
+    const inPlace = template(
+      'v1.31.0',
+      { deletion: { nodeDrainTimeoutSeconds: 30 }, minReadySeconds: 5 },
+      { team: 'x' },
+    );
     expect(templateHash(inPlace)).toBe(templateHash(base));
     expect(sameMachines(inPlace, base)).toBe(true);
     expect(sameMachines(template('v1.31.1'), base)).toBe(false);
@@ -34,20 +42,45 @@ describe('machine template hash', () => {
 });
 
 describe('rollout limits', () => {
-  const md = (replicas: number, rollingUpdate?: { maxSurge?: number | string; maxUnavailable?: number | string }, type?: 'OnDelete') =>
-    ({ spec: { replicas, rollout: { strategy: { ...(type ? { type } : {}), ...(rollingUpdate ? { rollingUpdate } : {}) } } } }) as never;
+  const md = (
+    replicas: number,
+    rollingUpdate?: { maxSurge?: number | string; maxUnavailable?: number | string },
+    type?: 'OnDelete',
+  ) =>
+    ({
+      spec: {
+        replicas,
+        rollout: { strategy: { ...(type ? { type } : {}), ...(rollingUpdate ? { rollingUpdate } : {}) } },
+      },
+    }) as never;
 
   it('rounds maxSurge up and maxUnavailable down', () => {
-    expect(resolveRolloutLimits(md(10, { maxSurge: '25%', maxUnavailable: '25%' }))).toEqual({ replicas: 10, maxSurge: 3, maxUnavailable: 2 });
+    expect(resolveRolloutLimits(md(10, { maxSurge: '25%', maxUnavailable: '25%' }))).toEqual({
+      replicas: 10,
+      maxSurge: 3,
+      maxUnavailable: 2,
+    });
   });
 
   it('defaults to surge 1, unavailable 0, and allows one unavailable when both resolve to 0', () => {
     expect(resolveRolloutLimits(md(3))).toEqual({ replicas: 3, maxSurge: 1, maxUnavailable: 0 });
-    expect(resolveRolloutLimits(md(3, { maxSurge: '10%', maxUnavailable: '10%' }))).toEqual({ replicas: 3, maxSurge: 1, maxUnavailable: 0 });
-    expect(resolveRolloutLimits(md(3, { maxSurge: 0, maxUnavailable: '10%' }))).toEqual({ replicas: 3, maxSurge: 0, maxUnavailable: 1 });
+    expect(resolveRolloutLimits(md(3, { maxSurge: '10%', maxUnavailable: '10%' }))).toEqual({
+      replicas: 3,
+      maxSurge: 1,
+      maxUnavailable: 0,
+    });
+    expect(resolveRolloutLimits(md(3, { maxSurge: 0, maxUnavailable: '10%' }))).toEqual({
+      replicas: 3,
+      maxSurge: 0,
+      maxUnavailable: 1,
+    });
   });
 
   it('never surges with OnDelete', () => {
-    expect(resolveRolloutLimits(md(3, undefined, 'OnDelete'))).toEqual({ replicas: 3, maxSurge: 0, maxUnavailable: 0 });
+    expect(resolveRolloutLimits(md(3, undefined, 'OnDelete'))).toEqual({
+      replicas: 3,
+      maxSurge: 0,
+      maxUnavailable: 0,
+    });
   });
 });

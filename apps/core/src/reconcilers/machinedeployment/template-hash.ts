@@ -26,6 +26,9 @@ export function sameMachines(a: MachineTemplateSpec, b: MachineTemplateSpec): bo
  * `rollout.after` time that asked for this rollout, if any (so the same template gets a new MachineSet then).
  */
 export function templateHash(template: MachineTemplateSpec, rolloutAfter?: string): string {
-  const input = canonicalJson({ spec: rolloutRelevantSpec(template), ...(rolloutAfter ? { rolloutAfter } : {}) });
+  const input = canonicalJson({
+    spec: rolloutRelevantSpec(template),
+    ...(rolloutAfter ? { rolloutAfter } : {}),
+  });
   return createHash('sha256').update(input).digest('hex').slice(0, 10);
 }

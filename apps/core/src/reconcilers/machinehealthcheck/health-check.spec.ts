@@ -6,8 +6,20 @@ import { evaluateTarget, goDuration, skipsHealthCheck } from './health-check.js'
 const readyCluster = {
   status: {
     conditions: [
-      { type: 'ControlPlaneInitialized', status: 'True', reason: 'Initialized', message: '', lastTransitionTime: iso(7200) },
-      { type: 'InfrastructureReady', status: 'True', reason: 'Ready', message: '', lastTransitionTime: iso(7200) },
+      {
+        type: 'ControlPlaneInitialized',
+        status: 'True',
+        reason: 'Initialized',
+        message: '',
+        lastTransitionTime: iso(7200),
+      },
+      {
+        type: 'InfrastructureReady',
+        status: 'True',
+        reason: 'Ready',
+        message: '',
+        lastTransitionTime: iso(7200),
+      },
     ],
   },
 } as Cluster;
@@ -15,7 +27,11 @@ const readyCluster = {
 const node = (conditions: { type: string; status: string; secondsAgo: number }[]): V1Node => ({
   metadata: { name: 'n' },
   status: {
-    conditions: conditions.map((c) => ({ type: c.type, status: c.status, lastTransitionTime: iso(c.secondsAgo) as unknown as Date })),
+    conditions: conditions.map((c) => ({
+      type: c.type,
+      status: c.status,
+      lastTransitionTime: iso(c.secondsAgo) as unknown as Date,
+    })),
   },
 });
 
@@ -30,7 +46,12 @@ const checks = {
 describe('health check of one Machine', () => {
   it('is healthy with a Node whose conditions are fine', () => {
     const verdict = evaluateTarget(
-      { machine: running('m'), node: node([{ type: 'Ready', status: 'True', secondsAgo: 10 }]), nodeMissing: false, nodesKnown: true },
+      {
+        machine: running('m'),
+        node: node([{ type: 'Ready', status: 'True', secondsAgo: 10 }]),
+        nodeMissing: false,
+        nodesKnown: true,
+      },
       checks,
       readyCluster,
       NOW,
@@ -50,7 +71,10 @@ describe('health check of one Machine', () => {
       reason: 'UnhealthyNode',
       message: 'Health check failed: Condition Ready on Node is reporting status False for more than 5m0s',
     });
-    expect(evaluateTarget(target(200), checks, readyCluster, NOW)).toEqual({ state: 'pending', nextCheckMs: 101_000 });
+    expect(evaluateTarget(target(200), checks, readyCluster, NOW)).toEqual({
+      state: 'pending',
+      nextCheckMs: 101_000,
+    });
   });
 
   it('is unhealthy without a Node past the startup timeout, counted from the latest start', () => {
@@ -64,20 +88,46 @@ describe('health check of one Machine', () => {
       reason: 'NodeStartupTimeout',
       message: 'Health check failed: Node failed to report startup in 10m0s',
     });
-    expect(evaluateTarget(starting(60), checks, readyCluster, NOW)).toEqual({ state: 'pending', nextCheckMs: 541_000 });
+    expect(evaluateTarget(starting(60), checks, readyCluster, NOW)).toEqual({
+      state: 'pending',
+      nextCheckMs: 541_000,
+    });
     // Infrastructure ready later than creation: the timeout runs from then.
-    const provisionedLate = machine({ name: 'm', createdSecondsAgo: 3000, conditions: { InfrastructureReady: 'True' }, transitionSecondsAgo: 100 });
-    expect(evaluateTarget({ machine: provisionedLate, nodeMissing: false, nodesKnown: true }, checks, readyCluster, NOW).state).toBe('pending');
-    expect(evaluateTarget(starting(10_000), { nodeStartupTimeoutSeconds: 0 }, readyCluster, NOW)).toEqual({ state: 'pending' });
+    const provisionedLate = machine({
+      name: 'm',
+      createdSecondsAgo: 3000,
+      conditions: { InfrastructureReady: 'True' },
+      transitionSecondsAgo: 100,
+    });
+    expect(
+      evaluateTarget(
+        { machine: provisionedLate, nodeMissing: false, nodesKnown: true },
+        checks,
+        readyCluster,
+        NOW,
+      ).state,
+    ).toBe('pending');
+    expect(evaluateTarget(starting(10_000), { nodeStartupTimeoutSeconds: 0 }, readyCluster, NOW)).toEqual({
+      state: 'pending',
+    });
   });
 
   it('is unhealthy when its Node was deleted or the remediate-machine annotation is set', () => {
-    expect(evaluateTarget({ machine: running('m'), nodeMissing: true, nodesKnown: true }, checks, readyCluster, NOW)).toMatchObject({
+    expect(
+      evaluateTarget(
+        { machine: running('m'), nodeMissing: true, nodesKnown: true },
+        checks,
+        readyCluster,
+        NOW,
+      ),
+    ).toMatchObject({
       reason: 'NodeDeleted',
       message: 'Health check failed: Node node-m has been deleted',
     });
     const annotated = running('m', { annotations: { 'cluster.x-k8s.io/remediate-machine': '' } });
-    expect(evaluateTarget({ machine: annotated, nodeMissing: false, nodesKnown: true }, checks, readyCluster, NOW)).toMatchObject({
+    expect(
+      evaluateTarget({ machine: annotated, nodeMissing: false, nodesKnown: true }, checks, readyCluster, NOW),
+    ).toMatchObject({
       state: 'unhealthy',
       reason: 'HasRemediateAnnotation',
     });
@@ -85,14 +135,26 @@ describe('health check of one Machine', () => {
 
   it('judges no worker before the control plane is initialized', () => {
     const cluster = { status: { conditions: [] } } as unknown as Cluster;
-    expect(evaluateTarget({ machine: machine({ name: 'm', createdSecondsAgo: 9999 }), nodeMissing: false, nodesKnown: true }, checks, cluster, NOW)).toEqual({
+    expect(
+      evaluateTarget(
+        { machine: machine({ name: 'm', createdSecondsAgo: 9999 }), nodeMissing: false, nodesKnown: true },
+        checks,
+        cluster,
+        NOW,
+      ),
+    ).toEqual({
       state: 'pending',
     });
   });
 
   it('judges Machines by their own conditions too', () => {
     const verdict = evaluateTarget(
-      { machine: running('m', { conditions: { BootstrapConfigReady: 'False' }, transitionSecondsAgo: 120 }), node: node([]), nodeMissing: false, nodesKnown: true },
+      {
+        machine: running('m', { conditions: { BootstrapConfigReady: 'False' }, transitionSecondsAgo: 120 }),
+        node: node([]),
+        nodeMissing: false,
+        nodesKnown: true,
+      },
       { unhealthyMachineConditions: [{ type: 'BootstrapConfigReady', status: 'False', timeoutSeconds: 60 }] },
       readyCluster,
       NOW,
@@ -101,7 +163,9 @@ describe('health check of one Machine', () => {
   });
 
   it('skips Machines with skip-remediation or paused annotations', () => {
-    expect(skipsHealthCheck(running('m', { annotations: { 'cluster.x-k8s.io/skip-remediation': '' } }))).toBe(true);
+    expect(skipsHealthCheck(running('m', { annotations: { 'cluster.x-k8s.io/skip-remediation': '' } }))).toBe(
+      true,
+    );
     expect(skipsHealthCheck(running('m', { annotations: { 'cluster.x-k8s.io/paused': '' } }))).toBe(true);
     expect(skipsHealthCheck(running('m'))).toBe(false);
   });

@@ -48,7 +48,9 @@ export function goDuration(seconds: number): string {
 /** Machines a health check leaves alone entirely: not counted, never remediated. */
 export function skipsHealthCheck(machine: Machine): boolean {
   const annotations = machine.metadata.annotations ?? {};
-  return Object.hasOwn(annotations, ANNOTATIONS.skipRemediation) || Object.hasOwn(annotations, ANNOTATIONS.paused);
+  return (
+    Object.hasOwn(annotations, ANNOTATIONS.skipRemediation) || Object.hasOwn(annotations, ANNOTATIONS.paused)
+  );
 }
 
 function isControlPlaneMachine(machine: Machine): boolean {
@@ -56,7 +58,11 @@ function isControlPlaneMachine(machine: Machine): boolean {
 }
 
 /** When a condition held in `status` since `since` outlasts `timeoutSeconds`: past (true) or in how many ms. */
-function heldTooLong(since: number | undefined, timeoutSeconds: number, now: number): { expired: boolean; inMs: number } {
+function heldTooLong(
+  since: number | undefined,
+  timeoutSeconds: number,
+  now: number,
+): { expired: boolean; inMs: number } {
   const deadline = (since ?? now) + timeoutSeconds * 1000;
   // Upstream checks one second after the deadline, so the condition has surely held for longer.
   return { expired: deadline < now, inMs: deadline - now + 1000 };

@@ -6,12 +6,21 @@ import {
   healthConditionsChanged,
 } from './machine-health-conditions.js';
 
-const failed = { type: 'HealthCheckSucceeded', status: 'False' as const, reason: 'UnhealthyNode', message: 'Health check failed' };
+const failed = {
+  type: 'HealthCheckSucceeded',
+  status: 'False' as const,
+  reason: 'UnhealthyNode',
+  message: 'Health check failed',
+};
 const now = new Date('2026-06-01T12:00:00Z');
 
 describe('conditions a health check writes on a Machine', () => {
   it('asks the owner to remediate an unhealthy Machine', () => {
-    const conditions = desiredHealthConditions(running('m'), { healthCheck: failed, requestOwnerRemediation: true }, now);
+    const conditions = desiredHealthConditions(
+      running('m'),
+      { healthCheck: failed, requestOwnerRemediation: true },
+      now,
+    );
     expect(conditions.map((c) => [c.type, c.status, c.reason])).toEqual([
       ['HealthCheckSucceeded', 'False', 'UnhealthyNode'],
       ['OwnerRemediated', 'False', 'WaitingForRemediation'],
@@ -21,16 +30,28 @@ describe('conditions a health check writes on a Machine', () => {
   it('keeps a remediation the owner has under way as it is', () => {
     const machine = running('m', { conditions: { OwnerRemediated: 'False' } });
     machine.status!.conditions!.find((c) => c.type === 'OwnerRemediated')!.reason = 'MachineDeleting';
-    const conditions = desiredHealthConditions(machine, { healthCheck: failed, requestOwnerRemediation: true }, now);
+    const conditions = desiredHealthConditions(
+      machine,
+      { healthCheck: failed, requestOwnerRemediation: true },
+      now,
+    );
     expect(conditions[1]).toBe(machine.status!.conditions!.find((c) => c.type === 'OwnerRemediated'));
   });
 
   it('writes nothing when the Machine already says so, and removes what it applied and no longer wants', () => {
     const machine = running('m', { conditions: { HealthCheckSucceeded: 'True', OwnerRemediated: 'False' } });
-    machine.status!.conditions!.find((c) => c.type === 'HealthCheckSucceeded')!.reason = 'HealthCheckSucceeded';
+    machine.status!.conditions!.find((c) => c.type === 'HealthCheckSucceeded')!.reason =
+      'HealthCheckSucceeded';
     const healthy = desiredHealthConditions(
       machine,
-      { healthCheck: { type: 'HealthCheckSucceeded', status: 'True', reason: 'HealthCheckSucceeded', message: '' } },
+      {
+        healthCheck: {
+          type: 'HealthCheckSucceeded',
+          status: 'True',
+          reason: 'HealthCheckSucceeded',
+          message: '',
+        },
+      },
       now,
     );
     // OwnerRemediated is there but someone else wrote it: nothing for the health check to do.

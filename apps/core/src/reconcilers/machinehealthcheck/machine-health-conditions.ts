@@ -34,9 +34,15 @@ export interface MachineHealthDecision {
 }
 
 /** The health check's conditions for the Machine, lastTransitionTime kept where the status did not change. */
-export function desiredHealthConditions(machine: Machine, decision: MachineHealthDecision, now: Date): Condition[] {
+export function desiredHealthConditions(
+  machine: Machine,
+  decision: MachineHealthDecision,
+  now: Date,
+): Condition[] {
   const current = machine.status?.conditions;
-  const out: Condition[] = [pick(setCondition(current, decision.healthCheck, now), decision.healthCheck.type)];
+  const out: Condition[] = [
+    pick(setCondition(current, decision.healthCheck, now), decision.healthCheck.type),
+  ];
   const owner = getCondition(current, ConditionType.OwnerRemediated);
   if (decision.requestOwnerRemediation) {
     // A remediation under way (the owner set another reason) is the owner's to finish: it is kept as it is.
@@ -62,7 +68,9 @@ export function desiredHealthConditions(machine: Machine, decision: MachineHealt
   }
   const external = getCondition(current, ConditionType.ExternallyRemediated);
   if (decision.externallyRemediated) {
-    out.push(pick(setCondition(current, decision.externallyRemediated, now), ConditionType.ExternallyRemediated));
+    out.push(
+      pick(setCondition(current, decision.externallyRemediated, now), ConditionType.ExternallyRemediated),
+    );
   } else if (decision.keepRemediation && external) {
     out.push(external);
   }

@@ -15,7 +15,11 @@ function checksOfMachine(workload: WorkloadContext, machine: Machine): string[] 
     .map(objectKey);
 }
 
-function checksOfCluster(workload: WorkloadContext, namespace: string | undefined, cluster: string): string[] {
+function checksOfCluster(
+  workload: WorkloadContext,
+  namespace: string | undefined,
+  cluster: string,
+): string[] {
   return workload.machineHealthChecks
     .list(namespace)
     .filter((mhc) => mhc.spec.clusterName === cluster)

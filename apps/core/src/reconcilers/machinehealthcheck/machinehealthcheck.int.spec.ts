@@ -1,5 +1,11 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { RESOURCES, type Condition, type Machine, type MachineHealthCheck, type MachineSet } from '@capstan/api';
+import {
+  RESOURCES,
+  type Condition,
+  type Machine,
+  type MachineHealthCheck,
+  type MachineSet,
+} from '@capstan/api';
 import { getControllerOf, isNotFound, type ResourceClient, type ResourceType } from '@capstan/kube';
 import { testNatsUrl } from '@capstan/testing';
 import type { KubernetesObject, V1Node } from '@kubernetes/client-node';
@@ -49,7 +55,11 @@ describe('MachineHealthCheck controller', () => {
     void (async () => {
       for await (const message of subscription) {
         const event = message.json<{ type: string; data: { object: { name: string }; reason?: string } }>();
-        lifecycle.push({ event: event.type.split('.').slice(-2).join('.'), machine: event.data.object.name, reason: event.data.reason });
+        lifecycle.push({
+          event: event.type.split('.').slice(-2).join('.'),
+          machine: event.data.object.name,
+          reason: event.data.reason,
+        });
       }
     })();
     await createTemplates(env, 'workers');
@@ -80,7 +90,11 @@ describe('MachineHealthCheck controller', () => {
     await setNodeReady(name, 'True', 60_000);
   }
 
-  async function setNodeReady(name: string, status: 'True' | 'False' | 'Unknown', sinceMsAgo: number): Promise<void> {
+  async function setNodeReady(
+    name: string,
+    status: 'True' | 'False' | 'Unknown',
+    sinceMsAgo: number,
+  ): Promise<void> {
     await nodes.mergePatch(
       { name },
       {
@@ -143,8 +157,11 @@ describe('MachineHealthCheck controller', () => {
   }
 
   const machinesOf = async (cluster: string) =>
-    (await machines.list({ namespace: ns() })).items.filter((m) => m.spec.clusterName === cluster && !m.metadata.deletionTimestamp);
-  const condition = (m: Machine | undefined, type: string): Condition | undefined => m?.status?.conditions?.find((c) => c.type === type);
+    (await machines.list({ namespace: ns() })).items.filter(
+      (m) => m.spec.clusterName === cluster && !m.metadata.deletionTimestamp,
+    );
+  const condition = (m: Machine | undefined, type: string): Condition | undefined =>
+    m?.status?.conditions?.find((c) => c.type === type);
   const machineNamed = async (name: string) => {
     try {
       return await machines.get({ namespace: ns(), name });
@@ -166,21 +183,30 @@ describe('MachineHealthCheck controller', () => {
       return ok ? list.sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : 1)) : false;
     });
   const replaced = (cluster: string, name: string, replicas: number) =>
-    eventually(`${name} replaced`, async () => (await machineNamed(name)) === undefined && (await allHealthy(cluster, replicas)));
+    eventually(
+      `${name} replaced`,
+      async () => (await machineNamed(name)) === undefined && (await allHealthy(cluster, replicas)),
+    );
 
   it('remediates a Machine whose Node is NotReady past the timeout, and one whose Node was deleted', async () => {
     await scenario('remedy', 3);
     const [first, second] = await allHealthy('remedy', 3);
     const mhc = await checks.get({ namespace: ns(), name: 'remedy' });
     expect(mhc.status?.targets).toHaveLength(3);
-    expect(mhc.status?.conditions?.find((c) => c.type === 'RemediationAllowed')).toMatchObject({ status: 'True' });
+    expect(mhc.status?.conditions?.find((c) => c.type === 'RemediationAllowed')).toMatchObject({
+      status: 'True',
+    });
     expect(mhc.metadata.labels?.['cluster.x-k8s.io/cluster-name']).toBe('remedy');
 
     const victim = first!.metadata.name!;
     await setNodeReady(nodeNameOf(first!), 'False', 10 * 60_000);
     const marked = await eventually('HealthCheckSucceeded=False', async () => {
       const m = await machineNamed(victim);
-      return condition(m, 'HealthCheckSucceeded')?.status === 'False' ? m : m === undefined ? ({} as Machine) : false;
+      return condition(m, 'HealthCheckSucceeded')?.status === 'False'
+        ? m
+        : m === undefined
+          ? ({} as Machine)
+          : false;
     });
     // The mark may be seen before the MachineSet deletes the Machine, or the Machine already gone.
     if (marked.metadata) {
@@ -191,9 +217,12 @@ describe('MachineHealthCheck controller', () => {
       expect(condition(marked, 'OwnerRemediated')?.status).toBe('False');
     }
     await replaced('remedy', victim, 3);
-    await eventually('lifecycle events published', () =>
-      lifecycle.some((e) => e.machine === victim && e.event === 'machine.unhealthy' && e.reason === 'UnhealthyNode') &&
-      lifecycle.some((e) => e.machine === victim && e.event === 'machine.remediated'),
+    await eventually(
+      'lifecycle events published',
+      () =>
+        lifecycle.some(
+          (e) => e.machine === victim && e.event === 'machine.unhealthy' && e.reason === 'UnhealthyNode',
+        ) && lifecycle.some((e) => e.machine === victim && e.event === 'machine.remediated'),
     );
 
     const gone = second!.metadata.name!;
@@ -203,8 +232,16 @@ describe('MachineHealthCheck controller', () => {
     // It wrote only its own conditions, under its own field manager: the Machine controller's stay as they were.
     for (const machine of await allHealthy('remedy', 3)) {
       const types = (machine.status?.conditions ?? []).map((c) => c.type).sort();
-      expect(types).toEqual(['Available', 'HealthCheckSucceeded', 'InfrastructureReady', 'NodeHealthy', 'Ready']);
-      const owned = JSON.stringify(machine.metadata.managedFields?.find((f) => f.manager === MHC_FIELD_MANAGER)?.fieldsV1);
+      expect(types).toEqual([
+        'Available',
+        'HealthCheckSucceeded',
+        'InfrastructureReady',
+        'NodeHealthy',
+        'Ready',
+      ]);
+      const owned = JSON.stringify(
+        machine.metadata.managedFields?.find((f) => f.manager === MHC_FIELD_MANAGER)?.fieldsV1,
+      );
       expect(owned).toContain('HealthCheckSucceeded');
       expect(owned).not.toContain('Available');
     }
@@ -267,7 +304,9 @@ describe('MachineHealthCheck controller', () => {
       const list = await machinesOf('annotations');
       return (await machineNamed(asked!.metadata.name!)) === undefined && list.length === 3;
     });
-    expect(lifecycle.some((e) => e.machine === asked!.metadata.name && e.reason === 'HasRemediateAnnotation')).toBe(true);
+    expect(
+      lifecycle.some((e) => e.machine === asked!.metadata.name && e.reason === 'HasRemediateAnnotation'),
+    ).toBe(true);
     const skippedNow = await machineNamed(skipped!.metadata.name!);
     expect(skippedNow?.metadata.deletionTimestamp).toBeUndefined();
     expect(condition(skippedNow, 'HealthCheckSucceeded')?.status).toBe('True');
@@ -285,7 +324,11 @@ describe('MachineHealthCheck controller', () => {
       2,
       {
         remediation: {
-          templateRef: { apiVersion: 'bootstrap.generic.capstan.dev/v1beta2', kind: 'GenericBootstrapConfigTemplate', name: 'remediation' },
+          templateRef: {
+            apiVersion: 'bootstrap.generic.capstan.dev/v1beta2',
+            kind: 'GenericBootstrapConfigTemplate',
+            name: 'remediation',
+          },
         },
       },
       { bootstrapDataSecret: true },
@@ -302,22 +345,35 @@ describe('MachineHealthCheck controller', () => {
         throw err;
       }
     });
-    expect(request.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'Machine', name, uid: target!.metadata.uid });
+    expect(request.metadata?.ownerReferences?.[0]).toMatchObject({
+      kind: 'Machine',
+      name,
+      uid: target!.metadata.uid,
+    });
     expect(request.metadata?.annotations?.['cluster.x-k8s.io/cloned-from-name']).toBe('remediation');
     expect((request as unknown as { spec: unknown }).spec).toEqual({ strategy: 'reboot' });
     const marked = await eventually('ExternallyRemediated', async () => {
       const m = await machineNamed(name);
       return condition(m, 'ExternallyRemediated') ? m : false;
     });
-    expect(condition(marked, 'ExternallyRemediated')).toMatchObject({ status: 'False', reason: 'WaitingForRemediation' });
+    expect(condition(marked, 'ExternallyRemediated')).toMatchObject({
+      status: 'False',
+      reason: 'WaitingForRemediation',
+    });
     expect(condition(marked, 'OwnerRemediated')).toBeUndefined();
     expect(marked.metadata.deletionTimestamp).toBeUndefined();
 
     await setNodeReady(nodeNameOf(target!), 'True', 0);
     await eventually('request deleted and condition dropped', async () => {
       const m = await machineNamed(name);
-      const left = await requests.get({ namespace: ns(), name }).catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
-      return !left && !condition(m, 'ExternallyRemediated') && condition(m, 'HealthCheckSucceeded')?.status === 'True';
+      const left = await requests
+        .get({ namespace: ns(), name })
+        .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+      return (
+        !left &&
+        !condition(m, 'ExternallyRemediated') &&
+        condition(m, 'HealthCheckSucceeded')?.status === 'True'
+      );
     });
   });
 
@@ -327,7 +383,8 @@ describe('MachineHealthCheck controller', () => {
       'NodeStartupTimeout',
       async () => {
         const m = await machineNamed(first.metadata.name!);
-        if (!m) return lifecycle.find((e) => e.machine === first.metadata.name && e.event === 'machine.unhealthy');
+        if (!m)
+          return lifecycle.find((e) => e.machine === first.metadata.name && e.event === 'machine.unhealthy');
         return condition(m, 'HealthCheckSucceeded')?.reason === 'NodeStartupTimeout' ? m : false;
       },
       60_000,
@@ -335,8 +392,14 @@ describe('MachineHealthCheck controller', () => {
     expect(marked).toBeDefined();
     await eventually('replaced', async () => {
       const list = await machinesOf('startup');
-      return (await machineNamed(first.metadata.name!)) === undefined && list.length === 1 && getControllerOf(list[0]!)?.name === 'startup';
+      return (
+        (await machineNamed(first.metadata.name!)) === undefined &&
+        list.length === 1 &&
+        getControllerOf(list[0]!)?.name === 'startup'
+      );
     });
-    expect(lifecycle.some((e) => e.machine === first.metadata.name && e.reason === 'NodeStartupTimeout')).toBe(true);
+    expect(
+      lifecycle.some((e) => e.machine === first.metadata.name && e.reason === 'NodeStartupTimeout'),
+    ).toBe(true);
   });
 });

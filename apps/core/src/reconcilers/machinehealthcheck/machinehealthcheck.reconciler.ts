@@ -20,19 +20,32 @@ import {
   type ResourceClient,
 } from '@capstan/kube';
 import type { LifecycleEvent, LifecyclePublisher } from '../../handoff/lifecycle-publisher.js';
-import { WorkloadClusterUnavailableError, type WorkloadClusterAccess, type WorkloadClusters } from '../../remote/workload-clusters.js';
+import {
+  WorkloadClusterUnavailableError,
+  type WorkloadClusterAccess,
+  type WorkloadClusters,
+} from '../../remote/workload-clusters.js';
 import { jsonEqual } from '../machineset/canonical-json.js';
 import { selectorMatches } from '../machineset/label-selector.js';
 import { isPaused, pausedCondition } from '../machineset/paused.js';
 import type { WorkloadContext } from '../machineset/workload-context.js';
-import { evaluateTarget, skipsHealthCheck, type HealthCheckTarget, type HealthVerdict } from './health-check.js';
+import {
+  evaluateTarget,
+  skipsHealthCheck,
+  type HealthCheckTarget,
+  type HealthVerdict,
+} from './health-check.js';
 import {
   MHC_FIELD_MANAGER,
   desiredHealthConditions,
   healthConditionsChanged,
   type MachineHealthDecision,
 } from './machine-health-conditions.js';
-import { cancelExternalRemediation, requestExternalRemediation, usesExternalRemediation } from './machinehealthcheck.remediation.js';
+import {
+  cancelExternalRemediation,
+  requestExternalRemediation,
+  usesExternalRemediation,
+} from './machinehealthcheck.remediation.js';
 import { remediationAllowance } from './remediation-allowance.js';
 
 /** A workload cluster that cannot be read yet is tried again after this long. */
@@ -40,7 +53,10 @@ const UNREACHABLE_RETRY_MS = 10_000;
 
 /** The Machines a health check watches: of its cluster, matched by its selector. */
 export function selectsMachine(mhc: MachineHealthCheck, machine: Machine): boolean {
-  return machine.spec.clusterName === mhc.spec.clusterName && selectorMatches(mhc.spec.selector, machine.metadata.labels);
+  return (
+    machine.spec.clusterName === mhc.spec.clusterName &&
+    selectorMatches(mhc.spec.selector, machine.metadata.labels)
+  );
 }
 
 interface Judged {
@@ -80,7 +96,18 @@ export class MachineHealthCheckReconciler {
       return;
     }
     if (isPaused(cluster, mhc)) {
-      await this.writeStatus(mhc, { ...mhc.status, conditions: setCondition(mhc.status?.conditions, pausedCondition(cluster, mhc), this.workload.now()) }, false);
+      await this.writeStatus(
+        mhc,
+        {
+          ...mhc.status,
+          conditions: setCondition(
+            mhc.status?.conditions,
+            pausedCondition(cluster, mhc),
+            this.workload.now(),
+          ),
+        },
+        false,
+      );
       return;
     }
     mhc = await this.ensureClusterLabelAndOwner(mhc, cluster);
@@ -105,7 +132,11 @@ export class MachineHealthCheckReconciler {
     }));
     const healthy = judged.filter((j) => j.verdict.state === 'healthy').length;
     const unhealthy = judged.filter((j) => j.verdict.state === 'unhealthy');
-    const allowance = remediationAllowance(mhc.spec.remediation?.triggerIf, targets.length, targets.length - healthy);
+    const allowance = remediationAllowance(
+      mhc.spec.remediation?.triggerIf,
+      targets.length,
+      targets.length - healthy,
+    );
     if (!allowance.allowed && unhealthy.length > 0) {
       void this.recorder.event(mhc, {
         type: 'Warning',
@@ -127,7 +158,10 @@ export class MachineHealthCheckReconciler {
       currentHealthy: healthy,
       remediationsAllowed: allowance.allowed ? allowance.remaining : 0,
       targets: targets.map((m) => m.metadata.name!),
-      conditions: [pausedCondition(cluster, mhc), remediationAllowedCondition(allowance.allowed, allowance.message)].reduce(
+      conditions: [
+        pausedCondition(cluster, mhc),
+        remediationAllowedCondition(allowance.allowed, allowance.message),
+      ].reduce(
         (conditions, input) =>
           setCondition(conditions, { ...input, observedGeneration: mhc.metadata.generation }, now),
         mhc.status?.conditions,
@@ -136,7 +170,9 @@ export class MachineHealthCheckReconciler {
     await this.writeStatus(mhc, status, true);
     await this.lifecycle.publish(key, events);
 
-    const nextChecks = judged.flatMap((j) => ('nextCheckMs' in j.verdict && j.verdict.nextCheckMs ? [j.verdict.nextCheckMs] : []));
+    const nextChecks = judged.flatMap((j) =>
+      'nextCheckMs' in j.verdict && j.verdict.nextCheckMs ? [j.verdict.nextCheckMs] : [],
+    );
     // Short-circuited health checks look again soon: a Machine may recover, or the limit allow remediation.
     if (!allowance.allowed && unhealthy.length > 0) nextChecks.push(UNREACHABLE_RETRY_MS);
     if (nextChecks.length > 0) return { requeueAfter: Math.max(1000, Math.min(...nextChecks)) };
@@ -145,7 +181,12 @@ export class MachineHealthCheckReconciler {
   private targetOf(machine: Machine, access: WorkloadClusterAccess | undefined): HealthCheckTarget {
     const nodeName = machine.status?.nodeRef?.name;
     const node = nodeName && access ? access.nodes.get(nodeName) : undefined;
-    return { machine, node, nodeMissing: Boolean(nodeName && access && !node), nodesKnown: access !== undefined };
+    return {
+      machine,
+      node,
+      nodeMissing: Boolean(nodeName && access && !node),
+      nodesKnown: access !== undefined,
+    };
   }
 
   /** Writes the health check's conditions on one judged Machine; returns the lifecycle events it owes. */
@@ -194,7 +235,8 @@ export class MachineHealthCheckReconciler {
     if (!healthConditionsChanged(machine, desired)) return [];
 
     const becameUnhealthy =
-      verdict.state === 'unhealthy' && getCondition(conditions, ConditionType.HealthCheckSucceeded)?.status !== ConditionStatus.False;
+      verdict.state === 'unhealthy' &&
+      getCondition(conditions, ConditionType.HealthCheckSucceeded)?.status !== ConditionStatus.False;
     let written: Machine;
     try {
       written = await this.machinesApi.applyStatus(
@@ -223,12 +265,16 @@ export class MachineHealthCheckReconciler {
     }
     const events: LifecycleEvent[] = [];
     const data = { ...eventData(written, mhc), reason: verdict.reason };
-    if (becameUnhealthy) events.push({ name: 'machine.unhealthy', data: { ...data, message: verdict.message } });
+    if (becameUnhealthy)
+      events.push({ name: 'machine.unhealthy', data: { ...data, message: verdict.message } });
     if (remediationRequested) events.push({ name: 'machine.remediated', data });
     return events;
   }
 
-  private async ensureClusterLabelAndOwner(mhc: MachineHealthCheck, cluster: Cluster): Promise<MachineHealthCheck> {
+  private async ensureClusterLabelAndOwner(
+    mhc: MachineHealthCheck,
+    cluster: Cluster,
+  ): Promise<MachineHealthCheck> {
     const metadata: Record<string, unknown> = {};
     if (mhc.metadata.labels?.[LABELS.clusterName] !== mhc.spec.clusterName) {
       metadata['labels'] = { [LABELS.clusterName]: mhc.spec.clusterName };
@@ -237,26 +283,44 @@ export class MachineHealthCheckReconciler {
     if (cluster.metadata.uid && !owners.some((o) => o.uid === cluster.metadata.uid)) {
       metadata['ownerReferences'] = [
         ...owners,
-        { apiVersion: RESOURCES.Cluster.apiVersion, kind: RESOURCES.Cluster.kind, name: cluster.metadata.name!, uid: cluster.metadata.uid },
+        {
+          apiVersion: RESOURCES.Cluster.apiVersion,
+          kind: RESOURCES.Cluster.kind,
+          name: cluster.metadata.name!,
+          uid: cluster.metadata.uid,
+        },
       ];
       metadata['resourceVersion'] = mhc.metadata.resourceVersion;
     }
     if (Object.keys(metadata).length === 0) return mhc;
-    return this.mhcApi.mergePatch({ namespace: mhc.metadata.namespace, name: mhc.metadata.name! }, { metadata });
+    return this.mhcApi.mergePatch(
+      { namespace: mhc.metadata.namespace, name: mhc.metadata.name! },
+      { metadata },
+    );
   }
 
-  private async writeStatus(mhc: MachineHealthCheck, status: MachineHealthCheckStatus, stampGeneration: boolean): Promise<void> {
+  private async writeStatus(
+    mhc: MachineHealthCheck,
+    status: MachineHealthCheckStatus,
+    stampGeneration: boolean,
+  ): Promise<void> {
     const expected = stampGeneration ? { ...status, observedGeneration: mhc.metadata.generation } : status;
     if (jsonEqual(mhc.status, expected)) return;
-    await applyStatus(this.mhcApi, mhc, status, { observedGeneration: stampGeneration }).catch((err: unknown) => {
-      if (!isNotFound(err)) throw err;
-    });
+    await applyStatus(this.mhcApi, mhc, status, { observedGeneration: stampGeneration }).catch(
+      (err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      },
+    );
   }
 }
 
 function remediationAllowedCondition(allowed: boolean, message: string | undefined) {
   return allowed
-    ? { type: ConditionType.RemediationAllowed, status: ConditionStatus.True, reason: ConditionReason.RemediationAllowed }
+    ? {
+        type: ConditionType.RemediationAllowed,
+        status: ConditionStatus.True,
+        reason: ConditionReason.RemediationAllowed,
+      }
     : {
         type: ConditionType.RemediationAllowed,
         status: ConditionStatus.False,

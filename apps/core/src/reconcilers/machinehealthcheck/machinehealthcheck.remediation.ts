@@ -64,12 +64,17 @@ export async function requestExternalRemediation(
   } catch (err) {
     if (isAlreadyExists(err)) return { condition: waiting(), created: false };
     const message = err instanceof Error ? err.message : String(err);
-    log.warn({ machine: machine.metadata.name, err: { message } }, 'could not create the remediation request');
+    log.warn(
+      { machine: machine.metadata.name, err: { message } },
+      'could not create the remediation request',
+    );
     return {
       condition: {
         type: ConditionType.ExternallyRemediated,
         status: ConditionStatus.False,
-        reason: isNotFound(err) ? ConditionReason.RemediationTemplateNotFound : ConditionReason.RemediationRequestCreationFailed,
+        reason: isNotFound(err)
+          ? ConditionReason.RemediationTemplateNotFound
+          : ConditionReason.RemediationRequestCreationFailed,
         message: isNotFound(err)
           ? `${template.kind} ${template.name} does not exist`
           : `Creating the ${cloneKindOf(template.kind)} remediation request failed: ${message}`,

@@ -33,9 +33,14 @@ export function remediationAllowance(
   if (triggerIf?.unhealthyInRange !== undefined) {
     const range = parseUnhealthyRange(triggerIf.unhealthyInRange);
     if (!range) {
-      return { allowed: false, remaining: 0, message: `spec.remediation.triggerIf.unhealthyInRange ${triggerIf.unhealthyInRange} is not a range [min-max]` };
+      return {
+        allowed: false,
+        remaining: 0,
+        message: `spec.remediation.triggerIf.unhealthyInRange ${triggerIf.unhealthyInRange} is not a range [min-max]`,
+      };
     }
-    if (unhealthy >= range.min && unhealthy <= range.max) return { allowed: true, remaining: range.max - unhealthy };
+    if (unhealthy >= range.min && unhealthy <= range.max)
+      return { allowed: true, remaining: range.max - unhealthy };
     return {
       allowed: false,
       remaining: 0,
@@ -43,7 +48,13 @@ export function remediationAllowance(
     };
   }
   const limit = triggerIf?.unhealthyLessThanOrEqualTo;
-  const max = scaledValue('spec.remediation.triggerIf.unhealthyLessThanOrEqualTo', limit, expected, 'down', expected);
+  const max = scaledValue(
+    'spec.remediation.triggerIf.unhealthyLessThanOrEqualTo',
+    limit,
+    expected,
+    'down',
+    expected,
+  );
   if (unhealthy <= max) return { allowed: true, remaining: max - unhealthy };
   return {
     allowed: false,

@@ -18,7 +18,11 @@ describe('MachineSet deletion order', () => {
   });
 
   it('Random (the default) is a stable order by name among healthy machines', () => {
-    expect(names(machinesToDelete([young, old, middle], 3, undefined, NOW))).toEqual(['middle', 'old', 'young']);
+    expect(names(machinesToDelete([young, old, middle], 3, undefined, NOW))).toEqual([
+      'middle',
+      'old',
+      'young',
+    ]);
     expect(names(machinesToDelete([old, middle, young], 1, 'Random', NOW))).toEqual(['middle']);
   });
 
@@ -32,7 +36,18 @@ describe('MachineSet deletion order', () => {
     const noNodeNew = machine({ name: 'z-nonode-new', createdSecondsAgo: 30 });
     const waiting = running('z-waiting', { conditions: { Available: 'False' } });
     const sorted = sortForDeletion(
-      [old, waiting, noNodeNew, nodeUnhealthy, young, noNodeLong, remediate, failedCheck, annotated, deleting],
+      [
+        old,
+        waiting,
+        noNodeNew,
+        nodeUnhealthy,
+        young,
+        noNodeLong,
+        remediate,
+        failedCheck,
+        annotated,
+        deleting,
+      ],
       'Newest',
       NOW,
     );

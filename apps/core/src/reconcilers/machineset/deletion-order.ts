@@ -40,7 +40,11 @@ export function deletionPriority(machine: Machine, order: DeletionOrder | undefi
  * All machines, the first to delete first: by priority, then by name so the same set gives the same order every
  * time (upstream's "Random" is this deterministic order too).
  */
-export function sortForDeletion(machines: readonly Machine[], order: DeletionOrder | undefined, now: number): Machine[] {
+export function sortForDeletion(
+  machines: readonly Machine[],
+  order: DeletionOrder | undefined,
+  now: number,
+): Machine[] {
   return machines
     .map((machine) => ({ machine, priority: deletionPriority(machine, order, now) }))
     .sort((a, b) =>

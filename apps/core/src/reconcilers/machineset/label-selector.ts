@@ -4,7 +4,10 @@ import type { LabelSelector } from '@capstan/api';
 // empty selector matches every object.
 
 /** Whether `labels` satisfy every requirement of `selector`. */
-export function selectorMatches(selector: LabelSelector, labels: Readonly<Record<string, string>> | undefined): boolean {
+export function selectorMatches(
+  selector: LabelSelector,
+  labels: Readonly<Record<string, string>> | undefined,
+): boolean {
   const have = labels ?? {};
   for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
     if (have[key] !== value) return false;

@@ -52,7 +52,11 @@ export async function removeMachineCondition(
   ]);
 }
 
-async function guarded(machines: ResourceClient<Machine>, machine: Machine, ops: JsonPatchOperation[]): Promise<void> {
+async function guarded(
+  machines: ResourceClient<Machine>,
+  machine: Machine,
+  ops: JsonPatchOperation[],
+): Promise<void> {
   const ref = { namespace: machine.metadata.namespace, name: machine.metadata.name! };
   try {
     await machines.jsonPatch(ref, ops, { subresource: 'status' });

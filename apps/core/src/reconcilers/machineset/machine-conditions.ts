@@ -40,7 +40,8 @@ export function aggregateMachines(
     if (v.status === ConditionStatus.False) bad.push({ name, detail: v.detail ?? '' });
     else if (v.status === ConditionStatus.Unknown) unknown.push({ name, detail: v.detail ?? '' });
   }
-  const generation = options.observedGeneration === undefined ? {} : { observedGeneration: options.observedGeneration };
+  const generation =
+    options.observedGeneration === undefined ? {} : { observedGeneration: options.observedGeneration };
   if (bad.length > 0) {
     return {
       type: options.type,
@@ -72,7 +73,10 @@ export function conditionVerdict(machine: Machine, type: string): MachineVerdict
   };
 }
 
-function describe(first: { name: string; detail: string }[], then: { name: string; detail: string }[]): string {
+function describe(
+  first: { name: string; detail: string }[],
+  then: { name: string; detail: string }[],
+): string {
   const groups = new Map<string, string[]>();
   for (const { name, detail } of [...first, ...then]) {
     const names = groups.get(detail) ?? [];
@@ -101,11 +105,19 @@ function describe(first: { name: string; detail: string }[], then: { name: strin
 
 export function machinesReadyCondition(machines: readonly Machine[]): ConditionInput {
   if (machines.length === 0) {
-    return { type: ConditionType.MachinesReady, status: ConditionStatus.True, reason: ConditionReason.NoReplicas };
+    return {
+      type: ConditionType.MachinesReady,
+      status: ConditionStatus.True,
+      reason: ConditionReason.NoReplicas,
+    };
   }
   return aggregateMachines(machines, (m) => conditionVerdict(m, ConditionType.Ready), {
     type: ConditionType.MachinesReady,
-    reasons: { true: ConditionReason.Ready, false: ConditionReason.NotReady, unknown: ConditionReason.ReadyUnknown },
+    reasons: {
+      true: ConditionReason.Ready,
+      false: ConditionReason.NotReady,
+      unknown: ConditionReason.ReadyUnknown,
+    },
   });
 }
 
@@ -114,7 +126,11 @@ export function machinesUpToDateCondition(
   isUpToDate: (machine: Machine) => boolean,
 ): ConditionInput {
   if (machines.length === 0) {
-    return { type: ConditionType.MachinesUpToDate, status: ConditionStatus.True, reason: ConditionReason.NoReplicas };
+    return {
+      type: ConditionType.MachinesUpToDate,
+      status: ConditionStatus.True,
+      reason: ConditionReason.NoReplicas,
+    };
   }
   return aggregateMachines(
     machines,
@@ -137,18 +153,30 @@ export function machinesUpToDateCondition(
 export function remediatingCondition(machines: readonly Machine[]): ConditionInput {
   const toRemediate = machines.filter(needsOwnerRemediation);
   if (toRemediate.length === 0) {
-    return { type: ConditionType.Remediating, status: ConditionStatus.False, reason: ConditionReason.NotRemediating };
+    return {
+      type: ConditionType.Remediating,
+      status: ConditionStatus.False,
+      reason: ConditionReason.NotRemediating,
+    };
   }
   const summary = aggregateMachines(toRemediate, (m) => conditionVerdict(m, ConditionType.OwnerRemediated), {
     type: ConditionType.Remediating,
-    reasons: { true: ConditionReason.Remediating, false: ConditionReason.Remediating, unknown: ConditionReason.Remediating },
+    reasons: {
+      true: ConditionReason.Remediating,
+      false: ConditionReason.Remediating,
+      unknown: ConditionReason.Remediating,
+    },
   });
   return { ...summary, status: ConditionStatus.True, reason: ConditionReason.Remediating };
 }
 
 export function scalingUpCondition(current: number, desired: number, blockedBy?: string): ConditionInput {
   if (current >= desired) {
-    return { type: ConditionType.ScalingUp, status: ConditionStatus.False, reason: ConditionReason.NotScalingUp };
+    return {
+      type: ConditionType.ScalingUp,
+      status: ConditionStatus.False,
+      reason: ConditionReason.NotScalingUp,
+    };
   }
   const message = `Scaling up from ${current} to ${desired} replicas`;
   return {
@@ -161,7 +189,11 @@ export function scalingUpCondition(current: number, desired: number, blockedBy?:
 
 export function scalingDownCondition(current: number, desired: number): ConditionInput {
   if (current <= desired) {
-    return { type: ConditionType.ScalingDown, status: ConditionStatus.False, reason: ConditionReason.NotScalingDown };
+    return {
+      type: ConditionType.ScalingDown,
+      status: ConditionStatus.False,
+      reason: ConditionReason.NotScalingDown,
+    };
   }
   return {
     type: ConditionType.ScalingDown,

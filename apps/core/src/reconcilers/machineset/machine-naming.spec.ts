@@ -9,7 +9,11 @@ describe('machine names and label values', () => {
   });
 
   it('keeps the random part when cutting a long name to 63 characters', () => {
-    const name = renderMachineName(undefined, { clusterName: 'c', machineSetName: 'm'.repeat(80), random: 'x7k2p' });
+    const name = renderMachineName(undefined, {
+      clusterName: 'c',
+      machineSetName: 'm'.repeat(80),
+      random: 'x7k2p',
+    });
     expect(name).toHaveLength(63);
     expect(name.endsWith('x7k2p')).toBe(true);
   });

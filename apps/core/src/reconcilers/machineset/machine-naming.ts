@@ -35,7 +35,8 @@ export function renderMachineName(
   vars: { clusterName: string; machineSetName: string; random: string },
 ): string {
   const source = template ?? DEFAULT_MACHINE_NAME_TEMPLATE;
-  if (!/\{\{\s*\.random\s*\}\}/.test(source)) throw new MachineNameTemplateError(source, 'must contain {{ .random }}');
+  if (!/\{\{\s*\.random\s*\}\}/.test(source))
+    throw new MachineNameTemplateError(source, 'must contain {{ .random }}');
   const name = source.replace(/\{\{\s*([^}]*?)\s*\}\}/g, (_match, expression: string) => {
     switch (expression) {
       case '.cluster.name':

@@ -27,7 +27,8 @@ export function isReady(machine: Machine): boolean {
 export function needsOwnerRemediation(machine: Machine): boolean {
   const conditions = machine.status?.conditions;
   return (
-    isFalse(conditions, ConditionType.HealthCheckSucceeded) && isFalse(conditions, ConditionType.OwnerRemediated)
+    isFalse(conditions, ConditionType.HealthCheckSucceeded) &&
+    isFalse(conditions, ConditionType.OwnerRemediated)
   );
 }
 

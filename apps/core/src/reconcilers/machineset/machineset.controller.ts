@@ -14,7 +14,8 @@ function orphanToMachineSets(workload: WorkloadContext, machine: Machine): strin
     .list(machine.metadata.namespace)
     .filter(
       (ms) =>
-        ms.spec.clusterName === machine.spec.clusterName && selectorMatches(ms.spec.selector, machine.metadata.labels),
+        ms.spec.clusterName === machine.spec.clusterName &&
+        selectorMatches(ms.spec.selector, machine.metadata.labels),
     )
     .map(objectKey);
 }

@@ -70,7 +70,9 @@ describe('MachineSet controller', () => {
     const set = await machineSets.get({ namespace: ns(), name: 'clones' });
     expect(set.metadata.finalizers).toContain(FINALIZERS.machineSet);
     expect(set.status?.selector).toBe('pool=clones');
-    const conditions = Object.fromEntries((set.status?.conditions ?? []).map((c) => [c.type, `${c.status}/${c.reason}`]));
+    const conditions = Object.fromEntries(
+      (set.status?.conditions ?? []).map((c) => [c.type, `${c.status}/${c.reason}`]),
+    );
     expect(conditions).toMatchObject({
       ScalingUp: 'False/NotScalingUp',
       ScalingDown: 'False/NotScalingDown',
@@ -88,13 +90,29 @@ describe('MachineSet controller', () => {
         'cluster.x-k8s.io/cluster-name': cluster,
       });
       expect(machine.metadata.finalizers).toContain(FINALIZERS.machine);
-      expect(getControllerOf(machine)).toMatchObject({ kind: 'MachineSet', name: 'clones', uid: set.metadata.uid });
+      expect(getControllerOf(machine)).toMatchObject({
+        kind: 'MachineSet',
+        name: 'clones',
+        uid: set.metadata.uid,
+      });
       const infraRef = machine.spec.infrastructureRef;
       const configRef = machine.spec.bootstrap.configRef!;
-      expect(infraRef).toEqual({ apiGroup: 'infrastructure.generic.capstan.dev', kind: 'GenericInfrastructureMachine', name: machine.metadata.name });
-      expect(configRef).toEqual({ apiGroup: 'bootstrap.generic.capstan.dev', kind: 'GenericBootstrapConfig', name: machine.metadata.name });
-      const infra = await env.client.resource(resourceOf('GenericInfrastructureMachine')).get({ namespace: ns(), name: infraRef.name });
-      const bootstrap = await env.client.resource(resourceOf('GenericBootstrapConfig')).get({ namespace: ns(), name: configRef.name });
+      expect(infraRef).toEqual({
+        apiGroup: 'infrastructure.generic.capstan.dev',
+        kind: 'GenericInfrastructureMachine',
+        name: machine.metadata.name,
+      });
+      expect(configRef).toEqual({
+        apiGroup: 'bootstrap.generic.capstan.dev',
+        kind: 'GenericBootstrapConfig',
+        name: machine.metadata.name,
+      });
+      const infra = await env.client
+        .resource(resourceOf('GenericInfrastructureMachine'))
+        .get({ namespace: ns(), name: infraRef.name });
+      const bootstrap = await env.client
+        .resource(resourceOf('GenericBootstrapConfig'))
+        .get({ namespace: ns(), name: configRef.name });
       for (const [clone, templateKind] of [
         [infra, 'GenericInfrastructureMachineTemplate.infrastructure.generic.capstan.dev'],
         [bootstrap, 'GenericBootstrapConfigTemplate.bootstrap.generic.capstan.dev'],
@@ -103,7 +121,10 @@ describe('MachineSet controller', () => {
           'cluster.x-k8s.io/cloned-from-name': 'workers',
           'cluster.x-k8s.io/cloned-from-groupkind': templateKind,
         });
-        expect(clone.metadata?.labels).toMatchObject({ 'template-label': 'workers', 'cluster.x-k8s.io/cluster-name': cluster });
+        expect(clone.metadata?.labels).toMatchObject({
+          'template-label': 'workers',
+          'cluster.x-k8s.io/cluster-name': cluster,
+        });
         expect((clone as KubernetesObject & { spec: unknown }).spec).toEqual({ flavor: 'workers' });
         expect(clone.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'MachineSet', name: 'clones' });
       }
@@ -120,13 +141,16 @@ describe('MachineSet controller', () => {
       await settled('order', replicas);
     }
     const byAge = (await machinesOf('order')).sort(
-      (a, b) => new Date(a.metadata.creationTimestamp!).getTime() - new Date(b.metadata.creationTimestamp!).getTime(),
+      (a, b) =>
+        new Date(a.metadata.creationTimestamp!).getTime() - new Date(b.metadata.creationTimestamp!).getTime(),
     );
     const [oldest, middle, newest] = byAge.map((m) => m.metadata.name!);
 
     await scale('order', 2);
     await settled('order', 2);
-    expect((await machinesOf('order')).map((m) => m.metadata.name).sort()).toEqual([middle, newest].sort());
+    const afterOldest = (await machinesOf('order')).map((m) => m.metadata.name);
+    expect(afterOldest).not.toContain(oldest);
+    expect(afterOldest.sort()).toEqual([middle, newest].sort());
 
     await scale('order', 1, { deletion: { order: 'Newest' } });
     await settled('order', 1);
@@ -136,7 +160,10 @@ describe('MachineSet controller', () => {
     await settled('order', 3);
     const annotated = (await machinesOf('order')).find((m) => m.metadata.name !== middle)!.metadata.name!;
     const others = (await machinesOf('order')).map((m) => m.metadata.name!).filter((n) => n !== annotated);
-    await machines.mergePatch({ namespace: ns(), name: middle }, { metadata: { annotations: { 'cluster.x-k8s.io/delete-machine': 'yes' } } });
+    await machines.mergePatch(
+      { namespace: ns(), name: middle },
+      { metadata: { annotations: { 'cluster.x-k8s.io/delete-machine': 'yes' } } },
+    );
     await scale('order', 2, { deletion: { order: 'Oldest' } });
     await settled('order', 2);
     expect((await machinesOf('order')).map((m) => m.metadata.name).sort()).toEqual(
@@ -155,14 +182,22 @@ describe('MachineSet controller', () => {
         metadata: { name: unhealthy, namespace: ns() },
         status: {
           conditions: [
-            { type: 'HealthCheckSucceeded', status: 'False', reason: 'UnhealthyNode', message: 'node down', lastTransitionTime: '2026-01-01T00:00:00Z' },
+            {
+              type: 'HealthCheckSucceeded',
+              status: 'False',
+              reason: 'UnhealthyNode',
+              message: 'node down',
+              lastTransitionTime: '2026-01-01T00:00:00Z',
+            },
           ],
         },
       } as unknown as Machine,
       { fieldManager: MHC_FIELD_MANAGER },
     );
     await eventually('the set sees the failed health check', async () =>
-      (await machines.get({ namespace: ns(), name: unhealthy })).status?.conditions?.some((c) => c.type === 'HealthCheckSucceeded'),
+      (await machines.get({ namespace: ns(), name: unhealthy })).status?.conditions?.some(
+        (c) => c.type === 'HealthCheckSucceeded',
+      ),
     );
     await scale('health', 2);
     await settled('health', 2);
@@ -177,7 +212,11 @@ describe('MachineSet controller', () => {
       spec: {
         clusterName: cluster,
         bootstrap: { dataSecretName: 'orphan-data' },
-        infrastructureRef: { apiGroup: 'infrastructure.generic.capstan.dev', kind: 'GenericInfrastructureMachine', name: 'orphan-1' },
+        infrastructureRef: {
+          apiGroup: 'infrastructure.generic.capstan.dev',
+          kind: 'GenericInfrastructureMachine',
+          name: 'orphan-1',
+        },
       },
     } as Machine);
     await createSet('adopter', 2);
@@ -197,8 +236,20 @@ describe('MachineSet controller', () => {
         metadata: { name: victim, namespace: ns() },
         status: {
           conditions: [
-            { type: 'HealthCheckSucceeded', status: 'False', reason: 'UnhealthyNode', message: 'node down', lastTransitionTime: past },
-            { type: 'OwnerRemediated', status: 'False', reason: 'WaitingForRemediation', message: '', lastTransitionTime: past },
+            {
+              type: 'HealthCheckSucceeded',
+              status: 'False',
+              reason: 'UnhealthyNode',
+              message: 'node down',
+              lastTransitionTime: past,
+            },
+            {
+              type: 'OwnerRemediated',
+              status: 'False',
+              reason: 'WaitingForRemediation',
+              message: '',
+              lastTransitionTime: past,
+            },
           ],
         },
       } as unknown as Machine,
@@ -206,7 +257,11 @@ describe('MachineSet controller', () => {
     );
     await eventually('the unhealthy Machine replaced', async () => {
       const names = (await live('remedy')).map((m) => m.metadata.name);
-      return names.length === 2 && !names.includes(victim) && !(await machinesOf('remedy')).some((m) => m.metadata.name === victim);
+      return (
+        names.length === 2 &&
+        !names.includes(victim) &&
+        !(await machinesOf('remedy')).some((m) => m.metadata.name === victim)
+      );
     });
     await settled('remedy', 2);
   });
@@ -232,7 +287,9 @@ describe('MachineSet controller', () => {
       ),
     );
     expect(await machinesOf('frozen')).toHaveLength(0);
-    expect((await machineSets.get({ namespace: ns(), name: 'frozen' })).metadata.finalizers ?? []).toEqual([]);
+    expect((await machineSets.get({ namespace: ns(), name: 'frozen' })).metadata.finalizers ?? []).toEqual(
+      [],
+    );
     await clusters.mergePatch({ namespace: ns(), name: 'frozen' }, { spec: { paused: false } });
     await settled('frozen', 2);
   });

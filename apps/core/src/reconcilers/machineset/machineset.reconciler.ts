@@ -44,7 +44,10 @@ import type { WorkloadContext } from './workload-context.js';
 const MISSING_TEMPLATE_RETRY_MS = 10_000;
 
 /** The MachineDeployment controlling a MachineSet, when there is one in the cache. */
-export function owningDeployment(workload: WorkloadContext, machineSet: MachineSet): MachineDeployment | undefined {
+export function owningDeployment(
+  workload: WorkloadContext,
+  machineSet: MachineSet,
+): MachineDeployment | undefined {
   const owner = getControllerOf(machineSet);
   if (owner?.kind !== RESOURCES.MachineDeployment.kind) return undefined;
   const deployment = workload.machineDeployments.getByName(machineSet.metadata.namespace, owner.name);
@@ -79,7 +82,10 @@ export class MachineSetReconciler {
     const cached = this.workload.machineSets.get(key);
     if (!cached) return;
     let machineSet = cached;
-    const cluster = this.workload.clusters.getByName(machineSet.metadata.namespace, machineSet.spec.clusterName);
+    const cluster = this.workload.clusters.getByName(
+      machineSet.metadata.namespace,
+      machineSet.spec.clusterName,
+    );
     if (isPaused(cluster, machineSet)) {
       await this.writePausedCondition(machineSet, cluster);
       return;
@@ -170,7 +176,10 @@ export class MachineSetReconciler {
   }
 
   /** The cluster-name label, and for a set no MachineDeployment controls, an owner reference to its Cluster. */
-  private async ensureClusterLabelAndOwner(machineSet: MachineSet, cluster: Cluster | undefined): Promise<MachineSet> {
+  private async ensureClusterLabelAndOwner(
+    machineSet: MachineSet,
+    cluster: Cluster | undefined,
+  ): Promise<MachineSet> {
     const patch: { metadata: Record<string, unknown> } = { metadata: {} };
     if (machineSet.metadata.labels?.[LABELS.clusterName] !== machineSet.spec.clusterName) {
       patch.metadata['labels'] = { [LABELS.clusterName]: machineSet.spec.clusterName };
@@ -182,7 +191,12 @@ export class MachineSetReconciler {
     if (standAlone && cluster?.metadata.uid) {
       patch.metadata['ownerReferences'] = [
         ...owners,
-        { apiVersion: RESOURCES.Cluster.apiVersion, kind: RESOURCES.Cluster.kind, name: cluster.metadata.name!, uid: cluster.metadata.uid },
+        {
+          apiVersion: RESOURCES.Cluster.apiVersion,
+          kind: RESOURCES.Cluster.kind,
+          name: cluster.metadata.name!,
+          uid: cluster.metadata.uid,
+        },
       ];
       // The list is replaced as a whole: only on top of the version read.
       patch.metadata['resourceVersion'] = machineSet.metadata.resourceVersion;
@@ -222,7 +236,10 @@ export class MachineSetReconciler {
           {
             metadata: {
               resourceVersion: machine.metadata.resourceVersion,
-              ownerReferences: [...(machine.metadata.ownerReferences ?? []), controllerReferenceTo(machineSet)],
+              ownerReferences: [
+                ...(machine.metadata.ownerReferences ?? []),
+                controllerReferenceTo(machineSet),
+              ],
             },
           },
         );
@@ -292,7 +309,10 @@ export class MachineSetReconciler {
     for (const machine of machines) {
       if (isDeleting(machine)) continue;
       await this.machinesApi
-        .delete({ namespace: machine.metadata.namespace, name: machine.metadata.name! }, { preconditions: { uid: machine.metadata.uid } })
+        .delete(
+          { namespace: machine.metadata.namespace, name: machine.metadata.name! },
+          { preconditions: { uid: machine.metadata.uid } },
+        )
         .catch((err: unknown) => {
           if (!isNotFound(err)) throw err;
         });
@@ -301,7 +321,13 @@ export class MachineSetReconciler {
     if (machines.length > 0) {
       await this.writeStatus(
         machineSet,
-        computeMachineSetStatus({ machineSet, cluster, machines, isUpToDate: () => false, now: this.workload.now() }),
+        computeMachineSetStatus({
+          machineSet,
+          cluster,
+          machines,
+          isUpToDate: () => false,
+          now: this.workload.now(),
+        }),
       );
       return;
     }
@@ -322,8 +348,17 @@ export class MachineSetReconciler {
 
   /** While paused only the Paused condition changes (upstream EnsurePausedCondition). */
   private async writePausedCondition(machineSet: MachineSet, cluster: Cluster | undefined): Promise<void> {
-    const conditions = setCondition(machineSet.status?.conditions, pausedCondition(cluster, machineSet), this.workload.now());
+    const conditions = setCondition(
+      machineSet.status?.conditions,
+      pausedCondition(cluster, machineSet),
+      this.workload.now(),
+    );
     if (jsonEqual(conditions, machineSet.status?.conditions)) return;
-    await applyStatus(this.machineSetsApi, machineSet, { ...machineSet.status, conditions }, { observedGeneration: false });
+    await applyStatus(
+      this.machineSetsApi,
+      machineSet,
+      { ...machineSet.status, conditions },
+      { observedGeneration: false },
+    );
   }
 }

@@ -1,4 +1,11 @@
-import { ConditionReason, ConditionStatus, ConditionType, type Machine, type MachineDeployment, type MachineSet } from '@capstan/api';
+import {
+  ConditionReason,
+  ConditionStatus,
+  ConditionType,
+  type Machine,
+  type MachineDeployment,
+  type MachineSet,
+} from '@capstan/api';
 import { isNotFound, type EventRecorder, type ResourceClient } from '@capstan/kube';
 import type { Logger } from 'pino';
 import { scaledValue } from './int-or-percent.js';

@@ -6,7 +6,12 @@ import { machinesToDelete } from './deletion-order.js';
 import type { ObjectReference } from './template-cloner.js';
 import { randomSuffix, renderMachineName } from './machine-naming.js';
 import { isDeleting } from './machine-state.js';
-import { cloneOwnerReference, desiredMachine, machineAnnotations, machineLabels } from './machineset.machines.js';
+import {
+  cloneOwnerReference,
+  desiredMachine,
+  machineAnnotations,
+  machineLabels,
+} from './machineset.machines.js';
 import type { WorkloadContext } from './workload-context.js';
 
 // Scaling a MachineSet (upstream syncReplicas): clone the bootstrap config and infrastructure machine from their
@@ -27,7 +32,10 @@ export async function scaleUp(deps: ScaleDeps, machineSet: MachineSet, count: nu
     for (let i = 0; i < count; i++) {
       const machine = await createMachine(deps, machineSet);
       created.push(objectKey(machine));
-      deps.log.info({ machine: machine.metadata.name, creating: i + 1, of: count }, 'created machine (scale up)');
+      deps.log.info(
+        { machine: machine.metadata.name, creating: i + 1, of: count },
+        'created machine (scale up)',
+      );
       void deps.recorder.event(machineSet, {
         type: 'Normal',
         reason: 'SuccessfulCreate',
@@ -65,16 +73,25 @@ async function createMachine(deps: ScaleDeps, machineSet: MachineSet): Promise<M
   let infrastructure: ObjectReference | undefined;
   try {
     if (template.bootstrap.configRef) {
-      bootstrap = await templates.createFromTemplate({ ...cloneInput, templateRef: template.bootstrap.configRef });
+      bootstrap = await templates.createFromTemplate({
+        ...cloneInput,
+        templateRef: template.bootstrap.configRef,
+      });
     }
-    infrastructure = await templates.createFromTemplate({ ...cloneInput, templateRef: template.infrastructureRef });
+    infrastructure = await templates.createFromTemplate({
+      ...cloneInput,
+      templateRef: template.infrastructureRef,
+    });
     return await deps.machinesApi.create(desiredMachine(machineSet, name, { infrastructure, bootstrap }));
   } catch (err) {
     // Nothing references the clones yet: remove them so a failed attempt leaks nothing.
     for (const clone of [infrastructure, bootstrap]) {
       if (!clone) continue;
       await templates.delete(namespace, clone).catch((cleanupErr: unknown) => {
-        deps.log.warn({ err: cleanupErr, kind: clone.kind, clone: clone.name }, 'could not delete a clone after a failed create');
+        deps.log.warn(
+          { err: cleanupErr, kind: clone.kind, clone: clone.name },
+          'could not delete a clone after a failed create',
+        );
       });
     }
     void deps.recorder.event(machineSet, {
@@ -93,7 +110,12 @@ export async function scaleDown(
   machines: readonly Machine[],
   count: number,
 ): Promise<void> {
-  const chosen = machinesToDelete(machines, count, machineSet.spec.deletion?.order, deps.workload.now().getTime());
+  const chosen = machinesToDelete(
+    machines,
+    count,
+    machineSet.spec.deletion?.order,
+    deps.workload.now().getTime(),
+  );
   for (const machine of chosen) {
     if (isDeleting(machine)) continue;
     try {

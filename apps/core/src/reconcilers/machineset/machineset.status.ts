@@ -57,7 +57,11 @@ export function computeMachineSetStatus(observation: MachineSetObservation): Mac
   ];
   let conditions = machineSet.status?.conditions;
   for (const input of inputs) {
-    conditions = setCondition(conditions, generation === undefined ? input : { ...input, observedGeneration: generation }, now);
+    conditions = setCondition(
+      conditions,
+      generation === undefined ? input : { ...input, observedGeneration: generation },
+      now,
+    );
   }
   const live = machines.filter((m) => !isDeleting(m));
   return {
@@ -73,13 +77,18 @@ export function computeMachineSetStatus(observation: MachineSetObservation): Mac
 
 function deletingCondition(machineSet: MachineSet, machines: readonly Machine[]): ConditionInput {
   if (!machineSet.metadata.deletionTimestamp) {
-    return { type: ConditionType.Deleting, status: ConditionStatus.False, reason: ConditionReason.NotDeleting };
+    return {
+      type: ConditionType.Deleting,
+      status: ConditionStatus.False,
+      reason: ConditionReason.NotDeleting,
+    };
   }
   return {
     type: ConditionType.Deleting,
     status: ConditionStatus.True,
     reason: machines.length === 0 ? ConditionReason.DeletionCompleted : ConditionReason.Deleting,
-    message: machines.length === 0 ? '' : `Deleting ${machines.length} Machine${machines.length === 1 ? '' : 's'}`,
+    message:
+      machines.length === 0 ? '' : `Deleting ${machines.length} Machine${machines.length === 1 ? '' : 's'}`,
   };
 }
 

@@ -1,4 +1,10 @@
-import { ConditionReason, ConditionStatus, ConditionType, type Cluster, type ConditionInput } from '@capstan/api';
+import {
+  ConditionReason,
+  ConditionStatus,
+  ConditionType,
+  type Cluster,
+  type ConditionInput,
+} from '@capstan/api';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { pausedBecause } from '../cluster/paused.js';
 

@@ -5,10 +5,16 @@ const names = (list: { metadata: { name?: string } }[]) => list.map((m) => m.met
 
 describe('MachineSet remediation plan', () => {
   const unhealthy = (name: string, createdSecondsAgo: number) =>
-    running(name, { createdSecondsAgo, conditions: { HealthCheckSucceeded: 'False', OwnerRemediated: 'False' } });
+    running(name, {
+      createdSecondsAgo,
+      conditions: { HealthCheckSucceeded: 'False', OwnerRemediated: 'False' },
+    });
 
   it('remediates machines marked by a health check, newest first, within maxInFlight', () => {
-    const plan = planRemediation([unhealthy('a', 300), running('ok'), unhealthy('b', 100), unhealthy('c', 200)], 2);
+    const plan = planRemediation(
+      [unhealthy('a', 300), running('ok'), unhealthy('b', 100), unhealthy('c', 200)],
+      2,
+    );
     expect(names(plan.remediate)).toEqual(['b', 'c']);
     expect(names(plan.deferred)).toEqual(['a']);
   });
@@ -28,7 +34,9 @@ describe('MachineSet remediation plan', () => {
   });
 
   it('drops OwnerRemediated from machines that are healthy again', () => {
-    const recovered = running('r', { conditions: { HealthCheckSucceeded: 'True', OwnerRemediated: 'False' } });
+    const recovered = running('r', {
+      conditions: { HealthCheckSucceeded: 'True', OwnerRemediated: 'False' },
+    });
     expect(names(planRemediation([recovered], Infinity).recovered)).toEqual(['r']);
   });
 });

@@ -18,7 +18,8 @@ export function remediationsInFlight(machines: readonly Machine[]): number {
   return machines.filter(
     (m) =>
       isDeleting(m) &&
-      getCondition(m.status?.conditions, ConditionType.OwnerRemediated)?.reason === ConditionReason.MachineDeleting,
+      getCondition(m.status?.conditions, ConditionType.OwnerRemediated)?.reason ===
+        ConditionReason.MachineDeleting,
   ).length;
 }
 
@@ -32,7 +33,9 @@ export function planRemediation(machines: readonly Machine[], maxInFlight: numbe
   // Newest first: a machine failing to come up most likely runs no workload yet.
   const candidates = live
     .filter(needsOwnerRemediation)
-    .sort((a, b) => (timeMs(b.metadata.creationTimestamp) ?? 0) - (timeMs(a.metadata.creationTimestamp) ?? 0));
+    .sort(
+      (a, b) => (timeMs(b.metadata.creationTimestamp) ?? 0) - (timeMs(a.metadata.creationTimestamp) ?? 0),
+    );
   const allowed = Math.max(0, maxInFlight - remediationsInFlight(machines));
   return { remediate: candidates.slice(0, allowed), deferred: candidates.slice(allowed), recovered };
 }

@@ -8,7 +8,10 @@ describe('cloning from templates', () => {
       metadata: { name: 'workers', namespace: 'ns' },
       spec: {
         template: {
-          metadata: { labels: { tier: 'worker', 'cluster.x-k8s.io/cluster-name': 'wrong' }, annotations: { a: '1' } },
+          metadata: {
+            labels: { tier: 'worker', 'cluster.x-k8s.io/cluster-name': 'wrong' },
+            annotations: { a: '1' },
+          },
           spec: { size: 'large', disks: [{ gb: 20 }] },
         },
       },
@@ -21,7 +24,9 @@ describe('cloning from templates', () => {
       apiVersion: 'infrastructure.generic.capstan.dev/v1beta2',
       labels: { 'cluster.x-k8s.io/set-name': 'demo-md-0' },
       annotations: { b: '2' },
-      ownerReferences: [{ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'MachineSet', name: 'demo-md-0', uid: 'u1' }],
+      ownerReferences: [
+        { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'MachineSet', name: 'demo-md-0', uid: 'u1' },
+      ],
       templateRef: { apiGroup: 'infrastructure.generic.capstan.dev', kind: template.kind, name: 'workers' },
     });
     expect(clone).toEqual({
@@ -30,14 +35,21 @@ describe('cloning from templates', () => {
       metadata: {
         name: 'demo-md-0-x7k2p',
         namespace: 'ns',
-        labels: { tier: 'worker', 'cluster.x-k8s.io/cluster-name': 'demo', 'cluster.x-k8s.io/set-name': 'demo-md-0' },
+        labels: {
+          tier: 'worker',
+          'cluster.x-k8s.io/cluster-name': 'demo',
+          'cluster.x-k8s.io/set-name': 'demo-md-0',
+        },
         annotations: {
           a: '1',
           b: '2',
           'cluster.x-k8s.io/cloned-from-name': 'workers',
-          'cluster.x-k8s.io/cloned-from-groupkind': 'GenericInfrastructureMachineTemplate.infrastructure.generic.capstan.dev',
+          'cluster.x-k8s.io/cloned-from-groupkind':
+            'GenericInfrastructureMachineTemplate.infrastructure.generic.capstan.dev',
         },
-        ownerReferences: [{ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'MachineSet', name: 'demo-md-0', uid: 'u1' }],
+        ownerReferences: [
+          { apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'MachineSet', name: 'demo-md-0', uid: 'u1' },
+        ],
       },
       spec: { size: 'large', disks: [{ gb: 20 }] },
     });

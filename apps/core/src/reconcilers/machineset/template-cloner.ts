@@ -20,7 +20,9 @@ export interface ObjectReference {
 const TEMPLATE_SUFFIX = 'Template';
 
 export function cloneKindOf(templateKind: string): string {
-  return templateKind.endsWith(TEMPLATE_SUFFIX) ? templateKind.slice(0, -TEMPLATE_SUFFIX.length) : templateKind;
+  return templateKind.endsWith(TEMPLATE_SUFFIX)
+    ? templateKind.slice(0, -TEMPLATE_SUFFIX.length)
+    : templateKind;
 }
 
 export interface CloneInput {
@@ -113,12 +115,13 @@ export class TemplateCloner {
 }
 
 function recordOf(value: unknown): Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
 }
 
 function stringMap(value: unknown): Record<string, string> {
-  return Object.fromEntries(Object.entries(recordOf(value)).filter(([, v]) => typeof v === 'string')) as Record<
-    string,
-    string
-  >;
+  return Object.fromEntries(
+    Object.entries(recordOf(value)).filter(([, v]) => typeof v === 'string'),
+  ) as Record<string, string>;
 }

@@ -41,13 +41,27 @@ export function machine(shape: MachineShape): Machine {
       ...(shape.annotations ? { annotations: shape.annotations } : {}),
       ...(shape.labels ? { labels: shape.labels } : {}),
       ...(shape.owner
-        ? { ownerReferences: [{ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'MachineSet', name: shape.owner, uid: `uid-${shape.owner}`, controller: true }] }
+        ? {
+            ownerReferences: [
+              {
+                apiVersion: 'cluster.x-k8s.io/v1beta2',
+                kind: 'MachineSet',
+                name: shape.owner,
+                uid: `uid-${shape.owner}`,
+                controller: true,
+              },
+            ],
+          }
         : {}),
     },
     spec: {
       clusterName: 'demo',
       bootstrap: { dataSecretName: 'data' },
-      infrastructureRef: { apiGroup: 'infrastructure.generic.capstan.dev', kind: 'GenericInfrastructureMachine', name: shape.name },
+      infrastructureRef: {
+        apiGroup: 'infrastructure.generic.capstan.dev',
+        kind: 'GenericInfrastructureMachine',
+        name: shape.name,
+      },
     },
     status: {
       ...(shape.nodeRef ? { nodeRef: { name: shape.nodeRef } } : {}),

@@ -88,7 +88,11 @@ export async function startWorkloadEnv(prefix: string): Promise<WorkloadEnv> {
 }
 
 /** Polls until `probe` gives a value (not undefined/false); fails naming `what`. */
-export async function eventually<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 30_000): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -111,7 +115,11 @@ export async function createReadyCluster(env: WorkloadEnv, name: string): Promis
     kind: RESOURCES.Cluster.kind,
     metadata: { name, namespace: env.ns.name },
     spec: {
-      infrastructureRef: { apiGroup: 'infrastructure.generic.capstan.dev', kind: 'GenericInfrastructureCluster', name },
+      infrastructureRef: {
+        apiGroup: 'infrastructure.generic.capstan.dev',
+        kind: 'GenericInfrastructureCluster',
+        name,
+      },
     },
   } as Cluster);
   const longAgo = new Date(Date.now() - 3600_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -134,7 +142,11 @@ export async function createReadyCluster(env: WorkloadEnv, name: string): Promis
 }
 
 /** An infrastructure machine template and a bootstrap config template of the generic providers. */
-export async function createTemplates(env: WorkloadEnv, name: string, spec: Record<string, unknown> = { flavor: name }): Promise<void> {
+export async function createTemplates(
+  env: WorkloadEnv,
+  name: string,
+  spec: Record<string, unknown> = { flavor: name },
+): Promise<void> {
   for (const kind of ['GenericInfrastructureMachineTemplate', 'GenericBootstrapConfigTemplate']) {
     await env.client.resource(resourceOf(kind)).create({
       apiVersion: `${genericProviderKind(kind).group}/${genericProviderKind(kind).version}`,
@@ -145,13 +157,21 @@ export async function createTemplates(env: WorkloadEnv, name: string, spec: Reco
   }
 }
 
-export function machineTemplate(clusterName: string, templateName: string, labels: Record<string, string>): MachineTemplateSpec {
+export function machineTemplate(
+  clusterName: string,
+  templateName: string,
+  labels: Record<string, string>,
+): MachineTemplateSpec {
   return {
     metadata: { labels },
     spec: {
       clusterName,
       bootstrap: {
-        configRef: { apiGroup: 'bootstrap.generic.capstan.dev', kind: 'GenericBootstrapConfigTemplate', name: templateName },
+        configRef: {
+          apiGroup: 'bootstrap.generic.capstan.dev',
+          kind: 'GenericBootstrapConfigTemplate',
+          name: templateName,
+        },
       },
       infrastructureRef: {
         apiGroup: 'infrastructure.generic.capstan.dev',
@@ -237,13 +257,15 @@ export class MachinePlayer {
     if (this.stopped) return;
     const key = `${objectKey(machine)}/${machine.metadata.uid}`;
     if (machine.metadata.deletionTimestamp) {
-      if (!machine.metadata.finalizers?.includes(FINALIZERS.machine) || this.scheduled.has(`${key}/release`)) return;
+      if (!machine.metadata.finalizers?.includes(FINALIZERS.machine) || this.scheduled.has(`${key}/release`))
+        return;
       this.scheduled.add(`${key}/release`);
       this.later(this.options.releaseAfterMs, () => this.release(machine));
       return;
     }
     const available = machine.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True');
-    if (available || this.options.availableAfterMs === undefined || this.scheduled.has(`${key}/available`)) return;
+    if (available || this.options.availableAfterMs === undefined || this.scheduled.has(`${key}/available`))
+      return;
     if (this.options.comesUp && !this.options.comesUp(machine)) return;
     this.scheduled.add(`${key}/available`);
     this.later(this.options.availableAfterMs, async () => {
@@ -282,11 +304,17 @@ export class MachinePlayer {
 /** The test environment's kubeconfig as the `<cluster>-kubeconfig` Secret: the test API server is the workload cluster. */
 export async function createKubeconfigSecret(env: WorkloadEnv, clusterName: string): Promise<void> {
   const content = readFileSync(process.env['CAPSTAN_TEST_KUBECONFIG']!, 'utf8');
-  await env.client.resource({ group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true }).create({
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: `${clusterName}-kubeconfig`, namespace: env.ns.name, labels: { 'cluster.x-k8s.io/cluster-name': clusterName } },
-    type: CLUSTER_SECRET_TYPE,
-    data: { value: Buffer.from(content).toString('base64') },
-  } as KubernetesObject);
+  await env.client
+    .resource({ group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true })
+    .create({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name: `${clusterName}-kubeconfig`,
+        namespace: env.ns.name,
+        labels: { 'cluster.x-k8s.io/cluster-name': clusterName },
+      },
+      type: CLUSTER_SECRET_TYPE,
+      data: { value: Buffer.from(content).toString('base64') },
+    } as KubernetesObject);
 }
