@@ -1,5 +1,6 @@
 import { getCondition } from '@capstan/api';
 import type { ControlPlaneMachine } from './control-plane-machine.js';
+import { testMachine } from './testing.js';
 import {
   controlPlaneStatusChanged,
   desiredControlPlaneStatus,
@@ -9,22 +10,8 @@ import {
 
 const t0 = new Date('2026-01-01T00:00:00Z');
 
-function machine(name: string, overrides: Partial<ControlPlaneMachine> = {}): ControlPlaneMachine {
-  return {
-    name,
-    createdAt: 0,
-    deleting: false,
-    ready: true,
-    available: true,
-    hasNode: true,
-    upToDate: true,
-    outdatedReasons: [],
-    needsRemediation: false,
-    deleteRequested: false,
-    version: 'v1.31.4',
-    ...overrides,
-  };
-}
+const machine = (name: string, overrides: Partial<ControlPlaneMachine> = {}) =>
+  testMachine(name, { version: 'v1.31.4', ...overrides });
 
 const inputs = (overrides: Partial<StatusInputs>): StatusInputs => ({
   clusterName: 'demo',

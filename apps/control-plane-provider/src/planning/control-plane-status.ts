@@ -55,6 +55,15 @@ function condition(
   };
 }
 
+/** An activity (RollingOut, ScalingUp, ...): True with reason `<type>` while under way, else False with `Not<type>`. */
+function activity(
+  type: string,
+  active: boolean,
+  message: string,
+): Omit<ConditionInput, 'observedGeneration'> {
+  return condition(type, active, [type, `Not${type}`], active ? message : '');
+}
+
 /** What this reconcile is waiting for, as a second message line. */
 function waitNote(inputs: StatusInputs): string {
   const action = inputs.plan?.action;
@@ -106,52 +115,33 @@ function conditionsFor(inputs: StatusInputs): Omit<ConditionInput, 'observedGene
           [ConditionReason.UpToDate, ConditionReason.NotUpToDate],
           outdated.length === 0 ? '' : `Machine(s) not up to date: ${list(outdated)}`,
         ),
-    outdated.length > 0
-      ? {
-          type: ConditionType.RollingOut,
-          status: ConditionStatus.True,
-          reason: ConditionReason.RollingOut,
-          message: [
-            `Rolling out ${outdated.length} not up-to-date replica(s)`,
-            ...[...new Set(outdated.flatMap((m) => m.outdatedReasons))].map((r) => `* ${r}`),
-          ].join('\n'),
-        }
-      : condition(ConditionType.RollingOut, false, ['', ConditionReason.NotRollingOut]),
-    live.length < desired && !inputs.deleting
-      ? {
-          type: ConditionType.ScalingUp,
-          status: ConditionStatus.True,
-          reason: ConditionReason.ScalingUp,
-          message: `Scaling up from ${live.length} to ${desired} replicas${waitNote(inputs)}`,
-        }
-      : condition(ConditionType.ScalingUp, false, ['', ConditionReason.NotScalingUp]),
-    machines.length > desired && !inputs.deleting
-      ? {
-          type: ConditionType.ScalingDown,
-          status: ConditionStatus.True,
-          reason: ConditionReason.ScalingDown,
-          message: `Scaling down from ${machines.length} to ${desired} replicas${waitNote(inputs)}`,
-        }
-      : condition(ConditionType.ScalingDown, false, ['', ConditionReason.NotScalingDown]),
-    unhealthy.length > 0
-      ? {
-          type: ConditionType.Remediating,
-          status: ConditionStatus.True,
-          reason: ConditionReason.Remediating,
-          message: [
-            `Machine(s) flagged for remediation: ${list(unhealthy)}`,
-            ...(inputs.plan?.remediationBlocked ? [`* ${inputs.plan.remediationBlocked}`] : []),
-          ].join('\n'),
-        }
-      : condition(ConditionType.Remediating, false, ['', ConditionReason.NotRemediating]),
-    inputs.deleting
-      ? {
-          type: ConditionType.Deleting,
-          status: ConditionStatus.True,
-          reason: ConditionReason.Deleting,
-          message: `Deleting ${machines.length} machine(s)`,
-        }
-      : condition(ConditionType.Deleting, false, ['', ConditionReason.NotDeleting]),
+    activity(
+      ConditionType.RollingOut,
+      outdated.length > 0,
+      [
+        `Rolling out ${outdated.length} not up-to-date replica(s)`,
+        ...[...new Set(outdated.flatMap((m) => m.outdatedReasons))].map((r) => `* ${r}`),
+      ].join('\n'),
+    ),
+    activity(
+      ConditionType.ScalingUp,
+      live.length < desired && !inputs.deleting,
+      `Scaling up from ${live.length} to ${desired} replicas${waitNote(inputs)}`,
+    ),
+    activity(
+      ConditionType.ScalingDown,
+      machines.length > desired && !inputs.deleting,
+      `Scaling down from ${machines.length} to ${desired} replicas${waitNote(inputs)}`,
+    ),
+    activity(
+      ConditionType.Remediating,
+      unhealthy.length > 0,
+      [
+        `Machine(s) flagged for remediation: ${list(unhealthy)}`,
+        ...(inputs.plan?.remediationBlocked ? [`* ${inputs.plan.remediationBlocked}`] : []),
+      ].join('\n'),
+    ),
+    activity(ConditionType.Deleting, inputs.deleting, `Deleting ${machines.length} machine(s)`),
   ];
   if (inputs.certificates) {
     result.push(

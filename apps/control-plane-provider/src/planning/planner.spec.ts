@@ -1,25 +1,15 @@
 import { canSafelyRemove, quorum, type ControlPlaneMachine } from './control-plane-machine.js';
 import { planControlPlane, type PlanInput } from './planner.js';
 import { remediationPolicy } from './remediation.js';
+import { testMachine } from './testing.js';
 
 const NOW = Date.parse('2026-03-01T12:00:00Z');
 let seq = 0;
 
+/** Machines are created one second apart, in the order the test names them (oldest first). */
 function machine(name: string, overrides: Partial<ControlPlaneMachine> = {}): ControlPlaneMachine {
   seq += 1;
-  return {
-    name,
-    createdAt: NOW - 3_600_000 + seq * 1000,
-    deleting: false,
-    ready: true,
-    available: true,
-    hasNode: true,
-    upToDate: true,
-    outdatedReasons: [],
-    needsRemediation: false,
-    deleteRequested: false,
-    ...overrides,
-  };
+  return testMachine(name, { createdAt: NOW - 3_600_000 + seq * 1000, ...overrides });
 }
 
 function plan(overrides: Partial<PlanInput>) {
