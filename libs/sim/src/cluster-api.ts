@@ -1,0 +1,44 @@
+import type { ApiEndpoint } from '@capstan/pki';
+import { apiServerUrl } from '@capstan/pki';
+import type { SimClusterMode } from '@capstan/api';
+import type { ApiServerIdentity } from './api-server-certificates.js';
+import type { StartOutcome } from './owned-process.js';
+
+/** A workload cluster's API as its server machines bring it up. */
+export interface ClusterApiSpec {
+  namespace: string;
+  clusterName: string;
+  mode: SimClusterMode;
+  endpoint: ApiEndpoint;
+  identity: ApiServerIdentity;
+}
+
+/** The API of one workload cluster: its own kube-apiserver (dedicated) or a front proxy to the shared one. */
+export interface ClusterApi {
+  readonly spec: ClusterApiSpec;
+  /** `namespace/cluster`. */
+  readonly key: string;
+  readonly url: string;
+  /** Starts (or adopts what an earlier provider left running) and waits until it answers. */
+  start(options: { fresh: boolean }): Promise<StartOutcome>;
+  healthy(): Promise<boolean>;
+  /** Stops serving; the cluster's data stays, a restarted provider serves it again. */
+  stop(): Promise<void>;
+  /** Stops serving and deletes the cluster's data: its last server machine is gone. */
+  destroy(): Promise<void>;
+}
+
+export function clusterKeyOf(namespace: string, clusterName: string): string {
+  return `${namespace}/${clusterName}`;
+}
+
+export function endpointKeyOf(endpoint: ApiEndpoint): string {
+  return apiServerUrl(endpoint);
+}
+
+/** The etcd key prefix of a dedicated cluster's API server. */
+export function clusterEtcdPrefix(namespace: string, clusterName: string): string {
+  return `/capstan-sim/${namespace}/${clusterName}`;
+}
+
+export const SHARED_ETCD_PREFIX = '/capstan-sim/shared';

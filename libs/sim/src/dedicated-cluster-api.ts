@@ -1,0 +1,154 @@
+import { isIP } from 'node:net';
+import type { Logger } from 'pino';
+import { apiServerUrl } from '@capstan/pki';
+import { PROXY_CLIENT_COMMON_NAME, workloadApiServerArgs } from './api-server-args.js';
+import { apiServerFilesIn, writeApiServerFiles } from './api-server-certificates.js';
+import { clusterEtcdPrefix, clusterKeyOf, type ClusterApi, type ClusterApiSpec } from './cluster-api.js';
+import { SimError } from './errors.js';
+import { deleteEtcdPrefix, type SimEtcd } from './etcd.js';
+import { httpsStatus } from './https-probe.js';
+import { OwnedProcess, stopRecordedProcess, type StartOutcome } from './owned-process.js';
+import type { SimStateDir } from './state-dir.js';
+import { waitFor } from './wait.js';
+
+export interface ApiServerHost {
+  kubeApiserver: string;
+  etcd: () => Promise<SimEtcd>;
+  stateDir: SimStateDir;
+  /** Unset: the endpoint host when it is an IP address, else 0.0.0.0. */
+  bindAddress?: string;
+  memoryLimitMiB: number;
+  startTimeoutMs: number;
+  logger: Logger;
+  /** A server process the provider started exited on its own. */
+  onExit: (key: string) => void;
+}
+
+export function bindAddressFor(host: ApiServerHost, endpointHost: string): string {
+  return host.bindAddress ?? (isIP(endpointHost) !== 0 ? endpointHost : '0.0.0.0');
+}
+
+export function advertiseAddressFor(bindAddress: string): string {
+  return bindAddress === '0.0.0.0' || bindAddress === '::' ? '127.0.0.1' : bindAddress;
+}
+
+export function memoryLimitEnv(memoryLimitMiB: number): NodeJS.ProcessEnv | undefined {
+  return memoryLimitMiB > 0 ? { GOMEMLIMIT: `${memoryLimitMiB}MiB` } : undefined;
+}
+
+const ADOPTED_READY_TIMEOUT_MS = 15_000;
+
+/** A workload cluster with a kube-apiserver of its own on the cluster endpoint. */
+export class DedicatedClusterApi implements ClusterApi {
+  readonly key: string;
+  readonly url: string;
+  private process: OwnedProcess | undefined;
+
+  constructor(
+    readonly spec: ClusterApiSpec,
+    private readonly host: ApiServerHost,
+  ) {
+    this.key = clusterKeyOf(spec.namespace, spec.clusterName);
+    this.url = apiServerUrl(spec.endpoint);
+  }
+
+  private get dir(): string {
+    return this.host.stateDir.clusterDir(this.spec.namespace, this.spec.clusterName);
+  }
+
+  private get etcdPrefix(): string {
+    return clusterEtcdPrefix(this.spec.namespace, this.spec.clusterName);
+  }
+
+  async start({ fresh }: { fresh: boolean }): Promise<StartOutcome> {
+    const etcd = await this.host.etcd();
+    const dir = this.host.stateDir.ensure(this.dir);
+    if (fresh) {
+      await this.process?.stop();
+      await deleteEtcdPrefix(etcd.url, this.etcdPrefix);
+    }
+    const digest = await writeApiServerFiles(dir, this.spec.identity);
+    const bindAddress = bindAddressFor(this.host, this.spec.endpoint.host);
+    const process = new OwnedProcess({
+      name: 'kube-apiserver',
+      dir,
+      command: this.host.kubeApiserver,
+      args: workloadApiServerArgs({
+        etcdUrl: etcd.url,
+        etcdPrefix: this.etcdPrefix,
+        bindAddress,
+        advertiseAddress: advertiseAddressFor(bindAddress),
+        port: this.spec.endpoint.port,
+        files: apiServerFilesIn(dir),
+        serviceCIDR: this.spec.identity.serviceCIDR,
+        clusterDomain: this.spec.identity.clusterDomain,
+        requestHeaderAllowedNames: [PROXY_CLIENT_COMMON_NAME],
+      }),
+      env: memoryLimitEnv(this.host.memoryLimitMiB),
+      inputs: [digest],
+    });
+    this.process = process;
+    let outcome = await process.start();
+    if (
+      outcome === 'adopted' &&
+      !(await this.waitHealthy(process, ADOPTED_READY_TIMEOUT_MS).then(
+        () => true,
+        () => false,
+      ))
+    ) {
+      // Running what we want but not answering: replace it.
+      await process.stop();
+      outcome = await process.start();
+    }
+    if (outcome === 'started') {
+      void process.exited?.then(() => {
+        if (this.process === process) this.host.onExit(this.key);
+      });
+      await this.waitHealthy(process, this.host.startTimeoutMs).catch(async (error: unknown) => {
+        const log = process.tailLog(40);
+        await process.stop();
+        this.host.logger.warn({ cluster: this.key, log }, 'workload kube-apiserver did not start');
+        const inUse = /address already in use/i.test(log);
+        throw new SimError(
+          inUse
+            ? `the kube-apiserver of ${this.key} cannot listen on ${this.url}: the port is in use by another process`
+            : `the kube-apiserver of ${this.key} did not become ready: ${(error as Error).message.split('\n')[0]}`,
+          'APIServerStartFailed',
+          { cluster: this.key, port: this.spec.endpoint.port },
+        );
+      });
+    }
+    return outcome;
+  }
+
+  healthy(): Promise<boolean> {
+    return httpsStatus(`${this.url}/readyz`, {
+      caPem: this.spec.identity.tls.serverCA.certPem,
+      token: this.spec.identity.token,
+    }).then((status) => status === 200);
+  }
+
+  async stop(): Promise<void> {
+    const process = this.process;
+    this.process = undefined;
+    if (process) await process.stop();
+    else await stopRecordedProcess(this.dir, 'kube-apiserver');
+  }
+
+  async destroy(): Promise<void> {
+    await this.stop();
+    const etcd = await this.host.etcd();
+    await deleteEtcdPrefix(etcd.url, this.etcdPrefix);
+    this.host.stateDir.remove(this.dir);
+  }
+
+  private waitHealthy(process: OwnedProcess, timeoutMs: number): Promise<void> {
+    return waitFor(() => this.healthy(), {
+      what: `kube-apiserver of ${this.key}`,
+      timeoutMs,
+      exited: process.exited,
+      reason: 'APIServerNotReady',
+      intervalMs: 200,
+    });
+  }
+}

@@ -1,0 +1,200 @@
+import { timingSafeEqual } from 'node:crypto';
+import { Agent, createServer, request, type Server } from 'node:https';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import type { Logger } from 'pino';
+import { NODE_TOKEN_GROUPS, NODE_TOKEN_USER } from './token-file.js';
+
+export interface FrontProxyUpstream {
+  host: string;
+  port: number;
+  /** CA of the upstream's serving certificate. */
+  caPem: string;
+  /** Client certificate signed by the upstream's request-header CA (CN in its allowed names). */
+  certPem: string;
+  keyPem: string;
+}
+
+export interface ClusterFrontProxyOptions {
+  bindAddress: string;
+  port: number;
+  /** Serving certificate issued from the cluster's own server CA, so its kubeconfig trusts the proxy. */
+  servingCertPem: string;
+  servingKeyPem: string;
+  /** The cluster's client CA: admin and other client certificates are checked against it. */
+  clientCAPem: string;
+  /** The cluster's join token, which authenticates nodes (as on a dedicated server). */
+  token: string;
+  upstream: FrontProxyUpstream;
+  logger: Logger;
+}
+
+interface Identity {
+  user: string;
+  groups: string[];
+}
+
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+]);
+
+function forwardable(headers: IncomingHttpHeaders): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || HOP_BY_HOP.has(name) || name.startsWith('x-remote-')) continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+function asList(value: string | string[] | undefined): string[] {
+  if (value === undefined) return [];
+  return Array.isArray(value) ? value : [value];
+}
+
+function sameToken(presented: string, expected: string): boolean {
+  const a = Buffer.from(presented);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * The endpoint of one cluster in shared mode: a TLS listener that presents the cluster's own serving
+ * certificate and authenticates with the cluster's own client CA and join token, then forwards to the one
+ * shared kube-apiserver, which trusts it as an authenticating front proxy (X-Remote-User / X-Remote-Group,
+ * as kube-aggregator does). Clients of every cluster therefore keep their own kubeconfig and credentials,
+ * and a cluster is added or removed without restarting the shared API server. Bearer tokens it does not
+ * know (service account tokens) pass through for the API server to check.
+ */
+export class ClusterFrontProxy {
+  private readonly server: Server;
+  private readonly agent: Agent;
+
+  constructor(private readonly options: ClusterFrontProxyOptions) {
+    this.agent = new Agent({
+      keepAlive: true,
+      ca: options.upstream.caPem,
+      cert: options.upstream.certPem,
+      key: options.upstream.keyPem,
+    });
+    this.server = createServer(
+      {
+        cert: options.servingCertPem,
+        key: options.servingKeyPem,
+        ca: options.clientCAPem,
+        requestCert: true,
+        rejectUnauthorized: false,
+      },
+      (req, res) => this.forward(req, res),
+    );
+    // Watches stay open for as long as the client wants.
+    this.server.requestTimeout = 0;
+  }
+
+  listen(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.options.port, this.options.bindAddress, () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+  }
+
+  get listening(): boolean {
+    return this.server.listening;
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.agent.destroy();
+  }
+
+  private authenticate(req: IncomingMessage): Identity | undefined {
+    const socket = req.socket as TLSSocket;
+    if (socket.authorized) {
+      const subject = socket.getPeerCertificate().subject as unknown as Record<
+        string,
+        string | string[] | undefined
+      >;
+      const user = asList(subject['CN'])[0];
+      if (user) return { user, groups: asList(subject['O']) };
+    }
+    const header = req.headers.authorization;
+    const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+    if (match && sameToken(match[1]!, this.options.token))
+      return { user: NODE_TOKEN_USER, groups: [...NODE_TOKEN_GROUPS] };
+    return undefined;
+  }
+
+  private forward(req: IncomingMessage, res: ServerResponse): void {
+    const identity = this.authenticate(req);
+    const headers = forwardable(req.headers);
+    if (identity) {
+      delete headers['authorization'];
+      headers['x-remote-user'] = identity.user;
+      headers['x-remote-group'] = identity.groups.length > 0 ? identity.groups : ['system:authenticated'];
+    } else if (!req.headers.authorization) {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          message: 'Unauthorized',
+          reason: 'Unauthorized',
+          code: 401,
+        }),
+      );
+      return;
+    }
+    const { upstream } = this.options;
+    const outgoing = request(
+      {
+        host: upstream.host,
+        port: upstream.port,
+        method: req.method,
+        path: req.url,
+        headers,
+        agent: this.agent,
+      },
+      (answer) => {
+        const answerHeaders = forwardable(answer.headers);
+        res.writeHead(answer.statusCode ?? 502, answerHeaders);
+        answer.pipe(res);
+      },
+    );
+    outgoing.on('error', (error) => {
+      this.options.logger.debug({ err: error }, 'shared API server request failed');
+      if (!res.headersSent) {
+        res.writeHead(502, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            kind: 'Status',
+            apiVersion: 'v1',
+            status: 'Failure',
+            message: 'the shared API server does not answer',
+            reason: 'ServiceUnavailable',
+            code: 502,
+          }),
+        );
+      } else {
+        res.destroy();
+      }
+    });
+    // A client that goes away (a watch closed) ends the upstream request too.
+    res.on('close', () => {
+      if (!res.writableFinished) outgoing.destroy();
+    });
+    req.pipe(outgoing);
+  }
+}

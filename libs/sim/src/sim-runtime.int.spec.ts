@@ -1,0 +1,321 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AuthenticationV1Api, CoordinationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { parseK3sCloudConfig, renderK3sCloudConfig, type K3sRole } from '@capstan/k3s-bootstrap';
+import {
+  generateClusterCertificates,
+  issueAdminKubeconfig,
+  loadCertificateAuthority,
+  type ClusterCertificates,
+} from '@capstan/pki';
+import { freePort, isAlive, startLocalEnvironment, type LocalEnvironment } from '@capstan/testing';
+import { pino } from 'pino';
+import {
+  clusterApiSpecFrom,
+  nodeIdentityFrom,
+  serverEndpointOf,
+  simProviderID,
+  type SimClusterRef,
+} from './host-plan.js';
+import { simMachineOptionsFromEnv } from './options.js';
+import { SimRuntime } from './sim-runtime.js';
+import { isSimError } from './errors.js';
+import { recordedProcessAlive } from './owned-process.js';
+
+// The sim runtime on its own, against real kube-apiservers: a dedicated cluster served from rendered
+// bootstrap data, nodes registering with the join token, a provider "killed" and its API server adopted,
+// injected faults, and shared mode with two clusters behind one API server.
+
+const logger = pino({ level: 'silent' });
+
+async function eventually<T>(probe: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+interface TestCluster {
+  ref: SimClusterRef;
+  certificates: ClusterCertificates;
+  token: string;
+  render(
+    role: K3sRole,
+    extra?: { nodeLabels?: string[]; nodeTaints?: string[] },
+  ): ReturnType<typeof parseK3sCloudConfig>;
+  admin(): Promise<KubeConfig>;
+}
+
+async function testCluster(
+  namespace: string,
+  clusterName: string,
+  mode: 'dedicated' | 'shared',
+): Promise<TestCluster> {
+  const certificates = await generateClusterCertificates(clusterName);
+  const token = randomBytes(16).toString('hex');
+  const endpoint = { host: '127.0.0.1', port: await freePort() };
+  return {
+    ref: { namespace, clusterName, mode, endpoint },
+    certificates,
+    token,
+    render: (role, extra = {}) =>
+      parseK3sCloudConfig(
+        renderK3sCloudConfig({
+          role,
+          spec: { version: 'v1.34.1+k3s1', agentConfig: extra },
+          endpoint,
+          token,
+          certificates: role === 'agent' ? undefined : certificates,
+        }),
+      ),
+    admin: async () => {
+      const { kubeconfig } = await issueAdminKubeconfig(
+        { serverCaPem: certificates.ca.certPem, clientCA: await loadCertificateAuthority(certificates.cca) },
+        clusterName,
+        endpoint,
+      );
+      const kc = new KubeConfig();
+      kc.loadFromString(kubeconfig);
+      return kc;
+    },
+  };
+}
+
+describe('SimRuntime', () => {
+  const namespace = `rt-${randomBytes(3).toString('hex')}`;
+  let stateDir: string;
+  let etcdUrl: string;
+  let privateEnvironment: LocalEnvironment | undefined;
+  const runtimes: SimRuntime[] = [];
+
+  const newRuntime = () => {
+    const runtime = new SimRuntime({
+      options: {
+        ...simMachineOptionsFromEnv({}),
+        stateDir,
+        etcdUrl,
+        heartbeatSeconds: 1,
+        nodeStatusSeconds: 2,
+        orphanGraceSeconds: 600,
+      },
+      logger,
+    });
+    runtime.start();
+    runtimes.push(runtime);
+    return runtime;
+  };
+
+  beforeAll(async () => {
+    stateDir = mkdtempSync(join(tmpdir(), 'capstan-sim-rt-'));
+    const shared = process.env['CAPSTAN_TEST_ETCD_URL'];
+    if (shared) etcdUrl = shared;
+    else {
+      privateEnvironment = await startLocalEnvironment();
+      etcdUrl = privateEnvironment.etcdUrl;
+    }
+  });
+
+  afterAll(async () => {
+    for (const runtime of runtimes) await runtime.shutdown();
+    await privateEnvironment?.stop();
+    rmSync(stateDir, { recursive: true, force: true });
+  });
+
+  const machine = (name: string) => ({
+    namespace,
+    name,
+    uid: randomUUID(),
+    providerID: simProviderID(namespace, name),
+  });
+
+  it('serves a dedicated cluster from its server bootstrap data and registers nodes with the join token', async () => {
+    const runtime = newRuntime();
+    const cluster = await testCluster(namespace, 'alpha', 'dedicated');
+    const server = cluster.render('init-server');
+    const { api, outcome } = await runtime.ensureClusterApi(clusterApiSpecFrom(server, cluster.ref), {
+      fresh: true,
+    });
+    expect(outcome).toBe('started');
+
+    const kc = await cluster.admin();
+    const review = await kc.makeApiClient(AuthenticationV1Api).createSelfSubjectReview({
+      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+    });
+    expect(review.status?.userInfo?.username).toBe('kubernetes-admin');
+
+    const worker = cluster.render('agent', {
+      nodeLabels: ['tier=web'],
+      nodeTaints: ['dedicated=web:NoSchedule'],
+    });
+    for (const [name, parsed] of [
+      ['alpha-cp-0', server],
+      ['alpha-md-0', worker],
+    ] as const) {
+      runtime.ensureNodeAgent(`${namespace}/${name}`, {
+        identity: nodeIdentityFrom(parsed, machine(name)),
+        faults: {},
+        deletedByFault: false,
+        serverEndpoint: serverEndpointOf(parsed, cluster.ref),
+        token: parsed.token,
+        onChange: () => undefined,
+      });
+    }
+    const core = kc.makeApiClient(CoreV1Api);
+    const nodes = await eventually(async () => {
+      const list = await core.listNode();
+      const ready = list.items.filter((n) =>
+        n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+      );
+      return ready.length === 2 ? list.items : undefined;
+    });
+    const cp = nodes.find((n) => n.metadata?.name === 'alpha-cp-0')!;
+    const md = nodes.find((n) => n.metadata?.name === 'alpha-md-0')!;
+    expect(cp.spec?.providerID).toBe(simProviderID(namespace, 'alpha-cp-0'));
+    expect(cp.metadata?.labels?.['node-role.kubernetes.io/control-plane']).toBe('true');
+    expect(md.metadata?.labels).toMatchObject({ tier: 'web', 'kubernetes.io/hostname': 'alpha-md-0' });
+    expect(md.metadata?.labels?.['node-role.kubernetes.io/control-plane']).toBeUndefined();
+    expect(md.spec?.taints).toEqual([{ key: 'dedicated', value: 'web', effect: 'NoSchedule' }]);
+    expect(md.status?.nodeInfo?.kubeletVersion).toBe('v1.34.1+k3s1');
+    const lease = await kc
+      .makeApiClient(CoordinationV1Api)
+      .readNamespacedLease({ name: 'alpha-md-0', namespace: 'kube-node-lease' });
+    expect(lease.spec?.holderIdentity).toBe('alpha-md-0');
+    expect(runtime.nodeAgent(`${namespace}/alpha-md-0`)?.status.phase).toBe('Registered');
+
+    // A server of another cluster cannot join this one.
+    const stranger = await testCluster(namespace, 'alpha', 'dedicated');
+    const joining = stranger.render('join-server');
+    const refused = await runtime
+      .ensureClusterApi(clusterApiSpecFrom(joining, { ...stranger.ref, endpoint: cluster.ref.endpoint }), {
+        fresh: false,
+      })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    expect(isSimError(refused, 'JoinRejected')).toBe(true);
+
+    // A node with another token is refused by the API server itself.
+    const intruder = cluster.render('agent');
+    runtime.ensureNodeAgent(`${namespace}/intruder`, {
+      identity: nodeIdentityFrom(intruder, machine('intruder')),
+      faults: {},
+      deletedByFault: false,
+      serverEndpoint: cluster.ref.endpoint,
+      token: 'not-the-cluster-token',
+      onChange: () => undefined,
+    });
+    await eventually(async () => runtime.nodeAgent(`${namespace}/intruder`)?.status.phase === 'Rejected');
+
+    // Deleting a machine deletes its Node; releasing the cluster stops its API server.
+    await runtime.removeNodeAgent(`${namespace}/alpha-md-0`, { deleteNode: true });
+    await expect(core.readNode({ name: 'alpha-md-0' })).rejects.toMatchObject({ code: 404 });
+    await runtime.releaseClusterApi(api.key);
+    expect(await api.healthy()).toBe(false);
+  });
+
+  it('adopts the API server a killed provider left running, and plays injected faults', async () => {
+    const first = newRuntime();
+    const cluster = await testCluster(namespace, 'beta', 'dedicated');
+    const server = cluster.render('init-server');
+    await first.ensureClusterApi(clusterApiSpecFrom(server, cluster.ref), { fresh: true });
+    const dir = first.stateDir.clusterDir(namespace, 'beta');
+    const pid = recordedProcessAlive(dir, 'kube-apiserver')!.pid;
+
+    // The first provider "dies": nothing is stopped. A new one on the same state dir takes over.
+    const second = newRuntime();
+    const { outcome } = await second.ensureClusterApi(clusterApiSpecFrom(server, cluster.ref), {
+      fresh: false,
+    });
+    expect(outcome).toBe('adopted');
+    expect(recordedProcessAlive(dir, 'kube-apiserver')?.pid).toBe(pid);
+
+    const worker = cluster.render('agent');
+    second.ensureNodeAgent(`${namespace}/beta-md-0`, {
+      identity: nodeIdentityFrom(worker, machine('beta-md-0')),
+      faults: { notReadyAfterSeconds: 2, disappearsAfterSeconds: 6 },
+      deletedByFault: false,
+      serverEndpoint: serverEndpointOf(worker, cluster.ref),
+      token: worker.token,
+      onChange: () => undefined,
+    });
+    const core = (await cluster.admin()).makeApiClient(CoreV1Api);
+    const notReady = await eventually(async () => {
+      const node = await core.readNode({ name: 'beta-md-0' });
+      return node.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'Unknown'
+        ? node
+        : undefined;
+    });
+    expect(notReady.spec?.taints?.map((t) => `${t.key}:${t.effect}`)).toEqual([
+      'node.kubernetes.io/unreachable:NoSchedule',
+      'node.kubernetes.io/unreachable:NoExecute',
+    ]);
+    expect(second.nodeAgent(`${namespace}/beta-md-0`)?.status.phase).toBe('NotReady');
+    await eventually(
+      async () =>
+        await core.readNode({ name: 'beta-md-0' }).then(
+          () => false,
+          (e: { code?: number }) => e.code === 404,
+        ),
+    );
+    expect(second.nodeAgent(`${namespace}/beta-md-0`)?.status.phase).toBe('Deleted');
+
+    await second.shutdown();
+    expect(isAlive(pid)).toBe(false);
+  });
+
+  it('serves shared-mode clusters through their own endpoints and credentials from one API server', async () => {
+    const runtime = newRuntime();
+    const one = await testCluster(namespace, 'shared-one', 'shared');
+    const two = await testCluster(namespace, 'shared-two', 'shared');
+    for (const cluster of [one, two]) {
+      const server = cluster.render('init-server');
+      await runtime.ensureClusterApi(clusterApiSpecFrom(server, cluster.ref), { fresh: true });
+      runtime.ensureNodeAgent(`${namespace}/${cluster.ref.clusterName}-cp`, {
+        identity: nodeIdentityFrom(server, machine(`${cluster.ref.clusterName}-cp`)),
+        faults: {},
+        deletedByFault: false,
+        serverEndpoint: cluster.ref.endpoint,
+        token: server.token,
+        onChange: () => undefined,
+      });
+    }
+    for (const cluster of [one, two]) {
+      const kc = await cluster.admin();
+      const review = await kc.makeApiClient(AuthenticationV1Api).createSelfSubjectReview({
+        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+      });
+      expect(review.status?.userInfo).toMatchObject({
+        username: 'kubernetes-admin',
+        groups: expect.arrayContaining(['system:masters']),
+      });
+      const core = kc.makeApiClient(CoreV1Api);
+      await eventually(async () => {
+        const list = await core.listNode();
+        return ['shared-one-cp', 'shared-two-cp'].every((name) =>
+          list.items.some((n) => n.metadata?.name === name),
+        );
+      });
+    }
+    // One cluster's admin certificate means nothing at another cluster's endpoint.
+    const wrong = await one.admin();
+    wrong.clusters[0] = {
+      ...wrong.clusters[0]!,
+      server: `https://127.0.0.1:${two.ref.endpoint.port}`,
+      caData: Buffer.from(two.certificates.ca.certPem).toString('base64'),
+    };
+    await expect(wrong.makeApiClient(CoreV1Api).listNode()).rejects.toMatchObject({ code: 401 });
+
+    await runtime.removeNodeAgent(`${namespace}/shared-one-cp`, { deleteNode: true });
+    await runtime.releaseClusterApi(`${namespace}/shared-one`);
+    const core = (await two.admin()).makeApiClient(CoreV1Api);
+    expect((await core.listNode()).items.map((n) => n.metadata?.name)).toEqual(['shared-two-cp']);
+    await runtime.releaseClusterApi(`${namespace}/shared-two`);
+    await expect(core.listNode()).rejects.toBeDefined();
+  });
+});

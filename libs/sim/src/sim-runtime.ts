@@ -1,0 +1,306 @@
+import { createHash } from 'node:crypto';
+import { KubeConfig } from '@kubernetes/client-node';
+import { createKubeClient, type KubeClient } from '@capstan/kube';
+import type { ApiEndpoint } from '@capstan/pki';
+import { resolveControlPlaneBinaries } from '@capstan/testing';
+import type { Logger } from 'pino';
+import { clusterKeyOf, endpointKeyOf, type ClusterApi, type ClusterApiSpec } from './cluster-api.js';
+import { DedicatedClusterApi, type ApiServerHost } from './dedicated-cluster-api.js';
+import { SimError } from './errors.js';
+import { externalEtcd, startOwnedEtcd, type SimEtcd } from './etcd.js';
+import { NodeAgent, type NodeAgentOptions, type WorkloadConnection } from './node-agent.js';
+import type { SimMachineOptions } from './options.js';
+import { recordedProcessAlive, stopRecordedProcess, type StartOutcome } from './owned-process.js';
+import { SharedApiServer, SharedClusterApi } from './shared-api-server.js';
+import { SimStateDir } from './state-dir.js';
+
+export interface SimRuntimeOptions {
+  options: SimMachineOptions;
+  logger: Logger;
+  /** kube-apiserver and etcd binaries; found like the test environment's when unset. */
+  binaries?: { kubeApiserver: string; etcd: string };
+  /** A cluster's API server stopped on its own: its server machines should reconcile (and restart it). */
+  onClusterDown?: (clusterKey: string) => void;
+}
+
+export type NodeAgentSpec = Omit<NodeAgentOptions, 'connect' | 'logger' | 'heartbeatMs' | 'nodeStatusMs'> & {
+  /** Where the node's K3s config points (`server:`), or the cluster endpoint for the init server. */
+  serverEndpoint: ApiEndpoint;
+  /** The node's join token. */
+  token: string;
+};
+
+function sameIdentity(a: ClusterApiSpec, b: ClusterApiSpec): string | undefined {
+  if (a.identity.tls.serverCA.certPem !== b.identity.tls.serverCA.certPem)
+    return "its server CA differs from the cluster's";
+  if (a.identity.tls.clientCA.certPem !== b.identity.tls.clientCA.certPem)
+    return "its client CA differs from the cluster's";
+  if (a.identity.token !== b.identity.token) return "its join token differs from the cluster's";
+  if (endpointKeyOf(a.endpoint) !== endpointKeyOf(b.endpoint))
+    return "it points at another endpoint than the cluster's";
+  if (a.mode !== b.mode) return 'its cluster changed mode';
+  return undefined;
+}
+
+/**
+ * The simulated hosts of one machine-provider: the workload clusters' API servers (one kube-apiserver per
+ * dedicated cluster, front proxies to one shared kube-apiserver for shared ones), the etcd they keep their
+ * data in, and one NodeAgent per machine. It holds no desired state: the reconcilers tell it what should
+ * run, from the API objects, so a restarted provider brings back what was running.
+ */
+export class SimRuntime {
+  readonly stateDir: SimStateDir;
+  private readonly clusters = new Map<string, ClusterApi>();
+  private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly agents = new Map<string, NodeAgent>();
+  private readonly clients = new Map<string, KubeClient>();
+  private etcdHandle: Promise<SimEtcd> | undefined;
+  private binaries: { kubeApiserver: string; etcd: string } | undefined;
+  private sharedServer: SharedApiServer | undefined;
+  private orphanTimer: NodeJS.Timeout | undefined;
+  private readonly log: Logger;
+  private closed = false;
+
+  constructor(private readonly runtime: SimRuntimeOptions) {
+    this.stateDir = new SimStateDir(runtime.options.stateDir);
+    this.binaries = runtime.binaries;
+    this.log = runtime.logger.child({ component: 'sim-runtime' });
+  }
+
+  /**
+   * Looks for API servers an earlier provider left running; those no machine claims within the grace
+   * period (their cluster is gone) are stopped, so their ports are free again.
+   */
+  start(): void {
+    this.stateDir.ensure(this.stateDir.root);
+    const found = this.stateDir.clusterDirs().filter((c) => recordedProcessAlive(c.dir, 'kube-apiserver'));
+    if (found.length === 0) return;
+    this.log.info(
+      { count: found.length },
+      'found workload API servers from an earlier run; adopting those still wanted',
+    );
+    this.orphanTimer = setTimeout(() => {
+      for (const orphan of found) {
+        const key = clusterKeyOf(orphan.namespace, orphan.name);
+        if (this.clusters.has(key)) continue;
+        this.log.info({ cluster: key }, 'stopping an API server no machine claims');
+        void stopRecordedProcess(orphan.dir, 'kube-apiserver');
+      }
+    }, this.runtime.options.orphanGraceSeconds * 1000);
+    this.orphanTimer.unref();
+  }
+
+  etcd(): Promise<SimEtcd> {
+    this.etcdHandle ??= (async () => {
+      const { etcdUrl } = this.runtime.options;
+      if (etcdUrl) return externalEtcd(etcdUrl);
+      const etcd = await startOwnedEtcd(
+        this.resolveBinaries().etcd,
+        this.stateDir.ensure(this.stateDir.etcdDir),
+      );
+      this.log.info({ url: etcd.url }, 'sim etcd running');
+      return etcd;
+    })().catch((error: unknown) => {
+      this.etcdHandle = undefined;
+      throw error;
+    });
+    return this.etcdHandle;
+  }
+
+  clusterApi(clusterKey: string): ClusterApi | undefined {
+    return this.clusters.get(clusterKey);
+  }
+
+  /**
+   * Brings a cluster's API up for one of its server machines: starts it (or adopts the one an earlier
+   * provider left) when none runs, restarts it when it stopped, and otherwise checks that the server
+   * belongs to this cluster (same CAs, token and endpoint), as a K3s server joining would.
+   * `fresh` wipes data a cluster of the same name left: the init server's first boot.
+   */
+  ensureClusterApi(
+    spec: ClusterApiSpec,
+    { fresh }: { fresh: boolean },
+  ): Promise<{ api: ClusterApi; outcome: StartOutcome | 'running' }> {
+    const key = clusterKeyOf(spec.namespace, spec.clusterName);
+    return this.withLock(key, async () => {
+      if (this.closed)
+        throw new SimError('the sim runtime is shut down', 'APIServerStartFailed', { cluster: key });
+      const existing = this.clusters.get(key);
+      if (existing) {
+        const mismatch = sameIdentity(existing.spec, spec);
+        if (mismatch)
+          throw new SimError(`the server cannot join ${key}: ${mismatch}`, 'JoinRejected', { cluster: key });
+        if (await existing.healthy()) return { api: existing, outcome: 'running' as const };
+        return { api: existing, outcome: await existing.start({ fresh: false }) };
+      }
+      const api = this.createClusterApi(spec);
+      this.clusters.set(key, api);
+      try {
+        const outcome = await api.start({ fresh });
+        this.log.info({ cluster: key, url: api.url, mode: spec.mode, outcome }, 'workload API server up');
+        return { api, outcome };
+      } catch (error) {
+        this.clusters.delete(key);
+        throw error;
+      }
+    });
+  }
+
+  /** The cluster's API server stops for good and its data goes: its last server machine is gone. */
+  releaseClusterApi(clusterKey: string): Promise<void> {
+    return this.withLock(clusterKey, async () => {
+      const api = this.clusters.get(clusterKey);
+      if (!api) return;
+      this.clusters.delete(clusterKey);
+      this.closeClients(api.url);
+      await api.destroy();
+      this.log.info({ cluster: clusterKey }, 'workload API server stopped and its data deleted');
+      if (api.spec.mode === 'shared' && ![...this.clusters.values()].some((c) => c.spec.mode === 'shared')) {
+        await this.sharedServer?.stop();
+        await this.sharedServer?.wipe();
+        this.sharedServer = undefined;
+      }
+    });
+  }
+
+  /** The API a node reaches at `serverEndpoint` with `token` (undefined when no cluster is served there). */
+  connect(serverEndpoint: ApiEndpoint, token: string): WorkloadConnection | undefined {
+    const url = endpointKeyOf(serverEndpoint);
+    const api = [...this.clusters.values()].find((c) => c.url === url);
+    if (!api) return undefined;
+    const clientKey = `${url}|${createHash('sha256').update(token).digest('hex')}`;
+    let client = this.clients.get(clientKey);
+    if (!client) {
+      const kc = new KubeConfig();
+      kc.loadFromOptions({
+        clusters: [
+          {
+            name: api.key,
+            server: url,
+            caData: Buffer.from(api.spec.identity.tls.serverCA.certPem).toString('base64'),
+          },
+        ],
+        users: [{ name: 'node', token }],
+        contexts: [{ name: 'node', cluster: api.key, user: 'node' }],
+        currentContext: 'node',
+      });
+      client = createKubeClient(kc, { fieldManager: 'k3s' });
+      this.clients.set(clientKey, client);
+    }
+    return { client, url };
+  }
+
+  /** Starts the machine's node agent unless one runs; returns it. */
+  ensureNodeAgent(machineKey: string, spec: NodeAgentSpec): NodeAgent {
+    const running = this.agents.get(machineKey);
+    if (running) return running;
+    const { serverEndpoint, token, ...rest } = spec;
+    const agent = new NodeAgent({
+      ...rest,
+      connect: () => this.connect(serverEndpoint, token),
+      heartbeatMs: this.runtime.options.heartbeatSeconds * 1000,
+      nodeStatusMs: this.runtime.options.nodeStatusSeconds * 1000,
+      logger: this.runtime.logger.child({ machine: machineKey }),
+    });
+    this.agents.set(machineKey, agent);
+    agent.start();
+    return agent;
+  }
+
+  nodeAgent(machineKey: string): NodeAgent | undefined {
+    return this.agents.get(machineKey);
+  }
+
+  /** Stops the machine's node agent; with `deleteNode` its Node goes too (the host is gone). */
+  async removeNodeAgent(machineKey: string, options: { deleteNode: boolean }): Promise<void> {
+    const agent = this.agents.get(machineKey);
+    if (!agent) return;
+    this.agents.delete(machineKey);
+    await agent.stop(options);
+  }
+
+  get agentCount(): number {
+    return this.agents.size;
+  }
+
+  get clusterCount(): number {
+    return this.clusters.size;
+  }
+
+  /**
+   * Graceful shutdown: node agents stop (their Nodes stay, as when a host's kubelet restarts), API
+   * servers and the provider's own etcd stop; their data stays for the next start.
+   */
+  async shutdown(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.orphanTimer);
+    await Promise.all([...this.agents.values()].map((agent) => agent.stop({ deleteNode: false })));
+    this.agents.clear();
+    await Promise.all(
+      [...this.clusters.values()].map((api) =>
+        api
+          .stop()
+          .catch((error: unknown) =>
+            this.log.warn({ err: error, cluster: api.key }, 'could not stop an API server'),
+          ),
+      ),
+    );
+    this.clusters.clear();
+    await this.sharedServer?.stop();
+    for (const url of new Set([...this.clients.keys()].map((k) => k.split('|')[0]!))) this.closeClients(url);
+    const etcd = await this.etcdHandle?.catch(() => undefined);
+    await etcd?.stop();
+    this.log.info('sim runtime stopped');
+  }
+
+  private createClusterApi(spec: ClusterApiSpec): ClusterApi {
+    const host: ApiServerHost = {
+      kubeApiserver: this.resolveBinaries().kubeApiserver,
+      etcd: () => this.etcd(),
+      stateDir: this.stateDir,
+      bindAddress: this.runtime.options.bindAddress,
+      memoryLimitMiB: this.runtime.options.apiServerMemoryLimitMiB,
+      startTimeoutMs: this.runtime.options.apiServerStartTimeoutSeconds * 1000,
+      logger: this.runtime.logger,
+      onExit: (key) => {
+        this.log.warn({ cluster: key }, 'a workload API server exited on its own');
+        if (key === 'shared') {
+          for (const api of this.clusters.values())
+            if (api.spec.mode === 'shared') this.runtime.onClusterDown?.(api.key);
+        } else {
+          this.runtime.onClusterDown?.(key);
+        }
+      },
+    };
+    if (spec.mode === 'shared') {
+      this.sharedServer ??= new SharedApiServer(host);
+      return new SharedClusterApi(spec, host, this.sharedServer);
+    }
+    return new DedicatedClusterApi(spec, host);
+  }
+
+  private resolveBinaries(): { kubeApiserver: string; etcd: string } {
+    this.binaries ??= resolveControlPlaneBinaries((line) => this.log.info(line));
+    return this.binaries;
+  }
+
+  private closeClients(url: string): void {
+    for (const [key, client] of this.clients) {
+      if (key.startsWith(`${url}|`)) {
+        void client.close();
+        this.clients.delete(key);
+      }
+    }
+  }
+
+  private withLock<T>(key: string, task: () => Promise<T>): Promise<T> {
+    const previous = this.locks.get(key) ?? Promise.resolve();
+    const next = previous.then(task, task);
+    const settled = next.catch(() => undefined);
+    this.locks.set(key, settled);
+    void settled.then(() => {
+      if (this.locks.get(key) === settled) this.locks.delete(key);
+    });
+    return next;
+  }
+}
