@@ -1,9 +1,7 @@
 import {
   ANNOTATIONS,
   FINALIZERS,
-  LABELS,
   RESOURCES,
-  setCondition,
   type Cluster,
   type Machine,
   type MachineDeployment,
@@ -12,7 +10,6 @@ import {
 } from '@capstan/api';
 import {
   addFinalizer,
-  applyStatus,
   getControllerOf,
   hasFinalizer,
   isAlreadyExists,
@@ -27,10 +24,16 @@ import {
   type ResourceClient,
 } from '@capstan/kube';
 import { waitForCache } from '../machineset/cache-wait.js';
-import { jsonEqual } from '../machineset/canonical-json.js';
 import { selectorMatches } from '../machineset/label-selector.js';
 import { timeMs } from '../machineset/machine-state.js';
-import { isPaused, pausedCondition } from '../machineset/paused.js';
+import {
+  deleteIfPresent,
+  ensureClusterLabelAndOwner,
+  ownerReferenceTo,
+  writePausedCondition,
+  writeStatusIfChanged,
+} from '../machineset/object-writes.js';
+import { isPaused } from '../machineset/paused.js';
 import type { WorkloadContext } from '../machineset/workload-context.js';
 import { computeMachineDeploymentStatus } from './machinedeployment.status.js';
 import {
@@ -102,7 +105,7 @@ export class MachineDeploymentReconciler {
       deployment.spec.clusterName,
     );
     if (isPaused(cluster, deployment)) {
-      await this.writePausedCondition(deployment, cluster);
+      await writePausedCondition(this.deploymentsApi, deployment, cluster, this.workload.now());
       return;
     }
     if (isBeingDeleted(deployment)) {
@@ -112,7 +115,13 @@ export class MachineDeploymentReconciler {
     if (!hasFinalizer(deployment, FINALIZERS.machineDeployment)) {
       deployment = await addFinalizer(this.deploymentsApi, deployment, FINALIZERS.machineDeployment);
     }
-    deployment = await this.ensureClusterLabelAndOwner(deployment, cluster);
+    deployment = await ensureClusterLabelAndOwner(
+      this.deploymentsApi,
+      deployment,
+      deployment.spec.clusterName,
+      cluster,
+      true,
+    );
     await this.adoptOrphanSets(deployment, rc);
 
     const now = this.workload.now();
@@ -324,43 +333,8 @@ export class MachineDeploymentReconciler {
       )
       .sort((a, b) => revisionOf(b) - revisionOf(a));
     for (const ms of idle.slice(REVISION_HISTORY_LIMIT)) {
-      await this.setsApi
-        .delete(
-          { namespace: ms.metadata.namespace, name: ms.metadata.name! },
-          { preconditions: { uid: ms.metadata.uid } },
-        )
-        .catch((err: unknown) => {
-          if (!isNotFound(err)) throw err;
-        });
+      await deleteIfPresent(this.setsApi, ms);
     }
-  }
-
-  private async ensureClusterLabelAndOwner(
-    deployment: MachineDeployment,
-    cluster: Cluster | undefined,
-  ): Promise<MachineDeployment> {
-    const metadata: Record<string, unknown> = {};
-    if (deployment.metadata.labels?.[LABELS.clusterName] !== deployment.spec.clusterName) {
-      metadata['labels'] = { [LABELS.clusterName]: deployment.spec.clusterName };
-    }
-    const owners = deployment.metadata.ownerReferences ?? [];
-    if (cluster?.metadata.uid && !owners.some((o) => o.uid === cluster.metadata.uid)) {
-      metadata['ownerReferences'] = [
-        ...owners,
-        {
-          apiVersion: RESOURCES.Cluster.apiVersion,
-          kind: RESOURCES.Cluster.kind,
-          name: cluster.metadata.name!,
-          uid: cluster.metadata.uid,
-        },
-      ];
-      metadata['resourceVersion'] = deployment.metadata.resourceVersion;
-    }
-    if (Object.keys(metadata).length === 0) return deployment;
-    return this.deploymentsApi.mergePatch(
-      { namespace: deployment.metadata.namespace, name: deployment.metadata.name! },
-      { metadata },
-    );
   }
 
   /** Orphan sets the selector matches (e.g. restored from a backup) are taken back. */
@@ -377,14 +351,7 @@ export class MachineDeploymentReconciler {
               resourceVersion: ms.metadata.resourceVersion,
               ownerReferences: [
                 ...(ms.metadata.ownerReferences ?? []),
-                {
-                  apiVersion: RESOURCES.MachineDeployment.apiVersion,
-                  kind: RESOURCES.MachineDeployment.kind,
-                  name: deployment.metadata.name!,
-                  uid: deployment.metadata.uid!,
-                  controller: true,
-                  blockOwnerDeletion: true,
-                },
+                ownerReferenceTo(deployment, RESOURCES.MachineDeployment, true),
               ],
             },
           },
@@ -400,14 +367,7 @@ export class MachineDeploymentReconciler {
     const { deployment, sets } = observed;
     for (const ms of sets) {
       if (isBeingDeleted(ms)) continue;
-      await this.setsApi
-        .delete(
-          { namespace: ms.metadata.namespace, name: ms.metadata.name! },
-          { preconditions: { uid: ms.metadata.uid } },
-        )
-        .catch((err: unknown) => {
-          if (!isNotFound(err)) throw err;
-        });
+      await deleteIfPresent(this.setsApi, ms);
       rc.log.info({ machineSet: ms.metadata.name }, 'deleting MachineSet (MachineDeployment deleted)');
     }
     if (sets.length > 0) {
@@ -435,29 +395,7 @@ export class MachineDeploymentReconciler {
       limits,
       now,
     });
-    if (jsonEqual(deployment.status, { ...status, observedGeneration: deployment.metadata.generation }))
-      return;
-    await applyStatus(this.deploymentsApi, deployment, status).catch((err: unknown) => {
-      if (!isNotFound(err)) throw err;
-    });
-  }
-
-  private async writePausedCondition(
-    deployment: MachineDeployment,
-    cluster: Cluster | undefined,
-  ): Promise<void> {
-    const conditions = setCondition(
-      deployment.status?.conditions,
-      pausedCondition(cluster, deployment),
-      this.workload.now(),
-    );
-    if (jsonEqual(conditions, deployment.status?.conditions)) return;
-    await applyStatus(
-      this.deploymentsApi,
-      deployment,
-      { ...deployment.status, conditions },
-      { observedGeneration: false },
-    );
+    await writeStatusIfChanged(this.deploymentsApi, deployment, status);
   }
 }
 

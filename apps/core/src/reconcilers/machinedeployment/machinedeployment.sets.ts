@@ -6,10 +6,10 @@ import {
   type MachineSet,
   type MachineTemplateSpec,
 } from '@capstan/api';
-import type { V1OwnerReference } from '@kubernetes/client-node';
 import { jsonEqual } from '../machineset/canonical-json.js';
 import { formatLabelValue } from '../machineset/label-value.js';
 import { timeMs } from '../machineset/machine-state.js';
+import { ownerReferenceTo } from '../machineset/object-writes.js';
 import type { RolloutLimits } from './rollout-limits.js';
 import { IN_PLACE_SPEC_FIELDS, sameMachines } from './template-hash.js';
 
@@ -56,17 +56,6 @@ export function findCurrentMachineSet(
     .filter((ms) => sameMachines(ms.spec.template, deployment.spec.template))
     .filter((ms) => after === undefined || createdAtOf(ms) >= after)
     .sort((a, b) => revisionOf(b) - revisionOf(a) || createdAtOf(b) - createdAtOf(a))[0];
-}
-
-function controllerReferenceTo(deployment: MachineDeployment): V1OwnerReference {
-  return {
-    apiVersion: RESOURCES.MachineDeployment.apiVersion,
-    kind: RESOURCES.MachineDeployment.kind,
-    name: deployment.metadata.name!,
-    uid: deployment.metadata.uid!,
-    controller: true,
-    blockOwnerDeletion: true,
-  };
 }
 
 export function machineSetName(deployment: MachineDeployment, hash: string): string {
@@ -128,7 +117,7 @@ export function newMachineSet(
         [ANNOTATIONS.revision]: String(revision),
         ...replicaAnnotations(limits),
       },
-      ownerReferences: [controllerReferenceTo(deployment)],
+      ownerReferences: [ownerReferenceTo(deployment, RESOURCES.MachineDeployment, true)],
     },
     spec: {
       clusterName: deployment.spec.clusterName,

@@ -3,7 +3,6 @@ import {
   ConditionStatus,
   ConditionType,
   MachineDeploymentPhase,
-  setCondition,
   type Cluster,
   type ConditionInput,
   type Machine,
@@ -13,14 +12,16 @@ import {
 } from '@capstan/api';
 import { selectorToString } from '../machineset/label-selector.js';
 import {
+  deletingCondition,
   machinesReadyCondition,
   machinesUpToDateCondition,
   remediatingCondition,
   scalingDownCondition,
   scalingUpCondition,
+  withConditions,
 } from '../machineset/machine-conditions.js';
-import { isAvailable, isDeleting, isReady } from '../machineset/machine-state.js';
-import { versionsOf } from '../machineset/machineset.status.js';
+import { isDeleting } from '../machineset/machine-state.js';
+import { replicaCounters } from '../machineset/machineset.status.js';
 import { pausedCondition } from '../machineset/paused.js';
 import type { RolloutLimits } from './rollout-limits.js';
 
@@ -45,45 +46,39 @@ export function computeMachineDeploymentStatus(
   observation: MachineDeploymentObservation,
 ): MachineDeploymentStatus {
   const { deployment, machines, now } = observation;
-  const live = machines.filter((m) => !isDeleting(m));
-  const readyReplicas = live.filter(isReady).length;
-  const availableReplicas = live.filter(isAvailable).length;
-  const upToDateReplicas = live.filter(observation.isUpToDate).length;
-  const desired = deployment.metadata.deletionTimestamp ? 0 : (deployment.spec.replicas ?? 1);
-  const generation = deployment.metadata.generation;
-  const inputs: ConditionInput[] = [
-    pausedCondition(observation.cluster, deployment),
-    availableCondition(observation, availableReplicas),
-    rollingOutCondition(live.length - upToDateReplicas),
-    scalingUpCondition(machines.length, desired),
-    scalingDownCondition(machines.length, desired),
-    machinesReadyCondition(machines),
-    machinesUpToDateCondition(machines, observation.isUpToDate),
-    remediatingCondition(machines),
-    deletingCondition(deployment, observation.machineSets, machines),
-  ];
-  let conditions = deployment.status?.conditions;
-  for (const input of inputs) {
-    conditions = setCondition(
-      conditions,
-      generation === undefined ? input : { ...input, observedGeneration: generation },
-      now,
-    );
-  }
+  const counters = replicaCounters(machines, observation.isUpToDate);
+  const deleting = Boolean(deployment.metadata.deletionTimestamp);
+  const desired = deleting ? 0 : (deployment.spec.replicas ?? 1);
+  const notUpToDate = machines.filter((m) => !isDeleting(m)).length - counters.upToDateReplicas;
+  const conditions = withConditions(
+    deployment.status?.conditions,
+    [
+      pausedCondition(observation.cluster, deployment),
+      availableCondition(observation, counters.availableReplicas),
+      rollingOutCondition(notUpToDate),
+      scalingUpCondition(machines.length, desired),
+      scalingDownCondition(machines.length, desired),
+      machinesReadyCondition(machines),
+      machinesUpToDateCondition(machines, observation.isUpToDate),
+      remediatingCondition(machines),
+      deletingCondition(
+        deleting,
+        `${observation.machineSets.length} MachineSets and ${machines.length} Machines`,
+      ),
+    ],
+    deployment.metadata.generation,
+    now,
+  );
   return {
     selector: selectorToString(deployment.spec.selector),
-    replicas: machines.length,
-    readyReplicas,
-    availableReplicas,
-    upToDateReplicas,
-    ...versionsOf(machines),
+    ...counters,
     phase:
-      desired > readyReplicas
+      desired > counters.readyReplicas
         ? MachineDeploymentPhase.ScalingUp
-        : desired < readyReplicas
+        : desired < counters.readyReplicas
           ? MachineDeploymentPhase.ScalingDown
           : MachineDeploymentPhase.Running,
-    conditions: conditions ?? [],
+    conditions,
   };
 }
 
@@ -127,25 +122,5 @@ function rollingOutCondition(notUpToDate: number): ConditionInput {
     status: ConditionStatus.True,
     reason: ConditionReason.RollingOut,
     message: `Rolling out ${notUpToDate} not up-to-date replica${notUpToDate === 1 ? '' : 's'}`,
-  };
-}
-
-function deletingCondition(
-  deployment: MachineDeployment,
-  machineSets: readonly MachineSet[],
-  machines: readonly Machine[],
-): ConditionInput {
-  if (!deployment.metadata.deletionTimestamp) {
-    return {
-      type: ConditionType.Deleting,
-      status: ConditionStatus.False,
-      reason: ConditionReason.NotDeleting,
-    };
-  }
-  return {
-    type: ConditionType.Deleting,
-    status: ConditionStatus.True,
-    reason: ConditionReason.Deleting,
-    message: `Deleting ${machineSets.length} MachineSets and ${machines.length} Machines`,
   };
 }

@@ -5,14 +5,11 @@ import {
   LABELS,
   RESOURCES,
   getCondition,
-  setCondition,
-  type Cluster,
   type Machine,
   type MachineHealthCheck,
   type MachineHealthCheckStatus,
 } from '@capstan/api';
 import {
-  applyStatus,
   isNotFound,
   type EventRecorder,
   type ReconcileContext,
@@ -25,8 +22,13 @@ import {
   type WorkloadClusterAccess,
   type WorkloadClusters,
 } from '../../remote/workload-clusters.js';
-import { jsonEqual } from '../machineset/canonical-json.js';
 import { selectorMatches } from '../machineset/label-selector.js';
+import { withConditions } from '../machineset/machine-conditions.js';
+import {
+  ensureClusterLabelAndOwner,
+  writePausedCondition,
+  writeStatusIfChanged,
+} from '../machineset/object-writes.js';
 import { isPaused, pausedCondition } from '../machineset/paused.js';
 import type { WorkloadContext } from '../machineset/workload-context.js';
 import {
@@ -96,21 +98,10 @@ export class MachineHealthCheckReconciler {
       return;
     }
     if (isPaused(cluster, mhc)) {
-      await this.writeStatus(
-        mhc,
-        {
-          ...mhc.status,
-          conditions: setCondition(
-            mhc.status?.conditions,
-            pausedCondition(cluster, mhc),
-            this.workload.now(),
-          ),
-        },
-        false,
-      );
+      await writePausedCondition(this.mhcApi, mhc, cluster, this.workload.now());
       return;
     }
-    mhc = await this.ensureClusterLabelAndOwner(mhc, cluster);
+    mhc = await ensureClusterLabelAndOwner(this.mhcApi, mhc, mhc.spec.clusterName, cluster, true);
 
     let access: WorkloadClusterAccess | undefined;
     try {
@@ -158,16 +149,14 @@ export class MachineHealthCheckReconciler {
       currentHealthy: healthy,
       remediationsAllowed: allowance.allowed ? allowance.remaining : 0,
       targets: targets.map((m) => m.metadata.name!),
-      conditions: [
-        pausedCondition(cluster, mhc),
-        remediationAllowedCondition(allowance.allowed, allowance.message),
-      ].reduce(
-        (conditions, input) =>
-          setCondition(conditions, { ...input, observedGeneration: mhc.metadata.generation }, now),
+      conditions: withConditions(
         mhc.status?.conditions,
+        [pausedCondition(cluster, mhc), remediationAllowedCondition(allowance.allowed, allowance.message)],
+        mhc.metadata.generation,
+        now,
       ),
     };
-    await this.writeStatus(mhc, status, true);
+    await writeStatusIfChanged(this.mhcApi, mhc, status);
     await this.lifecycle.publish(key, events);
 
     const nextChecks = judged.flatMap((j) =>
@@ -269,48 +258,6 @@ export class MachineHealthCheckReconciler {
       events.push({ name: 'machine.unhealthy', data: { ...data, message: verdict.message } });
     if (remediationRequested) events.push({ name: 'machine.remediated', data });
     return events;
-  }
-
-  private async ensureClusterLabelAndOwner(
-    mhc: MachineHealthCheck,
-    cluster: Cluster,
-  ): Promise<MachineHealthCheck> {
-    const metadata: Record<string, unknown> = {};
-    if (mhc.metadata.labels?.[LABELS.clusterName] !== mhc.spec.clusterName) {
-      metadata['labels'] = { [LABELS.clusterName]: mhc.spec.clusterName };
-    }
-    const owners = mhc.metadata.ownerReferences ?? [];
-    if (cluster.metadata.uid && !owners.some((o) => o.uid === cluster.metadata.uid)) {
-      metadata['ownerReferences'] = [
-        ...owners,
-        {
-          apiVersion: RESOURCES.Cluster.apiVersion,
-          kind: RESOURCES.Cluster.kind,
-          name: cluster.metadata.name!,
-          uid: cluster.metadata.uid,
-        },
-      ];
-      metadata['resourceVersion'] = mhc.metadata.resourceVersion;
-    }
-    if (Object.keys(metadata).length === 0) return mhc;
-    return this.mhcApi.mergePatch(
-      { namespace: mhc.metadata.namespace, name: mhc.metadata.name! },
-      { metadata },
-    );
-  }
-
-  private async writeStatus(
-    mhc: MachineHealthCheck,
-    status: MachineHealthCheckStatus,
-    stampGeneration: boolean,
-  ): Promise<void> {
-    const expected = stampGeneration ? { ...status, observedGeneration: mhc.metadata.generation } : status;
-    if (jsonEqual(mhc.status, expected)) return;
-    await applyStatus(this.mhcApi, mhc, status, { observedGeneration: stampGeneration }).catch(
-      (err: unknown) => {
-        if (!isNotFound(err)) throw err;
-      },
-    );
   }
 }
 

@@ -1,8 +1,8 @@
 import { FINALIZERS, LABELS, RESOURCES, type Machine, type MachineSet } from '@capstan/api';
-import type { V1OwnerReference } from '@kubernetes/client-node';
 import { jsonEqual } from './canonical-json.js';
 import type { ObjectReference } from './template-cloner.js';
 import { formatLabelValue } from './label-value.js';
+import { ownerReferenceTo } from './object-writes.js';
 
 // The Machines a MachineSet creates from its template (upstream computeDesiredMachine), and the in-place changes
 // it carries to existing ones: labels, annotations and the fields that never need a new Machine.
@@ -19,27 +19,6 @@ export function machineLabels(machineSet: MachineSet): Record<string, string> {
 
 export function machineAnnotations(machineSet: MachineSet): Record<string, string> {
   return { ...machineSet.spec.template.metadata?.annotations };
-}
-
-export function controllerReferenceTo(machineSet: MachineSet): V1OwnerReference {
-  return {
-    apiVersion: RESOURCES.MachineSet.apiVersion,
-    kind: RESOURCES.MachineSet.kind,
-    name: machineSet.metadata.name!,
-    uid: machineSet.metadata.uid!,
-    controller: true,
-    blockOwnerDeletion: true,
-  };
-}
-
-/** Clones are owned by the set until the Machine controller takes them over (upstream CreateFromTemplate). */
-export function cloneOwnerReference(machineSet: MachineSet): V1OwnerReference {
-  return {
-    apiVersion: RESOURCES.MachineSet.apiVersion,
-    kind: RESOURCES.MachineSet.kind,
-    name: machineSet.metadata.name!,
-    uid: machineSet.metadata.uid!,
-  };
 }
 
 /** A new Machine of the set, referencing its freshly cloned infrastructure machine and bootstrap config. */
@@ -60,7 +39,7 @@ export function desiredMachine(
       namespace: machineSet.metadata.namespace,
       labels: machineLabels(machineSet),
       annotations: machineAnnotations(machineSet),
-      ownerReferences: [controllerReferenceTo(machineSet)],
+      ownerReferences: [ownerReferenceTo(machineSet, RESOURCES.MachineSet, true)],
       // Set at creation so a Machine deleted before the Machine controller saw it still cleans up.
       finalizers: [FINALIZERS.machine],
     },

@@ -7,16 +7,13 @@ import {
   isFalse,
   LABELS,
   RESOURCES,
-  setCondition,
   type Cluster,
   type Machine,
   type MachineDeployment,
   type MachineSet,
-  type MachineSetStatus,
 } from '@capstan/api';
 import {
   addFinalizer,
-  applyStatus,
   getControllerOf,
   hasFinalizer,
   isBeingDeleted,
@@ -28,16 +25,22 @@ import {
   type ReconcileResult,
   type ResourceClient,
 } from '@capstan/kube';
-import { jsonEqual } from './canonical-json.js';
 import { setMachineCondition } from './machine-condition-patch.js';
 import { ProviderKindError } from '../../external/provider-kinds.js';
 import { selectorMatches } from './label-selector.js';
 import { isDeleting } from './machine-state.js';
-import { controllerReferenceTo, inPlacePatch } from './machineset.machines.js';
+import { inPlacePatch } from './machineset.machines.js';
+import {
+  deleteIfPresent,
+  ensureClusterLabelAndOwner,
+  ownerReferenceTo,
+  writePausedCondition,
+  writeStatusIfChanged,
+} from './object-writes.js';
 import { remediateMachines } from './machineset.remediation.js';
 import { scaleDown, scaleUp, type ScaleDeps } from './machineset.scale.js';
 import { computeMachineSetStatus, desiredReplicas } from './machineset.status.js';
-import { isPaused, pausedCondition } from './paused.js';
+import { isPaused } from './paused.js';
 import type { WorkloadContext } from './workload-context.js';
 
 /** Templates are not watched: a missing one is looked for again after this long. */
@@ -87,7 +90,7 @@ export class MachineSetReconciler {
       machineSet.spec.clusterName,
     );
     if (isPaused(cluster, machineSet)) {
-      await this.writePausedCondition(machineSet, cluster);
+      await writePausedCondition(this.machineSetsApi, machineSet, cluster, this.workload.now());
       return;
     }
     const deleting = isBeingDeleted(machineSet);
@@ -95,7 +98,18 @@ export class MachineSetReconciler {
       if (!hasFinalizer(machineSet, FINALIZERS.machineSet)) {
         machineSet = await addFinalizer(this.machineSetsApi, machineSet, FINALIZERS.machineSet);
       }
-      machineSet = await this.ensureClusterLabelAndOwner(machineSet, cluster);
+      // A set no MachineDeployment controls is owned by its Cluster (upstream reconcileMachineSetOwnerAndLabels).
+      const standAlone =
+        !(machineSet.metadata.ownerReferences ?? []).some(
+          (o) => o.kind === RESOURCES.MachineDeployment.kind,
+        ) && !machineSet.metadata.labels?.[LABELS.deploymentName];
+      machineSet = await ensureClusterLabelAndOwner(
+        this.machineSetsApi,
+        machineSet,
+        machineSet.spec.clusterName,
+        cluster,
+        standAlone,
+      );
     }
     const machines = await this.adoptAndList(machineSet, rc);
     if (deleting) {
@@ -142,7 +156,8 @@ export class MachineSetReconciler {
     const isUpToDate = deployment
       ? () => current
       : (machine: Machine) => !isFalse(machine.status?.conditions, ConditionType.UpToDate);
-    await this.writeStatus(
+    await writeStatusIfChanged(
+      this.machineSetsApi,
       machineSet,
       computeMachineSetStatus({
         machineSet,
@@ -175,39 +190,6 @@ export class MachineSetReconciler {
     return undefined;
   }
 
-  /** The cluster-name label, and for a set no MachineDeployment controls, an owner reference to its Cluster. */
-  private async ensureClusterLabelAndOwner(
-    machineSet: MachineSet,
-    cluster: Cluster | undefined,
-  ): Promise<MachineSet> {
-    const patch: { metadata: Record<string, unknown> } = { metadata: {} };
-    if (machineSet.metadata.labels?.[LABELS.clusterName] !== machineSet.spec.clusterName) {
-      patch.metadata['labels'] = { [LABELS.clusterName]: machineSet.spec.clusterName };
-    }
-    const owners = machineSet.metadata.ownerReferences ?? [];
-    const standAlone =
-      !owners.some((o) => o.kind === RESOURCES.MachineDeployment.kind || o.kind === RESOURCES.Cluster.kind) &&
-      !machineSet.metadata.labels?.[LABELS.deploymentName];
-    if (standAlone && cluster?.metadata.uid) {
-      patch.metadata['ownerReferences'] = [
-        ...owners,
-        {
-          apiVersion: RESOURCES.Cluster.apiVersion,
-          kind: RESOURCES.Cluster.kind,
-          name: cluster.metadata.name!,
-          uid: cluster.metadata.uid,
-        },
-      ];
-      // The list is replaced as a whole: only on top of the version read.
-      patch.metadata['resourceVersion'] = machineSet.metadata.resourceVersion;
-    }
-    if (Object.keys(patch.metadata).length === 0) return machineSet;
-    return this.machineSetsApi.mergePatch(
-      { namespace: machineSet.metadata.namespace, name: machineSet.metadata.name! },
-      patch,
-    );
-  }
-
   /** Machines controlled by the set, from the cache (deleting ones included). */
   private ownedMachines(machineSet: MachineSet): Machine[] {
     return this.workload.machines
@@ -238,7 +220,7 @@ export class MachineSetReconciler {
               resourceVersion: machine.metadata.resourceVersion,
               ownerReferences: [
                 ...(machine.metadata.ownerReferences ?? []),
-                controllerReferenceTo(machineSet),
+                ownerReferenceTo(machineSet, RESOURCES.MachineSet, true),
               ],
             },
           },
@@ -308,18 +290,12 @@ export class MachineSetReconciler {
   ): Promise<void> {
     for (const machine of machines) {
       if (isDeleting(machine)) continue;
-      await this.machinesApi
-        .delete(
-          { namespace: machine.metadata.namespace, name: machine.metadata.name! },
-          { preconditions: { uid: machine.metadata.uid } },
-        )
-        .catch((err: unknown) => {
-          if (!isNotFound(err)) throw err;
-        });
+      await deleteIfPresent(this.machinesApi, machine);
       rc.log.info({ machine: machine.metadata.name }, 'deleting machine (MachineSet deleted)');
     }
     if (machines.length > 0) {
-      await this.writeStatus(
+      await writeStatusIfChanged(
+        this.machineSetsApi,
         machineSet,
         computeMachineSetStatus({
           machineSet,
@@ -336,29 +312,5 @@ export class MachineSetReconciler {
         if (!isNotFound(err)) throw err;
       });
     }
-  }
-
-  private async writeStatus(machineSet: MachineSet, status: MachineSetStatus): Promise<void> {
-    const desired = { ...status, observedGeneration: machineSet.metadata.generation };
-    if (jsonEqual(machineSet.status, desired)) return;
-    await applyStatus(this.machineSetsApi, machineSet, status).catch((err: unknown) => {
-      if (!isNotFound(err)) throw err;
-    });
-  }
-
-  /** While paused only the Paused condition changes (upstream EnsurePausedCondition). */
-  private async writePausedCondition(machineSet: MachineSet, cluster: Cluster | undefined): Promise<void> {
-    const conditions = setCondition(
-      machineSet.status?.conditions,
-      pausedCondition(cluster, machineSet),
-      this.workload.now(),
-    );
-    if (jsonEqual(conditions, machineSet.status?.conditions)) return;
-    await applyStatus(
-      this.machineSetsApi,
-      machineSet,
-      { ...machineSet.status, conditions },
-      { observedGeneration: false },
-    );
   }
 }

@@ -6,11 +6,12 @@ import {
   type MachineDeployment,
   type MachineSet,
 } from '@capstan/api';
-import { isNotFound, type EventRecorder, type ResourceClient } from '@capstan/kube';
+import type { EventRecorder, ResourceClient } from '@capstan/kube';
 import type { Logger } from 'pino';
 import { scaledValue } from './int-or-percent.js';
 import { removeMachineCondition, setMachineCondition } from './machine-condition-patch.js';
 import { isDeleting, needsOwnerRemediation } from './machine-state.js';
+import { deleteIfPresent } from './object-writes.js';
 import { planRemediation } from './remediation-plan.js';
 
 export interface RemediationDeps {
@@ -87,14 +88,7 @@ export async function remediateMachines(
       },
       now,
     );
-    try {
-      await machinesApi.delete(
-        { namespace: machine.metadata.namespace, name: machine.metadata.name! },
-        { preconditions: { uid: machine.metadata.uid } },
-      );
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
+    await deleteIfPresent(machinesApi, machine);
     deps.log.info({ machine: machine.metadata.name }, 'deleting unhealthy machine (remediation)');
     void deps.recorder.event(machineSet, {
       type: 'Normal',

@@ -1,17 +1,13 @@
-import type { Machine, MachineSet } from '@capstan/api';
-import { isNotFound, objectKey, type EventRecorder, type ResourceClient } from '@capstan/kube';
+import { RESOURCES, type Machine, type MachineSet } from '@capstan/api';
+import { objectKey, type EventRecorder, type ResourceClient } from '@capstan/kube';
 import type { Logger } from 'pino';
 import { waitForCache } from './cache-wait.js';
 import { machinesToDelete } from './deletion-order.js';
 import type { ObjectReference } from './template-cloner.js';
 import { randomSuffix, renderMachineName } from './machine-naming.js';
 import { isDeleting } from './machine-state.js';
-import {
-  cloneOwnerReference,
-  desiredMachine,
-  machineAnnotations,
-  machineLabels,
-} from './machineset.machines.js';
+import { desiredMachine, machineAnnotations, machineLabels } from './machineset.machines.js';
+import { deleteIfPresent, ownerReferenceTo } from './object-writes.js';
 import type { WorkloadContext } from './workload-context.js';
 
 // Scaling a MachineSet (upstream syncReplicas): clone the bootstrap config and infrastructure machine from their
@@ -67,7 +63,8 @@ async function createMachine(deps: ScaleDeps, machineSet: MachineSet): Promise<M
     clusterName: machineSet.spec.clusterName,
     labels: machineLabels(machineSet),
     annotations: machineAnnotations(machineSet),
-    ownerReferences: [cloneOwnerReference(machineSet)],
+    // Clones are owned by the set until the Machine controller takes them over (upstream CreateFromTemplate).
+    ownerReferences: [ownerReferenceTo(machineSet, RESOURCES.MachineSet, false)],
   };
   let bootstrap: ObjectReference | undefined;
   let infrastructure: ObjectReference | undefined;
@@ -118,15 +115,7 @@ export async function scaleDown(
   );
   for (const machine of chosen) {
     if (isDeleting(machine)) continue;
-    try {
-      await deps.machinesApi.delete(
-        { namespace: machine.metadata.namespace, name: machine.metadata.name! },
-        { preconditions: { uid: machine.metadata.uid } },
-      );
-    } catch (err) {
-      if (isNotFound(err)) continue;
-      throw err;
-    }
+    await deleteIfPresent(deps.machinesApi, machine);
     deps.log.info({ machine: machine.metadata.name }, 'deleting machine (scale down)');
     void deps.recorder.event(machineSet, {
       type: 'Normal',

@@ -1,10 +1,5 @@
 import {
-  ConditionReason,
-  ConditionStatus,
-  ConditionType,
-  setCondition,
   type Cluster,
-  type ConditionInput,
   type Machine,
   type MachineSet,
   type MachineSetStatus,
@@ -12,11 +7,13 @@ import {
 } from '@capstan/api';
 import { selectorToString } from './label-selector.js';
 import {
+  deletingCondition,
   machinesReadyCondition,
   machinesUpToDateCondition,
   remediatingCondition,
   scalingDownCondition,
   scalingUpCondition,
+  withConditions,
 } from './machine-conditions.js';
 import { isAvailable, isDeleting, isReady } from './machine-state.js';
 import { pausedCondition } from './paused.js';
@@ -45,50 +42,47 @@ export function desiredReplicas(machineSet: MachineSet): number {
  */
 export function computeMachineSetStatus(observation: MachineSetObservation): MachineSetStatus {
   const { machineSet, machines, now } = observation;
-  const generation = machineSet.metadata.generation;
-  const inputs: ConditionInput[] = [
-    pausedCondition(observation.cluster, machineSet),
-    scalingUpCondition(machines.length, desiredReplicas(machineSet), observation.scaleUpBlockedBy),
-    scalingDownCondition(machines.length, desiredReplicas(machineSet)),
-    machinesReadyCondition(machines),
-    machinesUpToDateCondition(machines, observation.isUpToDate),
-    remediatingCondition(machines),
-    deletingCondition(machineSet, machines),
-  ];
-  let conditions = machineSet.status?.conditions;
-  for (const input of inputs) {
-    conditions = setCondition(
-      conditions,
-      generation === undefined ? input : { ...input, observedGeneration: generation },
-      now,
-    );
-  }
-  const live = machines.filter((m) => !isDeleting(m));
+  const desired = desiredReplicas(machineSet);
+  const conditions = withConditions(
+    machineSet.status?.conditions,
+    [
+      pausedCondition(observation.cluster, machineSet),
+      scalingUpCondition(machines.length, desired, observation.scaleUpBlockedBy),
+      scalingDownCondition(machines.length, desired),
+      machinesReadyCondition(machines),
+      machinesUpToDateCondition(machines, observation.isUpToDate),
+      remediatingCondition(machines),
+      deletingCondition(
+        Boolean(machineSet.metadata.deletionTimestamp),
+        machines.length > 0 ? `${machines.length} Machine${machines.length === 1 ? '' : 's'}` : undefined,
+      ),
+    ],
+    machineSet.metadata.generation,
+    now,
+  );
   return {
     selector: selectorToString(machineSet.spec.selector),
-    replicas: machines.length,
-    readyReplicas: live.filter(isReady).length,
-    availableReplicas: live.filter(isAvailable).length,
-    upToDateReplicas: live.filter(observation.isUpToDate).length,
-    ...versionsOf(machines),
-    conditions: conditions ?? [],
+    ...replicaCounters(machines, observation.isUpToDate),
+    conditions,
   };
 }
 
-function deletingCondition(machineSet: MachineSet, machines: readonly Machine[]): ConditionInput {
-  if (!machineSet.metadata.deletionTimestamp) {
-    return {
-      type: ConditionType.Deleting,
-      status: ConditionStatus.False,
-      reason: ConditionReason.NotDeleting,
-    };
-  }
+/** The v1beta2 counters over Machines (deleting ones count only towards `replicas`), and `versions`. */
+export function replicaCounters(
+  machines: readonly Machine[],
+  isUpToDate: (machine: Machine) => boolean,
+): Required<
+  Pick<MachineSetStatus, 'replicas' | 'readyReplicas' | 'availableReplicas' | 'upToDateReplicas'>
+> & {
+  versions?: StatusVersion[];
+} {
+  const live = machines.filter((m) => !isDeleting(m));
   return {
-    type: ConditionType.Deleting,
-    status: ConditionStatus.True,
-    reason: machines.length === 0 ? ConditionReason.DeletionCompleted : ConditionReason.Deleting,
-    message:
-      machines.length === 0 ? '' : `Deleting ${machines.length} Machine${machines.length === 1 ? '' : 's'}`,
+    replicas: machines.length,
+    readyReplicas: live.filter(isReady).length,
+    availableReplicas: live.filter(isAvailable).length,
+    upToDateReplicas: live.filter(isUpToDate).length,
+    ...versionsOf(machines),
   };
 }
 

@@ -19,6 +19,7 @@ import {
 import { defaultServiceOptions, startService, type RunningService } from '@capstan/provider-kit';
 import {
   createTestNamespace,
+  eventually as pollUntil,
   genericProviderKind,
   installCapstanCrds,
   installGenericProviderCrds,
@@ -87,19 +88,13 @@ export async function startWorkloadEnv(prefix: string): Promise<WorkloadEnv> {
   };
 }
 
-/** Polls until `probe` gives a value (not undefined/false); fails naming `what`. */
-export async function eventually<T>(
+/** libs/testing's eventually, with the thing waited for named first (it reads better in long tests). */
+export function eventually<T>(
   what: string,
   probe: () => Promise<T | undefined | false> | T | undefined | false,
   timeoutMs = 30_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`not in time: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  return pollUntil(probe, { message: what, timeoutMs });
 }
 
 export const resourceOf = (kind: string): ResourceType => {
