@@ -55,6 +55,7 @@ import {
   newMachineName,
   TEMPLATE_FIELD_MANAGER,
 } from './machine-objects.js';
+import { OwnWrites } from './own-writes.js';
 import { PendingEvents } from './pending-events.js';
 import { machineKindOf, ProviderKinds } from './provider-kinds.js';
 import { SECRETS } from './secrets.js';
@@ -64,6 +65,8 @@ import { probeWorkloadApi } from './workload-probe.js';
 export const INITIALIZATION_PROBE_INTERVAL_MS = 2_000;
 /** How soon to look again while the cache has not caught up with this controller's own writes. */
 const EXPECTATION_RECHECK_MS = 2_000;
+/** How soon to look again while the cache has not caught up with this controller's own write of the object. */
+const OWN_WRITE_RECHECK_MS = 200;
 /** How soon to look again for a missing machine template (templates are not watched). */
 const TEMPLATE_RECHECK_MS = 15_000;
 
@@ -105,6 +108,7 @@ export class K3sControlPlaneReconciler {
   private readonly kinds: ProviderKinds;
   private readonly expectations = new MachineExpectations();
   private readonly pending = new PendingEvents();
+  private readonly ownWrites = new OwnWrites();
   private readonly probe: (kubeconfig: string) => Promise<boolean>;
 
   constructor(private readonly deps: K3sControlPlaneReconcilerDeps) {
@@ -123,6 +127,8 @@ export class K3sControlPlaneReconciler {
       this.expectations.forget(key);
       return;
     }
+    if (this.ownWrites.isStale(key, kcp.metadata.resourceVersion))
+      return { requeueAfter: OWN_WRITE_RECHECK_MS };
     const cluster = this.clusterOf(kcp);
     if (isBeingDeleted(kcp)) return this.reconcileDelete(kcp, cluster, ctx);
     if (!cluster) {
@@ -130,7 +136,9 @@ export class K3sControlPlaneReconciler {
       return;
     }
     if (!hasFinalizer(kcp, FINALIZERS.k3sControlPlane)) {
+      const read = kcp.metadata.resourceVersion;
       kcp = await addFinalizer(this.kcpClient, kcp, FINALIZERS.k3sControlPlane);
+      this.ownWrites.record(key, read, kcp.metadata.resourceVersion);
     }
     const clusterName = cluster.metadata.name!;
     const now = new Date();
@@ -318,7 +326,7 @@ export class K3sControlPlaneReconciler {
           retryCount: action.retryCount,
         };
         // Recorded before the deletion, so the replacement learns it replaces a remediated machine.
-        await this.kcpClient.mergePatch(
+        const annotated = await this.kcpClient.mergePatch(
           { namespace: kcp.metadata.namespace, name: kcp.metadata.name! },
           {
             metadata: {
@@ -328,6 +336,7 @@ export class K3sControlPlaneReconciler {
             },
           },
         );
+        this.ownWrites.record(key, kcp.metadata.resourceVersion, annotated.metadata.resourceVersion);
         await this.deleteMachine(kcp, action.machine);
         this.expectations.expectDelete(key, action.machine);
         ctx.log.info(
@@ -414,9 +423,14 @@ export class K3sControlPlaneReconciler {
       fieldManager: TEMPLATE_FIELD_MANAGER,
     });
     if (remediationFor) {
-      await this.kcpClient.mergePatch(
+      const cleared = await this.kcpClient.mergePatch(
         { namespace, name: kcp.metadata.name! },
         { metadata: { annotations: { [CONTROL_PLANE_ANNOTATIONS.remediationInProgress]: null } } },
+      );
+      this.ownWrites.record(
+        `${namespace}/${kcp.metadata.name}`,
+        kcp.metadata.resourceVersion,
+        cleared.metadata.resourceVersion,
       );
     }
     return { name };
@@ -496,6 +510,7 @@ export class K3sControlPlaneReconciler {
     const next = desiredControlPlaneStatus(previous, inputs);
     if (!controlPlaneStatusChanged(previous, next)) return kcp;
     const written = await patchStatus(this.kcpClient, kcp, next);
+    this.ownWrites.record(key, kcp.metadata.resourceVersion, written.metadata.resourceVersion);
     ctx.log.debug({ replicas: next.replicas, ready: next.readyReplicas }, 'status updated');
     await this.publishTransitions(key, written, previous, next, inputs.clusterName);
     return written;
