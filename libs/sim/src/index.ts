@@ -19,3 +19,5 @@ export * from './node-agent.js';
 export * from './sim-runtime.js';
 export * from './port-allocator.js';
 export * from './host-plan.js';
+export * from './status-diff.js';
+export * from './test-support.js';

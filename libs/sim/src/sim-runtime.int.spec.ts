@@ -23,22 +23,13 @@ import { simMachineOptionsFromEnv } from './options.js';
 import { SimRuntime } from './sim-runtime.js';
 import { isSimError } from './errors.js';
 import { recordedProcessAlive } from './owned-process.js';
+import { eventually } from './test-support.js';
 
 // The sim runtime on its own, against real kube-apiservers: a dedicated cluster served from rendered
 // bootstrap data, nodes registering with the join token, a provider "killed" and its API server adopted,
 // injected faults, and shared mode with two clusters behind one API server.
 
 const logger = pino({ level: 'silent' });
-
-async function eventually<T>(probe: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 interface TestCluster {
   ref: SimClusterRef;
