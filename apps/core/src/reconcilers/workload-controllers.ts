@@ -13,7 +13,11 @@ import { registerMachineDeploymentController } from './machinedeployment/machine
 import { registerMachineHealthCheckController } from './machinehealthcheck/machinehealthcheck.controller.js';
 import { registerMachineSetController } from './machineset/machineset.controller.js';
 import { TemplateCloner } from './machineset/template-cloner.js';
-import type { WorkloadContext } from './machineset/workload-context.js';
+import {
+  ORPHANS_BY_NAMESPACE,
+  orphansByNamespace,
+  type WorkloadContext,
+} from './machineset/workload-context.js';
 
 /**
  * Registers the MachineSet, MachineDeployment and MachineHealthCheck controllers of the core service; they share
@@ -34,6 +38,13 @@ export function registerWorkloadControllers(
     publisher: ctx.publisher,
     now: () => new Date(),
   };
+  // Adoption looks at objects no controller owns: indexed, so no reconcile scans the whole namespace.
+  if (!workload.machines.hasIndexer(ORPHANS_BY_NAMESPACE)) {
+    workload.machines.addIndexer(ORPHANS_BY_NAMESPACE, orphansByNamespace);
+  }
+  if (!workload.machineSets.hasIndexer(ORPHANS_BY_NAMESPACE)) {
+    workload.machineSets.addIndexer(ORPHANS_BY_NAMESPACE, orphansByNamespace);
+  }
   registerMachineSetController(ctx, workload);
   registerMachineDeploymentController(ctx, workload);
   registerMachineHealthCheckController(ctx, workload, deps.workloadClusters);

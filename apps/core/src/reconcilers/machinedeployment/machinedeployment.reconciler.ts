@@ -34,7 +34,7 @@ import {
   writeStatusIfChanged,
 } from '../machineset/object-writes.js';
 import { isPaused } from '../machineset/paused.js';
-import type { WorkloadContext } from '../machineset/workload-context.js';
+import { controlledBy, ORPHANS_BY_NAMESPACE, type WorkloadContext } from '../machineset/workload-context.js';
 import { computeMachineDeploymentStatus } from './machinedeployment.status.js';
 import {
   createdAtOf,
@@ -141,14 +141,10 @@ export class MachineDeploymentReconciler {
   }
 
   private observe(deployment: MachineDeployment, cluster: Cluster | undefined): Observed {
-    const sets = this.workload.machineSets
-      .list(deployment.metadata.namespace)
-      .filter((ms) => getControllerOf(ms)?.uid === deployment.metadata.uid);
-    const machinesBySet = new Map<string, Machine[]>(sets.map((ms) => [ms.metadata.uid!, []]));
-    for (const machine of this.workload.machines.list(deployment.metadata.namespace)) {
-      const owner = getControllerOf(machine)?.uid;
-      if (owner) machinesBySet.get(owner)?.push(machine);
-    }
+    const sets = controlledBy(this.workload.machineSets, deployment);
+    const machinesBySet = new Map<string, Machine[]>(
+      sets.map((ms) => [ms.metadata.uid!, controlledBy(this.workload.machines, ms)]),
+    );
     return { deployment, cluster, sets, machinesBySet };
   }
 
@@ -339,9 +335,11 @@ export class MachineDeploymentReconciler {
 
   /** Orphan sets the selector matches (e.g. restored from a backup) are taken back. */
   private async adoptOrphanSets(deployment: MachineDeployment, rc: ReconcileContext): Promise<void> {
-    for (const ms of this.workload.machineSets.list(deployment.metadata.namespace)) {
-      if (getControllerOf(ms) || isBeingDeleted(ms) || ms.spec.clusterName !== deployment.spec.clusterName)
-        continue;
+    for (const ms of this.workload.machineSets.byIndex(
+      ORPHANS_BY_NAMESPACE,
+      deployment.metadata.namespace ?? '',
+    )) {
+      if (isBeingDeleted(ms) || ms.spec.clusterName !== deployment.spec.clusterName) continue;
       if (!selectorMatches(deployment.spec.selector, ms.metadata.labels)) continue;
       try {
         await this.setsApi.mergePatch(

@@ -10,6 +10,8 @@ import {
   type MachineHealthCheckStatus,
 } from '@capstan/api';
 import {
+  BY_CLUSTER_NAME,
+  clusterIndexValue,
   isNotFound,
   type EventRecorder,
   type ReconcileContext,
@@ -53,10 +55,10 @@ import { remediationAllowance } from './remediation-allowance.js';
 /** A workload cluster that cannot be read yet is tried again after this long. */
 const UNREACHABLE_RETRY_MS = 10_000;
 
-/** The Machines a health check watches: of its cluster, matched by its selector. */
+/** The Machines a health check watches: its selector plus its cluster's label (upstream adds that requirement). */
 export function selectsMachine(mhc: MachineHealthCheck, machine: Machine): boolean {
   return (
-    machine.spec.clusterName === mhc.spec.clusterName &&
+    machine.metadata.labels?.[LABELS.clusterName] === mhc.spec.clusterName &&
     selectorMatches(mhc.spec.selector, machine.metadata.labels)
   );
 }
@@ -114,7 +116,7 @@ export class MachineHealthCheckReconciler {
 
     const now = this.workload.now();
     const targets = this.workload.machines
-      .list(namespace)
+      .byIndex(BY_CLUSTER_NAME, clusterIndexValue(namespace, mhc.spec.clusterName))
       .filter((m) => selectsMachine(mhc, m) && !skipsHealthCheck(m))
       .sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : 1));
     const judged: Judged[] = targets.map((machine) => ({

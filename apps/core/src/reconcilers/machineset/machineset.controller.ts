@@ -1,9 +1,9 @@
-import { RESOURCES, type Machine, type MachineDeployment, type MachineSet } from '@capstan/api';
-import { BY_OWNER, getControllerOf, objectKey } from '@capstan/kube';
+import { RESOURCES, type Machine, type MachineSet } from '@capstan/api';
+import { getControllerOf, objectKey } from '@capstan/kube';
 import type { ServiceContext } from '@capstan/provider-kit';
 import { selectorMatches } from './label-selector.js';
 import { MachineSetReconciler } from './machineset.reconciler.js';
-import type { WorkloadContext } from './workload-context.js';
+import { controlledBy, type WorkloadContext } from './workload-context.js';
 
 export const MACHINE_SET_CONTROLLER = 'machineset';
 
@@ -31,11 +31,7 @@ export function registerMachineSetController(ctx: ServiceContext, workload: Work
       // Revision and remediation.maxInFlight come from the deployment.
       {
         for: RESOURCES.MachineDeployment,
-        map: (md) =>
-          workload.machineSets
-            .byIndex(BY_OWNER, (md as MachineDeployment).metadata.uid ?? '')
-            .filter((ms) => getControllerOf(ms)?.kind === RESOURCES.MachineDeployment.kind)
-            .map(objectKey),
+        map: (md) => controlledBy(workload.machineSets, md).map(objectKey),
       },
       // Pause, unpause and deletion of the cluster.
       {

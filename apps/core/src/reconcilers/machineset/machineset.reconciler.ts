@@ -41,7 +41,7 @@ import { remediateMachines } from './machineset.remediation.js';
 import { scaleDown, scaleUp, type ScaleDeps } from './machineset.scale.js';
 import { computeMachineSetStatus, desiredReplicas } from './machineset.status.js';
 import { isPaused } from './paused.js';
-import type { WorkloadContext } from './workload-context.js';
+import { controlledBy, ORPHANS_BY_NAMESPACE, type WorkloadContext } from './workload-context.js';
 
 /** Templates are not watched: a missing one is looked for again after this long. */
 const MISSING_TEMPLATE_RETRY_MS = 10_000;
@@ -162,7 +162,7 @@ export class MachineSetReconciler {
       computeMachineSetStatus({
         machineSet,
         cluster,
-        machines: this.ownedMachines(machineSet),
+        machines: controlledBy(this.workload.machines, machineSet),
         isUpToDate,
         scaleUpBlockedBy: blockedBy,
         now,
@@ -190,25 +190,16 @@ export class MachineSetReconciler {
     return undefined;
   }
 
-  /** Machines controlled by the set, from the cache (deleting ones included). */
-  private ownedMachines(machineSet: MachineSet): Machine[] {
-    return this.workload.machines
-      .list(machineSet.metadata.namespace)
-      .filter((m) => getControllerOf(m)?.uid === machineSet.metadata.uid);
-  }
-
   /**
    * The set's Machines: those it controls, plus orphans of its cluster that its selector matches, which it adopts
    * (upstream getAndAdoptMachinesForMachineSet). Deleting Machines count, so nothing is replaced before it is gone.
    */
   private async adoptAndList(machineSet: MachineSet, rc: ReconcileContext): Promise<Machine[]> {
-    const machines: Machine[] = [];
-    for (const machine of this.workload.machines.list(machineSet.metadata.namespace)) {
-      const controller = getControllerOf(machine);
-      if (controller) {
-        if (controller.uid === machineSet.metadata.uid) machines.push(machine);
-        continue;
-      }
+    const machines = controlledBy(this.workload.machines, machineSet);
+    for (const machine of this.workload.machines.byIndex(
+      ORPHANS_BY_NAMESPACE,
+      machineSet.metadata.namespace ?? '',
+    )) {
       if (machine.spec.clusterName !== machineSet.spec.clusterName) continue;
       if (!selectorMatches(machineSet.spec.selector, machine.metadata.labels)) continue;
       if (isDeleting(machine)) continue;

@@ -2,6 +2,7 @@ import {
   ConditionReason,
   ConditionStatus,
   ConditionType,
+  type ConditionInput,
   type Machine,
   type MachineDeployment,
   type MachineSet,
@@ -13,6 +14,11 @@ import { removeMachineCondition, setMachineCondition } from './machine-condition
 import { isDeleting, needsOwnerRemediation } from './machine-state.js';
 import { deleteIfPresent } from './object-writes.js';
 import { planRemediation } from './remediation-plan.js';
+
+/** OwnerRemediated=False: where the owner's remediation of the Machine stands. */
+function ownerRemediated(reason: string, message: string): ConditionInput {
+  return { type: ConditionType.OwnerRemediated, status: ConditionStatus.False, reason, message };
+}
 
 export interface RemediationDeps {
   machinesApi: ResourceClient<Machine>;
@@ -39,12 +45,10 @@ export async function remediateMachines(
       await setMachineCondition(
         machinesApi,
         machine,
-        {
-          type: ConditionType.OwnerRemediated,
-          status: ConditionStatus.False,
-          reason: ConditionReason.CannotBeRemediated,
-          message: "Machine won't be remediated because it is pending removal due to rollout",
-        },
+        ownerRemediated(
+          ConditionReason.CannotBeRemediated,
+          "Machine won't be remediated because it is pending removal due to rollout",
+        ),
         now,
       );
     }
@@ -66,12 +70,10 @@ export async function remediateMachines(
     await setMachineCondition(
       machinesApi,
       machine,
-      {
-        type: ConditionType.OwnerRemediated,
-        status: ConditionStatus.False,
-        reason: ConditionReason.RemediationDeferred,
-        message: `Waiting because there are already too many remediations in progress (spec.remediation.maxInFlight is ${String(limit)})`,
-      },
+      ownerRemediated(
+        ConditionReason.RemediationDeferred,
+        `Waiting because there are already too many remediations in progress (spec.remediation.maxInFlight is ${String(limit)})`,
+      ),
       now,
     );
   }
@@ -80,12 +82,7 @@ export async function remediateMachines(
     await setMachineCondition(
       machinesApi,
       machine,
-      {
-        type: ConditionType.OwnerRemediated,
-        status: ConditionStatus.False,
-        reason: ConditionReason.MachineDeleting,
-        message: 'Machine is deleting',
-      },
+      ownerRemediated(ConditionReason.MachineDeleting, 'Machine is deleting'),
       now,
     );
     await deleteIfPresent(machinesApi, machine);

@@ -1,6 +1,7 @@
 import type { Cluster, Machine, MachineDeployment, MachineHealthCheck, MachineSet } from '@capstan/api';
 import type { EventPublisher } from '@capstan/events';
-import type { Informer, KubeClient } from '@capstan/kube';
+import { BY_OWNER, getControllerOf, type IndexFunc, type Informer, type KubeClient } from '@capstan/kube';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import type { TemplateCloner } from './template-cloner.js';
 
 /** What the MachineSet, MachineDeployment and MachineHealthCheck controllers share: one client, one set of caches. */
@@ -14,4 +15,20 @@ export interface WorkloadContext {
   templates: TemplateCloner;
   publisher: EventPublisher;
   now: () => Date;
+}
+
+/** Index of objects no controller owns, by namespace: the candidates for adoption, found without a full scan. */
+export const ORPHANS_BY_NAMESPACE = 'capstan.dev/orphans-by-namespace';
+
+export const orphansByNamespace: IndexFunc = (obj) =>
+  getControllerOf(obj) ? [] : [obj.metadata?.namespace ?? ''];
+
+/** What `owner` controls among the objects of an informer (BY_OWNER index, controller references only). */
+export function controlledBy<T extends KubernetesObject>(
+  informer: Informer<T>,
+  owner: KubernetesObject,
+): T[] {
+  const uid = owner.metadata?.uid;
+  if (!uid) return [];
+  return informer.byIndex(BY_OWNER, uid).filter((obj) => getControllerOf(obj)?.uid === uid);
 }
