@@ -331,10 +331,7 @@ describe('control-plane-provider with a real API server, event bus and workload 
   });
 
   it('is initialized once the workload API answers through the kubeconfig, then joins one machine at a time', async () => {
-    const kubeconfig = Buffer.from((await getSecret('demo-kubeconfig'))!.data!['value']!, 'base64').toString(
-      'utf8',
-    );
-    workload = await startWorkloadApiServer(certificates, port, kubeconfig);
+    workload = await startWorkloadApiServer('demo', certificates, { host: '127.0.0.1', port });
     await until(
       'initialization',
       async () => (await getKcp()).status?.initialization?.controlPlaneInitialized === true,
