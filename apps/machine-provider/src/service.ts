@@ -1,0 +1,115 @@
+import {
+  INFRASTRUCTURE_GROUP,
+  LABELS,
+  RESOURCES,
+  type Cluster,
+  type Machine,
+  type SimCluster,
+  type SimMachine,
+} from '@capstan/api';
+import { BY_CLUSTER_NAME, clusterIndexValue, objectKey, type WatchEvent } from '@capstan/kube';
+import type { ServiceDefinition } from '@capstan/provider-kit';
+import { SimRuntime, simMachineOptionsFromEnv, type SimMachineOptions } from '@capstan/sim';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { MachineLifecycleModule } from './events/machine-lifecycle.handler.js';
+import { SIM_MACHINE_CONTROLLER, SimMachineReconciler } from './reconcilers/simmachine.reconciler.js';
+
+export const MACHINE_PROVIDER = 'machine-provider';
+
+export interface MachineProviderOverrides {
+  /** kube-apiserver and etcd binaries (found like the test environment's when unset). */
+  binaries?: { kubeApiserver: string; etcd: string };
+}
+
+/** Status writes are this controller's own: only spec, metadata and deletion changes need a reconcile. */
+function relevantChange(event: WatchEvent<SimMachine>): boolean {
+  if (event.type !== 'update' || !event.oldObject) return true;
+  const before = event.oldObject.metadata;
+  const after = event.object.metadata;
+  return (
+    before?.generation !== after?.generation ||
+    before?.deletionTimestamp !== after?.deletionTimestamp ||
+    JSON.stringify(before?.labels) !== JSON.stringify(after?.labels) ||
+    JSON.stringify(before?.annotations) !== JSON.stringify(after?.annotations) ||
+    JSON.stringify(before?.ownerReferences) !== JSON.stringify(after?.ownerReferences) ||
+    JSON.stringify(before?.finalizers) !== JSON.stringify(after?.finalizers)
+  );
+}
+
+/**
+ * The infrastructure machine provider: SimMachine (and SimMachineTemplate, which needs no reconcile: the core
+ * clones it). Runs simulated hosts in this process (ARCHITECTURE §9); stopping the service stops them, and
+ * starting it again brings back what the objects say should run.
+ */
+export function createMachineProviderService(
+  options: SimMachineOptions = simMachineOptionsFromEnv(),
+  overrides: MachineProviderOverrides = {},
+): ServiceDefinition {
+  return {
+    name: MACHINE_PROVIDER,
+    consumes: 'lifecycle.machine.>',
+    modules: [MachineLifecycleModule],
+    setup(context) {
+      const simMachines = context.manager.informer<SimMachine>(RESOURCES.SimMachine);
+      const machines = context.manager.informer<Machine>(RESOURCES.Machine);
+      const clusters = context.manager.informer<Cluster>(RESOURCES.Cluster);
+      const simClusters = context.manager.informer<SimCluster>(RESOURCES.SimCluster);
+      const machinesOfCluster = (namespace: string | undefined, clusterName: string | undefined): string[] =>
+        clusterName
+          ? simMachines.byIndex(BY_CLUSTER_NAME, clusterIndexValue(namespace, clusterName)).map(objectKey)
+          : [];
+      const runtime = new SimRuntime({
+        options,
+        logger: context.logger,
+        binaries: overrides.binaries,
+        onClusterDown: (clusterKey) => {
+          const [namespace, name] = clusterKey.split('/');
+          for (const key of machinesOfCluster(namespace, name))
+            context.controllers.enqueue(SIM_MACHINE_CONTROLLER, key);
+        },
+      });
+      runtime.start();
+      const reconciler = new SimMachineReconciler({
+        context,
+        options,
+        runtime,
+        simMachines,
+        machines,
+        clusters,
+        simClusters,
+      });
+      context.addController<SimMachine>({
+        name: SIM_MACHINE_CONTROLLER,
+        for: simMachines,
+        reconcile: (key, rc) => reconciler.reconcile(key, rc),
+        predicate: relevantChange,
+        watches: [
+          {
+            // The Machine carries the bootstrap data secret name.
+            for: RESOURCES.Machine,
+            map: (obj: KubernetesObject) => {
+              const ref = (obj as Machine).spec?.infrastructureRef;
+              return ref?.apiGroup === INFRASTRUCTURE_GROUP && ref.kind === RESOURCES.SimMachine.kind
+                ? [`${obj.metadata!.namespace}/${ref.name}`]
+                : [];
+            },
+          },
+          {
+            // The SimCluster's endpoint, once provisioned, lets the machines boot.
+            for: RESOURCES.SimCluster,
+            map: (obj: KubernetesObject) =>
+              machinesOfCluster(obj.metadata?.namespace, obj.metadata?.labels?.[LABELS.clusterName]),
+          },
+          {
+            // Pausing.
+            for: RESOURCES.Cluster,
+            map: (obj: KubernetesObject) => machinesOfCluster(obj.metadata?.namespace, obj.metadata?.name),
+          },
+        ],
+        maxConcurrentReconciles: context.options.concurrency,
+        resyncPeriodMs: context.options.syncPeriodSeconds * 1000,
+      });
+      return () => runtime.shutdown();
+    },
+  };
+}

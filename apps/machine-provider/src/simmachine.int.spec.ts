@@ -1,0 +1,214 @@
+import { rmSync } from 'node:fs';
+import { ConditionReason, FINALIZERS, RESOURCES, type SimMachine } from '@capstan/api';
+import { uniqueEventTopology } from '@capstan/events';
+import { createKubeClient, type KubeClient } from '@capstan/kube';
+import type { RunningService } from '@capstan/provider-kit';
+import {
+  eventually,
+  lastPublishedEvent,
+  SimConditionReason,
+  SimConditionType,
+  type SimMachineOptions,
+} from '@capstan/sim';
+import {
+  createTestNamespace,
+  installCapstanCrds,
+  testKubeConfig,
+  type TestNamespace,
+} from '@capstan/testing';
+import { SimClusterFixture } from './testing/sim-fixture.js';
+import { startMachineProvider, testSimOptions } from './testing/start-machine-provider.js';
+
+// SimMachines with hand-made Machines and bootstrap data (rendered with renderK3sCloudConfig from
+// generateClusterCertificates): a server and two agents come up as real Nodes of a real workload API server.
+
+describe('machine-provider: SimMachine', () => {
+  let ns: TestNamespace;
+  let service: RunningService;
+  let client: KubeClient;
+  let alpha: SimClusterFixture;
+  let options: SimMachineOptions;
+  const topology = uniqueEventTopology('simma');
+
+  beforeAll(async () => {
+    await installCapstanCrds(testKubeConfig());
+    ns = await createTestNamespace('simma');
+    client = createKubeClient(testKubeConfig());
+    options = testSimOptions();
+    service = await startMachineProvider(ns.name, topology, options);
+    alpha = await SimClusterFixture.create(client, ns.name, 'alpha');
+  });
+
+  afterAll(async () => {
+    await alpha?.deleteMachines();
+    await service?.stop();
+    await client?.close();
+    await ns?.delete();
+    if (options) rmSync(options.stateDir, { recursive: true, force: true });
+  });
+
+  const published = (name: string, event: string) =>
+    eventually(
+      () =>
+        lastPublishedEvent(service.context.bus, topology, {
+          kind: 'SimMachine',
+          namespace: ns.name,
+          name,
+          event,
+        }),
+      30_000,
+      `${event} event of ${name}`,
+    );
+
+  it('boots a server and two agents whose Nodes are Ready in the workload API', async () => {
+    await alpha.machine('alpha-cp-0', { role: 'init-server', failureDomain: 'fd-1' });
+    await alpha.machine('alpha-md-0', {
+      role: 'agent',
+      agentConfig: { nodeLabels: ['pool=md-0'], nodeTaints: ['pool=md-0:PreferNoSchedule'] },
+    });
+    await alpha.machine('alpha-md-1', { role: 'agent' });
+
+    await eventually(async () => (await alpha.readyNodes()).length === 3, 90_000, 'three Ready nodes');
+    expect(await alpha.readyNodes()).toEqual(['alpha-cp-0', 'alpha-md-0', 'alpha-md-1']);
+
+    const server = await alpha.simMachine('alpha-cp-0');
+    expect(server.spec?.providerID).toBe(`sim://${ns.name}/alpha-cp-0`);
+    expect(server.metadata?.finalizers).toContain(FINALIZERS.simMachine);
+    expect(server.status?.initialization?.provisioned).toBe(true);
+    expect(server.status?.failureDomain).toBe('fd-1');
+    expect(server.status?.addresses).toEqual([
+      { type: 'InternalIP', address: expect.stringMatching(/^127\.\d+\.\d+\.\d+$/) },
+      { type: 'Hostname', address: 'alpha-cp-0' },
+    ]);
+    const conditions = Object.fromEntries((server.status?.conditions ?? []).map((c) => [c.type, c]));
+    expect(conditions['Ready']).toMatchObject({ status: 'True', reason: ConditionReason.Provisioned });
+    expect(conditions[SimConditionType.BootstrapExecSucceeded]).toMatchObject({ status: 'True' });
+    expect(conditions[SimConditionType.APIServerHealthy]).toMatchObject({ status: 'True' });
+    await alpha.condition('alpha-md-0', SimConditionType.NodeRunning, SimConditionReason.NodeRegistered);
+
+    const core = await alpha.workloadCore();
+    const worker = await core.readNode({ name: 'alpha-md-0' });
+    expect(worker.spec?.providerID).toBe(`sim://${ns.name}/alpha-md-0`);
+    expect(worker.metadata?.labels?.['pool']).toBe('md-0');
+    expect(worker.spec?.taints).toEqual([{ key: 'pool', value: 'md-0', effect: 'PreferNoSchedule' }]);
+    const cp = await core.readNode({ name: 'alpha-cp-0' });
+    expect(cp.metadata?.labels?.['node-role.kubernetes.io/control-plane']).toBe('true');
+
+    const event = await published('alpha-md-0', 'provisioned');
+    expect(event.type).toBe('dev.capstan.handoff.infrastructure-machine.provisioned');
+    expect(event.data).toMatchObject({
+      clusterName: 'alpha',
+      machineName: 'alpha-md-0',
+      providerID: `sim://${ns.name}/alpha-md-0`,
+    });
+  });
+
+  it('waits for bootstrap data, then boots after its provisioning delay', async () => {
+    await alpha.machine('alpha-late', {
+      role: 'agent',
+      withoutData: true,
+      spec: { provisioningDelaySeconds: 2 },
+    });
+    await alpha.condition('alpha-late', 'Ready', ConditionReason.WaitingForBootstrapData);
+    await alpha.provideBootstrapData('alpha-late');
+    await alpha.condition('alpha-late', 'Ready', SimConditionReason.Booting, 10_000);
+    await alpha.condition('alpha-late', 'Ready', ConditionReason.Provisioned, 30_000);
+    await eventually(
+      async () => (await alpha.readyNodes()).includes('alpha-late'),
+      30_000,
+      'alpha-late Ready',
+    );
+  });
+
+  it('fails machines whose bootstrap data it cannot read, naming what, and injected provisioning failures', async () => {
+    const broken = alpha.render('agent').replace(/token: \S+/, 'token: [unclosed');
+    await alpha.machine('alpha-broken', { role: 'agent', data: broken });
+    const invalid = await alpha.condition('alpha-broken', 'Ready', SimConditionReason.BootstrapDataInvalid);
+    expect(invalid.message).toContain('/etc/rancher/k3s/config.yaml');
+    expect(invalid.message).not.toContain(alpha.token);
+    expect((await published('alpha-broken', 'failed')).data).toMatchObject({
+      reason: 'BootstrapDataInvalid',
+    });
+
+    const agentData = alpha.render('agent');
+    await alpha.machine('alpha-notk3s', {
+      role: 'agent',
+      data: agentData.replace('#cloud-config', '#!/bin/sh'),
+    });
+    expect(
+      (await alpha.condition('alpha-notk3s', 'Ready', SimConditionReason.BootstrapDataInvalid)).message,
+    ).toContain('header');
+
+    await alpha.machine('alpha-doomed', {
+      role: 'agent',
+      spec: { failProvisioning: 'the rack caught fire' },
+    });
+    const failed = await alpha.condition('alpha-doomed', 'Ready', SimConditionReason.ProvisioningFailed);
+    expect(failed.message).toBe('the rack caught fire');
+    expect((await published('alpha-doomed', 'failed')).data).toMatchObject({
+      reason: 'ProvisioningFailed',
+      message: 'the rack caught fire',
+    });
+    expect((await alpha.simMachine('alpha-doomed')).status?.initialization?.provisioned).toBeUndefined();
+  });
+
+  it('plays injected node faults: NotReady, then gone', async () => {
+    await alpha.machine('alpha-flaky', {
+      role: 'agent',
+      spec: { nodeNotReadyAfterSeconds: 3, nodeDisappearsAfterSeconds: 8 },
+    });
+    await alpha.condition(
+      'alpha-flaky',
+      SimConditionType.NodeRunning,
+      SimConditionReason.NodeNotReadyInjected,
+      60_000,
+    );
+    const core = await alpha.workloadCore();
+    const node = await core.readNode({ name: 'alpha-flaky' });
+    expect(node.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'Unknown',
+      reason: 'NodeStatusUnknown',
+    });
+    await alpha.condition(
+      'alpha-flaky',
+      SimConditionType.NodeRunning,
+      SimConditionReason.NodeDeletedInjected,
+      30_000,
+    );
+    await expect(core.readNode({ name: 'alpha-flaky' })).rejects.toMatchObject({ code: 404 });
+    // The infrastructure itself stays provisioned: it is the Node that died.
+    expect((await alpha.simMachine('alpha-flaky')).status?.initialization?.provisioned).toBe(true);
+  });
+
+  it('deletes the Node with its machine, and stops the API server with the last server', async () => {
+    const simMachines = client.resource<SimMachine>(RESOURCES.SimMachine);
+    await simMachines.delete({ namespace: ns.name, name: 'alpha-md-1' });
+    await eventually(
+      async () =>
+        simMachines.get({ namespace: ns.name, name: 'alpha-md-1' }).then(
+          () => false,
+          () => true,
+        ),
+      30_000,
+      'alpha-md-1 gone',
+    );
+    const core = await alpha.workloadCore();
+    await expect(core.readNode({ name: 'alpha-md-1' })).rejects.toMatchObject({ code: 404 });
+    expect((await published('alpha-md-1', 'deleted')).data).toMatchObject({
+      clusterName: 'alpha',
+      machineName: 'alpha-md-1',
+    });
+
+    await simMachines.delete({ namespace: ns.name, name: 'alpha-cp-0' });
+    await eventually(
+      async () =>
+        simMachines.get({ namespace: ns.name, name: 'alpha-cp-0' }).then(
+          () => false,
+          () => true,
+        ),
+      30_000,
+      'alpha-cp-0 gone',
+    );
+    await expect(core.listNode()).rejects.toBeDefined();
+  });
+});
