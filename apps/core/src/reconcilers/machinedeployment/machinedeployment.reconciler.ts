@@ -33,6 +33,7 @@ import {
   writePausedCondition,
   writeStatusIfChanged,
 } from '../machineset/object-writes.js';
+import { CONFLICT_RETRY_MS } from '../machineset/machineset.reconciler.js';
 import { isPaused } from '../machineset/paused.js';
 import { controlledBy, ORPHANS_BY_NAMESPACE, type WorkloadContext } from '../machineset/workload-context.js';
 import { computeMachineDeploymentStatus } from './machinedeployment.status.js';
@@ -50,9 +51,6 @@ import { planProportionalScale } from './proportional-scale.js';
 import { resolveRolloutLimits, type RolloutLimits } from './rollout-limits.js';
 import { planOnDelete, planRollingUpdate, type ScalePlan, type SetState } from './rollout-planner.js';
 import { templateHash } from './template-hash.js';
-
-/** A plan refused because a MachineSet changed meanwhile is made again this soon. */
-const CONFLICT_RETRY_MS = 50;
 
 /** Old MachineSets kept, scaled to zero, after a rollout (a short history to look back at). */
 export const REVISION_HISTORY_LIMIT = 1;

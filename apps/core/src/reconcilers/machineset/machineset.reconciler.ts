@@ -43,6 +43,9 @@ import { computeMachineSetStatus, desiredReplicas } from './machineset.status.js
 import { isPaused } from './paused.js';
 import { controlledBy, ORPHANS_BY_NAMESPACE, type WorkloadContext } from './workload-context.js';
 
+/** A write refused because its object changed meanwhile is tried again this soon, from the fresh cache. */
+export const CONFLICT_RETRY_MS = 50;
+
 /** Templates are not watched: a missing one is looked for again after this long. */
 const MISSING_TEMPLATE_RETRY_MS = 10_000;
 
@@ -82,6 +85,21 @@ export class MachineSetReconciler {
   }
 
   readonly reconcile = async (key: string, rc: ReconcileContext): Promise<ReconcileResult | void> => {
+    try {
+      return await this.reconcileSet(key, rc);
+    } catch (err) {
+      // A Machine or the set changed since the cache showed it (the Machine controller writes Machine status
+      // all the time): act again on the fresh cache.
+      if (!isConflict(err)) throw err;
+      rc.log.debug(
+        { err: { message: err instanceof Error ? err.message : String(err) } },
+        'conflict: reconciling again',
+      );
+      return { requeueAfter: CONFLICT_RETRY_MS };
+    }
+  };
+
+  private async reconcileSet(key: string, rc: ReconcileContext): Promise<ReconcileResult | void> {
     const cached = this.workload.machineSets.get(key);
     if (!cached) return;
     let machineSet = cached;
@@ -169,7 +187,7 @@ export class MachineSetReconciler {
       }),
     );
     return result;
-  };
+  }
 
   private scaleUpBlocker(
     machineSet: MachineSet,
