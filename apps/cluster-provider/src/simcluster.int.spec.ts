@@ -10,13 +10,14 @@ import {
 import { uniqueEventTopology } from '@capstan/events';
 import { createKubeClient, type KubeClient } from '@capstan/kube';
 import { defaultServiceOptions, startService, type RunningService } from '@capstan/provider-kit';
-import { eventually, lastPublishedEvent } from '@capstan/sim';
+import { lastPublishedEvent } from '@capstan/sim';
 import {
   createTestNamespace,
   installCapstanCrds,
   testKubeConfig,
   testNatsUrl,
   type TestNamespace,
+  eventually,
 } from '@capstan/testing';
 import { CLUSTER_PROVIDER, createClusterProviderService } from './service.js';
 

@@ -4,7 +4,6 @@ import { uniqueEventTopology } from '@capstan/events';
 import { createKubeClient, type KubeClient } from '@capstan/kube';
 import type { RunningService } from '@capstan/provider-kit';
 import {
-  eventually,
   lastPublishedEvent,
   SimConditionReason,
   SimConditionType,
@@ -15,6 +14,7 @@ import {
   installCapstanCrds,
   testKubeConfig,
   type TestNamespace,
+  eventually,
 } from '@capstan/testing';
 import { SimClusterFixture } from './testing/sim-fixture.js';
 import { startMachineProvider, testSimOptions } from './testing/start-machine-provider.js';
@@ -56,8 +56,7 @@ describe('machine-provider: SimMachine', () => {
           name,
           event,
         }),
-      30_000,
-      `${event} event of ${name}`,
+      { timeoutMs: 30_000, message: `${event} event of ${name}` },
     );
 
   it('boots a server and two agents whose Nodes are Ready in the workload API', async () => {
@@ -68,7 +67,10 @@ describe('machine-provider: SimMachine', () => {
     });
     await alpha.machine('alpha-md-1', { role: 'agent' });
 
-    await eventually(async () => (await alpha.readyNodes()).length === 3, 90_000, 'three Ready nodes');
+    await eventually(async () => (await alpha.readyNodes()).length === 3, {
+      timeoutMs: 90_000,
+      message: 'three Ready nodes',
+    });
     expect(await alpha.readyNodes()).toEqual(['alpha-cp-0', 'alpha-md-0', 'alpha-md-1']);
 
     const server = await alpha.simMachine('alpha-cp-0');
@@ -113,11 +115,10 @@ describe('machine-provider: SimMachine', () => {
     await alpha.provideBootstrapData('alpha-late');
     await alpha.condition('alpha-late', 'Ready', SimConditionReason.Booting, 10_000);
     await alpha.condition('alpha-late', 'Ready', ConditionReason.Provisioned, 30_000);
-    await eventually(
-      async () => (await alpha.readyNodes()).includes('alpha-late'),
-      30_000,
-      'alpha-late Ready',
-    );
+    await eventually(async () => (await alpha.readyNodes()).includes('alpha-late'), {
+      timeoutMs: 30_000,
+      message: 'alpha-late Ready',
+    });
   });
 
   it('fails machines whose bootstrap data it cannot read, naming what, and injected provisioning failures', async () => {
@@ -189,8 +190,7 @@ describe('machine-provider: SimMachine', () => {
           () => false,
           () => true,
         ),
-      30_000,
-      'alpha-md-1 gone',
+      { timeoutMs: 30_000, message: 'alpha-md-1 gone' },
     );
     const core = await alpha.workloadCore();
     await expect(core.readNode({ name: 'alpha-md-1' })).rejects.toMatchObject({ code: 404 });
@@ -206,8 +206,7 @@ describe('machine-provider: SimMachine', () => {
           () => false,
           () => true,
         ),
-      30_000,
-      'alpha-cp-0 gone',
+      { timeoutMs: 30_000, message: 'alpha-cp-0 gone' },
     );
     await expect(core.listNode()).rejects.toBeDefined();
   });

@@ -10,7 +10,13 @@ import {
   loadCertificateAuthority,
   type ClusterCertificates,
 } from '@capstan/pki';
-import { freePort, isAlive, startLocalEnvironment, type LocalEnvironment } from '@capstan/testing';
+import {
+  freePort,
+  isAlive,
+  startLocalEnvironment,
+  type LocalEnvironment,
+  eventually,
+} from '@capstan/testing';
 import { pino } from 'pino';
 import {
   clusterApiSpecFrom,
@@ -23,7 +29,6 @@ import { simMachineOptionsFromEnv } from './options.js';
 import { SimRuntime } from './sim-runtime.js';
 import { isSimError } from './errors.js';
 import { recordedProcessAlive } from './owned-process.js';
-import { eventually } from './test-support.js';
 
 // The sim runtime on its own, against real kube-apiservers: a dedicated cluster served from rendered
 // bootstrap data, nodes registering with the join token, a provider "killed" and its API server adopted,

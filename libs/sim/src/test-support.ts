@@ -1,30 +1,6 @@
 import { buildEventSubject, type EventBusConnection, type EventTopology } from '@capstan/events';
 
-// Helpers the providers' tests and the sim bench share: polling and reading back what was published.
-
-/** Polls until `probe` returns something other than undefined/false; a probe that throws counts as not yet. */
-export async function eventually<T>(
-  probe: () => Promise<T | undefined | false> | T | undefined | false,
-  timeoutMs = 30_000,
-  what = 'condition',
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== false) return value;
-    } catch (error) {
-      lastError = error;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(
-        `${what} not met within ${timeoutMs} ms${lastError instanceof Error ? ` (last error: ${lastError.message})` : ''}`,
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+// Reading back what a provider published, for the providers' tests and the sim bench.
 
 /** The last event published for one object and event token (e.g. `provisioned`), or undefined. */
 export async function lastPublishedEvent(

@@ -129,14 +129,12 @@ export class SimClusterReconciler {
         },
       );
       rc.log.info({ endpoint }, 'control plane endpoint allocated');
-      void this.deps.context
-        .recorder(SIM_CLUSTER_CONTROLLER)
-        .event(simCluster, {
-          type: 'Normal',
-          reason: SimEventReason.EndpointAllocated,
-          action: 'Allocate',
-          note: `control plane endpoint ${endpoint.host}:${endpoint.port}`,
-        });
+      void this.deps.context.recorder(SIM_CLUSTER_CONTROLLER).event(simCluster, {
+        type: 'Normal',
+        reason: SimEventReason.EndpointAllocated,
+        action: 'Allocate',
+        note: `control plane endpoint ${endpoint.host}:${endpoint.port}`,
+      });
     }
 
     simCluster = await this.writeStatus(simCluster, provisionedStatus(simCluster, endpoint, new Date()));

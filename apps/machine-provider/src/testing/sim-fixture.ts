@@ -20,8 +20,8 @@ import {
   loadCertificateAuthority,
   type ClusterCertificates,
 } from '@capstan/pki';
-import { eventually } from '@capstan/sim';
-import { freePort } from '@capstan/testing';
+import {} from '@capstan/sim';
+import { freePort, eventually } from '@capstan/testing';
 
 const SECRETS = { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true } as const;
 
@@ -162,11 +162,10 @@ export class SimClusterFixture {
         simMachines.delete({ namespace: this.namespace, name: m.metadata!.name! }).catch(() => undefined),
       ),
     );
-    await eventually(
-      async () => (await simMachines.list({ namespace: this.namespace })).items.length === 0,
+    await eventually(async () => (await simMachines.list({ namespace: this.namespace })).items.length === 0, {
       timeoutMs,
-      'SimMachines deleted',
-    );
+      message: 'SimMachines deleted',
+    });
   }
 
   /** What the core does once the bootstrap provider created the data secret. */
@@ -190,8 +189,7 @@ export class SimClusterFixture {
         const found = (await this.simMachine(name)).status?.conditions?.find((c) => c.type === type);
         return found && (reason ? found.reason === reason : found.status === 'True') ? found : undefined;
       },
-      timeoutMs,
-      `${name} ${type}${reason ? `=${reason}` : ''}`,
+      { timeoutMs, message: `${name} ${type}${reason ? `=${reason}` : ''}` },
     );
   }
 
