@@ -1,0 +1,60 @@
+import type { MachineDeployment } from '@capstan/api';
+import { machine, NOW, running } from '../machineset/testing/machine-builder.js';
+import { computeMachineDeploymentStatus } from './machinedeployment.status.js';
+
+const deployment = (replicas: number): MachineDeployment =>
+  ({
+    apiVersion: 'cluster.x-k8s.io/v1beta2',
+    kind: 'MachineDeployment',
+    metadata: { name: 'md', namespace: 'ns', generation: 2 },
+    spec: { clusterName: 'demo', replicas, selector: { matchLabels: { pool: 'a' } } },
+  }) as unknown as MachineDeployment;
+const byType = (status: ReturnType<typeof computeMachineDeploymentStatus>) =>
+  Object.fromEntries((status.conditions ?? []).map((c) => [c.type, `${c.status}/${c.reason}/${c.message}`]));
+
+describe('MachineDeployment status', () => {
+  const now = new Date(NOW);
+  const current = new Set(['new-1']);
+
+  it('is Available while enough Machines are, and reports a rollout in progress', () => {
+    const status = computeMachineDeploymentStatus({
+      deployment: deployment(3),
+      cluster: undefined,
+      machineSets: [],
+      machines: [running('old-1'), running('old-2'), running('new-1'), machine({ name: 'new-2' })],
+      isUpToDate: (m) => current.has(m.metadata.name!),
+      limits: { replicas: 3, maxSurge: 1, maxUnavailable: 0 },
+      now,
+    });
+    expect(status).toMatchObject({
+      replicas: 4,
+      readyReplicas: 3,
+      availableReplicas: 3,
+      upToDateReplicas: 1,
+      phase: 'Running',
+    });
+    expect(byType(status)).toMatchObject({
+      Available: 'True/Available/',
+      RollingOut: 'True/RollingOut/Rolling out 3 not up-to-date replicas',
+      ScalingDown: 'True/ScalingDown/Scaling down from 4 to 3 replicas',
+      MachinesUpToDate:
+        'False/NotUpToDate/* Machines old-1, old-2, new-2: Machine does not run the current template',
+    });
+  });
+
+  it('is not Available below replicas - maxUnavailable, and scaling up', () => {
+    const status = computeMachineDeploymentStatus({
+      deployment: deployment(4),
+      cluster: undefined,
+      machineSets: [],
+      machines: [running('new-1'), machine({ name: 'new-2' })],
+      isUpToDate: () => true,
+      limits: { replicas: 4, maxSurge: 1, maxUnavailable: 1 },
+      now,
+    });
+    expect(status.phase).toBe('ScalingUp');
+    expect(byType(status)['Available']).toBe(
+      'False/NotAvailable/1 available replicas, at least 3 required (spec.rollout.strategy.rollingUpdate.maxUnavailable is 1, spec.replicas is 4)',
+    );
+  });
+});
