@@ -35,7 +35,6 @@ export function registerWorkloadControllers(
     machineDeployments: ctx.manager.informer<MachineDeployment>(RESOURCES.MachineDeployment),
     machineHealthChecks: ctx.manager.informer<MachineHealthCheck>(RESOURCES.MachineHealthCheck),
     templates: new TemplateCloner(ctx.client, new ProviderKinds(ctx.client)),
-    publisher: ctx.publisher,
     now: () => new Date(),
   };
   // Adoption looks at objects no controller owns: indexed, so no reconcile scans the whole namespace.

@@ -24,6 +24,12 @@ export interface ScaleDeps {
 
 export async function scaleUp(deps: ScaleDeps, machineSet: MachineSet, count: number): Promise<void> {
   const created: string[] = [];
+  const reflected = () =>
+    waitForCache(
+      `${created.length} created Machines`,
+      () => created.every((key) => deps.workload.machines.get(key) !== undefined),
+      deps.signal,
+    );
   try {
     for (let i = 0; i < count; i++) {
       const machine = await createMachine(deps, machineSet);
@@ -39,13 +45,13 @@ export async function scaleUp(deps: ScaleDeps, machineSet: MachineSet, count: nu
         note: `Created Machine ${machine.metadata.name}`,
       });
     }
-  } finally {
-    await waitForCache(
-      `${created.length} created Machines`,
-      () => created.every((key) => deps.workload.machines.get(key) !== undefined),
-      deps.signal,
-    );
+  } catch (err) {
+    // The Machines created before the failure must be counted by the next reconcile too; the failure is what
+    // this reconcile reports.
+    await reflected().catch(() => undefined);
+    throw err;
   }
+  await reflected();
 }
 
 async function createMachine(deps: ScaleDeps, machineSet: MachineSet): Promise<Machine> {

@@ -1,5 +1,4 @@
 import type { Cluster, Machine, MachineDeployment, MachineHealthCheck, MachineSet } from '@capstan/api';
-import type { EventPublisher } from '@capstan/events';
 import { BY_OWNER, getControllerOf, type IndexFunc, type Informer, type KubeClient } from '@capstan/kube';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { TemplateCloner } from './template-cloner.js';
@@ -13,7 +12,6 @@ export interface WorkloadContext {
   machineDeployments: Informer<MachineDeployment>;
   machineHealthChecks: Informer<MachineHealthCheck>;
   templates: TemplateCloner;
-  publisher: EventPublisher;
   now: () => Date;
 }
 
