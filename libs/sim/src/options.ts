@@ -35,7 +35,7 @@ export interface SimClusterOptions {
 export const SIM_ENV_PREFIX = 'CAPSTAN_SIM_';
 
 export function defaultSimStateDir(env: NodeJS.ProcessEnv = process.env): string {
-  const base = env['XDG_STATE_HOME'] || join(homedir(), '.local', 'state');
+  const base = env['XDG_STATE_HOME'] || join(env['HOME'] || homedir(), '.local', 'state');
   return join(base, 'capstan', 'sim');
 }
 
