@@ -36,7 +36,7 @@ import { pausedBecause, withPausedCondition } from './paused.js';
 /** How long to wait before looking again for a referenced object that does not exist (upstream externalReadyWait is 30 s). */
 export const MISSING_REFERENCE_REQUEUE_MS = 10_000;
 /** How often deletion of provider objects is checked: the core does not watch them. */
-export const DELETION_POLL_MS = 5_000;
+export const DELETION_POLL_MS = 2_000;
 
 export interface ClusterReconcilerDeps {
   clusters: Informer<Cluster>;

@@ -10,6 +10,7 @@ import {
   type ContractVersionedObjectReference,
   type Machine,
 } from '@capstan/api';
+import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { uniqueEventTopology, type EventDataInput, type EventTopology, type HandoffEventName } from '@capstan/events';
 import { KubeClient, isNotFound, loadKubeConfig, type ResourceClient, type ResourceType } from '@capstan/kube';
@@ -209,25 +210,26 @@ export interface SeenEvent {
   object: string;
 }
 
-/** Subscribes to the core's lifecycle subjects (a plain NATS subscription sees what JetStream stores). */
+/** Reads the core's lifecycle events from the stream, from its first message on (an ordered consumer). */
 export async function collectLifecycleEvents(
   natsUrl: string,
   topology: EventTopology,
 ): Promise<{ events: SeenEvent[]; named(name: string, object: string): number; close(): Promise<void> }> {
   const nc = await connect({ servers: natsUrl });
+  const consumer = await jetstream(nc).consumers.get(topology.stream, { filter_subjects: `${topology.root}.lifecycle.>` });
+  const messages = await consumer.consume();
   const events: SeenEvent[] = [];
-  const subscription = nc.subscribe(`${topology.root}.lifecycle.>`);
   void (async () => {
-    for await (const message of subscription) {
+    for await (const message of messages) {
       const envelope = message.json<{ type: string; data: { object: { name: string } } }>();
       events.push({ name: envelope.type.replace(/^dev\.capstan\.lifecycle\./, ''), object: envelope.data.object.name });
     }
   })();
-  await nc.flush();
   return {
     events,
     named: (name, object) => events.filter((e) => e.name === name && e.object === object).length,
     close: async () => {
+      await messages.close();
       await nc.drain();
     },
   };

@@ -11,13 +11,14 @@ import {
   type MachineDeletionStatus,
 } from '@capstan/api';
 import { type Logger } from 'pino';
+import { DELETION_POLL_MS } from '../cluster/cluster.reconciler.js';
 import { type ExternalObjects, type ExternalRead } from '../../external/external-objects.js';
 import { describeDrain, drainDone, drainNode } from '../../remote/drain.js';
 import { cordonNode, deleteNode } from '../../remote/nodes.js';
 import { type NodeLookup } from './machine.node.js';
 
-/** How often a deletion step that waits on something the core does not watch looks again. */
-export const DELETION_RETRY_MS = 5_000;
+/** How often a drain pass runs again while pods are left (upstream waits 20 s). */
+export const DRAIN_RETRY_MS = 5_000;
 
 export interface MachineDeletionState {
   machine: Machine;
@@ -86,7 +87,7 @@ export async function nextMachineDeletionStep(
         reason: ConditionReason.DrainingNode,
         message: `Cannot drain Node ${nodeName} yet: ${state.node.observation.message}`,
         done: false,
-        requeueAfter: DELETION_RETRY_MS,
+        requeueAfter: DRAIN_RETRY_MS,
         deletion,
       };
     }
@@ -103,7 +104,7 @@ export async function nextMachineDeletionStep(
           reason: ConditionReason.DrainingNode,
           message: `Drain not completed yet (started at ${deletion.nodeDrainStartTime}): ${describeDrain(result)}`,
           done: false,
-          requeueAfter: DELETION_RETRY_MS,
+          requeueAfter: DRAIN_RETRY_MS,
           deletion,
         };
       }
@@ -123,7 +124,7 @@ export async function nextMachineDeletionStep(
           reason: ConditionReason.WaitingForVolumeDetach,
           message: `Waiting for Node volumes to be detached (${attached.length} attached)`,
           done: false,
-          requeueAfter: DELETION_RETRY_MS,
+          requeueAfter: DRAIN_RETRY_MS,
           deletion,
         };
       }
@@ -152,7 +153,7 @@ export async function nextMachineDeletionStep(
       reason: ConditionReason.WaitingForInfrastructureDeletion,
       message: `${infraRef.kind} ${infraRef.name} is being deleted`,
       done: false,
-      requeueAfter: DELETION_RETRY_MS,
+      requeueAfter: DELETION_POLL_MS,
       deletion,
     };
   }
@@ -161,7 +162,7 @@ export async function nextMachineDeletionStep(
       reason: ConditionReason.WaitingForBootstrapDeletion,
       message: `${bootstrapRef!.kind} ${bootstrapRef!.name} is being deleted`,
       done: false,
-      requeueAfter: DELETION_RETRY_MS,
+      requeueAfter: DELETION_POLL_MS,
       deletion,
     };
   }
@@ -177,7 +178,7 @@ export async function nextMachineDeletionStep(
           reason: ConditionReason.DeletingNode,
           message: `Deleting Node ${nodeName} failed: ${message}`,
           done: false,
-          requeueAfter: DELETION_RETRY_MS,
+          requeueAfter: DRAIN_RETRY_MS,
           deletion,
         };
       }

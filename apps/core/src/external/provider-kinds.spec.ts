@@ -1,0 +1,14 @@
+import { guessPlural } from './provider-kinds.js';
+
+describe('guessPlural', () => {
+  it('pluralises provider kinds as their CRD names do', () => {
+    expect(guessPlural('SimMachine')).toBe('simmachines');
+    expect(guessPlural('K3sConfig')).toBe('k3sconfigs');
+    expect(guessPlural('GenericInfrastructureCluster')).toBe('genericinfrastructureclusters');
+    expect(guessPlural('DockerMachinePool')).toBe('dockermachinepools');
+    expect(guessPlural('SSHHost')).toBe('sshhosts');
+    expect(guessPlural('Proxy')).toBe('proxies');
+    expect(guessPlural('Gateway')).toBe('gateways');
+    expect(guessPlural('Address')).toBe('addresses');
+  });
+});
