@@ -20,6 +20,14 @@ const NAMESPACE = 'default';
 const KUBERNETES_VERSION = 'v1.34.4';
 const output = terminalOutput();
 const once = process.argv.includes('--once');
+/** Ctrl-C at any stage tears down what was started; a second Ctrl-C exits at once. */
+const interrupted = new AbortController();
+const onSignal = () => {
+  if (interrupted.signal.aborted) process.exit(130);
+  interrupted.abort();
+};
+process.on('SIGINT', onSignal);
+process.on('SIGTERM', onSignal);
 const stateDir = resolve('.capstan', 'demo');
 
 async function main(): Promise<void> {
@@ -70,6 +78,7 @@ async function main(): Promise<void> {
     const clusterProgress = output.progress(`Provisioning cluster ${CLUSTER}`);
     const objects = await waitForClusterAvailable(kc, NAMESPACE, CLUSTER, {
       timeoutMs: 300_000,
+      signal: interrupted.signal,
       onProgress: (p) =>
         clusterProgress.update(
           `Provisioning cluster ${CLUSTER}: phase ${p.phase}, ${p.machines.running}/${p.machines.total} machines running` +
@@ -96,24 +105,26 @@ async function main(): Promise<void> {
     output.line('');
     output.line(`Management cluster: export KUBECONFIG=${environment.kubeconfigPath}   Events: capstan events --nats-url ${environment.natsUrl}`);
 
-    if (!once) {
+    if (once) {
+      const deleting = output.progress(`Deleting cluster ${CLUSTER}`);
+      await deleteCluster(kc, (reason) => deleting.update(`Deleting cluster ${CLUSTER}: ${reason}`));
+      deleting.done(`Cluster ${CLUSTER} deleted after ${elapsed()}`);
+    } else {
       output.line(`Demo ready in ${elapsed()}. Running until Ctrl-C.`);
-      await new Promise<void>((resolveWait) => {
-        process.once('SIGINT', () => resolveWait());
-        process.once('SIGTERM', () => resolveWait());
-      });
+      await new Promise<void>((resolveWait) => interrupted.signal.addEventListener('abort', () => resolveWait(), { once: true }));
     }
-    const deleting = output.progress(`Deleting cluster ${CLUSTER}`);
-    await deleteCluster(kc, (reason) => deleting.update(`Deleting cluster ${CLUSTER}: ${reason}`));
-    deleting.done(`Cluster ${CLUSTER} deleted`);
     const stopping = output.progress('Stopping services and the management cluster');
     await teardown();
     stopping.done(`Done in ${elapsed()}`);
   } catch (error) {
-    output.error(error instanceof Error ? error.message : String(error));
-    for (const s of services) output.error(`  ${s.name} log: ${s.logFile}`);
+    if (interrupted.signal.aborted) {
+      output.line('Interrupted: stopping everything');
+    } else {
+      output.error(error instanceof Error ? error.message : String(error));
+      for (const s of services) output.error(`  ${s.name} log: ${s.logFile}`);
+      process.exitCode = 1;
+    }
     await teardown();
-    process.exitCode = 1;
   }
 }
 

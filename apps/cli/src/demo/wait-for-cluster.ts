@@ -32,11 +32,12 @@ export async function waitForClusterAvailable(
   kc: KubeConfig,
   namespace: string,
   name: string,
-  options: { timeoutMs: number; onProgress(progress: ClusterProgress): void },
+  options: { timeoutMs: number; signal?: AbortSignal; onProgress(progress: ClusterProgress): void },
 ): Promise<ClusterObjects> {
   const deadline = Date.now() + options.timeoutMs;
   let last = '';
   for (;;) {
+    options.signal?.throwIfAborted();
     const objects = await fetchClusterObjects(kc, namespace, name);
     const progress = progressOf(objects);
     const text = JSON.stringify(progress);
