@@ -30,10 +30,10 @@ import {
   deleteIfPresent,
   ensureClusterLabelAndOwner,
   ownerReferenceTo,
+  requeueOnConflict,
   writePausedCondition,
   writeStatusIfChanged,
 } from '../machineset/object-writes.js';
-import { CONFLICT_RETRY_MS } from '../machineset/machineset.reconciler.js';
 import { isPaused } from '../machineset/paused.js';
 import { controlledBy, ORPHANS_BY_NAMESPACE, type WorkloadContext } from '../machineset/workload-context.js';
 import { computeMachineDeploymentStatus } from './machinedeployment.status.js';
@@ -80,19 +80,8 @@ export class MachineDeploymentReconciler {
     this.setsApi = workload.client.resource<MachineSet>(RESOURCES.MachineSet);
   }
 
-  readonly reconcile = async (key: string, rc: ReconcileContext): Promise<ReconcileResult | void> => {
-    try {
-      return await this.reconcileDeployment(key, rc);
-    } catch (err) {
-      // A set changed (its status, most often) since the cache showed it: plan again from the fresh cache.
-      if (!isConflict(err)) throw err;
-      rc.log.debug(
-        { err: { message: err instanceof Error ? err.message : String(err) } },
-        'conflict: planning again',
-      );
-      return { requeueAfter: CONFLICT_RETRY_MS };
-    }
-  };
+  readonly reconcile = (key: string, rc: ReconcileContext): Promise<ReconcileResult | void> =>
+    requeueOnConflict(rc, () => this.reconcileDeployment(key, rc));
 
   private async reconcileDeployment(key: string, rc: ReconcileContext): Promise<ReconcileResult | void> {
     const cached = this.workload.machineDeployments.get(key);

@@ -28,6 +28,7 @@ import { selectorMatches } from '../machineset/label-selector.js';
 import { withConditions } from '../machineset/machine-conditions.js';
 import {
   ensureClusterLabelAndOwner,
+  requeueOnConflict,
   writePausedCondition,
   writeStatusIfChanged,
 } from '../machineset/object-writes.js';
@@ -88,7 +89,10 @@ export class MachineHealthCheckReconciler {
     this.machinesApi = workload.client.resource<Machine>(RESOURCES.Machine);
   }
 
-  readonly reconcile = async (key: string, rc: ReconcileContext): Promise<ReconcileResult | void> => {
+  readonly reconcile = (key: string, rc: ReconcileContext): Promise<ReconcileResult | void> =>
+    requeueOnConflict(rc, () => this.reconcileCheck(key, rc));
+
+  private async reconcileCheck(key: string, rc: ReconcileContext): Promise<ReconcileResult | void> {
     await this.lifecycle.flush(key);
     const cached = this.workload.machineHealthChecks.get(key);
     if (!cached) return;
@@ -167,7 +171,7 @@ export class MachineHealthCheckReconciler {
     // Short-circuited health checks look again soon: a Machine may recover, or the limit allow remediation.
     if (!allowance.allowed && unhealthy.length > 0) nextChecks.push(UNREACHABLE_RETRY_MS);
     if (nextChecks.length > 0) return { requeueAfter: Math.max(1000, Math.min(...nextChecks)) };
-  };
+  }
 
   private targetOf(machine: Machine, access: WorkloadClusterAccess | undefined): HealthCheckTarget {
     const nodeName = machine.status?.nodeRef?.name;

@@ -34,6 +34,7 @@ import {
   deleteIfPresent,
   ensureClusterLabelAndOwner,
   ownerReferenceTo,
+  requeueOnConflict,
   writePausedCondition,
   writeStatusIfChanged,
 } from './object-writes.js';
@@ -42,9 +43,6 @@ import { scaleDown, scaleUp, type ScaleDeps } from './machineset.scale.js';
 import { computeMachineSetStatus, desiredReplicas } from './machineset.status.js';
 import { isPaused } from './paused.js';
 import { controlledBy, ORPHANS_BY_NAMESPACE, type WorkloadContext } from './workload-context.js';
-
-/** A write refused because its object changed meanwhile is tried again this soon, from the fresh cache. */
-export const CONFLICT_RETRY_MS = 50;
 
 /** Templates are not watched: a missing one is looked for again after this long. */
 const MISSING_TEMPLATE_RETRY_MS = 10_000;
@@ -84,20 +82,8 @@ export class MachineSetReconciler {
     this.machinesApi = workload.client.resource<Machine>(RESOURCES.Machine);
   }
 
-  readonly reconcile = async (key: string, rc: ReconcileContext): Promise<ReconcileResult | void> => {
-    try {
-      return await this.reconcileSet(key, rc);
-    } catch (err) {
-      // A Machine or the set changed since the cache showed it (the Machine controller writes Machine status
-      // all the time): act again on the fresh cache.
-      if (!isConflict(err)) throw err;
-      rc.log.debug(
-        { err: { message: err instanceof Error ? err.message : String(err) } },
-        'conflict: reconciling again',
-      );
-      return { requeueAfter: CONFLICT_RETRY_MS };
-    }
-  };
+  readonly reconcile = (key: string, rc: ReconcileContext): Promise<ReconcileResult | void> =>
+    requeueOnConflict(rc, () => this.reconcileSet(key, rc));
 
   private async reconcileSet(key: string, rc: ReconcileContext): Promise<ReconcileResult | void> {
     const cached = this.workload.machineSets.get(key);

@@ -6,7 +6,14 @@ import {
   type Condition,
   type ResourceDefinition,
 } from '@capstan/api';
-import { applyStatus, isNotFound, type ResourceClient } from '@capstan/kube';
+import {
+  applyStatus,
+  isConflict,
+  isNotFound,
+  type ReconcileContext,
+  type ReconcileResult,
+  type ResourceClient,
+} from '@capstan/kube';
 import type { KubernetesObject, V1OwnerReference } from '@kubernetes/client-node';
 import { jsonEqual } from './canonical-json.js';
 import { pausedCondition } from './paused.js';
@@ -101,4 +108,27 @@ export async function ensureClusterLabelAndOwner<T extends KubernetesObject>(
     { namespace: obj.metadata?.namespace, name: obj.metadata!.name! },
     { metadata },
   );
+}
+
+/** A write refused because its object changed meanwhile is tried again this soon, from the fresh cache. */
+export const CONFLICT_RETRY_MS = 50;
+
+/**
+ * Runs a reconcile; a conflict (an object changed since the cache showed it, e.g. the Machine controller wrote a
+ * Machine's status meanwhile) is no error: the reconcile runs again shortly on the fresher cache.
+ */
+export async function requeueOnConflict(
+  rc: ReconcileContext,
+  reconcile: () => Promise<ReconcileResult | void>,
+): Promise<ReconcileResult | void> {
+  try {
+    return await reconcile();
+  } catch (err) {
+    if (!isConflict(err)) throw err;
+    rc.log.debug(
+      { err: { message: err instanceof Error ? err.message : String(err) } },
+      'conflict: reconciling again',
+    );
+    return { requeueAfter: CONFLICT_RETRY_MS };
+  }
 }
