@@ -10,3 +10,5 @@ export * from './generic-providers.js';
 export * from './restart.js';
 export * from './capstan-crds.js';
 export * from './eventually.js';
+export * from './local-services.js';
+export * from './capstan-under-test.js';

@@ -2,7 +2,7 @@ import { AppsV1Api } from '@kubernetes/client-node';
 import { Command } from 'commander';
 import { applyOrder, deployDir, installCrds, loadKustomization, ManifestApplier } from '@capstan/manifests';
 import { loadKubeConfig, type KubeconfigOptions } from '../kubeconfig.js';
-import { startLocalServices, stopLocalServices } from '../local/local-services.js';
+import { startLocalServices, stopLocalServices } from '@capstan/testing';
 import { CliError, type Output } from '../output.js';
 
 const FIELD_MANAGER = 'capstan-cli';

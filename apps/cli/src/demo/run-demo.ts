@@ -5,12 +5,12 @@ import { join, resolve } from 'node:path';
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { applyOrder, deployDir, installCrds, loadKustomization, ManifestApplier, type Manifest } from '@capstan/manifests';
-import { startTestEnvironment, type TestEnvironment } from '@capstan/testing';
+
 import { workloadKubeconfig } from '../commands/get.js';
 import { getCluster } from '../describe/fetch.js';
 import { buildTree, renderTree, treeRows } from '../describe/tree.js';
 import { generateCluster } from '../generate/cluster-template.js';
-import { startLocalServices, stopLocalServices, type LocalService } from '../local/local-services.js';
+import { startLocalServices, startTestEnvironment, stopLocalServices, type LocalService, type TestEnvironment } from '@capstan/testing';
 import { CliError, terminalOutput } from '../output.js';
 import { nodesTable } from './nodes-table.js';
 import { waitForClusterAvailable } from './wait-for-cluster.js';

@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, openSync, closeSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from './ports.js';
 
-/** The five services `capstan init --local` runs, in start order. */
+/** The five services `capstan init --local`, the demo and the end-to-end tests run, in start order. */
 export const LOCAL_SERVICES = ['core', 'cluster-provider', 'machine-provider', 'bootstrap-provider', 'control-plane-provider'] as const;
 export type LocalServiceName = (typeof LOCAL_SERVICES)[number];
 
@@ -23,6 +23,12 @@ export interface StartLocalServicesOptions {
   /** Extra environment for the services (e.g. the sim's shared etcd). */
   env?: NodeJS.ProcessEnv;
   syncPeriodSeconds?: number;
+  /** Watch only this namespace (several sets of services can then share one API server). */
+  namespace?: string;
+  /** Event bus subject root and stream, so several sets of services can share one NATS server. */
+  subjectRoot?: string;
+  streamName?: string;
+  logLevel?: string;
   readyTimeoutMs?: number;
   onProgress?(service: LocalServiceName, state: 'starting' | 'ready'): void;
 }
@@ -39,18 +45,7 @@ export class LocalServiceError extends Error {
 
 /** The workspace root, where every app's compiled main lives (apps/<name>/dist/main.js). */
 function workspaceRoot(): string {
-  return resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolvePort(port));
-    });
-  });
+  return resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 }
 
 async function waitReady(service: LocalService, timeoutMs: number): Promise<void> {
@@ -90,6 +85,10 @@ export async function startLocalServices(options: StartLocalServicesOptions): Pr
         '--http-port',
         String(port),
         ...(options.syncPeriodSeconds ? ['--sync-period', String(options.syncPeriodSeconds)] : []),
+        ...(options.namespace ? ['--namespace', options.namespace] : []),
+        ...(options.subjectRoot ? ['--subject-root', options.subjectRoot] : []),
+        ...(options.streamName ? ['--stream-name', options.streamName] : []),
+        ...(options.logLevel ? ['--log-level', options.logLevel] : []),
       ];
       const child = spawn(process.execPath, args, { stdio: ['ignore', fd, fd], env: { ...process.env, ...options.env } });
       closeSync(fd);

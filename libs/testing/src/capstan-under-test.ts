@@ -1,0 +1,52 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { installCapstanCrds } from './capstan-crds.js';
+import { startLocalServices, stopLocalServices, type LocalService } from './local-services.js';
+import { createTestNamespace, testNatsUrl, type TestNamespace } from './namespace.js';
+import { repoRoot } from './repo.js';
+
+export interface CapstanUnderTest {
+  namespace: TestNamespace;
+  services: LocalService[];
+  logDir: string;
+  /** Stops the services, then deletes the namespace and the logs (kept when `keepLogs`). */
+  stop(options?: { keepLogs?: boolean }): Promise<void>;
+}
+
+/**
+ * The whole product for end-to-end tests: the five services as real processes (the compiled mains, as
+ * `capstan init --local` runs them) against the test environment, confined to one new namespace and their
+ * own event stream, so test files never see each other's clusters or events. The sim's workload API
+ * servers use the test environment's etcd.
+ */
+export async function startCapstan(prefix = 'e2e', options: { syncPeriodSeconds?: number } = {}): Promise<CapstanUnderTest> {
+  execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: repoRoot(), stdio: 'ignore' });
+  const namespace = await createTestNamespace(prefix);
+  await installCapstanCrds(namespace.kc);
+  const id = randomBytes(3).toString('hex');
+  const logDir = mkdtempSync(join(tmpdir(), `capstan-${prefix}-logs-`));
+  const etcdUrl = process.env['CAPSTAN_TEST_ETCD_URL'];
+  const services = await startLocalServices({
+    kubeconfigPath: process.env['CAPSTAN_TEST_KUBECONFIG']!,
+    natsUrl: testNatsUrl(),
+    logDir,
+    env: etcdUrl ? { CAPSTAN_SIM_ETCD_URL: etcdUrl } : {},
+    namespace: namespace.name,
+    subjectRoot: `${prefix}${id}`,
+    streamName: `${prefix.toUpperCase()}_${id.toUpperCase()}`,
+    syncPeriodSeconds: options.syncPeriodSeconds ?? 30,
+  });
+  return {
+    namespace,
+    services,
+    logDir,
+    stop: async ({ keepLogs } = {}) => {
+      await stopLocalServices(services);
+      await namespace.delete();
+      if (!keepLogs) rmSync(logDir, { recursive: true, force: true });
+    },
+  };
+}
