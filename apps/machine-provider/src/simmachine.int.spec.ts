@@ -181,6 +181,26 @@ describe('machine-provider: SimMachine', () => {
     expect((await alpha.simMachine('alpha-flaky')).status?.initialization?.provisioned).toBe(true);
   });
 
+  it('serves a shared-mode cluster through its own endpoint from the one shared API server', async () => {
+    const gamma = await SimClusterFixture.create(client, ns.name, 'gamma', { mode: 'shared' });
+    await gamma.machine('gamma-cp-0', { role: 'init-server' });
+    await gamma.machine('gamma-md-0', { role: 'agent' });
+    // The shared API server holds every shared cluster's nodes; gamma's are there, Ready.
+    await eventually(
+      async () => {
+        const ready = await gamma.readyNodes();
+        return ready.includes('gamma-cp-0') && ready.includes('gamma-md-0');
+      },
+      {
+        timeoutMs: 90_000,
+        message: 'gamma nodes Ready',
+      },
+    );
+    const review = await (await gamma.workloadCore()).readNode({ name: 'gamma-md-0' });
+    expect(review.spec?.providerID).toBe(`sim://${ns.name}/gamma-md-0`);
+    await gamma.condition('gamma-cp-0', SimConditionType.APIServerHealthy);
+  });
+
   it('deletes the Node with its machine, and stops the API server with the last server', async () => {
     const simMachines = client.resource<SimMachine>(RESOURCES.SimMachine);
     await simMachines.delete({ namespace: ns.name, name: 'alpha-md-1' });

@@ -21,3 +21,4 @@ export * from './port-allocator.js';
 export * from './host-plan.js';
 export * from './status-diff.js';
 export * from './test-support.js';
+export * from './cluster-blueprint.js';

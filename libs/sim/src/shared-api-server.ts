@@ -58,8 +58,9 @@ export class SharedApiServer {
     const starting = this.starting;
     this.starting = undefined;
     await starting?.catch(() => undefined);
-    await this.process?.stop();
+    const process = this.process;
     this.process = undefined;
+    await process?.stop();
   }
 
   private async loadState(): Promise<SharedState> {

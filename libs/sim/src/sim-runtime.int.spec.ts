@@ -3,28 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AuthenticationV1Api, CoordinationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { parseK3sCloudConfig, renderK3sCloudConfig, type K3sRole } from '@capstan/k3s-bootstrap';
-import {
-  generateClusterCertificates,
-  issueAdminKubeconfig,
-  loadCertificateAuthority,
-  type ClusterCertificates,
-} from '@capstan/pki';
-import {
-  freePort,
-  isAlive,
-  startLocalEnvironment,
-  type LocalEnvironment,
-  eventually,
-} from '@capstan/testing';
+import { isAlive, startLocalEnvironment, type LocalEnvironment, eventually } from '@capstan/testing';
 import { pino } from 'pino';
-import {
-  clusterApiSpecFrom,
-  nodeIdentityFrom,
-  serverEndpointOf,
-  simProviderID,
-  type SimClusterRef,
-} from './host-plan.js';
+import { ClusterBlueprint } from './cluster-blueprint.js';
+import { clusterApiSpecFrom, nodeIdentityFrom, serverEndpointOf, simProviderID } from './host-plan.js';
 import { simMachineOptionsFromEnv } from './options.js';
 import { SimRuntime } from './sim-runtime.js';
 import { isSimError } from './errors.js';
@@ -36,50 +18,10 @@ import { recordedProcessAlive } from './owned-process.js';
 
 const logger = pino({ level: 'silent' });
 
-interface TestCluster {
-  ref: SimClusterRef;
-  certificates: ClusterCertificates;
-  token: string;
-  render(
-    role: K3sRole,
-    extra?: { nodeLabels?: string[]; nodeTaints?: string[] },
-  ): ReturnType<typeof parseK3sCloudConfig>;
-  admin(): Promise<KubeConfig>;
-}
-
-async function testCluster(
-  namespace: string,
-  clusterName: string,
-  mode: 'dedicated' | 'shared',
-): Promise<TestCluster> {
-  const certificates = await generateClusterCertificates(clusterName);
-  const token = randomBytes(16).toString('hex');
-  const endpoint = { host: '127.0.0.1', port: await freePort() };
-  return {
-    ref: { namespace, clusterName, mode, endpoint },
-    certificates,
-    token,
-    render: (role, extra = {}) =>
-      parseK3sCloudConfig(
-        renderK3sCloudConfig({
-          role,
-          spec: { version: 'v1.34.1+k3s1', agentConfig: extra },
-          endpoint,
-          token,
-          certificates: role === 'agent' ? undefined : certificates,
-        }),
-      ),
-    admin: async () => {
-      const { kubeconfig } = await issueAdminKubeconfig(
-        { serverCaPem: certificates.ca.certPem, clientCA: await loadCertificateAuthority(certificates.cca) },
-        clusterName,
-        endpoint,
-      );
-      const kc = new KubeConfig();
-      kc.loadFromString(kubeconfig);
-      return kc;
-    },
-  };
+async function admin(cluster: ClusterBlueprint): Promise<KubeConfig> {
+  const kc = new KubeConfig();
+  kc.loadFromString(await cluster.adminKubeconfig());
+  return kc;
 }
 
 describe('SimRuntime', () => {
@@ -131,20 +73,20 @@ describe('SimRuntime', () => {
 
   it('serves a dedicated cluster from its server bootstrap data and registers nodes with the join token', async () => {
     const runtime = newRuntime();
-    const cluster = await testCluster(namespace, 'alpha', 'dedicated');
-    const server = cluster.render('init-server');
+    const cluster = await ClusterBlueprint.create(namespace, 'alpha');
+    const server = cluster.parsed('init-server');
     const { api, outcome } = await runtime.ensureClusterApi(clusterApiSpecFrom(server, cluster.ref), {
       fresh: true,
     });
     expect(outcome).toBe('started');
 
-    const kc = await cluster.admin();
+    const kc = await admin(cluster);
     const review = await kc.makeApiClient(AuthenticationV1Api).createSelfSubjectReview({
       body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
     });
     expect(review.status?.userInfo?.username).toBe('kubernetes-admin');
 
-    const worker = cluster.render('agent', {
+    const worker = cluster.parsed('agent', {
       nodeLabels: ['tier=web'],
       nodeTaints: ['dedicated=web:NoSchedule'],
     });
@@ -184,8 +126,8 @@ describe('SimRuntime', () => {
     expect(runtime.nodeAgent(`${namespace}/alpha-md-0`)?.status.phase).toBe('Registered');
 
     // A server of another cluster cannot join this one.
-    const stranger = await testCluster(namespace, 'alpha', 'dedicated');
-    const joining = stranger.render('join-server');
+    const stranger = await ClusterBlueprint.create(namespace, 'alpha');
+    const joining = stranger.parsed('join-server');
     const refused = await runtime
       .ensureClusterApi(clusterApiSpecFrom(joining, { ...stranger.ref, endpoint: cluster.ref.endpoint }), {
         fresh: false,
@@ -197,7 +139,7 @@ describe('SimRuntime', () => {
     expect(isSimError(refused, 'JoinRejected')).toBe(true);
 
     // A node with another token is refused by the API server itself.
-    const intruder = cluster.render('agent');
+    const intruder = cluster.parsed('agent');
     runtime.ensureNodeAgent(`${namespace}/intruder`, {
       identity: nodeIdentityFrom(intruder, machine('intruder')),
       faults: {},
@@ -217,8 +159,8 @@ describe('SimRuntime', () => {
 
   it('adopts the API server a killed provider left running, and plays injected faults', async () => {
     const first = newRuntime();
-    const cluster = await testCluster(namespace, 'beta', 'dedicated');
-    const server = cluster.render('init-server');
+    const cluster = await ClusterBlueprint.create(namespace, 'beta');
+    const server = cluster.parsed('init-server');
     await first.ensureClusterApi(clusterApiSpecFrom(server, cluster.ref), { fresh: true });
     const dir = first.stateDir.clusterDir(namespace, 'beta');
     const pid = recordedProcessAlive(dir, 'kube-apiserver')!.pid;
@@ -231,7 +173,7 @@ describe('SimRuntime', () => {
     expect(outcome).toBe('adopted');
     expect(recordedProcessAlive(dir, 'kube-apiserver')?.pid).toBe(pid);
 
-    const worker = cluster.render('agent');
+    const worker = cluster.parsed('agent');
     second.ensureNodeAgent(`${namespace}/beta-md-0`, {
       identity: nodeIdentityFrom(worker, machine('beta-md-0')),
       faults: { notReadyAfterSeconds: 2, disappearsAfterSeconds: 6 },
@@ -240,7 +182,7 @@ describe('SimRuntime', () => {
       token: worker.token,
       onChange: () => undefined,
     });
-    const core = (await cluster.admin()).makeApiClient(CoreV1Api);
+    const core = (await admin(cluster)).makeApiClient(CoreV1Api);
     const notReady = await eventually(async () => {
       const node = await core.readNode({ name: 'beta-md-0' });
       return node.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'Unknown'
@@ -267,10 +209,10 @@ describe('SimRuntime', () => {
 
   it('serves shared-mode clusters through their own endpoints and credentials from one API server', async () => {
     const runtime = newRuntime();
-    const one = await testCluster(namespace, 'shared-one', 'shared');
-    const two = await testCluster(namespace, 'shared-two', 'shared');
+    const one = await ClusterBlueprint.create(namespace, 'shared-one', { mode: 'shared' });
+    const two = await ClusterBlueprint.create(namespace, 'shared-two', { mode: 'shared' });
     for (const cluster of [one, two]) {
-      const server = cluster.render('init-server');
+      const server = cluster.parsed('init-server');
       await runtime.ensureClusterApi(clusterApiSpecFrom(server, cluster.ref), { fresh: true });
       runtime.ensureNodeAgent(`${namespace}/${cluster.ref.clusterName}-cp`, {
         identity: nodeIdentityFrom(server, machine(`${cluster.ref.clusterName}-cp`)),
@@ -282,7 +224,7 @@ describe('SimRuntime', () => {
       });
     }
     for (const cluster of [one, two]) {
-      const kc = await cluster.admin();
+      const kc = await admin(cluster);
       const review = await kc.makeApiClient(AuthenticationV1Api).createSelfSubjectReview({
         body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
       });
@@ -299,7 +241,7 @@ describe('SimRuntime', () => {
       });
     }
     // One cluster's admin certificate means nothing at another cluster's endpoint.
-    const wrong = await one.admin();
+    const wrong = await admin(one);
     wrong.clusters[0] = {
       ...wrong.clusters[0]!,
       server: `https://127.0.0.1:${two.ref.endpoint.port}`,
@@ -309,7 +251,7 @@ describe('SimRuntime', () => {
 
     await runtime.removeNodeAgent(`${namespace}/shared-one-cp`, { deleteNode: true });
     await runtime.releaseClusterApi(`${namespace}/shared-one`);
-    const core = (await two.admin()).makeApiClient(CoreV1Api);
+    const core = (await admin(two)).makeApiClient(CoreV1Api);
     expect((await core.listNode()).items.map((n) => n.metadata?.name)).toEqual(['shared-two-cp']);
     await runtime.releaseClusterApi(`${namespace}/shared-two`);
     await expect(core.listNode()).rejects.toBeDefined();

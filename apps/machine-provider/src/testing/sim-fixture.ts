@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { CoreV1Api, KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import {
   BOOTSTRAP_GROUP,
@@ -12,16 +11,10 @@ import {
   type SimClusterMode,
   type SimMachine,
 } from '@capstan/api';
-import { renderK3sCloudConfig, type K3sAgentConfigSpec, type K3sRole } from '@capstan/k3s-bootstrap';
+import type { K3sAgentConfigSpec, K3sRole } from '@capstan/k3s-bootstrap';
 import type { KubeClient } from '@capstan/kube';
-import {
-  generateClusterCertificates,
-  issueAdminKubeconfig,
-  loadCertificateAuthority,
-  type ClusterCertificates,
-} from '@capstan/pki';
-import {} from '@capstan/sim';
-import { freePort, eventually } from '@capstan/testing';
+import { ClusterBlueprint } from '@capstan/sim';
+import { eventually } from '@capstan/testing';
 
 const SECRETS = { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true } as const;
 
@@ -49,12 +42,24 @@ export interface FixtureMachineOptions {
 export class SimClusterFixture {
   private constructor(
     readonly client: KubeClient,
-    readonly namespace: string,
-    readonly clusterName: string,
-    readonly endpoint: { host: string; port: number },
-    readonly certificates: ClusterCertificates,
-    readonly token: string,
+    readonly blueprint: ClusterBlueprint,
   ) {}
+
+  get namespace(): string {
+    return this.blueprint.ref.namespace;
+  }
+
+  get clusterName(): string {
+    return this.blueprint.ref.clusterName;
+  }
+
+  get endpoint(): { host: string; port: number } {
+    return this.blueprint.ref.endpoint;
+  }
+
+  get token(): string {
+    return this.blueprint.token;
+  }
 
   static async create(
     client: KubeClient,
@@ -62,15 +67,9 @@ export class SimClusterFixture {
     clusterName: string,
     options: { mode?: SimClusterMode } = {},
   ): Promise<SimClusterFixture> {
-    const endpoint = { host: '127.0.0.1', port: await freePort() };
-    const fixture = new SimClusterFixture(
-      client,
-      namespace,
-      clusterName,
-      endpoint,
-      await generateClusterCertificates(clusterName),
-      randomBytes(16).toString('hex'),
-    );
+    const blueprint = await ClusterBlueprint.create(namespace, clusterName, { mode: options.mode });
+    const fixture = new SimClusterFixture(client, blueprint);
+    const { endpoint } = blueprint.ref;
     await client.resource<Cluster>(RESOURCES.Cluster).create({
       apiVersion: RESOURCES.Cluster.apiVersion,
       kind: 'Cluster',
@@ -93,13 +92,7 @@ export class SimClusterFixture {
   }
 
   render(role: K3sRole, agentConfig?: K3sAgentConfigSpec): string {
-    return renderK3sCloudConfig({
-      role,
-      spec: { version: 'v1.34.1+k3s1', ...(agentConfig && { agentConfig }) },
-      endpoint: this.endpoint,
-      token: this.token,
-      certificates: role === 'agent' ? undefined : this.certificates,
-    });
+    return this.blueprint.render(role, agentConfig);
   }
 
   async machine(name: string, options: FixtureMachineOptions): Promise<void> {
@@ -195,16 +188,8 @@ export class SimClusterFixture {
 
   /** The admin kubeconfig of the workload cluster, as the control plane provider writes it. */
   async adminKubeConfig(): Promise<KubeConfig> {
-    const { kubeconfig } = await issueAdminKubeconfig(
-      {
-        serverCaPem: this.certificates.ca.certPem,
-        clientCA: await loadCertificateAuthority(this.certificates.cca),
-      },
-      this.clusterName,
-      this.endpoint,
-    );
     const kc = new KubeConfig();
-    kc.loadFromString(kubeconfig);
+    kc.loadFromString(await this.blueprint.adminKubeconfig());
     return kc;
   }
 
