@@ -52,6 +52,8 @@ interface Entry {
  */
 export class ProviderKinds {
   private readonly cache = new Map<string, Entry>();
+  /** Lookups under way, so concurrent reconciles of a new kind read its CRD once. */
+  private readonly inFlight = new Map<string, Promise<ProviderKind | ProviderKindError>>();
 
   constructor(
     private readonly client: KubeClient,
@@ -71,14 +73,21 @@ export class ProviderKinds {
         return cached.value;
       }
     }
-    let value: ProviderKind | ProviderKindError;
-    try {
-      value = await this.lookup(ref.apiGroup, ref.kind);
-    } catch (error) {
-      if (!(error instanceof ProviderKindError)) throw error;
-      value = error;
+    let pending = this.inFlight.get(key);
+    if (!pending) {
+      pending = this.lookup(ref.apiGroup, ref.kind)
+        .catch((error: unknown) => {
+          if (error instanceof ProviderKindError) return error;
+          throw error;
+        })
+        .then((value) => {
+          this.cache.set(key, { value, at: Date.now() });
+          return value;
+        })
+        .finally(() => this.inFlight.delete(key));
+      this.inFlight.set(key, pending);
     }
-    this.cache.set(key, { value, at: Date.now() });
+    const value = await pending;
     if (value instanceof ProviderKindError) throw value;
     return value;
   }

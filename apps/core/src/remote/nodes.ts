@@ -5,18 +5,23 @@ import { NODES } from './resources.js';
 // Writes to Nodes of a workload cluster. Each is a merge patch conditional on the resourceVersion the
 // caller read, so a Node changed meanwhile (kubelet heartbeats do not touch metadata or spec) is re-read.
 
-export interface NodeMetadataChange {
+export interface NodeChange {
   /** Annotations to set (value) or remove (null). */
   annotations?: Record<string, string | null>;
   /** Labels to set (value) or remove (null). */
   labels?: Record<string, string | null>;
+  /** Taints to take off (every taint with this key and effect). */
+  removeTaints?: { key: string; effect: string }[];
 }
 
-/** Sets or removes annotations and labels; nothing is sent when the node already matches. */
-export async function patchNodeMetadata(client: KubeClient, node: V1Node, change: NodeMetadataChange): Promise<boolean> {
+/** Sets or removes annotations and labels and takes taints off, in one patch; nothing is sent when the node matches. */
+export async function patchNode(client: KubeClient, node: V1Node, change: NodeChange): Promise<boolean> {
   const annotations = pendingChanges(node.metadata?.annotations, change.annotations);
   const labels = pendingChanges(node.metadata?.labels, change.labels);
-  if (!annotations && !labels) return false;
+  const taints = node.spec?.taints ?? [];
+  const kept = taints.filter((t) => !(change.removeTaints ?? []).some((r) => r.key === t.key && r.effect === t.effect));
+  const taintsChanged = kept.length !== taints.length;
+  if (!annotations && !labels && !taintsChanged) return false;
   await client.resource<V1Node>(NODES).mergePatch(
     { name: node.metadata!.name! },
     {
@@ -25,23 +30,8 @@ export async function patchNodeMetadata(client: KubeClient, node: V1Node, change
         ...(annotations ? { annotations } : {}),
         ...(labels ? { labels } : {}),
       },
+      ...(taintsChanged ? { spec: { taints: kept } } : {}),
     },
-  );
-  return true;
-}
-
-/** Removes every taint with this key and effect; false when none was there. */
-export async function removeNodeTaint(
-  client: KubeClient,
-  node: V1Node,
-  taint: { key: string; effect: string },
-): Promise<boolean> {
-  const taints = node.spec?.taints ?? [];
-  const kept = taints.filter((t) => !(t.key === taint.key && t.effect === taint.effect));
-  if (kept.length === taints.length) return false;
-  await client.resource<V1Node>(NODES).mergePatch(
-    { name: node.metadata!.name! },
-    { metadata: { resourceVersion: node.metadata?.resourceVersion }, spec: { taints: kept } },
   );
   return true;
 }

@@ -12,6 +12,7 @@ import { type Controller } from '@capstan/kube';
 import { type ServiceContext } from '@capstan/provider-kit';
 import { CLUSTER_CONTROLLER } from '../../handoff/controller-names.js';
 import { ClusterReconciler, clusterKeyOf, type ClusterReconcilerDeps } from './cluster.reconciler.js';
+import { OwnWrites } from '../../external/own-writes.js';
 import { changedBeyondOwnStatus, onRelevantChange } from './object-changes.js';
 
 /** Descendant changes are collected this long before the Cluster is reconciled once for all of them. */
@@ -66,15 +67,17 @@ const keysOf = (obj: { metadata?: { namespace?: string }; spec?: { clusterName?:
 /** Registers the Cluster controller and the watches that map descendants and workload connections to Clusters. */
 export function registerClusterController(
   context: ServiceContext,
-  deps: Omit<ClusterReconcilerDeps, 'recorder' | 'client'>,
+  deps: Omit<ClusterReconcilerDeps, 'recorder' | 'client' | 'ownWrites'>,
 ): Controller<Cluster> {
-  const reconciler = new ClusterReconciler({ ...deps, client: context.client, recorder: context.recorder(CLUSTER_CONTROLLER) });
+  const ownWrites = new OwnWrites();
+  const reconciler = new ClusterReconciler({ ...deps, ownWrites, client: context.client, recorder: context.recorder(CLUSTER_CONTROLLER) });
   const controller = context.addController<Cluster>({
     name: CLUSTER_CONTROLLER,
     for: deps.clusters,
     reconcile: reconciler.reconcile,
     predicate: (event) =>
-      event.type !== 'update' || changedBeyondOwnStatus(event.oldObject, event.object, OWN_CONDITIONS),
+      event.type !== 'update' ||
+      (!ownWrites.isOwn(event.object) && changedBeyondOwnStatus(event.oldObject, event.object, OWN_CONDITIONS)),
     maxConcurrentReconciles: context.options.concurrency,
     resyncPeriodMs: context.options.syncPeriodSeconds * 1000,
   });

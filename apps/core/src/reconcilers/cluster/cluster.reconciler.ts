@@ -1,5 +1,4 @@
 import {
-  ClusterPhase,
   FINALIZERS,
   RESOURCES,
   readControlPlane,
@@ -21,10 +20,10 @@ import {
   type KubeClient,
   type ReconcileContext,
   type ReconcileResult,
-  type ResourceClient,
 } from '@capstan/kube';
 import { type ExternalObjects, type ExternalRead } from '../../external/external-objects.js';
-import { removeFinalizerGuarded, writeMetadata, writeSpecFields, writeStatus } from '../../external/guarded-writes.js';
+import { GuardedWriter } from '../../external/guarded-writes.js';
+import { type OwnWrites } from '../../external/own-writes.js';
 import { observe, type ExternalObservation } from '../../external/observation.js';
 import { type LifecycleEvent, type LifecyclePublisher } from '../../handoff/lifecycle-publisher.js';
 import { WorkloadClusterUnavailableError, type WorkloadClusters } from '../../remote/workload-clusters.js';
@@ -48,6 +47,8 @@ export interface ClusterReconcilerDeps {
   workloads: WorkloadClusters;
   lifecycle: LifecyclePublisher;
   recorder: EventRecorder;
+  /** Versions of Clusters this controller wrote (their watch events need no reconcile). */
+  ownWrites?: OwnWrites;
 }
 
 interface ExternalReads {
@@ -61,16 +62,19 @@ interface ExternalReads {
  * phases, replica counters, and deletion of everything the Cluster holds, in order.
  */
 export class ClusterReconciler {
-  private readonly resources: ResourceClient<Cluster>;
+  private readonly write: GuardedWriter<Cluster>;
 
   constructor(private readonly deps: ClusterReconcilerDeps) {
-    this.resources = deps.client.resource<Cluster>(RESOURCES.Cluster);
+    this.write = new GuardedWriter(deps.client.resource<Cluster>(RESOURCES.Cluster), deps.ownWrites);
   }
 
   readonly reconcile = async (key: string, rc: ReconcileContext): Promise<ReconcileResult | void> => {
     const flushed = await this.deps.lifecycle.flush(key);
     const cluster = this.deps.clusters.get(key);
-    if (!cluster) return flushed ? undefined : { requeue: true };
+    if (!cluster) {
+      this.deps.ownWrites?.forget(key);
+      return flushed ? undefined : { requeue: true };
+    }
     try {
       const result = await this.reconcileCluster(cluster, key, rc);
       return this.deps.lifecycle.pending(key) > 0 ? { ...result, requeue: !result?.requeueAfter } : result;
@@ -86,7 +90,7 @@ export class ClusterReconciler {
   private async reconcileCluster(cluster: Cluster, key: string, rc: ReconcileContext): Promise<ReconcileResult | undefined> {
     const paused = pausedBecause(cluster, cluster);
     if (paused) {
-      await writeStatus(this.resources, cluster, {
+      await this.write.status(cluster, {
         ...cluster.status,
         conditions: withPausedCondition(cluster.status?.conditions, paused, cluster.metadata?.generation),
       });
@@ -94,7 +98,7 @@ export class ClusterReconciler {
     }
     if (cluster.metadata?.deletionTimestamp) return this.reconcileDelete(cluster, key, rc);
 
-    let current = await writeMetadata(this.resources, cluster, { finalizer: FINALIZERS.cluster });
+    let current = await this.write.metadata(cluster, { finalizer: FINALIZERS.cluster });
     const reads = await this.readReferences(current);
     for (const [read, ref] of [
       [reads.infrastructure, current.spec?.infrastructureRef],
@@ -107,13 +111,13 @@ export class ClusterReconciler {
     const observation = this.observation(current, reads);
     const endpoint = endpointToCopy(observation);
     if (endpoint) {
-      current = await writeSpecFields(this.resources, current, { controlPlaneEndpoint: endpoint });
+      current = await this.write.specFields(current, { controlPlaneEndpoint: endpoint });
       observation.cluster = current;
       rc.log.info({ host: endpoint.host, port: endpoint.port }, 'control plane endpoint copied');
     }
     observation.remote = await this.probeWorkloadCluster(observation);
     const status = computeClusterStatus(observation);
-    const written = await this.writeStatusAndPublish(current, status, key);
+    await this.writeStatusAndPublish(current, status, key);
 
     if (reads.infrastructure?.state === 'invalid' || reads.controlPlane?.state === 'invalid') {
       rc.log.warn('a reference names a kind the core cannot use: retrying with backoff');
@@ -122,9 +126,7 @@ export class ClusterReconciler {
     if (reads.infrastructure?.state === 'notFound' || reads.controlPlane?.state === 'notFound') {
       return { requeueAfter: MISSING_REFERENCE_REQUEUE_MS };
     }
-    if (written.status?.phase === ClusterPhase.Provisioned && observation.remote.state === 'Connecting') {
-      return { requeueAfter: MISSING_REFERENCE_REQUEUE_MS };
-    }
+    // A workload cluster still connecting is not polled: its connection reports when it is up.
     return undefined;
   }
 
@@ -150,7 +152,7 @@ export class ClusterReconciler {
     }
     await this.deps.lifecycle.publish(key, [clusterEvent('cluster.deleted', written)]);
     try {
-      await removeFinalizerGuarded(this.resources, written, FINALIZERS.cluster);
+      await this.write.removeFinalizer(written, FINALIZERS.cluster);
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }
@@ -211,7 +213,7 @@ export class ClusterReconciler {
 
   /** Writes what changed and publishes the milestones the write made true. */
   private async writeStatusAndPublish(cluster: Cluster, status: ClusterStatus, key: string): Promise<Cluster> {
-    const written = await writeStatus(this.resources, cluster, status);
+    const written = await this.write.status(cluster, status);
     const milestones = clusterTransitions(cluster.status, status);
     if (milestones.length === 0) return written;
     const events: LifecycleEvent[] = milestones.map((name) => clusterEvent(name, written));

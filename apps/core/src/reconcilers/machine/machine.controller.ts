@@ -4,6 +4,8 @@ import { BY_PROVIDER_ID, type Controller } from '@capstan/kube';
 import { type ServiceContext } from '@capstan/provider-kit';
 import { MACHINE_CONTROLLER } from '../../handoff/controller-names.js';
 import { deepEqual } from '../../external/merge-diff.js';
+import { OwnWrites } from '../../external/own-writes.js';
+import { DESCENDANT_BATCH_MS } from '../cluster/cluster.controller.js';
 import { changedBeyondOwnStatus, onRelevantChange } from '../cluster/object-changes.js';
 import { MachineReconciler, type MachineReconcilerDeps } from './machine.reconciler.js';
 import { MACHINE_OWN_CONDITIONS } from './machine.status.js';
@@ -17,13 +19,13 @@ const clusterFingerprint = (c: Cluster) => [
   c.metadata?.deletionTimestamp,
 ];
 
-/** What a Machine reads of its Node: health conditions, metadata the core syncs, taints, identity. */
+/**
+ * What a Machine reads of its Node: identity, health conditions, info, volumes. The annotations, labels and taints
+ * the core itself writes are left out, so its own node writes do not come back as reconciles; a change someone
+ * else makes to them is put right on the next resync.
+ */
 const nodeFingerprint = (n: V1Node) => [
   n.spec?.providerID,
-  n.spec?.taints,
-  n.spec?.unschedulable,
-  n.metadata?.labels,
-  n.metadata?.annotations,
   n.metadata?.deletionTimestamp,
   (n.status?.conditions ?? [])
     .filter((c) => ['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure'].includes(c.type))
@@ -35,15 +37,17 @@ const nodeFingerprint = (n: V1Node) => [
 /** Registers the Machine controller and the watches mapping Clusters and Nodes to Machines. */
 export function registerMachineController(
   context: ServiceContext,
-  deps: Omit<MachineReconcilerDeps, 'recorder' | 'client'>,
+  deps: Omit<MachineReconcilerDeps, 'recorder' | 'client' | 'ownWrites'>,
 ): Controller<Machine> {
-  const reconciler = new MachineReconciler({ ...deps, client: context.client, recorder: context.recorder(MACHINE_CONTROLLER) });
+  const ownWrites = new OwnWrites();
+  const reconciler = new MachineReconciler({ ...deps, ownWrites, client: context.client, recorder: context.recorder(MACHINE_CONTROLLER) });
   const controller = context.addController<Machine>({
     name: MACHINE_CONTROLLER,
     for: deps.machines,
     reconcile: reconciler.reconcile,
     predicate: (event) =>
-      event.type !== 'update' || changedBeyondOwnStatus(event.oldObject, event.object, MACHINE_OWN_CONDITIONS),
+      event.type !== 'update' ||
+      (!ownWrites.isOwn(event.object) && changedBeyondOwnStatus(event.oldObject, event.object, MACHINE_OWN_CONDITIONS)),
     maxConcurrentReconciles: context.options.concurrency,
     resyncPeriodMs: context.options.syncPeriodSeconds * 1000,
   });
@@ -53,13 +57,14 @@ export function registerMachineController(
       .filter((m) => m.spec?.clusterName === clusterName)
       .map((m) => `${m.metadata!.namespace}/${m.metadata!.name}`);
 
+  // Cluster-wide changes come in bursts (infrastructure provisioned, control plane initialized, kubeconfig written):
+  // each Machine of the Cluster is reconciled once for a burst.
+  const later = (key: string) => controller.enqueueAfter(key, DESCENDANT_BATCH_MS);
   deps.clusters.addEventHandler(
-    onRelevantChange(clusterFingerprint, (c) => machinesOf(c.metadata?.namespace, c.metadata?.name), (key) =>
-      controller.enqueue(key),
-    ),
+    onRelevantChange(clusterFingerprint, (c) => machinesOf(c.metadata?.namespace, c.metadata?.name), later),
   );
   deps.workloads.onClusterChange((namespace, cluster) => {
-    for (const key of machinesOf(namespace, cluster)) controller.enqueue(key);
+    for (const key of machinesOf(namespace, cluster)) later(key);
   });
   deps.workloads.onNodeChange((node, previous) => {
     if (previous && deepEqual(nodeFingerprint(previous), nodeFingerprint(node))) return;

@@ -1,7 +1,7 @@
 import { type V1Node } from '@kubernetes/client-node';
 import { ANNOTATIONS, NODE_TAINTS, type Cluster, type Machine } from '@capstan/api';
 import { getControllerOf } from '@capstan/kube';
-import { patchNodeMetadata, removeNodeTaint } from '../../remote/nodes.js';
+import { patchNode } from '../../remote/nodes.js';
 import {
   WorkloadClusterUnavailableError,
   type WorkloadClusterAccess,
@@ -64,8 +64,8 @@ export async function lookUpNode(machine: Machine, cluster: Cluster | undefined,
 
 /**
  * Puts upstream's annotations on the Node (cluster name and namespace, machine, owner), copies the Machine's
- * node-role / node-restriction / node.cluster.x-k8s.io labels, then lifts the uninitialized taint the bootstrap
- * provider put on. Each write only when something differs.
+ * node-role / node-restriction / node.cluster.x-k8s.io labels and lifts the uninitialized taint the bootstrap
+ * provider put on, in one write, only when something differs.
  */
 export async function syncNode(access: WorkloadClusterAccess, node: V1Node, machine: Machine): Promise<boolean> {
   const owner = getControllerOf(machine);
@@ -83,10 +83,8 @@ export async function syncNode(access: WorkloadClusterAccess, node: V1Node, mach
     [ANNOTATIONS.nodeOwnerName]: owner?.name ?? null,
     [ANNOTATIONS.nodeLabelsFromMachine]: wanted.length > 0 ? wanted.map(([key]) => key).sort().join(',') : null,
   };
-  const patched = await patchNodeMetadata(access.client, node, { annotations, labels });
-  if (patched) return true;
-  // Labels are in place: the node may take workloads now (upstream removes the taint after the label sync).
-  return removeNodeTaint(access.client, node, NODE_TAINTS.uninitialized);
+  // With its labels in place the node may take workloads: upstream lifts the uninitialized taint after the label sync.
+  return patchNode(access.client, node, { annotations, labels, removeTaints: [NODE_TAINTS.uninitialized] });
 }
 
 function isSyncedLabel(key: string): boolean {

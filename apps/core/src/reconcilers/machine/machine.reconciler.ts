@@ -20,10 +20,10 @@ import {
   type KubeClient,
   type ReconcileContext,
   type ReconcileResult,
-  type ResourceClient,
 } from '@capstan/kube';
 import { type ExternalObjects, type ExternalRead } from '../../external/external-objects.js';
-import { removeFinalizerGuarded, writeMetadata, writeSpecFields, writeStatus } from '../../external/guarded-writes.js';
+import { GuardedWriter } from '../../external/guarded-writes.js';
+import { type OwnWrites } from '../../external/own-writes.js';
 import { observe } from '../../external/observation.js';
 import { type LifecyclePublisher } from '../../handoff/lifecycle-publisher.js';
 import { type WorkloadClusters } from '../../remote/workload-clusters.js';
@@ -34,9 +34,6 @@ import { machineEvent, machineTransitions } from './machine.events.js';
 import { lookUpNode, syncNode, type NodeLookup } from './machine.node.js';
 import { availableIn, computeMachineStatus, type MachineObservation } from './machine.status.js';
 
-/** How soon to look again at a workload cluster that did not answer (its connection also reports when it is up). */
-export const CONNECTION_RETRY_MS = 30_000;
-
 export interface MachineReconcilerDeps {
   clusters: Informer<Cluster>;
   machines: Informer<Machine>;
@@ -45,6 +42,8 @@ export interface MachineReconcilerDeps {
   workloads: WorkloadClusters;
   lifecycle: LifecyclePublisher;
   recorder: EventRecorder;
+  /** Versions of Machines this controller wrote (their watch events need no reconcile). */
+  ownWrites?: OwnWrites;
   now?: () => Date;
 }
 
@@ -59,18 +58,21 @@ interface ExternalReads {
  * phases, and deletion with hooks, drain, provider object and Node deletion.
  */
 export class MachineReconciler {
-  private readonly resources: ResourceClient<Machine>;
+  private readonly write: GuardedWriter<Machine>;
   private readonly now: () => Date;
 
   constructor(private readonly deps: MachineReconcilerDeps) {
-    this.resources = deps.client.resource<Machine>(RESOURCES.Machine);
+    this.write = new GuardedWriter(deps.client.resource<Machine>(RESOURCES.Machine), deps.ownWrites);
     this.now = deps.now ?? (() => new Date());
   }
 
   readonly reconcile = async (key: string, rc: ReconcileContext): Promise<ReconcileResult | void> => {
     const flushed = await this.deps.lifecycle.flush(key);
     const machine = this.deps.machines.get(key);
-    if (!machine) return flushed ? undefined : { requeue: true };
+    if (!machine) {
+      this.deps.ownWrites?.forget(key);
+      return flushed ? undefined : { requeue: true };
+    }
     try {
       const result = await this.reconcileMachine(machine, key, rc);
       return this.deps.lifecycle.pending(key) > 0 && !result?.requeueAfter ? { requeue: true } : result;
@@ -88,7 +90,7 @@ export class MachineReconciler {
     const cluster = this.deps.clusters.getByName(namespace, machine.spec.clusterName);
     const paused = pausedBecause(cluster, machine);
     if (paused) {
-      await writeStatus(this.resources, machine, {
+      await this.write.status(machine, {
         ...machine.status,
         conditions: withPausedCondition(machine.status?.conditions, paused, machine.metadata?.generation),
       });
@@ -96,7 +98,7 @@ export class MachineReconciler {
     }
     if (machine.metadata?.deletionTimestamp) return this.reconcileDelete(machine, cluster, key, rc);
 
-    let current = await writeMetadata(this.resources, machine, {
+    let current = await this.write.metadata(machine, {
       finalizer: FINALIZERS.machine,
       labels: { [LABELS.clusterName]: machine.spec.clusterName },
       ownerReferences: standaloneOwners(machine, cluster),
@@ -127,10 +129,9 @@ export class MachineReconciler {
     if (reads.bootstrap?.state === 'notFound' || reads.infrastructure?.state === 'notFound') {
       return { requeueAfter: MISSING_REFERENCE_REQUEUE_MS };
     }
+    // A workload cluster that does not answer yet is not polled: its connection reports when it is up.
     const wait = availableIn(current, status, now);
-    if (wait !== undefined) return { requeueAfter: wait + 100 };
-    if (lookup.observation.state === 'connectionDown') return { requeueAfter: CONNECTION_RETRY_MS };
-    return undefined;
+    return wait === undefined ? undefined : { requeueAfter: wait + 100 };
   }
 
   private async reconcileDelete(
@@ -158,7 +159,7 @@ export class MachineReconciler {
     }
     await this.deps.lifecycle.publish(key, [machineEvent('machine.deleted', written)]);
     try {
-      await removeFinalizerGuarded(this.resources, written, FINALIZERS.machine);
+      await this.write.removeFinalizer(written, FINALIZERS.machine);
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }
@@ -186,7 +187,7 @@ export class MachineReconciler {
     }
     if (Object.keys(fields).length === 0) return machine;
     rc.log.info({ fields: Object.keys(fields) }, 'contract fields copied onto the machine');
-    return writeSpecFields(this.resources, machine, fields);
+    return this.write.specFields(machine, fields);
   }
 
   private async readReferences(machine: Machine): Promise<ExternalReads> {
@@ -210,7 +211,7 @@ export class MachineReconciler {
   }
 
   private async writeStatusAndPublish(machine: Machine, status: MachineStatus, key: string): Promise<Machine> {
-    const written = await writeStatus(this.resources, machine, status);
+    const written = await this.write.status(machine, status);
     const milestones = machineTransitions(machine.status, status, written);
     if (milestones.length === 0) return written;
     await this.deps.lifecycle.publish(
