@@ -1,13 +1,7 @@
-import {
-  INFRASTRUCTURE_GROUP,
-  RESOURCES,
-  type Cluster,
-  type SimCluster,
-  type SimMachine,
-} from '@capstan/api';
+import { RESOURCES, type Cluster, type SimCluster, type SimMachine } from '@capstan/api';
 import { BY_CLUSTER_NAME, clusterIndexValue, isBeingDeleted, objectKey } from '@capstan/kube';
 import type { ServiceDefinition } from '@capstan/provider-kit';
-import { simClusterOptionsFromEnv, type SimClusterOptions } from '@capstan/sim';
+import { referencedSimKey, simClusterOptionsFromEnv, type SimClusterOptions } from '@capstan/sim';
 import { ClusterLifecycleModule } from './events/cluster-lifecycle.handler.js';
 import { SIM_CLUSTER_CONTROLLER, SimClusterReconciler } from './reconcilers/simcluster.reconciler.js';
 
@@ -34,12 +28,12 @@ export function createClusterProviderService(
           {
             // Pausing and the cluster-name label come from the Cluster.
             for: RESOURCES.Cluster,
-            map: (obj) => {
-              const ref = (obj as Cluster).spec?.infrastructureRef;
-              return ref?.apiGroup === INFRASTRUCTURE_GROUP && ref.kind === RESOURCES.SimCluster.kind
-                ? [`${obj.metadata!.namespace}/${ref.name}`]
-                : [];
-            },
+            map: (obj) =>
+              referencedSimKey(
+                obj.metadata?.namespace,
+                (obj as Cluster).spec?.infrastructureRef,
+                RESOURCES.SimCluster.kind,
+              ),
           },
           {
             // A SimCluster being deleted waits for the cluster's SimMachines to go.

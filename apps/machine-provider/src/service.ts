@@ -1,5 +1,4 @@
 import {
-  INFRASTRUCTURE_GROUP,
   LABELS,
   RESOURCES,
   type Cluster,
@@ -9,7 +8,7 @@ import {
 } from '@capstan/api';
 import { BY_CLUSTER_NAME, clusterIndexValue, objectKey, type WatchEvent } from '@capstan/kube';
 import type { ServiceDefinition } from '@capstan/provider-kit';
-import { SimRuntime, simMachineOptionsFromEnv, type SimMachineOptions } from '@capstan/sim';
+import { referencedSimKey, SimRuntime, simMachineOptionsFromEnv, type SimMachineOptions } from '@capstan/sim';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { MachineLifecycleModule } from './events/machine-lifecycle.handler.js';
 import { SIM_MACHINE_CONTROLLER, SimMachineReconciler } from './reconcilers/simmachine.reconciler.js';
@@ -87,12 +86,12 @@ export function createMachineProviderService(
           {
             // The Machine carries the bootstrap data secret name.
             for: RESOURCES.Machine,
-            map: (obj: KubernetesObject) => {
-              const ref = (obj as Machine).spec?.infrastructureRef;
-              return ref?.apiGroup === INFRASTRUCTURE_GROUP && ref.kind === RESOURCES.SimMachine.kind
-                ? [`${obj.metadata!.namespace}/${ref.name}`]
-                : [];
-            },
+            map: (obj: KubernetesObject) =>
+              referencedSimKey(
+                obj.metadata?.namespace,
+                (obj as Machine).spec?.infrastructureRef,
+                RESOURCES.SimMachine.kind,
+              ),
           },
           {
             // The SimCluster's endpoint, once provisioned, lets the machines boot.

@@ -6,7 +6,7 @@ import { apiServerFilesIn, writeApiServerFiles } from './api-server-certificates
 import { clusterEtcdPrefix, clusterKeyOf, type ClusterApi, type ClusterApiSpec } from './cluster-api.js';
 import { SimError } from './errors.js';
 import { deleteEtcdPrefix, type SimEtcd } from './etcd.js';
-import { httpsStatus } from './https-probe.js';
+import { apiServerReady } from './https-probe.js';
 import { OwnedProcess, stopRecordedProcess, type StartOutcome } from './owned-process.js';
 import type { SimStateDir } from './state-dir.js';
 import { waitFor } from './wait.js';
@@ -122,10 +122,7 @@ export class DedicatedClusterApi implements ClusterApi {
   }
 
   healthy(): Promise<boolean> {
-    return httpsStatus(`${this.url}/readyz`, {
-      caPem: this.spec.identity.tls.serverCA.certPem,
-      token: this.spec.identity.token,
-    }).then((status) => status === 200);
+    return apiServerReady(this.url, this.spec.identity.tls.serverCA.certPem, this.spec.identity.token);
   }
 
   async stop(): Promise<void> {

@@ -31,3 +31,8 @@ export function httpsStatus(url: string, credentials: ProbeCredentials, timeoutM
     req.end();
   });
 }
+
+/** Whether the API server at `url` answers `/readyz` for a client that trusts `caPem` and holds `token`. */
+export async function apiServerReady(url: string, caPem: string, token: string): Promise<boolean> {
+  return (await httpsStatus(`${url}/readyz`, { caPem, token })) === 200;
+}

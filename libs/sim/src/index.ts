@@ -22,3 +22,4 @@ export * from './host-plan.js';
 export * from './status-diff.js';
 export * from './test-support.js';
 export * from './cluster-blueprint.js';
+export * from './provider-writes.js';

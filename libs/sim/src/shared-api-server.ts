@@ -21,7 +21,7 @@ import { bindAddressFor, type ApiServerHost } from './dedicated-cluster-api.js';
 import { SimError } from './errors.js';
 import { deleteEtcdPrefix } from './etcd.js';
 import { ClusterFrontProxy, type FrontProxyUpstream } from './front-proxy.js';
-import { httpsStatus } from './https-probe.js';
+import { apiServerReady } from './https-probe.js';
 import { OwnedProcess } from './owned-process.js';
 import { K3S_DEFAULT_CLUSTER_DOMAIN, K3S_DEFAULT_SERVICE_CIDR } from './service-network.js';
 import { waitFor } from './wait.js';
@@ -114,21 +114,14 @@ export class SharedApiServer {
       }
     });
     const url = `https://127.0.0.1:${state.port}`;
-    await waitFor(
-      async () =>
-        (await httpsStatus(`${url}/readyz`, {
-          caPem: state.identity.tls.serverCA.certPem,
-          token: state.identity.token,
-        })) === 200,
-      {
-        what: 'the shared kube-apiserver',
-        timeoutMs: this.host.startTimeoutMs,
-        exited: process.exited,
-        details: () => process.tailLog(5),
-        reason: 'APIServerStartFailed',
-        intervalMs: 200,
-      },
-    ).catch(async (error: unknown) => {
+    await waitFor(() => apiServerReady(url, state.identity.tls.serverCA.certPem, state.identity.token), {
+      what: 'the shared kube-apiserver',
+      timeoutMs: this.host.startTimeoutMs,
+      exited: process.exited,
+      details: () => process.tailLog(5),
+      reason: 'APIServerStartFailed',
+      intervalMs: 200,
+    }).catch(async (error: unknown) => {
       await process.stop();
       throw error;
     });
@@ -211,10 +204,7 @@ export class SharedClusterApi implements ClusterApi {
 
   healthy(): Promise<boolean> {
     if (!this.proxy?.listening) return Promise.resolve(false);
-    return httpsStatus(`${this.url}/readyz`, {
-      caPem: this.spec.identity.tls.serverCA.certPem,
-      token: this.spec.identity.token,
-    }).then((status) => status === 200);
+    return apiServerReady(this.url, this.spec.identity.tls.serverCA.certPem, this.spec.identity.token);
   }
 
   async stop(): Promise<void> {

@@ -1,8 +1,9 @@
 import { Controller, Inject, Module } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
-import { INFRASTRUCTURE_GROUP, RESOURCES } from '@capstan/api';
+import { RESOURCES } from '@capstan/api';
 import { EVENT_CATALOGUE, isEventOf, JetStreamEventPattern, type CapstanEvent } from '@capstan/events';
 import { SERVICE_CONTEXT, type ServiceContext } from '@capstan/provider-kit';
+import { referencedSimKey } from '@capstan/sim';
 import { SIM_CLUSTER_CONTROLLER } from '../reconcilers/simcluster.reconciler.js';
 
 /** `cluster.created` names the Cluster's infrastructure: a SimCluster is reconciled at once (it only enqueues). */
@@ -13,9 +14,12 @@ export class ClusterLifecycleHandler {
   @JetStreamEventPattern(EVENT_CATALOGUE['cluster.created'].type)
   onClusterCreated(@Payload() event: CapstanEvent): void {
     if (!isEventOf(event, 'cluster.created')) return;
-    const ref = event.data.infrastructureRef;
-    if (ref?.apiGroup !== INFRASTRUCTURE_GROUP || ref.kind !== RESOURCES.SimCluster.kind) return;
-    this.context.controllers.enqueue(SIM_CLUSTER_CONTROLLER, `${event.data.object.namespace}/${ref.name}`);
+    const keys = referencedSimKey(
+      event.data.object.namespace,
+      event.data.infrastructureRef,
+      RESOURCES.SimCluster.kind,
+    );
+    for (const key of keys) this.context.controllers.enqueue(SIM_CLUSTER_CONTROLLER, key);
   }
 }
 

@@ -1,6 +1,5 @@
 import {
   FINALIZERS,
-  INFRASTRUCTURE_GROUP,
   LABELS,
   RESOURCES,
   type Cluster,
@@ -10,7 +9,6 @@ import {
 } from '@capstan/api';
 import {
   addFinalizer,
-  applyStatus,
   BY_CLUSTER_NAME,
   clusterIndexValue,
   hasFinalizer,
@@ -24,14 +22,14 @@ import type { ServiceContext } from '@capstan/provider-kit';
 import {
   isPaused,
   isSimError,
-  pausedCondition,
   PortAllocator,
   SimConditionReason,
   SimEventReason,
-  statusChanged,
   type SimClusterOptions,
+  applyStatusIfChanged,
+  handoffEventBase,
+  pausedStatus,
 } from '@capstan/sim';
-import { setCondition } from '@capstan/api';
 import { notReadyStatus, provisionedStatus } from './simcluster.status.js';
 
 export const SIM_CLUSTER_CONTROLLER = 'simcluster';
@@ -82,13 +80,9 @@ export class SimClusterReconciler {
     const namespace = simCluster.metadata!.namespace!;
     const clusterName = clusterNameOf(simCluster);
     const cluster = clusterName ? this.deps.clusters.getByName(namespace, clusterName) : undefined;
-    const generation = simCluster.metadata?.generation;
 
     if (isPaused(simCluster, cluster)) {
-      await this.writeStatus(simCluster, {
-        ...simCluster.status,
-        conditions: setCondition(simCluster.status?.conditions, pausedCondition(true, generation)),
-      });
+      await this.writeStatus(simCluster, pausedStatus(simCluster));
       return;
     }
     if (isBeingDeleted(simCluster)) return this.reconcileDelete(simCluster, clusterName, rc);
@@ -165,12 +159,10 @@ export class SimClusterReconciler {
     }
     const port = simCluster.spec?.controlPlaneEndpoint?.port;
     if (clusterName) {
-      await this.deps.context.publisher.publish('infrastructure-cluster.deleted', {
-        object: this.reference(simCluster),
-        generation: simCluster.metadata?.generation ?? 0,
-        resourceVersion: simCluster.metadata!.resourceVersion!,
-        clusterName,
-      });
+      await this.deps.context.publisher.publish(
+        'infrastructure-cluster.deleted',
+        handoffEventBase(simCluster, RESOURCES.SimCluster.kind, clusterName),
+      );
     }
     await removeFinalizer(this.resources, simCluster, FINALIZERS.simCluster);
     if (port !== undefined) this.allocator.release(port);
@@ -190,15 +182,8 @@ export class SimClusterReconciler {
     );
   }
 
-  private async writeStatus(simCluster: SimCluster, status: SimClusterStatus): Promise<SimCluster> {
-    const stamped = {
-      ...status,
-      ...(simCluster.metadata?.generation !== undefined && {
-        observedGeneration: simCluster.metadata.generation,
-      }),
-    };
-    if (!statusChanged(simCluster.status, stamped)) return simCluster;
-    return applyStatus(this.resources, simCluster, status);
+  private writeStatus(simCluster: SimCluster, status: SimClusterStatus): Promise<SimCluster> {
+    return applyStatusIfChanged(this.resources, simCluster, status);
   }
 
   private async announceProvisioned(simCluster: SimCluster, clusterName: string): Promise<void> {
@@ -206,23 +191,10 @@ export class SimClusterReconciler {
     if (this.announced.has(id)) return;
     const failureDomains = simCluster.status?.failureDomains ?? [];
     await this.deps.context.publisher.publish('infrastructure-cluster.provisioned', {
-      object: this.reference(simCluster),
-      generation: simCluster.metadata?.generation ?? 0,
-      resourceVersion: simCluster.metadata!.resourceVersion!,
-      clusterName,
+      ...handoffEventBase(simCluster, RESOURCES.SimCluster.kind, clusterName),
       controlPlaneEndpoint: simCluster.spec!.controlPlaneEndpoint!,
       ...(failureDomains.length > 0 && { failureDomains }),
     });
     this.announced.add(id);
-  }
-
-  private reference(simCluster: SimCluster) {
-    return {
-      apiGroup: INFRASTRUCTURE_GROUP,
-      kind: RESOURCES.SimCluster.kind,
-      namespace: simCluster.metadata!.namespace!,
-      name: simCluster.metadata!.name!,
-      uid: simCluster.metadata!.uid!,
-    };
   }
 }

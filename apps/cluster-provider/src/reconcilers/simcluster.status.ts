@@ -4,10 +4,27 @@ import {
   ConditionType,
   setCondition,
   type APIEndpoint,
+  type Condition,
+  type ConditionInput,
   type SimCluster,
   type SimClusterStatus,
 } from '@capstan/api';
 import { pausedCondition } from '@capstan/sim';
+
+/** The conditions with `Ready` as given and `Paused=False` (a paused SimCluster is not reconciled). */
+function readyConditions(
+  simCluster: SimCluster,
+  ready: Pick<ConditionInput, 'status' | 'reason' | 'message'>,
+  now: Date,
+): Condition[] {
+  const generation = simCluster.metadata?.generation;
+  const conditions = setCondition(
+    simCluster.status?.conditions,
+    { type: ConditionType.Ready, ...ready, observedGeneration: generation },
+    now,
+  );
+  return setCondition(conditions, pausedCondition(false, generation), now);
+}
 
 /** The status of a provisioned SimCluster: the contract fields (provisioned, failure domains) and Ready. */
 export function provisionedStatus(
@@ -16,25 +33,21 @@ export function provisionedStatus(
   now: Date,
 ): SimClusterStatus {
   const generation = simCluster.metadata?.generation;
-  let conditions = setCondition(
-    simCluster.status?.conditions,
-    {
-      type: ConditionType.Ready,
-      status: ConditionStatus.True,
-      reason: ConditionReason.Provisioned,
-      message: `control plane endpoint ${endpoint.host}:${endpoint.port}`,
-      observedGeneration: generation,
-    },
-    now,
-  );
-  conditions = setCondition(conditions, pausedCondition(false, generation), now);
   const failureDomains = simCluster.spec?.failureDomains ?? [];
   const { failureDomains: _previous, ...rest } = simCluster.status ?? {};
   return {
     ...rest,
     initialization: { provisioned: true },
     ...(failureDomains.length > 0 && { failureDomains }),
-    conditions,
+    conditions: readyConditions(
+      simCluster,
+      {
+        status: ConditionStatus.True,
+        reason: ConditionReason.Provisioned,
+        message: `control plane endpoint ${endpoint.host}:${endpoint.port}`,
+      },
+      now,
+    ),
     ...(generation !== undefined && { observedGeneration: generation }),
   };
 }
@@ -46,18 +59,8 @@ export function notReadyStatus(
   message: string,
   now: Date,
 ): SimClusterStatus {
-  const generation = simCluster.metadata?.generation;
-  let conditions = setCondition(
-    simCluster.status?.conditions,
-    {
-      type: ConditionType.Ready,
-      status: ConditionStatus.False,
-      reason,
-      message,
-      observedGeneration: generation,
-    },
-    now,
-  );
-  conditions = setCondition(conditions, pausedCondition(false, generation), now);
-  return { ...simCluster.status, conditions };
+  return {
+    ...simCluster.status,
+    conditions: readyConditions(simCluster, { status: ConditionStatus.False, reason, message }, now),
+  };
 }

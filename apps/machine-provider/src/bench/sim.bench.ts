@@ -17,6 +17,7 @@ import {
   simMachineOptionsFromEnv,
   simProviderID,
   SimRuntime,
+  type NodeAgentStatus,
 } from '@capstan/sim';
 import type { ParsedK3sBootstrap } from '@capstan/k3s-bootstrap';
 import { eventually } from '@capstan/testing';
@@ -66,6 +67,29 @@ const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / Math.max(
 const pct = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 const fmt = (n: number, digits = 1) => n.toFixed(digits);
+
+/** A simulated host running `parsed` bootstrap data of `blueprint`'s cluster. */
+function startNode(
+  runtime: SimRuntime,
+  name: string,
+  parsed: ParsedK3sBootstrap,
+  blueprint: ClusterBlueprint,
+  onChange: (status: NodeAgentStatus) => void = () => undefined,
+): void {
+  runtime.ensureNodeAgent(`bench/${name}`, {
+    identity: nodeIdentityFrom(parsed, {
+      namespace: 'bench',
+      name,
+      uid: randomUUID(),
+      providerID: simProviderID('bench', name),
+    }),
+    faults: {},
+    deletedByFault: false,
+    serverEndpoint: serverEndpointOf(parsed, blueprint.ref),
+    token: parsed.token,
+    onChange,
+  });
+}
 
 async function main(): Promise<void> {
   const stateDir = mkdtempSync(join(tmpdir(), 'capstan-sim-bench-'));
@@ -119,20 +143,8 @@ async function main(): Promise<void> {
     for (let i = 0; i < AGENTS; i++) {
       const name = `agent-${i}`;
       const began = performance.now();
-      runtime.ensureNodeAgent(`bench/${name}`, {
-        identity: nodeIdentityFrom(agentParsed, {
-          namespace: 'bench',
-          name,
-          uid: randomUUID(),
-          providerID: simProviderID('bench', name),
-        }),
-        faults: {},
-        deletedByFault: false,
-        serverEndpoint: serverEndpointOf(agentParsed, target.blueprint.ref),
-        token: agentParsed.token,
-        onChange: (status) => {
-          if (status.phase === 'Registered') registered.push((performance.now() - began) / 1000);
-        },
+      startNode(runtime, name, agentParsed, target.blueprint, (status) => {
+        if (status.phase === 'Registered') registered.push((performance.now() - began) / 1000);
       });
     }
     await eventually(() => registered.length === AGENTS, {
@@ -171,19 +183,7 @@ async function main(): Promise<void> {
       ] as const) {
         for (let n = 0; n < count; n++) {
           const name = `shared-${i}-${role}-${n}`;
-          runtime.ensureNodeAgent(`bench/${name}`, {
-            identity: nodeIdentityFrom(parsed, {
-              namespace: 'bench',
-              name,
-              uid: randomUUID(),
-              providerID: simProviderID('bench', name),
-            }),
-            faults: {},
-            deletedByFault: false,
-            serverEndpoint: serverEndpointOf(parsed, blueprint.ref),
-            token: parsed.token,
-            onChange: () => undefined,
-          });
+          startNode(runtime, name, parsed, blueprint);
         }
       }
       if (i === 0) {

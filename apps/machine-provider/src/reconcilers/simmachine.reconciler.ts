@@ -5,7 +5,6 @@ import {
   INFRASTRUCTURE_GROUP,
   LABELS,
   RESOURCES,
-  setCondition,
   type Cluster,
   type Condition,
   type Machine,
@@ -15,7 +14,6 @@ import {
 } from '@capstan/api';
 import {
   addFinalizer,
-  applyStatus,
   BY_CLUSTER_NAME,
   clusterIndexValue,
   getControllerOf,
@@ -31,14 +29,15 @@ import {
   clusterKeyOf,
   isPaused,
   machineAddresses,
-  pausedCondition,
   simProviderID,
   SimConditionReason,
   SimEventReason,
-  statusChanged,
   type SimClusterRef,
   type SimMachineOptions,
   type SimRuntime,
+  applyStatusIfChanged,
+  handoffEventBase,
+  pausedStatus,
 } from '@capstan/sim';
 import type { ParsedK3sBootstrap } from '@capstan/k3s-bootstrap';
 import { readBootstrapData } from './bootstrap-data.js';
@@ -106,13 +105,7 @@ export class SimMachineReconciler {
     }
     const owners = this.owners(simMachine);
     if (isPaused(simMachine, owners.cluster)) {
-      await this.writeStatus(simMachine, {
-        ...simMachine.status,
-        conditions: setCondition(
-          simMachine.status?.conditions,
-          pausedCondition(true, simMachine.metadata?.generation),
-        ),
-      });
+      await this.writeStatus(simMachine, pausedStatus(simMachine));
       return;
     }
     if (isBeingDeleted(simMachine)) return this.reconcileDelete(simMachine, owners, rc);
@@ -382,7 +375,7 @@ export class SimMachineReconciler {
     const clusterName = owners.clusterName;
     if (clusterName) {
       await this.deps.context.publisher.publish('infrastructure-machine.deleted', {
-        ...this.eventBase(simMachine, clusterName),
+        ...handoffEventBase(simMachine, RESOURCES.SimMachine.kind, clusterName),
         ...(owners.machine && { machineName: owners.machine.metadata!.name! }),
       });
     }
@@ -490,15 +483,8 @@ export class SimMachineReconciler {
       );
   }
 
-  private async writeStatus(simMachine: SimMachine, status: SimMachineStatus): Promise<SimMachine> {
-    const stamped = {
-      ...status,
-      ...(simMachine.metadata?.generation !== undefined && {
-        observedGeneration: simMachine.metadata.generation,
-      }),
-    };
-    if (!statusChanged(simMachine.status, stamped)) return simMachine;
-    return applyStatus(this.resources, simMachine, status);
+  private writeStatus(simMachine: SimMachine, status: SimMachineStatus): Promise<SimMachine> {
+    return applyStatusIfChanged(this.resources, simMachine, status);
   }
 
   private enqueue(simMachine: SimMachine): void {
@@ -508,21 +494,6 @@ export class SimMachineReconciler {
     );
   }
 
-  private eventBase(simMachine: SimMachine, clusterName: string) {
-    return {
-      object: {
-        apiGroup: INFRASTRUCTURE_GROUP,
-        kind: RESOURCES.SimMachine.kind,
-        namespace: simMachine.metadata!.namespace!,
-        name: simMachine.metadata!.name!,
-        uid: simMachine.metadata!.uid!,
-      },
-      generation: simMachine.metadata?.generation ?? 0,
-      resourceVersion: simMachine.metadata!.resourceVersion!,
-      clusterName,
-    };
-  }
-
   private async announceProvisioned(
     simMachine: SimMachine,
     owners: Owners & { machine: Machine },
@@ -530,7 +501,7 @@ export class SimMachineReconciler {
     const id = `${simMachine.metadata!.uid}:provisioned`;
     if (this.announced.has(id) || !owners.clusterName || !simMachine.spec?.providerID) return;
     await this.deps.context.publisher.publish('infrastructure-machine.provisioned', {
-      ...this.eventBase(simMachine, owners.clusterName),
+      ...handoffEventBase(simMachine, RESOURCES.SimMachine.kind, owners.clusterName),
       machineName: owners.machine.metadata!.name!,
       providerID: simMachine.spec.providerID,
       ...(simMachine.status?.addresses && { addresses: simMachine.status.addresses }),
@@ -548,7 +519,7 @@ export class SimMachineReconciler {
     const id = `${simMachine.metadata!.uid}:failed:${simMachine.metadata?.generation ?? 0}`;
     if (this.announced.has(id) || !owners.clusterName) return;
     await this.deps.context.publisher.publish('infrastructure-machine.failed', {
-      ...this.eventBase(simMachine, owners.clusterName),
+      ...handoffEventBase(simMachine, RESOURCES.SimMachine.kind, owners.clusterName),
       machineName: owners.machine.metadata!.name!,
       reason,
       message: message.slice(0, 1024),
