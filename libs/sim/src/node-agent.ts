@@ -1,4 +1,5 @@
-import type { KubeClient } from '@capstan/kube';
+import { HttpMethod, PatchStrategy } from '@kubernetes/client-node';
+import { resourcePath, type KubeClient } from '@capstan/kube';
 import {
   isAlreadyExists,
   isForbidden,
@@ -77,6 +78,23 @@ export interface NodeAgentOptions {
 
 const RETRY_MS = 2000;
 const NOT_READY_TAINT_KEY = 'node.kubernetes.io/not-ready';
+
+/**
+ * Strategic merge patch of a Node's status, as the kubelet sends it: conditions merge by type, so conditions
+ * others set on the Node (a test's, a node problem detector's) stay.
+ */
+function patchNodeStatus(
+  connection: WorkloadConnection,
+  name: string,
+  status: Record<string, unknown>,
+): Promise<unknown> {
+  return connection.client.request({
+    method: HttpMethod.PATCH,
+    path: resourcePath(NODE_RESOURCE, { name, subresource: 'status' }),
+    body: { status },
+    contentType: PatchStrategy.StrategicMergePatch,
+  });
+}
 
 /**
  * A simulated kubelet: registers the machine's Node, keeps its Lease and Ready condition fresh, and plays
@@ -308,10 +326,11 @@ export class NodeAgent {
 
   private async postStatus(connection: WorkloadConnection): Promise<void> {
     const now = this.now();
-    const status = readyNodeStatus(this.options.identity, now, this.readySince ?? now);
-    await connection.client
-      .resource<SimNode>(NODE_RESOURCE)
-      .patchStatus({ name: this.options.identity.name }, status);
+    await patchNodeStatus(
+      connection,
+      this.options.identity.name,
+      readyNodeStatus(this.options.identity, now, this.readySince ?? now),
+    );
     this.lastStatusAt = now.getTime();
   }
 
@@ -349,7 +368,7 @@ export class NodeAgent {
     const node = await nodes.get({ name: this.options.identity.name });
     const now = this.now();
     const conditions: NodeCondition[] = unknownConditions(node.status?.conditions ?? [], now);
-    await nodes.patchStatus({ name: this.options.identity.name }, { conditions });
+    await patchNodeStatus(connection, this.options.identity.name, { conditions });
     const taints = withTaints(
       node.spec?.taints?.filter((t) => t.key !== NOT_READY_TAINT_KEY),
       unreachableTaints(now),

@@ -2,7 +2,14 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AuthenticationV1Api, CoordinationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import {
+  AuthenticationV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
 import { isAlive, startLocalEnvironment, type LocalEnvironment, eventually } from '@capstan/testing';
 import { pino } from 'pino';
 import { ClusterBlueprint } from './cluster-blueprint.js';
@@ -149,6 +156,28 @@ describe('SimRuntime', () => {
       onChange: () => undefined,
     });
     await eventually(async () => runtime.nodeAgent(`${namespace}/intruder`)?.status.phase === 'Rejected');
+
+    // Conditions others report on the Node survive the node's own status posts (strategic merge, by type).
+    await core.patchNodeStatus(
+      {
+        name: 'alpha-md-0',
+        body: {
+          status: {
+            conditions: [
+              { type: 'FrequentKernelPanic', status: 'True', reason: 'Test', message: 'set by a test' },
+            ],
+          },
+        },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+    );
+    const posted = Date.now();
+    const afterPost = await eventually(async () => {
+      const node = await core.readNode({ name: 'alpha-md-0' });
+      const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
+      return ready && new Date(ready.lastHeartbeatTime!).getTime() >= posted - 1000 ? node : undefined;
+    });
+    expect(afterPost.status?.conditions?.find((c) => c.type === 'FrequentKernelPanic')?.status).toBe('True');
 
     // Deleting a machine deletes its Node; releasing the cluster stops its API server.
     await runtime.removeNodeAgent(`${namespace}/alpha-md-0`, { deleteNode: true });
