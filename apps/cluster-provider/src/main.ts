@@ -1,7 +1,7 @@
 import { runServiceMain } from '@capstan/provider-kit';
-import { extractSimFlags, simClusterOptionsFromEnv } from '@capstan/sim';
-import { createClusterProviderService } from './service.js';
+import { simClusterOptionsFromEnv, simCommandLine } from '@capstan/sim';
+import { CLUSTER_PROVIDER, createClusterProviderService } from './service.js';
 
-// Sim flags (`--sim-endpoint-host`, `--sim-port-range`) or CAPSTAN_SIM_* variables; the rest are the service's.
-const { env, rest } = extractSimFlags(process.argv.slice(2));
-await runServiceMain(createClusterProviderService(simClusterOptionsFromEnv(env)), rest);
+// Sim settings come as `--sim-*` flags or CAPSTAN_SIM_* variables (docs/sim.md); the rest are the service's.
+const commandLine = simCommandLine(CLUSTER_PROVIDER, process.argv.slice(2), simClusterOptionsFromEnv);
+if (commandLine) await runServiceMain(createClusterProviderService(commandLine.options), commandLine.rest);

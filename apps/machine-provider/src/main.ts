@@ -1,7 +1,7 @@
 import { runServiceMain } from '@capstan/provider-kit';
-import { extractSimFlags, simMachineOptionsFromEnv } from '@capstan/sim';
-import { createMachineProviderService } from './service.js';
+import { simCommandLine, simMachineOptionsFromEnv } from '@capstan/sim';
+import { createMachineProviderService, MACHINE_PROVIDER } from './service.js';
 
-// Sim flags (`--sim-etcd-url`, `--sim-state-dir`, ...) or CAPSTAN_SIM_* variables; the rest are the service's.
-const { env, rest } = extractSimFlags(process.argv.slice(2));
-await runServiceMain(createMachineProviderService(simMachineOptionsFromEnv(env)), rest);
+// Sim settings come as `--sim-*` flags or CAPSTAN_SIM_* variables (docs/sim.md); the rest are the service's.
+const commandLine = simCommandLine(MACHINE_PROVIDER, process.argv.slice(2), simMachineOptionsFromEnv);
+if (commandLine) await runServiceMain(createMachineProviderService(commandLine.options), commandLine.rest);

@@ -121,3 +121,23 @@ export function extractSimFlags(
   }
   return { env: merged, rest };
 }
+
+/**
+ * A sim provider's command line: its `--sim-*` flags and CAPSTAN_SIM_* variables read by `read`, the rest left
+ * for the service options. A setting it cannot use is printed once (exit code 2) and undefined returned.
+ */
+export function simCommandLine<T>(
+  service: string,
+  argv: readonly string[],
+  read: (env: NodeJS.ProcessEnv) => T,
+): { options: T; rest: string[] } | undefined {
+  try {
+    const { env, rest } = extractSimFlags(argv);
+    return { options: read(env), rest };
+  } catch (error) {
+    if (!(error instanceof SimError)) throw error;
+    process.stderr.write(`capstan-${service}: ${error.message}\n`);
+    process.exitCode = 2;
+    return undefined;
+  }
+}
