@@ -1,0 +1,19 @@
+# One image per service, all from the workspace's compiled output:
+#   docker build --build-arg APP=core -t ghcr.io/capstan-dev/core:0.1.0 .
+# APP is one of core, cluster-provider, machine-provider, bootstrap-provider, control-plane-provider.
+FROM node:24-bookworm-slim AS build
+WORKDIR /src
+COPY . .
+RUN npm ci --no-audit --no-fund && node scripts/build.mjs && npm prune --omit=dev
+
+FROM node:24-bookworm-slim
+ARG APP
+WORKDIR /app
+COPY --from=build /src/package.json ./
+COPY --from=build /src/node_modules ./node_modules
+COPY --from=build /src/libs ./libs
+COPY --from=build /src/apps/${APP}/package.json ./apps/${APP}/
+COPY --from=build /src/apps/${APP}/dist ./apps/${APP}/dist
+ENV APP=${APP}
+USER 65532:65532
+ENTRYPOINT ["sh", "-c", "exec node apps/$APP/dist/main.js \"$@\"", "--"]
