@@ -31,6 +31,7 @@ const CONCURRENCY = Number(process.env['BENCH_CONCURRENCY'] ?? 10);
 const WRITERS = 16;
 const TIMEOUT_MS = 15 * 60 * 1000;
 const IDLE_MS = 15_000;
+const SETTLE_MS = 5_000;
 
 const logger = pino({ level: process.env['LOG_LEVEL'] ?? 'warn' });
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -214,11 +215,16 @@ function reconciles(service: RunningService): number {
 /** The API server's own housekeeping (its lease, the kubernetes Service endpoints): not the core's. */
 const SERVER_HOUSEKEEPING = /^\w+ (leases|endpoints|endpointslices)$/;
 
-function coreRequests(before: Map<string, number>, after: Map<string, number>, ownBefore: Map<string, number>): Map<string, number> {
+function coreRequests(
+  before: Map<string, number>,
+  after: Map<string, number>,
+  ownBefore: Map<string, number>,
+  ownAfter: Map<string, number>,
+): Map<string, number> {
   const core = new Map<string, number>();
   for (const [key, value] of after) {
     if (SERVER_HOUSEKEEPING.test(key)) continue;
-    const delta = value - (before.get(key) ?? 0) - ((own.get(key) ?? 0) - (ownBefore.get(key) ?? 0));
+    const delta = value - (before.get(key) ?? 0) - ((ownAfter.get(key) ?? 0) - (ownBefore.get(key) ?? 0));
     if (delta > 0) core.set(key, delta);
   }
   return core;
@@ -290,18 +296,23 @@ async function main(): Promise<void> {
     await until('every cluster counting all its workers available', () =>
       clusters.list(namespace).every((c) => c.status?.workers?.availableReplicas === MACHINES),
     );
-    const requests2 = await apiserverRequests(client);
-    const own2 = ownAt();
     const reconciles2 = reconciles(service);
     const converged = memory();
+    // The API server counts a request once it has answered it: let the last answers of stage 2 be counted.
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    const requests2 = await apiserverRequests(client);
+    const own2 = ownAt();
 
     // Stage 3: converged; nothing should be written, only reads of provider objects on resync (none in 15 s).
+    const reconcilesIdle0 = reconciles(service);
     await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
+    const idleReconciles = reconciles(service) - reconcilesIdle0;
     const requests3 = await apiserverRequests(client);
+    const own3 = ownAt();
 
-    const intake = coreRequests(requests0, requests1, own0);
-    const ready = coreRequests(requests1, requests2, own1);
-    const idle = coreRequests(requests2, requests3, own2);
+    const intake = coreRequests(requests0, requests1, own0, own1);
+    const ready = coreRequests(requests1, requests2, own1, own2);
+    const idle = coreRequests(requests2, requests3, own2, own3);
     const totalReconciles = reconciles2 - reconciles0;
     const stage2Reconciles = reconciles2 - reconciles1;
     const byVerb = new Map<string, number>();
@@ -314,14 +325,14 @@ async function main(): Promise<void> {
       ['objects created by the bench (stage 1)', `${createdSeconds.toFixed(1)} s`],
       ['created -> all taken in (Pending / Provisioning)', `${intakeSeconds.toFixed(1)} s`],
       ['providers reported ready (bench writes + events)', `${reportedSeconds.toFixed(1)} s`],
-      ['providers ready -> all machines Running', `${runningSeconds.toFixed(1)} s`],
+      ['providers ready -> all machines Running', `${runningSeconds.toFixed(1)} s (${(runningSeconds - reportedSeconds).toFixed(1)} s after the last report)`],
       ['providers ready -> all clusters Available', `${availableSeconds.toFixed(1)} s`],
       ['created -> all Running (total)', `${(intakeSeconds + runningSeconds).toFixed(1)} s`],
       ['Cluster + Machine reconciles', `${totalReconciles} (${(totalReconciles / machinesTotal).toFixed(1)} per machine)`],
       ['reconciles per second (stage 2)', `${(stage2Reconciles / availableSeconds).toFixed(0)}`],
       ['core API requests per machine (stages 1+2)', `${((sum(intake) + sum(ready)) / machinesTotal).toFixed(1)}`],
       ['  by verb', [...byVerb.entries()].sort((a, b) => b[1] - a[1]).map(([v, n]) => `${v} ${(n / machinesTotal).toFixed(1)}`).join(', ')],
-      ['core API requests while converged, 15 s', `${sum(idle)}`],
+      ['core API requests while converged, 15 s', `${sum(idle)} (${idleReconciles} reconciles)`],
       ['memory after convergence (heap / RSS)', `${converged.heapMiB.toFixed(0)} / ${converged.rssMiB.toFixed(0)} MiB (before the core started: ${baseline.heapMiB.toFixed(0)} / ${baseline.rssMiB.toFixed(0)} MiB)`],
     ];
     const width = Math.max(...rows.map(([k]) => k.length));
