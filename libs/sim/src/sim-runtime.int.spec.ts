@@ -18,6 +18,7 @@ import { simMachineOptionsFromEnv } from './options.js';
 import { SimRuntime } from './sim-runtime.js';
 import { isSimError } from './errors.js';
 import { recordedProcessAlive } from './owned-process.js';
+import { portIsFree } from './port-allocator.js';
 
 // The sim runtime on its own, against real kube-apiservers: a dedicated cluster served from rendered
 // bootstrap data, nodes registering with the join token, a provider "killed" and its API server adopted,
@@ -38,7 +39,7 @@ describe('SimRuntime', () => {
   let privateEnvironment: LocalEnvironment | undefined;
   const runtimes: SimRuntime[] = [];
 
-  const newRuntime = () => {
+  const newRuntime = (orphanGraceSeconds = 600) => {
     const runtime = new SimRuntime({
       options: {
         ...simMachineOptionsFromEnv({}),
@@ -46,7 +47,7 @@ describe('SimRuntime', () => {
         etcdUrl,
         heartbeatSeconds: 1,
         nodeStatusSeconds: 2,
-        orphanGraceSeconds: 600,
+        orphanGraceSeconds,
       },
       logger,
     });
@@ -212,17 +213,17 @@ describe('SimRuntime', () => {
       onChange: () => undefined,
     });
     const core = (await admin(cluster)).makeApiClient(CoreV1Api);
-    const notReady = await eventually(async () => {
-      const node = await core.readNode({ name: 'beta-md-0' });
-      return node.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'Unknown'
-        ? node
-        : undefined;
+    // The agent reports NotReady once both writes of the node lifecycle controller's part are done.
+    await eventually(() => second.nodeAgent(`${namespace}/beta-md-0`)?.status.phase === 'NotReady');
+    const notReady = await core.readNode({ name: 'beta-md-0' });
+    expect(notReady.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'Unknown',
+      reason: 'NodeStatusUnknown',
     });
     expect(notReady.spec?.taints?.map((t) => `${t.key}:${t.effect}`)).toEqual([
       'node.kubernetes.io/unreachable:NoSchedule',
       'node.kubernetes.io/unreachable:NoExecute',
     ]);
-    expect(second.nodeAgent(`${namespace}/beta-md-0`)?.status.phase).toBe('NotReady');
     await eventually(
       async () =>
         await core.readNode({ name: 'beta-md-0' }).then(
@@ -234,6 +235,19 @@ describe('SimRuntime', () => {
 
     await second.shutdown();
     expect(isAlive(pid)).toBe(false);
+  });
+
+  it('stops API servers a killed provider left that no machine claims, freeing their ports', async () => {
+    const first = newRuntime();
+    const cluster = await ClusterBlueprint.create(namespace, 'orphaned');
+    await first.ensureClusterApi(clusterApiSpecFrom(cluster.parsed('init-server'), cluster.ref), {
+      fresh: true,
+    });
+    const pid = recordedProcessAlive(first.stateDir.clusterDir(namespace, 'orphaned'), 'kube-apiserver')!.pid;
+    // The first provider dies; the next one never hears of the cluster again (it was deleted meanwhile).
+    newRuntime(1);
+    await eventually(() => !isAlive(pid), { timeoutMs: 30_000, message: 'the orphan stopped' });
+    expect(await portIsFree('127.0.0.1', cluster.ref.endpoint.port)).toBe(true);
   });
 
   it('serves shared-mode clusters through their own endpoints and credentials from one API server', async () => {
