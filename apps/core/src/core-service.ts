@@ -1,10 +1,4 @@
-import {
-  RESOURCES,
-  type Cluster,
-  type Machine,
-  type MachineDeployment,
-  type MachineSet,
-} from '@capstan/api';
+import { RESOURCES, type Cluster, type Machine, type MachineDeployment, type MachineSet } from '@capstan/api';
 import { type ServiceContext, type ServiceDefinition } from '@capstan/provider-kit';
 import { ExternalObjects } from './external/external-objects.js';
 import { indexReferences, ownerKeysOf } from './external/reference-index.js';
@@ -29,7 +23,8 @@ export interface CoreServiceOptions {
  * MachineDeployment and MachineHealthCheck (registerWorkloadControllers), and the hand-off consumer.
  */
 export function createCoreService(options: CoreServiceOptions = {}): ServiceDefinition {
-  const watchExternalProviders = options.watchExternalProviders ?? process.env['WATCH_EXTERNAL_PROVIDERS'] === 'true';
+  const watchExternalProviders =
+    options.watchExternalProviders ?? process.env['WATCH_EXTERNAL_PROVIDERS'] === 'true';
   return {
     name: 'core',
     consumes: 'handoff.>',
@@ -58,8 +53,20 @@ export function createCoreService(options: CoreServiceOptions = {}): ServiceDefi
           for (const key of keys.machines) context.controllers.enqueue(MACHINE_CONTROLLER, key);
         },
       });
-      const lifecycle = new LifecyclePublisher({ publisher: context.publisher, bus: context.bus, logger: context.logger });
-      const shared = { clusters, machines, machineSets, machineDeployments, external, workloads: workloadClusters, lifecycle };
+      const lifecycle = new LifecyclePublisher({
+        publisher: context.publisher,
+        bus: context.bus,
+        logger: context.logger,
+      });
+      const shared = {
+        clusters,
+        machines,
+        machineSets,
+        machineDeployments,
+        external,
+        workloads: workloadClusters,
+        lifecycle,
+      };
 
       registerClusterController(context, shared);
       registerMachineController(context, shared);

@@ -18,10 +18,21 @@ import {
   type ContractVersionedObjectReference,
   type Machine,
 } from '@capstan/api';
-import { EventBusConnection, EventPublisher, uniqueEventTopology, type EventDataInput, type HandoffEventName } from '@capstan/events';
+import {
+  EventBusConnection,
+  EventPublisher,
+  uniqueEventTopology,
+  type EventDataInput,
+  type HandoffEventName,
+} from '@capstan/events';
 import { KubeClient, loadKubeConfig, type ResourceType } from '@capstan/kube';
 import { defaultServiceOptions, startService, type RunningService } from '@capstan/provider-kit';
-import { genericProviderKind, installCapstanCrds, installGenericProviderCrds, startTestEnvironment } from '@capstan/testing';
+import {
+  genericProviderKind,
+  installCapstanCrds,
+  installGenericProviderCrds,
+  startTestEnvironment,
+} from '@capstan/testing';
 import { createCoreService } from '../core-service.js';
 import { NODES, SECRETS } from '../remote/resources.js';
 
@@ -114,14 +125,33 @@ async function create(bench: Bench, type: ResourceType, obj: KubernetesObject): 
   return bench.client.resource(type).create(obj);
 }
 
-async function patchStatus(bench: Bench, type: ResourceType, name: string, status: Record<string, unknown>): Promise<Unstructured> {
+async function patchStatus(
+  bench: Bench,
+  type: ResourceType,
+  name: string,
+  status: Record<string, unknown>,
+): Promise<Unstructured> {
   count('PATCH', `${type.plural}/status`);
-  return bench.client.resource<Unstructured>(type).patchStatus({ namespace: type.namespaced ? bench.namespace : undefined, name }, status);
+  return bench.client
+    .resource<Unstructured>(type)
+    .patchStatus({ namespace: type.namespaced ? bench.namespace : undefined, name }, status);
 }
 
-async function handoff(bench: Bench, event: HandoffEventName, kind: string, obj: Unstructured, fields: Record<string, unknown>): Promise<void> {
+async function handoff(
+  bench: Bench,
+  event: HandoffEventName,
+  kind: string,
+  obj: Unstructured,
+  fields: Record<string, unknown>,
+): Promise<void> {
   const data = {
-    object: { apiGroup: genericProviderKind(kind).group, kind, namespace: bench.namespace, name: obj.metadata!.name!, uid: obj.metadata!.uid! },
+    object: {
+      apiGroup: genericProviderKind(kind).group,
+      kind,
+      namespace: bench.namespace,
+      name: obj.metadata!.name!,
+      uid: obj.metadata!.uid!,
+    },
     generation: obj.metadata?.generation ?? 0,
     resourceVersion: obj.metadata!.resourceVersion!,
     ...fields,
@@ -133,16 +163,28 @@ async function handoff(bench: Bench, event: HandoffEventName, kind: string, obj:
 async function createCluster(bench: Bench, c: number): Promise<void> {
   const name = clusterName(c);
   const ns = bench.namespace;
-  await create(bench, genericType(INFRA_CLUSTER), { metadata: { name: `${name}-infra`, namespace: ns }, spec: {} } as Unstructured);
-  await create(bench, genericType(CP), { metadata: { name: `${name}-cp`, namespace: ns }, spec: { replicas: 1 } } as Unstructured);
+  await create(bench, genericType(INFRA_CLUSTER), {
+    metadata: { name: `${name}-infra`, namespace: ns },
+    spec: {},
+  } as Unstructured);
+  await create(bench, genericType(CP), {
+    metadata: { name: `${name}-cp`, namespace: ns },
+    spec: { replicas: 1 },
+  } as Unstructured);
   await create(bench, RESOURCES.Cluster, {
     metadata: { name, namespace: ns },
     spec: { infrastructureRef: ref(INFRA_CLUSTER, `${name}-infra`), controlPlaneRef: ref(CP, `${name}-cp`) },
   } as Cluster);
   for (let m = 0; m < MACHINES; m++) {
     const machine = machineName(c, m);
-    await create(bench, genericType(BOOTSTRAP), { metadata: { name: `${machine}-boot`, namespace: ns }, spec: {} } as Unstructured);
-    await create(bench, genericType(INFRA), { metadata: { name: `${machine}-infra`, namespace: ns }, spec: {} } as Unstructured);
+    await create(bench, genericType(BOOTSTRAP), {
+      metadata: { name: `${machine}-boot`, namespace: ns },
+      spec: {},
+    } as Unstructured);
+    await create(bench, genericType(INFRA), {
+      metadata: { name: `${machine}-infra`, namespace: ns },
+      spec: {},
+    } as Unstructured);
     await create(bench, RESOURCES.Machine, {
       metadata: { name: machine, namespace: ns },
       spec: {
@@ -161,17 +203,34 @@ async function providersReport(bench: Bench, c: number): Promise<void> {
   count('PATCH', genericType(INFRA_CLUSTER).plural);
   await bench.client
     .resource(genericType(INFRA_CLUSTER))
-    .mergePatch({ namespace: ns, name: `${name}-infra` }, { spec: { controlPlaneEndpoint: { host: `10.${c >> 8}.${c & 255}.1`, port: 6443 } } });
-  const infraCluster = await patchStatus(bench, genericType(INFRA_CLUSTER), `${name}-infra`, { initialization: { provisioned: true } });
-  await handoff(bench, 'infrastructure-cluster.provisioned', INFRA_CLUSTER, infraCluster, { clusterName: name });
+    .mergePatch(
+      { namespace: ns, name: `${name}-infra` },
+      { spec: { controlPlaneEndpoint: { host: `10.${c >> 8}.${c & 255}.1`, port: 6443 } } },
+    );
+  const infraCluster = await patchStatus(bench, genericType(INFRA_CLUSTER), `${name}-infra`, {
+    initialization: { provisioned: true },
+  });
+  await handoff(bench, 'infrastructure-cluster.provisioned', INFRA_CLUSTER, infraCluster, {
+    clusterName: name,
+  });
   count('POST', 'secrets');
   await bench.client.resource(SECRETS).create({
-    metadata: { name: `${name}-kubeconfig`, namespace: ns, labels: { 'cluster.x-k8s.io/cluster-name': name } },
+    metadata: {
+      name: `${name}-kubeconfig`,
+      namespace: ns,
+      labels: { 'cluster.x-k8s.io/cluster-name': name },
+    },
     type: CLUSTER_SECRET_TYPE,
     data: { value: Buffer.from(bench.kubeconfig).toString('base64') },
   } as KubernetesObject);
   const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-  const available = { type: 'Available', status: 'True', reason: 'Available', message: '', lastTransitionTime: now };
+  const available = {
+    type: 'Available',
+    status: 'True',
+    reason: 'Available',
+    message: '',
+    lastTransitionTime: now,
+  };
   const cp = await patchStatus(bench, genericType(CP), `${name}-cp`, {
     initialization: { controlPlaneInitialized: true },
     replicas: 1,
@@ -189,19 +248,41 @@ async function providersReport(bench: Bench, c: number): Promise<void> {
       initialization: { dataSecretCreated: true },
       dataSecretName: `${machine}-data`,
     });
-    await handoff(bench, 'bootstrap.data-secret-created', BOOTSTRAP, config, { clusterName: name, machineName: machine, dataSecretName: `${machine}-data` });
+    await handoff(bench, 'bootstrap.data-secret-created', BOOTSTRAP, config, {
+      clusterName: name,
+      machineName: machine,
+      dataSecretName: `${machine}-data`,
+    });
     count('PATCH', genericType(INFRA).plural);
-    await bench.client.resource(genericType(INFRA)).mergePatch({ namespace: ns, name: `${machine}-infra` }, { spec: { providerID } });
+    await bench.client
+      .resource(genericType(INFRA))
+      .mergePatch({ namespace: ns, name: `${machine}-infra` }, { spec: { providerID } });
     const infra = await patchStatus(bench, genericType(INFRA), `${machine}-infra`, {
       initialization: { provisioned: true },
       addresses: [{ type: 'InternalIP', address: `10.${c >> 8}.${c & 255}.${m + 10}` }],
     });
     await create(bench, NODES, { metadata: { name: `${ns}-${machine}` }, spec: { providerID } } as V1Node);
-    const condition = (type: string, status: string) => ({ type, status, reason: 'Bench', message: '', lastHeartbeatTime: now, lastTransitionTime: now });
-    await patchStatus(bench, NODES, `${ns}-${machine}`, {
-      conditions: [condition('Ready', 'True'), condition('MemoryPressure', 'False'), condition('DiskPressure', 'False'), condition('PIDPressure', 'False')],
+    const condition = (type: string, status: string) => ({
+      type,
+      status,
+      reason: 'Bench',
+      message: '',
+      lastHeartbeatTime: now,
+      lastTransitionTime: now,
     });
-    await handoff(bench, 'infrastructure-machine.provisioned', INFRA, infra, { clusterName: name, machineName: machine, providerID });
+    await patchStatus(bench, NODES, `${ns}-${machine}`, {
+      conditions: [
+        condition('Ready', 'True'),
+        condition('MemoryPressure', 'False'),
+        condition('DiskPressure', 'False'),
+        condition('PIDPressure', 'False'),
+      ],
+    });
+    await handoff(bench, 'infrastructure-machine.provisioned', INFRA, infra, {
+      clusterName: name,
+      machineName: machine,
+      providerID,
+    });
   }
 }
 
@@ -243,7 +324,9 @@ async function main(): Promise<void> {
   try {
     await installCapstanCrds(kubeConfig);
     await installGenericProviderCrds(kubeConfig);
-    await client.resource({ group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false }).create({ metadata: { name: namespace } });
+    await client
+      .resource({ group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false })
+      .create({ metadata: { name: namespace } });
     const topology = uniqueEventTopology('corebench');
     const baseline = memory();
     service = await startService(createCoreService({ watchExternalProviders: false }), {
@@ -278,8 +361,14 @@ async function main(): Promise<void> {
     const started = performance.now();
     await inParallel(clusterIndexes, WRITERS, (c) => createCluster(bench, c));
     const createdSeconds = (performance.now() - started) / 1000;
-    await until('every machine taken in', () => machines.list(namespace).filter((m) => m.status?.phase === 'Pending').length === machinesTotal);
-    await until('every cluster taken in', () => clusters.list(namespace).filter((c) => c.status?.phase === 'Provisioning').length === CLUSTERS);
+    await until(
+      'every machine taken in',
+      () => machines.list(namespace).filter((m) => m.status?.phase === 'Pending').length === machinesTotal,
+    );
+    await until(
+      'every cluster taken in',
+      () => clusters.list(namespace).filter((c) => c.status?.phase === 'Provisioning').length === CLUSTERS,
+    );
     const intakeSeconds = (performance.now() - started) / 1000;
     const requests1 = await apiserverRequests(client);
     const own1 = ownAt();
@@ -289,9 +378,16 @@ async function main(): Promise<void> {
     const readyAt = performance.now();
     await inParallel(clusterIndexes, WRITERS, (c) => providersReport(bench, c));
     const reportedSeconds = (performance.now() - readyAt) / 1000;
-    await until('every machine Running', () => machines.list(namespace).filter((m) => m.status?.phase === 'Running').length === machinesTotal);
+    await until(
+      'every machine Running',
+      () => machines.list(namespace).filter((m) => m.status?.phase === 'Running').length === machinesTotal,
+    );
     const runningSeconds = (performance.now() - readyAt) / 1000;
-    await until('every cluster Available', () => clusters.list(namespace).filter((c) => isTrue(c.status?.conditions, 'Available')).length === CLUSTERS);
+    await until(
+      'every cluster Available',
+      () =>
+        clusters.list(namespace).filter((c) => isTrue(c.status?.conditions, 'Available')).length === CLUSTERS,
+    );
     const availableSeconds = (performance.now() - readyAt) / 1000;
     await until('every cluster counting all its workers available', () =>
       clusters.list(namespace).every((c) => c.status?.workers?.availableReplicas === MACHINES),
@@ -321,19 +417,40 @@ async function main(): Promise<void> {
       byVerb.set(verb, (byVerb.get(verb) ?? 0) + value);
     }
     const rows: [string, string][] = [
-      ['clusters x machines', `${CLUSTERS} x ${MACHINES} (${machinesTotal} machines), ${CONCURRENCY} workers per controller`],
+      [
+        'clusters x machines',
+        `${CLUSTERS} x ${MACHINES} (${machinesTotal} machines), ${CONCURRENCY} workers per controller`,
+      ],
       ['objects created by the bench (stage 1)', `${createdSeconds.toFixed(1)} s`],
       ['created -> all taken in (Pending / Provisioning)', `${intakeSeconds.toFixed(1)} s`],
       ['providers reported ready (bench writes + events)', `${reportedSeconds.toFixed(1)} s`],
-      ['providers ready -> all machines Running', `${runningSeconds.toFixed(1)} s (${(runningSeconds - reportedSeconds).toFixed(1)} s after the last report)`],
+      [
+        'providers ready -> all machines Running',
+        `${runningSeconds.toFixed(1)} s (${(runningSeconds - reportedSeconds).toFixed(1)} s after the last report)`,
+      ],
       ['providers ready -> all clusters Available', `${availableSeconds.toFixed(1)} s`],
       ['created -> all Running (total)', `${(intakeSeconds + runningSeconds).toFixed(1)} s`],
-      ['Cluster + Machine reconciles', `${totalReconciles} (${(totalReconciles / machinesTotal).toFixed(1)} per machine)`],
+      [
+        'Cluster + Machine reconciles',
+        `${totalReconciles} (${(totalReconciles / machinesTotal).toFixed(1)} per machine)`,
+      ],
       ['reconciles per second (stage 2)', `${(stage2Reconciles / availableSeconds).toFixed(0)}`],
-      ['core API requests per machine (stages 1+2)', `${((sum(intake) + sum(ready)) / machinesTotal).toFixed(1)}`],
-      ['  by verb', [...byVerb.entries()].sort((a, b) => b[1] - a[1]).map(([v, n]) => `${v} ${(n / machinesTotal).toFixed(1)}`).join(', ')],
+      [
+        'core API requests per machine (stages 1+2)',
+        `${((sum(intake) + sum(ready)) / machinesTotal).toFixed(1)}`,
+      ],
+      [
+        '  by verb',
+        [...byVerb.entries()]
+          .sort((a, b) => b[1] - a[1])
+          .map(([v, n]) => `${v} ${(n / machinesTotal).toFixed(1)}`)
+          .join(', '),
+      ],
       ['core API requests while converged, 15 s', `${sum(idle)} (${idleReconciles} reconciles)`],
-      ['memory after convergence (heap / RSS)', `${converged.heapMiB.toFixed(0)} / ${converged.rssMiB.toFixed(0)} MiB (before the core started: ${baseline.heapMiB.toFixed(0)} / ${baseline.rssMiB.toFixed(0)} MiB)`],
+      [
+        'memory after convergence (heap / RSS)',
+        `${converged.heapMiB.toFixed(0)} / ${converged.rssMiB.toFixed(0)} MiB (before the core started: ${baseline.heapMiB.toFixed(0)} / ${baseline.rssMiB.toFixed(0)} MiB)`,
+      ],
     ];
     const width = Math.max(...rows.map(([k]) => k.length));
     for (const [k, v] of rows) process.stdout.write(`${k.padEnd(width)}  ${v}\n`);
@@ -345,7 +462,8 @@ async function main(): Promise<void> {
     }
     if (idle.size > 0) {
       process.stdout.write('\ncore requests while converged:\n');
-      for (const [key, value] of [...idle.entries()].sort((a, b) => b[1] - a[1])) process.stdout.write(`  ${key.padEnd(45)} ${value}\n`);
+      for (const [key, value] of [...idle.entries()].sort((a, b) => b[1] - a[1]))
+        process.stdout.write(`  ${key.padEnd(45)} ${value}\n`);
     }
     writeDocs(rows, merged, machinesTotal);
   } finally {

@@ -73,7 +73,9 @@ export class ExternalObjects {
       return cached ? { state: 'found', object: cached, kind } : { state: 'notFound', kind };
     }
     try {
-      const object = await this.options.client.resource<ProviderObject>(kind.resource).get({ namespace, name: ref.name });
+      const object = await this.options.client
+        .resource<ProviderObject>(kind.resource)
+        .get({ namespace, name: ref.name });
       return { state: 'found', object, kind };
     } catch (error) {
       if (isNotFound(error)) return { state: 'notFound', kind };
@@ -85,7 +87,10 @@ export class ExternalObjects {
    * Puts the owner reference and the `cluster.x-k8s.io/cluster-name` label on a provider object (again, when
    * someone removed them). One merge patch conditional on the resourceVersion read; nothing when already right.
    */
-  async ensureOwnership(found: { object: ProviderObject; kind: ProviderKind }, spec: OwnershipSpec): Promise<ProviderObject> {
+  async ensureOwnership(
+    found: { object: ProviderObject; kind: ProviderKind },
+    spec: OwnershipSpec,
+  ): Promise<ProviderObject> {
     const { object } = found;
     const wanted: KubernetesObject = {
       metadata: {
@@ -102,7 +107,10 @@ export class ExternalObjects {
     } else {
       setOwnerReference(spec.owner, wanted);
     }
-    const ownersChanged = !sameOwners(object.metadata?.ownerReferences ?? [], wanted.metadata!.ownerReferences!);
+    const ownersChanged = !sameOwners(
+      object.metadata?.ownerReferences ?? [],
+      wanted.metadata!.ownerReferences!,
+    );
     const labelMissing = object.metadata?.labels?.[LABELS.clusterName] !== spec.clusterName;
     if (!ownersChanged && !labelMissing) return object;
     return this.options.client.resource<ProviderObject>(found.kind.resource).mergePatch(

@@ -43,7 +43,10 @@ export class GuardedWriter<T extends WithSpecAndStatus> {
     const diff = mergeDiff(current, { ...current, ...fields });
     if (!diff) return obj;
     return this.recorded(
-      await this.resources.mergePatch(refOf(obj), { metadata: { resourceVersion: obj.metadata?.resourceVersion }, spec: diff }),
+      await this.resources.mergePatch(refOf(obj), {
+        metadata: { resourceVersion: obj.metadata?.resourceVersion },
+        spec: diff,
+      }),
     );
   }
 
@@ -61,7 +64,9 @@ export class GuardedWriter<T extends WithSpecAndStatus> {
     }
     if (Object.keys(patch).length === 0) return obj;
     return this.recorded(
-      await this.resources.mergePatch(refOf(obj), { metadata: { resourceVersion: meta.resourceVersion, ...patch } }),
+      await this.resources.mergePatch(refOf(obj), {
+        metadata: { resourceVersion: meta.resourceVersion, ...patch },
+      }),
     );
   }
 
@@ -70,7 +75,10 @@ export class GuardedWriter<T extends WithSpecAndStatus> {
     const finalizers = obj.metadata?.finalizers ?? [];
     if (!finalizers.includes(finalizer)) return;
     await this.resources.mergePatch(refOf(obj), {
-      metadata: { resourceVersion: obj.metadata?.resourceVersion, finalizers: finalizers.filter((f) => f !== finalizer) },
+      metadata: {
+        resourceVersion: obj.metadata?.resourceVersion,
+        finalizers: finalizers.filter((f) => f !== finalizer),
+      },
     });
   }
 

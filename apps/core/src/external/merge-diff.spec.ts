@@ -6,7 +6,12 @@ describe('mergeDiff', () => {
   });
 
   it('sends only what changed, nulls for what goes away, arrays whole', () => {
-    const current = { phase: 'Pending', nodeRef: { name: 'n1' }, counters: { ready: 1, available: 1 }, list: [1, 2, 3] };
+    const current = {
+      phase: 'Pending',
+      nodeRef: { name: 'n1' },
+      counters: { ready: 1, available: 1 },
+      list: [1, 2, 3],
+    };
     const desired = { phase: 'Running', counters: { ready: 2, available: 1 }, list: [1, 2], added: true };
     expect(mergeDiff(current, desired)).toEqual({
       phase: 'Running',

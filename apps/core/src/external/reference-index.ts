@@ -1,4 +1,10 @@
-import { CLUSTER_API_GROUP, parseApiVersion, type Cluster, type ContractVersionedObjectReference, type Machine } from '@capstan/api';
+import {
+  CLUSTER_API_GROUP,
+  parseApiVersion,
+  type Cluster,
+  type ContractVersionedObjectReference,
+  type Machine,
+} from '@capstan/api';
 import { type IndexFunc, type Informer } from '@capstan/kube';
 import { type ProviderObject } from './external-objects.js';
 
@@ -60,8 +66,10 @@ export function ownerKeysOf(
       kind: object.kind,
       name,
     });
-    for (const c of informers.clusters.byIndex(BY_REFERENCE, value)) clusters.add(`${namespace}/${c.metadata!.name}`);
-    for (const m of informers.machines.byIndex(BY_REFERENCE, value)) machines.add(`${namespace}/${m.metadata!.name}`);
+    for (const c of informers.clusters.byIndex(BY_REFERENCE, value))
+      clusters.add(`${namespace}/${c.metadata!.name}`);
+    for (const m of informers.machines.byIndex(BY_REFERENCE, value))
+      machines.add(`${namespace}/${m.metadata!.name}`);
   }
   return { clusters: [...clusters], machines: [...machines] };
 }

@@ -23,13 +23,15 @@ export function handoffKeys(
   const referenced = referenceIndexValue(object.namespace, object);
   if (CLUSTER_ROLES.has(definition.role)) {
     const clusters = new Set([`${object.namespace}/${event.data.clusterName}`]);
-    for (const c of informers.clusters.byIndex(BY_REFERENCE, referenced)) clusters.add(`${object.namespace}/${c.metadata!.name}`);
+    for (const c of informers.clusters.byIndex(BY_REFERENCE, referenced))
+      clusters.add(`${object.namespace}/${c.metadata!.name}`);
     keys.clusters = [...clusters];
   } else if (MACHINE_ROLES.has(definition.role)) {
     const machines = new Set<string>();
     const machineName = (event.data as { machineName?: string }).machineName;
     if (machineName) machines.add(`${object.namespace}/${machineName}`);
-    for (const m of informers.machines.byIndex(BY_REFERENCE, referenced)) machines.add(`${object.namespace}/${m.metadata!.name}`);
+    for (const m of informers.machines.byIndex(BY_REFERENCE, referenced))
+      machines.add(`${object.namespace}/${m.metadata!.name}`);
     keys.machines = [...machines];
   }
   return keys;

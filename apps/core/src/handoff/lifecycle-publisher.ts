@@ -1,5 +1,10 @@
 import { type Logger } from 'pino';
-import { type EventBusConnection, type EventDataInput, type EventPublisher, type LifecycleEventName } from '@capstan/events';
+import {
+  type EventBusConnection,
+  type EventDataInput,
+  type EventPublisher,
+  type LifecycleEventName,
+} from '@capstan/events';
 
 /** One lifecycle event the core owes the bus. */
 export type LifecycleEvent = {
@@ -44,7 +49,11 @@ export class LifecyclePublisher {
         await this.send(next);
       } catch (error) {
         this.log.warn(
-          { key, event: next.name, err: error instanceof Error ? { message: error.message } : { message: String(error) } },
+          {
+            key,
+            event: next.name,
+            err: error instanceof Error ? { message: error.message } : { message: String(error) },
+          },
           'lifecycle event not published yet: kept for the next reconcile',
         );
         return false;
@@ -66,7 +75,10 @@ export class LifecyclePublisher {
     return n;
   }
 
-  private async send<N extends LifecycleEventName>(event: { name: N; data: EventDataInput<N> }): Promise<void> {
+  private async send<N extends LifecycleEventName>(event: {
+    name: N;
+    data: EventDataInput<N>;
+  }): Promise<void> {
     await this.options.publisher.publish(event.name, event.data);
   }
 }

@@ -19,7 +19,9 @@ export async function patchNode(client: KubeClient, node: V1Node, change: NodeCh
   const annotations = pendingChanges(node.metadata?.annotations, change.annotations);
   const labels = pendingChanges(node.metadata?.labels, change.labels);
   const taints = node.spec?.taints ?? [];
-  const kept = taints.filter((t) => !(change.removeTaints ?? []).some((r) => r.key === t.key && r.effect === t.effect));
+  const kept = taints.filter(
+    (t) => !(change.removeTaints ?? []).some((r) => r.key === t.key && r.effect === t.effect),
+  );
   const taintsChanged = kept.length !== taints.length;
   if (!annotations && !labels && !taintsChanged) return false;
   await client.resource<V1Node>(NODES).mergePatch(
@@ -39,7 +41,9 @@ export async function patchNode(client: KubeClient, node: V1Node, change: NodeCh
 /** Marks the node unschedulable (kubectl cordon); false when it already was. */
 export async function cordonNode(client: KubeClient, node: V1Node): Promise<boolean> {
   if (node.spec?.unschedulable === true) return false;
-  await client.resource<V1Node>(NODES).mergePatch({ name: node.metadata!.name! }, { spec: { unschedulable: true } });
+  await client
+    .resource<V1Node>(NODES)
+    .mergePatch({ name: node.metadata!.name! }, { spec: { unschedulable: true } });
   return true;
 }
 

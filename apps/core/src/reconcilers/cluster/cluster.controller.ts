@@ -70,14 +70,20 @@ export function registerClusterController(
   deps: Omit<ClusterReconcilerDeps, 'recorder' | 'client' | 'ownWrites'>,
 ): Controller<Cluster> {
   const ownWrites = new OwnWrites();
-  const reconciler = new ClusterReconciler({ ...deps, ownWrites, client: context.client, recorder: context.recorder(CLUSTER_CONTROLLER) });
+  const reconciler = new ClusterReconciler({
+    ...deps,
+    ownWrites,
+    client: context.client,
+    recorder: context.recorder(CLUSTER_CONTROLLER),
+  });
   const controller = context.addController<Cluster>({
     name: CLUSTER_CONTROLLER,
     for: deps.clusters,
     reconcile: reconciler.reconcile,
     predicate: (event) =>
       event.type !== 'update' ||
-      (!ownWrites.isOwn(event.object) && changedBeyondOwnStatus(event.oldObject, event.object, OWN_CONDITIONS)),
+      (!ownWrites.isOwn(event.object) &&
+        changedBeyondOwnStatus(event.oldObject, event.object, OWN_CONDITIONS)),
     maxConcurrentReconciles: context.options.concurrency,
     resyncPeriodMs: context.options.syncPeriodSeconds * 1000,
   });

@@ -95,7 +95,10 @@ export async function nextDeletionStep(
   }
 
   const infrastructureRef = state.cluster.spec?.infrastructureRef;
-  if (infrastructureRef && (await deleteReferenced(deps.external, namespace, infrastructureRef, state.infrastructure))) {
+  if (
+    infrastructureRef &&
+    (await deleteReferenced(deps.external, namespace, infrastructureRef, state.infrastructure))
+  ) {
     return {
       reason: ConditionReason.WaitingForInfrastructureDeletion,
       message: `${infrastructureRef.kind} ${infrastructureRef.name} is being deleted`,

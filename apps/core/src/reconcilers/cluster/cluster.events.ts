@@ -9,12 +9,19 @@ import {
 } from '@capstan/api';
 import { type LifecycleEvent } from '../../handoff/lifecycle-publisher.js';
 
-type ClusterEventName = 'cluster.created' | 'cluster.provisioned' | 'cluster.available' | 'cluster.deleting' | 'cluster.deleted';
+type ClusterEventName =
+  'cluster.created' | 'cluster.provisioned' | 'cluster.available' | 'cluster.deleting' | 'cluster.deleted';
 
 function base(cluster: Cluster) {
   const meta = cluster.metadata!;
   return {
-    object: { apiGroup: CLUSTER_API_GROUP, kind: 'Cluster', namespace: meta.namespace!, name: meta.name!, uid: meta.uid! },
+    object: {
+      apiGroup: CLUSTER_API_GROUP,
+      kind: 'Cluster',
+      namespace: meta.namespace!,
+      name: meta.name!,
+      uid: meta.uid!,
+    },
     generation: meta.generation ?? 0,
     resourceVersion: meta.resourceVersion!,
     clusterName: meta.name!,
@@ -35,13 +42,26 @@ export function clusterEvent(name: ClusterEventName, cluster: Cluster): Lifecycl
       const controlPlaneRef = reference(cluster.spec?.controlPlaneRef);
       return {
         name,
-        data: { ...data, ...(infrastructureRef ? { infrastructureRef } : {}), ...(controlPlaneRef ? { controlPlaneRef } : {}) },
+        data: {
+          ...data,
+          ...(infrastructureRef ? { infrastructureRef } : {}),
+          ...(controlPlaneRef ? { controlPlaneRef } : {}),
+        },
       };
     }
     case 'cluster.provisioned':
-      return { name, data: { ...data, controlPlaneEndpoint: { host: endpoint!.host, port: endpoint!.port } } };
+      return {
+        name,
+        data: { ...data, controlPlaneEndpoint: { host: endpoint!.host, port: endpoint!.port } },
+      };
     case 'cluster.available':
-      return { name, data: { ...data, ...(endpoint?.host ? { controlPlaneEndpoint: { host: endpoint.host, port: endpoint.port } } : {}) } };
+      return {
+        name,
+        data: {
+          ...data,
+          ...(endpoint?.host ? { controlPlaneEndpoint: { host: endpoint.host, port: endpoint.port } } : {}),
+        },
+      };
     case 'cluster.deleting':
     case 'cluster.deleted':
       return { name, data };
@@ -49,13 +69,21 @@ export function clusterEvent(name: ClusterEventName, cluster: Cluster): Lifecycl
 }
 
 /** Which lifecycle milestones the Cluster crossed between two statuses (each published once, when crossed). */
-export function clusterTransitions(before: ClusterStatus | undefined, after: ClusterStatus): ClusterEventName[] {
+export function clusterTransitions(
+  before: ClusterStatus | undefined,
+  after: ClusterStatus,
+): ClusterEventName[] {
   const events: ClusterEventName[] = [];
   if (!before?.phase) events.push('cluster.created');
-  if (before?.phase !== ClusterPhase.Provisioned && after.phase === ClusterPhase.Provisioned) events.push('cluster.provisioned');
-  if (!isTrue(before?.conditions, ConditionType.Available) && isTrue(after.conditions, ConditionType.Available)) {
+  if (before?.phase !== ClusterPhase.Provisioned && after.phase === ClusterPhase.Provisioned)
+    events.push('cluster.provisioned');
+  if (
+    !isTrue(before?.conditions, ConditionType.Available) &&
+    isTrue(after.conditions, ConditionType.Available)
+  ) {
     events.push('cluster.available');
   }
-  if (before?.phase !== ClusterPhase.Deleting && after.phase === ClusterPhase.Deleting) events.push('cluster.deleting');
+  if (before?.phase !== ClusterPhase.Deleting && after.phase === ClusterPhase.Deleting)
+    events.push('cluster.deleting');
   return events;
 }

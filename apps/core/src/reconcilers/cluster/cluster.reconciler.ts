@@ -13,7 +13,6 @@ import {
   type MachineSet,
 } from '@capstan/api';
 import {
-  isConflict,
   isNotFound,
   type EventRecorder,
   type Informer,
@@ -30,6 +29,7 @@ import { WorkloadClusterUnavailableError, type WorkloadClusters } from '../../re
 import { nextDeletionStep } from './cluster.deletion.js';
 import { clusterEvent, clusterTransitions } from './cluster.events.js';
 import { computeClusterStatus, endpointToCopy, type ClusterObservation } from './cluster.status.js';
+import { reconcileEnvelope } from './reconcile-envelope.js';
 import { pausedBecause, withPausedCondition } from './paused.js';
 
 /** How long to wait before looking again for a referenced object that does not exist (upstream externalReadyWait is 30 s). */
@@ -62,32 +62,22 @@ interface ExternalReads {
  * phases, replica counters, and deletion of everything the Cluster holds, in order.
  */
 export class ClusterReconciler {
+  readonly reconcile: (key: string, rc: ReconcileContext) => Promise<ReconcileResult | undefined>;
   private readonly write: GuardedWriter<Cluster>;
 
   constructor(private readonly deps: ClusterReconcilerDeps) {
     this.write = new GuardedWriter(deps.client.resource<Cluster>(RESOURCES.Cluster), deps.ownWrites);
+    this.reconcile = reconcileEnvelope(
+      { cache: deps.clusters, lifecycle: deps.lifecycle, ownWrites: deps.ownWrites },
+      (obj, key, rc) => this.reconcileCluster(obj, key, rc),
+    );
   }
 
-  readonly reconcile = async (key: string, rc: ReconcileContext): Promise<ReconcileResult | void> => {
-    const flushed = await this.deps.lifecycle.flush(key);
-    const cluster = this.deps.clusters.get(key);
-    if (!cluster) {
-      this.deps.ownWrites?.forget(key);
-      return flushed ? undefined : { requeue: true };
-    }
-    try {
-      const result = await this.reconcileCluster(cluster, key, rc);
-      return this.deps.lifecycle.pending(key) > 0 ? { ...result, requeue: !result?.requeueAfter } : result;
-    } catch (error) {
-      if (isConflict(error)) {
-        rc.log.debug('cluster changed while reconciling: starting over from the cache');
-        return { requeue: true };
-      }
-      throw error;
-    }
-  };
-
-  private async reconcileCluster(cluster: Cluster, key: string, rc: ReconcileContext): Promise<ReconcileResult | undefined> {
+  private async reconcileCluster(
+    cluster: Cluster,
+    key: string,
+    rc: ReconcileContext,
+  ): Promise<ReconcileResult | undefined> {
     const paused = pausedBecause(cluster, cluster);
     if (paused) {
       await this.write.status(cluster, {
@@ -105,7 +95,11 @@ export class ClusterReconciler {
       [reads.controlPlane, current.spec?.controlPlaneRef],
     ] as const) {
       if (read?.state === 'found' && ref) {
-        await this.deps.external.ensureOwnership(read, { owner: current, controller: false, clusterName: current.metadata!.name! });
+        await this.deps.external.ensureOwnership(read, {
+          owner: current,
+          controller: false,
+          clusterName: current.metadata!.name!,
+        });
       }
     }
     const observation = this.observation(current, reads);
@@ -130,7 +124,11 @@ export class ClusterReconciler {
     return undefined;
   }
 
-  private async reconcileDelete(cluster: Cluster, key: string, rc: ReconcileContext): Promise<ReconcileResult | undefined> {
+  private async reconcileDelete(
+    cluster: Cluster,
+    key: string,
+    rc: ReconcileContext,
+  ): Promise<ReconcileResult | undefined> {
     const reads = await this.readReferences(cluster);
     const observation = this.observation(cluster, reads);
     const step = await nextDeletionStep(
@@ -202,7 +200,8 @@ export class ClusterReconciler {
   private async probeWorkloadCluster(observation: ClusterObservation): Promise<ClusterObservation['remote']> {
     const namespace = observation.cluster.metadata!.namespace!;
     const name = observation.cluster.metadata!.name!;
-    if (!computeClusterStatus(observation).initialization?.controlPlaneInitialized) return { state: 'NoKubeconfig' };
+    if (!computeClusterStatus(observation).initialization?.controlPlaneInitialized)
+      return { state: 'NoKubeconfig' };
     try {
       await this.deps.workloads.access(namespace, name);
     } catch (error) {
@@ -212,13 +211,18 @@ export class ClusterReconciler {
   }
 
   /** Writes what changed and publishes the milestones the write made true. */
-  private async writeStatusAndPublish(cluster: Cluster, status: ClusterStatus, key: string): Promise<Cluster> {
+  private async writeStatusAndPublish(
+    cluster: Cluster,
+    status: ClusterStatus,
+    key: string,
+  ): Promise<Cluster> {
     const written = await this.write.status(cluster, status);
     const milestones = clusterTransitions(cluster.status, status);
     if (milestones.length === 0) return written;
     const events: LifecycleEvent[] = milestones.map((name) => clusterEvent(name, written));
     await this.deps.lifecycle.publish(key, events);
-    if (milestones.includes('cluster.provisioned')) this.record(written, 'Provisioned', 'Infrastructure provisioned and control plane endpoint set');
+    if (milestones.includes('cluster.provisioned'))
+      this.record(written, 'Provisioned', 'Infrastructure provisioned and control plane endpoint set');
     if (milestones.includes('cluster.available')) this.record(written, 'Available', 'Cluster is Available');
     return written;
   }
@@ -231,7 +235,10 @@ export class ClusterReconciler {
 }
 
 /** `namespace/name` of the Cluster an object of the cluster belongs to. */
-export function clusterKeyOf(obj: { metadata?: { namespace?: string }; spec?: { clusterName?: string } }): string | undefined {
+export function clusterKeyOf(obj: {
+  metadata?: { namespace?: string };
+  spec?: { clusterName?: string };
+}): string | undefined {
   const name = obj.spec?.clusterName;
   return name ? `${obj.metadata?.namespace}/${name}` : undefined;
 }

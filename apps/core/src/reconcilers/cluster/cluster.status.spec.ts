@@ -8,7 +8,12 @@ import {
 } from '@capstan/api';
 import { type ExternalObservation } from '../../external/observation.js';
 import { clusterTransitions } from './cluster.events.js';
-import { computeClusterStatus, endpointToCopy, workersAvailable, type ClusterObservation } from './cluster.status.js';
+import {
+  computeClusterStatus,
+  endpointToCopy,
+  workersAvailable,
+  type ClusterObservation,
+} from './cluster.status.js';
 
 const now = new Date('2026-03-01T12:00:00Z');
 const ref = (kind: string) => ({ apiGroup: 'infrastructure.generic.capstan.dev', kind, name: 'x' });
@@ -23,7 +28,9 @@ function cluster(spec: Cluster['spec'] = {}, status?: Cluster['status']): Cluste
   };
 }
 
-const infra = (contract: Partial<InfrastructureClusterContract>): ExternalObservation<InfrastructureClusterContract> => ({
+const infra = (
+  contract: Partial<InfrastructureClusterContract>,
+): ExternalObservation<InfrastructureClusterContract> => ({
   state: 'found',
   kind: 'InfraCluster',
   deleting: false,
@@ -49,7 +56,10 @@ function observation(overrides: Partial<ClusterObservation>): ClusterObservation
   };
 }
 
-function machine(name: string, options: { controlPlane?: boolean; ready?: boolean; nodeRef?: boolean; ownedByCluster?: boolean } = {}): Machine {
+function machine(
+  name: string,
+  options: { controlPlane?: boolean; ready?: boolean; nodeRef?: boolean; ownedByCluster?: boolean } = {},
+): Machine {
   return {
     apiVersion: 'cluster.x-k8s.io/v1beta2',
     kind: 'Machine',
@@ -57,15 +67,29 @@ function machine(name: string, options: { controlPlane?: boolean; ready?: boolea
       name,
       namespace: 'ns',
       labels: options.controlPlane ? { 'cluster.x-k8s.io/control-plane': '' } : {},
-      ownerReferences: options.ownedByCluster ? [{ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Cluster', name: 'demo', uid: 'c-uid' }] : [],
+      ownerReferences: options.ownedByCluster
+        ? [{ apiVersion: 'cluster.x-k8s.io/v1beta2', kind: 'Cluster', name: 'demo', uid: 'c-uid' }]
+        : [],
     },
     spec: { clusterName: 'demo', bootstrap: {}, infrastructureRef: ref('M') },
     status: {
       ...(options.nodeRef ? { nodeRef: { name: `${name}-node` } } : {}),
       conditions: options.ready
         ? [
-            { type: 'Ready', status: 'True', reason: 'Ready', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' },
-            { type: 'Available', status: 'True', reason: 'Available', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' },
+            {
+              type: 'Ready',
+              status: 'True',
+              reason: 'Ready',
+              message: '',
+              lastTransitionTime: '2026-01-01T00:00:00Z',
+            },
+            {
+              type: 'Available',
+              status: 'True',
+              reason: 'Available',
+              message: '',
+              lastTransitionTime: '2026-01-01T00:00:00Z',
+            },
           ]
         : [],
     },
@@ -77,19 +101,34 @@ describe('cluster phase', () => {
     expect(computeClusterStatus(observation({}), now).phase).toBe('Pending');
 
     const referencing = cluster({ infrastructureRef: ref('InfraCluster') });
-    expect(computeClusterStatus(observation({ cluster: referencing, infrastructure: infra({}) }), now).phase).toBe('Provisioning');
+    expect(
+      computeClusterStatus(observation({ cluster: referencing, infrastructure: infra({}) }), now).phase,
+    ).toBe('Provisioning');
 
-    const withEndpoint = cluster({ infrastructureRef: ref('InfraCluster'), controlPlaneEndpoint: { host: 'h', port: 6443 } });
-    const provisioned = computeClusterStatus(observation({ cluster: withEndpoint, infrastructure: infra({ provisioned: true }) }), now);
+    const withEndpoint = cluster({
+      infrastructureRef: ref('InfraCluster'),
+      controlPlaneEndpoint: { host: 'h', port: 6443 },
+    });
+    const provisioned = computeClusterStatus(
+      observation({ cluster: withEndpoint, infrastructure: infra({ provisioned: true }) }),
+      now,
+    );
     expect(provisioned.phase).toBe('Provisioned');
     expect(provisioned.initialization).toEqual({ infrastructureProvisioned: true });
 
     const deleting = computeClusterStatus(
-      observation({ cluster: withEndpoint, infrastructure: infra({ provisioned: true }), deleting: { reason: 'WaitingForWorkersDeletion', message: 'm' } }),
+      observation({
+        cluster: withEndpoint,
+        infrastructure: infra({ provisioned: true }),
+        deleting: { reason: 'WaitingForWorkersDeletion', message: 'm' },
+      }),
       now,
     );
     expect(deleting.phase).toBe('Deleting');
-    expect(getCondition(deleting.conditions, 'Deleting')).toMatchObject({ status: 'True', reason: 'WaitingForWorkersDeletion' });
+    expect(getCondition(deleting.conditions, 'Deleting')).toMatchObject({
+      status: 'True',
+      reason: 'WaitingForWorkersDeletion',
+    });
   });
 
   it('never resets infrastructureProvisioned or controlPlaneInitialized once set', () => {
@@ -97,7 +136,10 @@ describe('cluster phase', () => {
       { infrastructureRef: ref('InfraCluster'), controlPlaneRef: ref('ControlPlane') },
       { initialization: { infrastructureProvisioned: true, controlPlaneInitialized: true } },
     );
-    const status = computeClusterStatus(observation({ cluster: before, infrastructure: infra({}), controlPlane: cp({}) }), now);
+    const status = computeClusterStatus(
+      observation({ cluster: before, infrastructure: infra({}), controlPlane: cp({}) }),
+      now,
+    );
     expect(status.initialization).toEqual({ infrastructureProvisioned: true, controlPlaneInitialized: true });
   });
 });
@@ -108,7 +150,9 @@ describe('cluster conditions', () => {
     const mirrored = computeClusterStatus(
       observation({
         cluster: c,
-        infrastructure: infra({ conditions: [{ type: 'Ready', status: 'False', reason: 'WaitingForVPC', message: 'no VPC yet' }] }),
+        infrastructure: infra({
+          conditions: [{ type: 'Ready', status: 'False', reason: 'WaitingForVPC', message: 'no VPC yet' }],
+        }),
       }),
       now,
     );
@@ -119,10 +163,19 @@ describe('cluster conditions', () => {
       observedGeneration: 2,
     });
 
-    const missing = computeClusterStatus(observation({ cluster: c, infrastructure: { state: 'notFound', kind: 'InfraCluster' } }), now);
-    expect(getCondition(missing.conditions, 'InfrastructureReady')).toMatchObject({ status: 'Unknown', reason: 'ObjectDoesNotExist' });
+    const missing = computeClusterStatus(
+      observation({ cluster: c, infrastructure: { state: 'notFound', kind: 'InfraCluster' } }),
+      now,
+    );
+    expect(getCondition(missing.conditions, 'InfrastructureReady')).toMatchObject({
+      status: 'Unknown',
+      reason: 'ObjectDoesNotExist',
+    });
 
-    const wasProvisioned = cluster({ infrastructureRef: ref('InfraCluster') }, { initialization: { infrastructureProvisioned: true } });
+    const wasProvisioned = cluster(
+      { infrastructureRef: ref('InfraCluster') },
+      { initialization: { infrastructureProvisioned: true } },
+    );
     const deleted = computeClusterStatus(
       observation({ cluster: wasProvisioned, infrastructure: { state: 'notFound', kind: 'InfraCluster' } }),
       now,
@@ -137,13 +190,32 @@ describe('cluster conditions', () => {
   it('is Available only when every gate is good, with the reasons of those that are not', () => {
     const c = cluster(
       { controlPlaneRef: ref('ControlPlane'), availabilityGates: [{ conditionType: 'NetworkReady' }] },
-      { conditions: [{ type: 'NetworkReady', status: 'True', reason: 'Ready', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' }] },
+      {
+        conditions: [
+          {
+            type: 'NetworkReady',
+            status: 'True',
+            reason: 'Ready',
+            message: '',
+            lastTransitionTime: '2026-01-01T00:00:00Z',
+          },
+        ],
+      },
     );
-    const available = cp({ initialized: true, conditions: [{ type: 'Available', status: 'True', reason: 'Available' }] });
-    const up = computeClusterStatus(observation({ cluster: c, controlPlane: available, remote: { state: 'Connected' } }), now);
+    const available = cp({
+      initialized: true,
+      conditions: [{ type: 'Available', status: 'True', reason: 'Available' }],
+    });
+    const up = computeClusterStatus(
+      observation({ cluster: c, controlPlane: available, remote: { state: 'Connected' } }),
+      now,
+    );
     expect(getCondition(up.conditions, 'Available')).toMatchObject({ status: 'True', reason: 'Available' });
 
-    const down = computeClusterStatus(observation({ cluster: c, controlPlane: available, remote: { state: 'NoKubeconfig' } }), now);
+    const down = computeClusterStatus(
+      observation({ cluster: c, controlPlane: available, remote: { state: 'NoKubeconfig' } }),
+      now,
+    );
     expect(getCondition(down.conditions, 'Available')).toMatchObject({
       status: 'False',
       message: '* RemoteConnectionProbe: Secret demo-kubeconfig does not exist',
@@ -156,15 +228,29 @@ describe('cluster conditions', () => {
         metadata: { name },
         spec: {},
         status: status
-          ? { conditions: [{ type: 'Available', status, reason: status === 'True' ? 'Available' : 'NotAvailable', message: status === 'False' ? '1 of 3 available' : '', lastTransitionTime: 'x' }] }
+          ? {
+              conditions: [
+                {
+                  type: 'Available',
+                  status,
+                  reason: status === 'True' ? 'Available' : 'NotAvailable',
+                  message: status === 'False' ? '1 of 3 available' : '',
+                  lastTransitionTime: 'x',
+                },
+              ],
+            }
           : {},
       }) as unknown as MachineDeployment;
     expect(workersAvailable([])).toMatchObject({ status: 'True', reason: 'NoWorkers' });
     expect(workersAvailable([md('a', 'True')])).toMatchObject({ status: 'True', reason: 'Available' });
-    expect(workersAvailable([md('a', 'True'), md('b')])).toMatchObject({ status: 'Unknown', reason: 'AvailableUnknown' });
+    expect(workersAvailable([md('a', 'True'), md('b')])).toMatchObject({
+      status: 'Unknown',
+      reason: 'AvailableUnknown',
+    });
     expect(workersAvailable([md('a', 'False'), md('b')])).toMatchObject({
       status: 'False',
-      message: '* MachineDeployment a: 1 of 3 available\n* MachineDeployment b: Available condition not yet reported',
+      message:
+        '* MachineDeployment a: 1 of 3 available\n* MachineDeployment b: Available condition not yet reported',
     });
   });
 });
@@ -179,26 +265,59 @@ describe('cluster replica counters', () => {
     expect(fromObject.controlPlane).toEqual({ desiredReplicas: 3, replicas: 2, readyReplicas: 1 });
 
     const fromMachines = computeClusterStatus(
-      observation({ machines: [machine('cp-1', { controlPlane: true, ready: true, nodeRef: true }), machine('cp-2', { controlPlane: true })] }),
+      observation({
+        machines: [
+          machine('cp-1', { controlPlane: true, ready: true, nodeRef: true }),
+          machine('cp-2', { controlPlane: true }),
+        ],
+      }),
       now,
     );
-    expect(fromMachines.controlPlane).toEqual({ desiredReplicas: 2, replicas: 2, readyReplicas: 1, availableReplicas: 1, upToDateReplicas: 0 });
+    expect(fromMachines.controlPlane).toEqual({
+      desiredReplicas: 2,
+      replicas: 2,
+      readyReplicas: 1,
+      availableReplicas: 1,
+      upToDateReplicas: 0,
+    });
     expect(fromMachines.initialization?.controlPlaneInitialized).toBe(true);
   });
 
   it('adds MachineDeployments, MachineSets the Cluster owns and stand-alone worker Machines', () => {
-    const md = { metadata: { name: 'md' }, spec: { replicas: 3 }, status: { replicas: 3, readyReplicas: 2, availableReplicas: 2, upToDateReplicas: 3 } } as unknown as MachineDeployment;
-    const ownedSet = { metadata: { name: 'ms', ownerReferences: [{ uid: 'c-uid' }] }, spec: { replicas: 1 }, status: { replicas: 1, readyReplicas: 1 } };
-    const deploymentSet = { metadata: { name: 'md-ms', ownerReferences: [{ uid: 'md-uid' }] }, spec: { replicas: 3 }, status: { replicas: 3 } };
+    const md = {
+      metadata: { name: 'md' },
+      spec: { replicas: 3 },
+      status: { replicas: 3, readyReplicas: 2, availableReplicas: 2, upToDateReplicas: 3 },
+    } as unknown as MachineDeployment;
+    const ownedSet = {
+      metadata: { name: 'ms', ownerReferences: [{ uid: 'c-uid' }] },
+      spec: { replicas: 1 },
+      status: { replicas: 1, readyReplicas: 1 },
+    };
+    const deploymentSet = {
+      metadata: { name: 'md-ms', ownerReferences: [{ uid: 'md-uid' }] },
+      spec: { replicas: 3 },
+      status: { replicas: 3 },
+    };
     const status = computeClusterStatus(
       observation({
         machineDeployments: [md],
         machineSets: [ownedSet, deploymentSet] as never,
-        machines: [machine('w-1', { ownedByCluster: true, ready: true }), machine('w-2'), machine('cp', { controlPlane: true })],
+        machines: [
+          machine('w-1', { ownedByCluster: true, ready: true }),
+          machine('w-2'),
+          machine('cp', { controlPlane: true }),
+        ],
       }),
       now,
     );
-    expect(status.workers).toEqual({ desiredReplicas: 5, replicas: 5, readyReplicas: 4, availableReplicas: 3, upToDateReplicas: 3 });
+    expect(status.workers).toEqual({
+      desiredReplicas: 5,
+      replicas: 5,
+      readyReplicas: 4,
+      availableReplicas: 3,
+      upToDateReplicas: 3,
+    });
   });
 });
 
@@ -207,27 +326,64 @@ describe('endpointToCopy', () => {
     const refs = { infrastructureRef: ref('InfraCluster'), controlPlaneRef: ref('ControlPlane') };
     const endpoint = (host: string) => ({ host, port: 6443 });
     expect(
-      endpointToCopy(observation({ cluster: cluster(refs), infrastructure: infra({ provisioned: true, controlPlaneEndpoint: endpoint('infra') }), controlPlane: cp({ controlPlaneEndpoint: endpoint('cp') }) })),
+      endpointToCopy(
+        observation({
+          cluster: cluster(refs),
+          infrastructure: infra({ provisioned: true, controlPlaneEndpoint: endpoint('infra') }),
+          controlPlane: cp({ controlPlaneEndpoint: endpoint('cp') }),
+        }),
+      ),
     ).toEqual(endpoint('cp'));
-    expect(endpointToCopy(observation({ cluster: cluster(refs), infrastructure: infra({ controlPlaneEndpoint: endpoint('infra') }), controlPlane: cp({}) }))).toBeUndefined();
     expect(
-      endpointToCopy(observation({ cluster: cluster(refs), infrastructure: infra({ provisioned: true, controlPlaneEndpoint: endpoint('infra') }), controlPlane: cp({}) })),
+      endpointToCopy(
+        observation({
+          cluster: cluster(refs),
+          infrastructure: infra({ controlPlaneEndpoint: endpoint('infra') }),
+          controlPlane: cp({}),
+        }),
+      ),
+    ).toBeUndefined();
+    expect(
+      endpointToCopy(
+        observation({
+          cluster: cluster(refs),
+          infrastructure: infra({ provisioned: true, controlPlaneEndpoint: endpoint('infra') }),
+          controlPlane: cp({}),
+        }),
+      ),
     ).toEqual(endpoint('infra'));
     expect(
-      endpointToCopy(observation({ cluster: cluster({ ...refs, controlPlaneEndpoint: endpoint('set') }), controlPlane: cp({ controlPlaneEndpoint: endpoint('cp') }) })),
+      endpointToCopy(
+        observation({
+          cluster: cluster({ ...refs, controlPlaneEndpoint: endpoint('set') }),
+          controlPlane: cp({ controlPlaneEndpoint: endpoint('cp') }),
+        }),
+      ),
     ).toBeUndefined();
   });
 });
 
 describe('cluster lifecycle milestones', () => {
   it('are crossed once each', () => {
-    const available = [{ type: 'Available', status: 'True' as const, reason: 'Available', message: '', lastTransitionTime: 'x' }];
+    const available = [
+      {
+        type: 'Available',
+        status: 'True' as const,
+        reason: 'Available',
+        message: '',
+        lastTransitionTime: 'x',
+      },
+    ];
     expect(clusterTransitions(undefined, { phase: 'Provisioning' })).toEqual(['cluster.created']);
-    expect(clusterTransitions({ phase: 'Provisioning' }, { phase: 'Provisioned', conditions: available })).toEqual([
-      'cluster.provisioned',
-      'cluster.available',
-    ]);
-    expect(clusterTransitions({ phase: 'Provisioned', conditions: available }, { phase: 'Provisioned', conditions: available })).toEqual([]);
+    expect(
+      clusterTransitions({ phase: 'Provisioning' }, { phase: 'Provisioned', conditions: available }),
+    ).toEqual(['cluster.provisioned', 'cluster.available']);
+    expect(
+      clusterTransitions(
+        { phase: 'Provisioned', conditions: available },
+        { phase: 'Provisioned', conditions: available },
+      ),
+    ).toEqual([]);
     expect(clusterTransitions({ phase: 'Provisioned' }, { phase: 'Deleting' })).toEqual(['cluster.deleting']);
   });
 });

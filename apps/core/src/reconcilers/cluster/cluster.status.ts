@@ -7,12 +7,10 @@ import {
   getCondition,
   isTrue,
   mirrorCondition,
-  setCondition,
   summarizeConditions,
   type Cluster,
   type ClusterReplicasStatus,
   type ClusterStatus,
-  type Condition,
   type ConditionInput,
   type ControlPlaneContract,
   type InfrastructureClusterContract,
@@ -20,6 +18,7 @@ import {
   type MachineDeployment,
   type MachineSet,
 } from '@capstan/api';
+import { ConditionList } from './condition-list.js';
 import { INVALID_REFERENCE_REASON, type ExternalObservation } from '../../external/observation.js';
 import { type WorkloadClusterProbe } from '../../remote/workload-clusters.js';
 
@@ -67,10 +66,8 @@ export function computeClusterStatus(observation: ClusterObservation, now: Date 
   const previous = cluster.status ?? {};
   const generation = cluster.metadata?.generation;
   const status: ClusterStatus = structuredClone(previous);
-  let conditions: Condition[] = previous.conditions ?? [];
-  const set = (input: ConditionInput) => {
-    conditions = setCondition(conditions, { ...input, observedGeneration: generation }, now);
-  };
+  const conditions = new ConditionList(previous.conditions, generation, now);
+  const set = (input: ConditionInput) => conditions.set(input);
 
   // Contract fields, never reset once set.
   const infrastructureProvisioned =
@@ -98,7 +95,11 @@ export function computeClusterStatus(observation: ClusterObservation, now: Date 
   set(controlPlaneAvailable(observation, controlPlaneInitialized));
   set(
     controlPlaneInitialized
-      ? { type: ConditionType.ControlPlaneInitialized, status: ConditionStatus.True, reason: ConditionReason.Initialized }
+      ? {
+          type: ConditionType.ControlPlaneInitialized,
+          status: ConditionStatus.True,
+          reason: ConditionReason.Initialized,
+        }
       : {
           type: ConditionType.ControlPlaneInitialized,
           status: ConditionStatus.False,
@@ -123,7 +124,7 @@ export function computeClusterStatus(observation: ClusterObservation, now: Date 
   );
   set({ type: ConditionType.Paused, status: ConditionStatus.False, reason: ConditionReason.NotPaused });
   set(
-    summarizeConditions(conditions, {
+    summarizeConditions(conditions.all, {
       targetType: ConditionType.Available,
       of: [
         { type: ConditionType.Deleting, polarity: 'Negative' },
@@ -138,14 +139,18 @@ export function computeClusterStatus(observation: ClusterObservation, now: Date 
       ],
     }),
   );
-  status.conditions = conditions;
+  status.conditions = conditions.all;
   status.phase = clusterPhase(cluster, infrastructureProvisioned, !!observation.deleting);
   if (generation !== undefined) status.observedGeneration = generation;
   return status;
 }
 
 /** Upstream setPhase: Pending, Provisioning once something is referenced, Provisioned, Deleting. */
-export function clusterPhase(cluster: Cluster, infrastructureProvisioned: boolean, deleting: boolean): ClusterStatus['phase'] {
+export function clusterPhase(
+  cluster: Cluster,
+  infrastructureProvisioned: boolean,
+  deleting: boolean,
+): ClusterStatus['phase'] {
   let phase: ClusterStatus['phase'] = cluster.status?.phase ?? ClusterPhase.Pending;
   if (cluster.spec?.infrastructureRef || cluster.spec?.controlPlaneRef) phase = ClusterPhase.Provisioning;
   if (infrastructureProvisioned && validEndpoint(cluster)) phase = ClusterPhase.Provisioned;
@@ -158,9 +163,19 @@ function infrastructureReady(observation: ClusterObservation, provisioned: boole
   const type = ConditionType.InfrastructureReady;
   switch (infra.state) {
     case 'unset':
-      return { type, status: ConditionStatus.True, reason: ConditionReason.Ready, message: 'No infrastructureRef: nothing to provision' };
+      return {
+        type,
+        status: ConditionStatus.True,
+        reason: ConditionReason.Ready,
+        message: 'No infrastructureRef: nothing to provision',
+      };
     case 'invalid':
-      return { type, status: ConditionStatus.False, reason: INVALID_REFERENCE_REASON, message: infra.message };
+      return {
+        type,
+        status: ConditionStatus.False,
+        reason: INVALID_REFERENCE_REASON,
+        message: infra.message,
+      };
     case 'notFound':
       return missing(type, infra.kind, observation, provisioned, 'the cluster');
     case 'found':
@@ -223,37 +238,63 @@ function missing(
       message: deleting ? `${kind} has been deleted` : `${kind} has been deleted while ${owner} still exists`,
     };
   }
-  return { type, status: ConditionStatus.Unknown, reason: ConditionReason.ObjectDoesNotExist, message: `${kind} does not exist` };
+  return {
+    type,
+    status: ConditionStatus.Unknown,
+    reason: ConditionReason.ObjectDoesNotExist,
+    message: `${kind} does not exist`,
+  };
 }
 
 /** Aggregates the MachineDeployments' Available conditions; True (NoWorkers) without any. */
 export function workersAvailable(deployments: readonly MachineDeployment[]): ConditionInput {
   const type = ConditionType.WorkersAvailable;
-  if (deployments.length === 0) return { type, status: ConditionStatus.True, reason: ConditionReason.NoWorkers };
+  if (deployments.length === 0)
+    return { type, status: ConditionStatus.True, reason: ConditionReason.NoWorkers };
   const notAvailable: string[] = [];
   const unknown: string[] = [];
   for (const md of deployments) {
     const available = getCondition(md.status?.conditions, ConditionType.Available);
     const name = md.metadata?.name ?? '?';
     if (!available || available.status === ConditionStatus.Unknown) {
-      unknown.push(`* MachineDeployment ${name}: ${available?.message || 'Available condition not yet reported'}`);
+      unknown.push(
+        `* MachineDeployment ${name}: ${available?.message || 'Available condition not yet reported'}`,
+      );
     } else if (available.status === ConditionStatus.False) {
       notAvailable.push(`* MachineDeployment ${name}: ${available.message || available.reason}`);
     }
   }
   if (notAvailable.length > 0) {
-    return { type, status: ConditionStatus.False, reason: ConditionReason.NotAvailable, message: [...notAvailable, ...unknown].join('\n') };
+    return {
+      type,
+      status: ConditionStatus.False,
+      reason: ConditionReason.NotAvailable,
+      message: [...notAvailable, ...unknown].join('\n'),
+    };
   }
   if (unknown.length > 0) {
-    return { type, status: ConditionStatus.Unknown, reason: ConditionReason.AvailableUnknown, message: unknown.join('\n') };
+    return {
+      type,
+      status: ConditionStatus.Unknown,
+      reason: ConditionReason.AvailableUnknown,
+      message: unknown.join('\n'),
+    };
   }
   return { type, status: ConditionStatus.True, reason: ConditionReason.Available };
 }
 
-function remoteConnectionProbe(observation: ClusterObservation, controlPlaneInitialized: boolean): ConditionInput {
+function remoteConnectionProbe(
+  observation: ClusterObservation,
+  controlPlaneInitialized: boolean,
+): ConditionInput {
   const type = ConditionType.RemoteConnectionProbe;
   if (!controlPlaneInitialized) {
-    return { type, status: ConditionStatus.False, reason: ConditionReason.ProbeFailed, message: 'Remote connection not established yet' };
+    return {
+      type,
+      status: ConditionStatus.False,
+      reason: ConditionReason.ProbeFailed,
+      message: 'Remote connection not established yet',
+    };
   }
   switch (observation.remote.state) {
     case 'Connected':
@@ -275,7 +316,12 @@ function remoteConnectionProbe(observation: ClusterObservation, controlPlaneInit
   }
 }
 
-type Counters = Required<Pick<ClusterReplicasStatus, 'desiredReplicas' | 'replicas' | 'readyReplicas' | 'availableReplicas' | 'upToDateReplicas'>>;
+type Counters = Required<
+  Pick<
+    ClusterReplicasStatus,
+    'desiredReplicas' | 'replicas' | 'readyReplicas' | 'availableReplicas' | 'upToDateReplicas'
+  >
+>;
 
 function countMachines(machines: readonly Machine[]): Counters {
   const count = (type: string) => machines.filter((m) => isTrue(m.status?.conditions, type)).length;
@@ -293,7 +339,10 @@ function withoutUndefined<T extends object>(value: T): T | undefined {
   return entries.length > 0 ? (Object.fromEntries(entries) as T) : undefined;
 }
 
-function controlPlaneReplicas(observation: ClusterObservation, controlPlaneMachines: readonly Machine[]): ClusterReplicasStatus | undefined {
+function controlPlaneReplicas(
+  observation: ClusterObservation,
+  controlPlaneMachines: readonly Machine[],
+): ClusterReplicasStatus | undefined {
   const cp = observation.controlPlane;
   if (cp.state === 'unset') {
     return controlPlaneMachines.length > 0 ? countMachines(controlPlaneMachines) : undefined;

@@ -12,11 +12,23 @@ import {
 } from '@capstan/api';
 import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import { uniqueEventTopology, type EventDataInput, type EventTopology, type HandoffEventName } from '@capstan/events';
-import { KubeClient, isNotFound, loadKubeConfig, type ResourceClient, type ResourceType } from '@capstan/kube';
+import {
+  uniqueEventTopology,
+  type EventDataInput,
+  type EventTopology,
+  type HandoffEventName,
+} from '@capstan/events';
+import {
+  KubeClient,
+  isNotFound,
+  loadKubeConfig,
+  type ResourceClient,
+  type ResourceType,
+} from '@capstan/kube';
 import { defaultServiceOptions, startService, type RunningService } from '@capstan/provider-kit';
 import {
   createTestNamespace,
+  eventually as pollUntil,
   genericProviderKind,
   installCapstanCrds,
   installGenericProviderCrds,
@@ -50,11 +62,21 @@ export interface CoreHarness {
   kind(kind: string): ResourceClient<Unstructured>;
   /** Reference to a generic provider object of this namespace. */
   ref(kind: string, name: string): ContractVersionedObjectReference;
-  create(kind: string, name: string, spec?: Record<string, unknown>, metadata?: Record<string, unknown>): Promise<Unstructured>;
+  create(
+    kind: string,
+    name: string,
+    spec?: Record<string, unknown>,
+    metadata?: Record<string, unknown>,
+  ): Promise<Unstructured>;
   /** Plays the provider: merge-patches the status of a provider object. */
   setStatus(kind: string, name: string, status: Record<string, unknown>): Promise<void>;
   /** Plays the provider's hand-off: publishes `event` about the provider object as it is now. */
-  handoff(event: HandoffEventName, kind: string, name: string, fields: Record<string, unknown>): Promise<void>;
+  handoff(
+    event: HandoffEventName,
+    kind: string,
+    name: string,
+    fields: Record<string, unknown>,
+  ): Promise<void>;
   /** Writes `<cluster>-kubeconfig` pointing at the test API server: the workload cluster of the tests. */
   createKubeconfigSecret(cluster: string): Promise<void>;
   /** A Node in the "workload cluster" (the test API server), Ready unless told otherwise. */
@@ -65,29 +87,39 @@ export interface CoreHarness {
 
 export async function startCoreHarness(options: CoreHarnessOptions): Promise<CoreHarness> {
   const kubeconfigPath = process.env['CAPSTAN_TEST_KUBECONFIG'];
-  if (!kubeconfigPath) throw new Error('CAPSTAN_TEST_KUBECONFIG is not set: run integration tests through jest');
+  if (!kubeconfigPath)
+    throw new Error('CAPSTAN_TEST_KUBECONFIG is not set: run integration tests through jest');
   const ns = await createTestNamespace(options.prefix);
   await installCapstanCrds(ns.kc);
   await installGenericProviderCrds(ns.kc);
   const topology = uniqueEventTopology(options.prefix);
-  const service = await startService(createCoreService({ watchExternalProviders: options.watchExternalProviders ?? false }), {
-    ...defaultServiceOptions('core', {}),
-    kubeconfig: kubeconfigPath,
-    natsUrl: options.natsUrl ?? testNatsUrl(),
-    httpHost: '127.0.0.1',
-    httpPort: 0,
-    namespace: ns.name,
-    subjectRoot: topology.root,
-    streamName: topology.stream,
-    logLevel: process.env['LOG_LEVEL'] ?? 'silent',
-    syncPeriodSeconds: options.syncPeriodSeconds ?? 600,
-  });
+  const service = await startService(
+    createCoreService({ watchExternalProviders: options.watchExternalProviders ?? false }),
+    {
+      ...defaultServiceOptions('core', {}),
+      kubeconfig: kubeconfigPath,
+      natsUrl: options.natsUrl ?? testNatsUrl(),
+      httpHost: '127.0.0.1',
+      httpPort: 0,
+      namespace: ns.name,
+      subjectRoot: topology.root,
+      streamName: topology.stream,
+      logLevel: process.env['LOG_LEVEL'] ?? 'silent',
+      syncPeriodSeconds: options.syncPeriodSeconds ?? 600,
+    },
+  );
   const client = new KubeClient(loadKubeConfig({ kubeconfigPath }), { fieldManager: 'core-test' });
   const namespace = ns.name;
   const createdNodes: string[] = [];
   const kind = (k: string): ResourceClient<Unstructured> => {
     const g = genericProviderKind(k);
-    const type: ResourceType = { group: g.group, version: g.version, plural: g.plural, kind: g.kind, namespaced: true };
+    const type: ResourceType = {
+      group: g.group,
+      version: g.version,
+      plural: g.plural,
+      kind: g.kind,
+      namespaced: true,
+    };
     return client.resource<Unstructured>(type);
   };
   return {
@@ -118,7 +150,11 @@ export async function startCoreHarness(options: CoreHarnessOptions): Promise<Cor
     },
     createKubeconfigSecret: async (cluster) => {
       await client.resource(SECRETS).create({
-        metadata: { name: `${cluster}-kubeconfig`, namespace, labels: { 'cluster.x-k8s.io/cluster-name': cluster } },
+        metadata: {
+          name: `${cluster}-kubeconfig`,
+          namespace,
+          labels: { 'cluster.x-k8s.io/cluster-name': cluster },
+        },
         type: CLUSTER_SECRET_TYPE,
         data: { value: Buffer.from(readFileSync(kubeconfigPath, 'utf8')).toString('base64') },
       } as KubernetesObject);
@@ -136,26 +172,29 @@ export async function startCoreHarness(options: CoreHarnessOptions): Promise<Cor
         lastHeartbeatTime: now,
         lastTransitionTime: now,
       });
-      return nodes.patchStatus({ name: node.metadata!.name! }, {
-        conditions: [
-          condition('Ready', ready ? 'True' : 'False'),
-          condition('MemoryPressure', 'False'),
-          condition('DiskPressure', 'False'),
-          condition('PIDPressure', 'False'),
-        ],
-        nodeInfo: {
-          machineID: 'm',
-          systemUUID: 's',
-          bootID: 'b',
-          kernelVersion: '6.1.0',
-          osImage: 'Capstan Test',
-          containerRuntimeVersion: 'containerd://2.0.0',
-          kubeletVersion: 'v1.34.0',
-          kubeProxyVersion: 'v1.34.0',
-          operatingSystem: 'linux',
-          architecture: 'amd64',
+      return nodes.patchStatus(
+        { name: node.metadata!.name! },
+        {
+          conditions: [
+            condition('Ready', ready ? 'True' : 'False'),
+            condition('MemoryPressure', 'False'),
+            condition('DiskPressure', 'False'),
+            condition('PIDPressure', 'False'),
+          ],
+          nodeInfo: {
+            machineID: 'm',
+            systemUUID: 's',
+            bootID: 'b',
+            kernelVersion: '6.1.0',
+            osImage: 'Capstan Test',
+            containerRuntimeVersion: 'containerd://2.0.0',
+            kubeletVersion: 'v1.34.0',
+            kubeProxyVersion: 'v1.34.0',
+            operatingSystem: 'linux',
+            architecture: 'amd64',
+          },
         },
-      });
+      );
     },
     deleteNodes: async () => {
       for (const name of createdNodes) {
@@ -170,7 +209,10 @@ export async function startCoreHarness(options: CoreHarnessOptions): Promise<Cor
     stop: async () => {
       await service.stop();
       for (const name of createdNodes) {
-        await client.resource(NODES).delete({ name }).catch(() => undefined);
+        await client
+          .resource(NODES)
+          .delete({ name })
+          .catch(() => undefined);
       }
       await ns.delete();
       await client.close();
@@ -178,29 +220,19 @@ export async function startCoreHarness(options: CoreHarnessOptions): Promise<Cor
   };
 }
 
-/** Polls `probe` until it returns something other than undefined/false. */
-export async function eventually<T>(
+/** Polls `probe` until it returns something other than undefined/false (libs/testing's, named first). */
+export function eventually<T>(
   what: string,
   probe: () => T | undefined | false | Promise<T | undefined | false>,
   timeoutMs = 20_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== false) return value;
-    } catch (error) {
-      lastError = error;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  return pollUntil(probe, { timeoutMs, intervalMs: 50, message: what });
 }
 
-export function condition(obj: { status?: { conditions?: Condition[] } } | undefined, type: string): Condition | undefined {
+export function condition(
+  obj: { status?: { conditions?: Condition[] } } | undefined,
+  type: string,
+): Condition | undefined {
   return getCondition(obj?.status?.conditions, type);
 }
 
@@ -216,13 +248,18 @@ export async function collectLifecycleEvents(
   topology: EventTopology,
 ): Promise<{ events: SeenEvent[]; named(name: string, object: string): number; close(): Promise<void> }> {
   const nc = await connect({ servers: natsUrl });
-  const consumer = await jetstream(nc).consumers.get(topology.stream, { filter_subjects: `${topology.root}.lifecycle.>` });
+  const consumer = await jetstream(nc).consumers.get(topology.stream, {
+    filter_subjects: `${topology.root}.lifecycle.>`,
+  });
   const messages = await consumer.consume();
   const events: SeenEvent[] = [];
   void (async () => {
     for await (const message of messages) {
       const envelope = message.json<{ type: string; data: { object: { name: string } } }>();
-      events.push({ name: envelope.type.replace(/^dev\.capstan\.lifecycle\./, ''), object: envelope.data.object.name });
+      events.push({
+        name: envelope.type.replace(/^dev\.capstan\.lifecycle\./, ''),
+        object: envelope.data.object.name,
+      });
     }
   })();
   return {

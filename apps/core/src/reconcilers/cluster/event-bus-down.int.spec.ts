@@ -44,7 +44,9 @@ class StoppableNats {
       logFile: join(this.dir, 'nats.log'),
     });
     await eventually('nats-server to accept connections', async () => {
-      const probe = await connect({ servers: this.url, reconnect: false, timeout: 500 }).catch(() => undefined);
+      const probe = await connect({ servers: this.url, reconnect: false, timeout: 500 }).catch(
+        () => undefined,
+      );
       await probe?.close();
       return probe !== undefined;
     });
@@ -71,7 +73,11 @@ describe('with the event bus down', () => {
 
   beforeAll(async () => {
     nats = await StoppableNats.start();
-    h = await startCoreHarness({ prefix: 'core-bus', syncPeriodSeconds: SYNC_PERIOD_SECONDS, natsUrl: nats.url });
+    h = await startCoreHarness({
+      prefix: 'core-bus',
+      syncPeriodSeconds: SYNC_PERIOD_SECONDS,
+      natsUrl: nats.url,
+    });
     await nats.stop();
   });
   afterAll(async () => {
@@ -108,18 +114,35 @@ describe('with the event bus down', () => {
     await eventually('the machine taken in', async () => (await getMachine()).status?.phase === 'Pending');
 
     // The providers do their part and tell no one.
-    await h.kind('GenericInfrastructureCluster').mergePatch(
-      { namespace: h.namespace, name: 'quiet-infra' },
-      { spec: { controlPlaneEndpoint: { host: '10.2.0.1', port: 6443 } } },
-    );
-    await h.setStatus('GenericInfrastructureCluster', 'quiet-infra', { initialization: { provisioned: true } });
+    await h
+      .kind('GenericInfrastructureCluster')
+      .mergePatch(
+        { namespace: h.namespace, name: 'quiet-infra' },
+        { spec: { controlPlaneEndpoint: { host: '10.2.0.1', port: 6443 } } },
+      );
+    await h.setStatus('GenericInfrastructureCluster', 'quiet-infra', {
+      initialization: { provisioned: true },
+    });
     await h.setStatus('GenericControlPlane', 'quiet-cp', {
       initialization: { controlPlaneInitialized: true },
-      conditions: [{ type: 'Available', status: 'True', reason: 'Available', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' }],
+      conditions: [
+        {
+          type: 'Available',
+          status: 'True',
+          reason: 'Available',
+          message: '',
+          lastTransitionTime: '2026-01-01T00:00:00Z',
+        },
+      ],
     });
     await h.createKubeconfigSecret('quiet');
-    await h.setStatus('GenericBootstrapConfig', 'quiet-m-boot', { initialization: { dataSecretCreated: true }, dataSecretName: 'quiet-m-data' });
-    await h.setStatus('GenericInfrastructureMachine', 'quiet-m-infra', { initialization: { provisioned: true } });
+    await h.setStatus('GenericBootstrapConfig', 'quiet-m-boot', {
+      initialization: { dataSecretCreated: true },
+      dataSecretName: 'quiet-m-data',
+    });
+    await h.setStatus('GenericInfrastructureMachine', 'quiet-m-infra', {
+      initialization: { provisioned: true },
+    });
     await h.createNode(`${h.namespace}-quiet-m`, providerID());
 
     const cluster = await eventually('the Cluster Available', async () => {
@@ -136,12 +159,13 @@ describe('with the event bus down', () => {
   });
 
   it('puts a removed owner reference back on the next resync, with no event about it', async () => {
-    await h.kind('GenericInfrastructureMachine').mergePatch(
-      { namespace: h.namespace, name: 'quiet-m-infra' },
-      { metadata: { ownerReferences: null } },
-    );
+    await h
+      .kind('GenericInfrastructureMachine')
+      .mergePatch({ namespace: h.namespace, name: 'quiet-m-infra' }, { metadata: { ownerReferences: null } });
     await eventually('the controller reference back', async () => {
-      const infra = await h.kind('GenericInfrastructureMachine').get({ namespace: h.namespace, name: 'quiet-m-infra' });
+      const infra = await h
+        .kind('GenericInfrastructureMachine')
+        .get({ namespace: h.namespace, name: 'quiet-m-infra' });
       return infra.metadata?.ownerReferences?.some((r) => r.kind === 'Machine' && r.controller === true);
     });
   });
@@ -150,15 +174,21 @@ describe('with the event bus down', () => {
     // Let the last reconcile of the owner reference test settle, then take the versions.
     await new Promise((resolve) => setTimeout(resolve, 2 * SYNC_PERIOD_SECONDS * 1000));
     const versions = async () => ({
-      clusters: (await h.clusters.list({ namespace: h.namespace })).items.map((c) => c.metadata?.resourceVersion),
-      machines: (await h.machines.list({ namespace: h.namespace })).items.map((m) => m.metadata?.resourceVersion),
+      clusters: (await h.clusters.list({ namespace: h.namespace })).items.map(
+        (c) => c.metadata?.resourceVersion,
+      ),
+      machines: (await h.machines.list({ namespace: h.namespace })).items.map(
+        (m) => m.metadata?.resourceVersion,
+      ),
     });
     const before = await versions();
     const reconcilesBefore = reconciles();
     await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
     expect(await versions()).toEqual(before);
     // The quiet period saw reconciles: resyncs ran and found nothing to write.
-    expect(reconciles() - reconcilesBefore).toBeGreaterThanOrEqual(2 * Math.floor(QUIET_MS / (SYNC_PERIOD_SECONDS * 1100)));
+    expect(reconciles() - reconcilesBefore).toBeGreaterThanOrEqual(
+      2 * Math.floor(QUIET_MS / (SYNC_PERIOD_SECONDS * 1100)),
+    );
   });
 
   it('publishes the lifecycle events it owes once the bus is back', async () => {
@@ -168,8 +198,9 @@ describe('with the event bus down', () => {
       await eventually(
         'the events of the outage',
         () =>
-          ['cluster.created', 'cluster.provisioned', 'cluster.available'].every((e) => lifecycle.named(e, 'quiet') === 1) &&
-          ['machine.provisioned', 'machine.running'].every((e) => lifecycle.named(e, 'quiet-m') === 1),
+          ['cluster.created', 'cluster.provisioned', 'cluster.available'].every(
+            (e) => lifecycle.named(e, 'quiet') === 1,
+          ) && ['machine.provisioned', 'machine.running'].every((e) => lifecycle.named(e, 'quiet-m') === 1),
         30_000,
       );
     } finally {

@@ -16,7 +16,11 @@ function meaningfulMetadata(obj: KubernetesObject) {
  * another controller owns (e.g. a MachineHealthCheck's HealthCheckSucceeded) changed. Status writes of the
  * controller itself then do not trigger a second reconcile.
  */
-export function changedBeyondOwnStatus(before: Watched | undefined, after: Watched, ownConditions: ReadonlySet<string>): boolean {
+export function changedBeyondOwnStatus(
+  before: Watched | undefined,
+  after: Watched,
+  ownConditions: ReadonlySet<string>,
+): boolean {
   if (!before) return true;
   if (!deepEqual(meaningfulMetadata(before), meaningfulMetadata(after))) return true;
   if (!deepEqual(before.spec, after.spec)) return true;

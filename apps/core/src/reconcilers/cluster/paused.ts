@@ -22,7 +22,11 @@ export function pausedBecause(cluster: Cluster | undefined, obj: KubernetesObjec
 }
 
 /** The conditions with `Paused` set: the only change a controller makes to a paused object. */
-export function withPausedCondition(conditions: Condition[] | undefined, message: string, generation?: number): Condition[] {
+export function withPausedCondition(
+  conditions: Condition[] | undefined,
+  message: string,
+  generation?: number,
+): Condition[] {
   return setCondition(conditions, {
     type: ConditionType.Paused,
     status: ConditionStatus.True,

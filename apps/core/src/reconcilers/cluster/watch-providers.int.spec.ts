@@ -7,7 +7,11 @@ describe('watching external providers', () => {
   let h: CoreHarness;
 
   beforeAll(async () => {
-    h = await startCoreHarness({ prefix: 'core-watch', watchExternalProviders: true, syncPeriodSeconds: 600 });
+    h = await startCoreHarness({
+      prefix: 'core-watch',
+      watchExternalProviders: true,
+      syncPeriodSeconds: 600,
+    });
   });
   afterAll(async () => {
     await h?.stop();
@@ -36,12 +40,17 @@ describe('watching external providers', () => {
     } as Machine);
     // Written before the providers report, so that nothing but the watches can tell the core they did.
     await h.createKubeconfigSecret('w');
-    await eventually('the machine taken in', async () => (await h.machines.get({ namespace: h.namespace, name: 'w-m' })).status?.phase === 'Pending');
-
-    await h.kind('GenericInfrastructureCluster').mergePatch(
-      { namespace: h.namespace, name: 'w-infra' },
-      { spec: { controlPlaneEndpoint: { host: '10.3.0.1', port: 6443 } } },
+    await eventually(
+      'the machine taken in',
+      async () => (await h.machines.get({ namespace: h.namespace, name: 'w-m' })).status?.phase === 'Pending',
     );
+
+    await h
+      .kind('GenericInfrastructureCluster')
+      .mergePatch(
+        { namespace: h.namespace, name: 'w-infra' },
+        { spec: { controlPlaneEndpoint: { host: '10.3.0.1', port: 6443 } } },
+      );
     await h.setStatus('GenericInfrastructureCluster', 'w-infra', { initialization: { provisioned: true } });
     await h.setStatus('GenericControlPlane', 'w-cp', { initialization: { controlPlaneInitialized: true } });
     await eventually('the Cluster Provisioned and initialized', async () => {
@@ -49,14 +58,24 @@ describe('watching external providers', () => {
       return c.status?.phase === 'Provisioned' && c.status.initialization?.controlPlaneInitialized === true;
     });
 
-    await h.setStatus('GenericBootstrapConfig', 'w-m-boot', { initialization: { dataSecretCreated: true }, dataSecretName: 'w-m-data' });
+    await h.setStatus('GenericBootstrapConfig', 'w-m-boot', {
+      initialization: { dataSecretCreated: true },
+      dataSecretName: 'w-m-data',
+    });
     await h.setStatus('GenericInfrastructureMachine', 'w-m-infra', { initialization: { provisioned: true } });
     await h.createNode(`${h.namespace}-w-m`, providerID);
-    await eventually('the Machine Running', async () => (await h.machines.get({ namespace: h.namespace, name: 'w-m' })).status?.phase === 'Running');
+    await eventually(
+      'the Machine Running',
+      async () => (await h.machines.get({ namespace: h.namespace, name: 'w-m' })).status?.phase === 'Running',
+    );
 
-    await h.kind('GenericInfrastructureMachine').mergePatch({ namespace: h.namespace, name: 'w-m-infra' }, { metadata: { ownerReferences: null } });
+    await h
+      .kind('GenericInfrastructureMachine')
+      .mergePatch({ namespace: h.namespace, name: 'w-m-infra' }, { metadata: { ownerReferences: null } });
     await eventually('the controller reference back', async () => {
-      const infra = await h.kind('GenericInfrastructureMachine').get({ namespace: h.namespace, name: 'w-m-infra' });
+      const infra = await h
+        .kind('GenericInfrastructureMachine')
+        .get({ namespace: h.namespace, name: 'w-m-infra' });
       return infra.metadata?.ownerReferences?.some((r) => r.kind === 'Machine' && r.controller === true);
     });
   });

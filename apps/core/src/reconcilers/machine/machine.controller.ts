@@ -40,14 +40,20 @@ export function registerMachineController(
   deps: Omit<MachineReconcilerDeps, 'recorder' | 'client' | 'ownWrites'>,
 ): Controller<Machine> {
   const ownWrites = new OwnWrites();
-  const reconciler = new MachineReconciler({ ...deps, ownWrites, client: context.client, recorder: context.recorder(MACHINE_CONTROLLER) });
+  const reconciler = new MachineReconciler({
+    ...deps,
+    ownWrites,
+    client: context.client,
+    recorder: context.recorder(MACHINE_CONTROLLER),
+  });
   const controller = context.addController<Machine>({
     name: MACHINE_CONTROLLER,
     for: deps.machines,
     reconcile: reconciler.reconcile,
     predicate: (event) =>
       event.type !== 'update' ||
-      (!ownWrites.isOwn(event.object) && changedBeyondOwnStatus(event.oldObject, event.object, MACHINE_OWN_CONDITIONS)),
+      (!ownWrites.isOwn(event.object) &&
+        changedBeyondOwnStatus(event.oldObject, event.object, MACHINE_OWN_CONDITIONS)),
     maxConcurrentReconciles: context.options.concurrency,
     resyncPeriodMs: context.options.syncPeriodSeconds * 1000,
   });

@@ -79,7 +79,8 @@ export async function nextMachineDeletionStep(
 
   const excluded = annotations?.[ANNOTATIONS.excludeNodeDraining] !== undefined;
   const drainTimeout = machine.spec.deletion?.nodeDrainTimeoutSeconds ?? 0;
-  const drainTimedOut = () => drainTimeout > 0 && elapsedSeconds(deletion.nodeDrainStartTime, now) > drainTimeout;
+  const drainTimedOut = () =>
+    drainTimeout > 0 && elapsedSeconds(deletion.nodeDrainStartTime, now) > drainTimeout;
   if (nodeName && !clusterGoing && !excluded && state.node.observation.state === 'connectionDown') {
     deletion.nodeDrainStartTime ??= toRFC3339(now);
     if (!drainTimedOut()) {
@@ -109,7 +110,10 @@ export async function nextMachineDeletionStep(
         };
       }
     } else if (timedOut) {
-      deps.log.info({ node: nodeName, timeoutSeconds: drainTimeout }, 'node drain timed out: going on without it');
+      deps.log.info(
+        { node: nodeName, timeoutSeconds: drainTimeout },
+        'node drain timed out: going on without it',
+      );
     }
 
     const attached = node.status?.volumesAttached ?? [];
@@ -140,8 +144,10 @@ export async function nextMachineDeletionStep(
     };
   }
 
-  const deleteReferenced = async (ref: ContractVersionedObjectReference | undefined, read: ExternalRead | undefined) =>
-    ref !== undefined && read?.state === 'found' && (await deps.external.deleteAndCheck(namespace, ref));
+  const deleteReferenced = async (
+    ref: ContractVersionedObjectReference | undefined,
+    read: ExternalRead | undefined,
+  ) => ref !== undefined && read?.state === 'found' && (await deps.external.deleteAndCheck(namespace, ref));
   const infraRef = machine.spec.infrastructureRef;
   const bootstrapRef = machine.spec.bootstrap?.configRef;
   const [infraLeft, bootstrapLeft] = await Promise.all([
@@ -168,7 +174,8 @@ export async function nextMachineDeletionStep(
   }
 
   if (nodeName && !clusterGoing && access) {
-    const timeout = machine.spec.deletion?.nodeDeletionTimeoutSeconds ?? DEFAULT_NODE_DELETION_TIMEOUT_SECONDS;
+    const timeout =
+      machine.spec.deletion?.nodeDeletionTimeoutSeconds ?? DEFAULT_NODE_DELETION_TIMEOUT_SECONDS;
     try {
       await deleteNode(access.client, nodeName);
     } catch (error) {

@@ -2,16 +2,18 @@ import { CLUSTER_API_GROUP, LABELS, MachinePhase, type Machine, type MachineStat
 import { type LifecycleEvent } from '../../handoff/lifecycle-publisher.js';
 
 type MachineEventName =
-  | 'machine.provisioning'
-  | 'machine.provisioned'
-  | 'machine.running'
-  | 'machine.deleting'
-  | 'machine.deleted';
+  'machine.provisioning' | 'machine.provisioned' | 'machine.running' | 'machine.deleting' | 'machine.deleted';
 
 function base(machine: Machine) {
   const meta = machine.metadata!;
   return {
-    object: { apiGroup: CLUSTER_API_GROUP, kind: 'Machine', namespace: meta.namespace!, name: meta.name!, uid: meta.uid! },
+    object: {
+      apiGroup: CLUSTER_API_GROUP,
+      kind: 'Machine',
+      namespace: meta.namespace!,
+      name: meta.name!,
+      uid: meta.uid!,
+    },
     generation: meta.generation ?? 0,
     resourceVersion: meta.resourceVersion!,
     clusterName: machine.spec.clusterName,
@@ -44,7 +46,10 @@ export function machineEvent(name: MachineEventName, machine: Machine): Lifecycl
       };
     }
     case 'machine.running':
-      return { name, data: { ...data, providerID: machine.spec.providerID!, nodeName: machine.status!.nodeRef!.name } };
+      return {
+        name,
+        data: { ...data, providerID: machine.spec.providerID!, nodeName: machine.status!.nodeRef!.name },
+      };
     case 'machine.deleting': {
       const nodeName = machine.status?.nodeRef?.name;
       return { name, data: { ...data, ...(nodeName ? { nodeName } : {}) } };
@@ -54,7 +59,12 @@ export function machineEvent(name: MachineEventName, machine: Machine): Lifecycl
   }
 }
 
-const PROGRESS: readonly string[] = [MachinePhase.Pending, MachinePhase.Provisioning, MachinePhase.Provisioned, MachinePhase.Running];
+const PROGRESS: readonly string[] = [
+  MachinePhase.Pending,
+  MachinePhase.Provisioning,
+  MachinePhase.Provisioned,
+  MachinePhase.Running,
+];
 const MILESTONE: Record<string, MachineEventName> = {
   [MachinePhase.Provisioning]: 'machine.provisioning',
   [MachinePhase.Provisioned]: 'machine.provisioned',
@@ -66,7 +76,11 @@ const MILESTONE: Record<string, MachineEventName> = {
  * ready at once) still gets each milestone it passed whose data it has; Provisioning is only announced when the
  * Machine actually waited for its infrastructure.
  */
-export function machineTransitions(before: MachineStatus | undefined, after: MachineStatus, machine: Machine): MachineEventName[] {
+export function machineTransitions(
+  before: MachineStatus | undefined,
+  after: MachineStatus,
+  machine: Machine,
+): MachineEventName[] {
   const from = before?.phase ?? MachinePhase.Pending;
   const to = after.phase ?? MachinePhase.Pending;
   if (to === MachinePhase.Deleting) return from === MachinePhase.Deleting ? [] : ['machine.deleting'];

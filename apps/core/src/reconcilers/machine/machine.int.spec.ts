@@ -36,18 +36,25 @@ describe('Machine controller', () => {
 
   /** A Cluster whose infrastructure is provisioned and control plane initialized, with a kubeconfig for the workload cluster. */
   async function readyCluster(name: string): Promise<Cluster> {
-    await h.create(INFRA_CLUSTER, `${name}-infra`, { controlPlaneEndpoint: { host: '10.1.0.1', port: 6443 } });
+    await h.create(INFRA_CLUSTER, `${name}-infra`, {
+      controlPlaneEndpoint: { host: '10.1.0.1', port: 6443 },
+    });
     await h.setStatus(INFRA_CLUSTER, `${name}-infra`, { initialization: { provisioned: true } });
     await h.create(CP, `${name}-cp`);
     await h.setStatus(CP, `${name}-cp`, { initialization: { controlPlaneInitialized: true } });
     await h.createKubeconfigSecret(name);
     await h.clusters.create({
       metadata: { name, namespace: h.namespace },
-      spec: { infrastructureRef: h.ref(INFRA_CLUSTER, `${name}-infra`), controlPlaneRef: h.ref(CP, `${name}-cp`) },
+      spec: {
+        infrastructureRef: h.ref(INFRA_CLUSTER, `${name}-infra`),
+        controlPlaneRef: h.ref(CP, `${name}-cp`),
+      },
     } as Cluster);
     return eventually(`cluster ${name} initialized`, async () => {
       const c = await h.clusters.get({ namespace: h.namespace, name });
-      return c.status?.initialization?.controlPlaneInitialized === true && c.status.phase === 'Provisioned' && c;
+      return (
+        c.status?.initialization?.controlPlaneInitialized === true && c.status.phase === 'Provisioned' && c
+      );
     });
   }
 
@@ -73,13 +80,21 @@ describe('Machine controller', () => {
 
   /** Plays both providers to the end for a machine created by createMachine, and registers its Node. */
   async function provision(name: string, cluster: string): Promise<Machine> {
-    await h.setStatus(BOOTSTRAP, `${name}-boot`, { initialization: { dataSecretCreated: true }, dataSecretName: `${name}-data` });
+    await h.setStatus(BOOTSTRAP, `${name}-boot`, {
+      initialization: { dataSecretCreated: true },
+      dataSecretName: `${name}-data`,
+    });
     await h.handoff('bootstrap.data-secret-created', BOOTSTRAP, `${name}-boot`, {
       clusterName: cluster,
       machineName: name,
       dataSecretName: `${name}-data`,
     });
-    await h.kind(INFRA).mergePatch({ namespace: h.namespace, name: `${name}-infra` }, { spec: { providerID: providerID(name) } });
+    await h
+      .kind(INFRA)
+      .mergePatch(
+        { namespace: h.namespace, name: `${name}-infra` },
+        { spec: { providerID: providerID(name) } },
+      );
     await h.setStatus(INFRA, `${name}-infra`, {
       initialization: { provisioned: true },
       addresses: [{ type: 'InternalIP', address: '10.1.1.1' }],
@@ -93,10 +108,20 @@ describe('Machine controller', () => {
     return phase(name, 'Running');
   }
 
-  async function createPod(name: string, node: string, extra: Partial<V1Pod['spec']> = {}, metadata: Record<string, unknown> = {}) {
+  async function createPod(
+    name: string,
+    node: string,
+    extra: Partial<V1Pod['spec']> = {},
+    metadata: Record<string, unknown> = {},
+  ) {
     return h.client.resource<V1Pod>(PODS).create({
       metadata: { name, namespace: h.namespace, ...metadata },
-      spec: { nodeName: node, terminationGracePeriodSeconds: 0, containers: [{ name: 'c', image: 'registry.invalid/pause' }], ...extra },
+      spec: {
+        nodeName: node,
+        terminationGracePeriodSeconds: 0,
+        containers: [{ name: 'c', image: 'registry.invalid/pause' }],
+        ...extra,
+      },
     });
   }
   const podState = (name: string) =>
@@ -123,30 +148,55 @@ describe('Machine controller', () => {
     const pending = await phase('m1', 'Pending');
     expect(pending.metadata?.finalizers).toContain(FINALIZERS.machine);
     expect(pending.metadata?.labels?.[LABELS.clusterName]).toBe('wl');
-    expect(pending.metadata?.ownerReferences).toEqual([expect.objectContaining({ kind: 'Cluster', name: 'wl' })]);
+    expect(pending.metadata?.ownerReferences).toEqual([
+      expect.objectContaining({ kind: 'Cluster', name: 'wl' }),
+    ]);
     expect(condition(pending, 'BootstrapConfigReady')).toMatchObject({ status: 'False', reason: 'NotReady' });
     for (const kind of [BOOTSTRAP, INFRA]) {
-      const obj = await h.kind(kind).get({ namespace: h.namespace, name: `m1-${kind === INFRA ? 'infra' : 'boot'}` });
+      const obj = await h
+        .kind(kind)
+        .get({ namespace: h.namespace, name: `m1-${kind === INFRA ? 'infra' : 'boot'}` });
       expect(obj.metadata?.ownerReferences).toEqual([
-        expect.objectContaining({ kind: 'Machine', name: 'm1', uid: pending.metadata?.uid, controller: true }),
+        expect.objectContaining({
+          kind: 'Machine',
+          name: 'm1',
+          uid: pending.metadata?.uid,
+          controller: true,
+        }),
       ]);
       expect(obj.metadata?.labels?.[LABELS.clusterName]).toBe('wl');
     }
 
-    await h.setStatus(BOOTSTRAP, 'm1-boot', { initialization: { dataSecretCreated: true }, dataSecretName: 'm1-data' });
-    await h.handoff('bootstrap.data-secret-created', BOOTSTRAP, 'm1-boot', { clusterName: 'wl', machineName: 'm1', dataSecretName: 'm1-data' });
+    await h.setStatus(BOOTSTRAP, 'm1-boot', {
+      initialization: { dataSecretCreated: true },
+      dataSecretName: 'm1-data',
+    });
+    await h.handoff('bootstrap.data-secret-created', BOOTSTRAP, 'm1-boot', {
+      clusterName: 'wl',
+      machineName: 'm1',
+      dataSecretName: 'm1-data',
+    });
     const provisioning = await phase('m1', 'Provisioning');
     expect(provisioning.spec.bootstrap.dataSecretName).toBe('m1-data');
     expect(provisioning.status?.initialization?.bootstrapDataSecretCreated).toBe(true);
     expect(condition(provisioning, 'BootstrapConfigReady')).toMatchObject({ status: 'True' });
 
-    await h.kind(INFRA).mergePatch({ namespace: h.namespace, name: 'm1-infra' }, { spec: { providerID: providerID('m1') } });
+    await h
+      .kind(INFRA)
+      .mergePatch({ namespace: h.namespace, name: 'm1-infra' }, { spec: { providerID: providerID('m1') } });
     await h.setStatus(INFRA, 'm1-infra', {
       initialization: { provisioned: true },
-      addresses: [{ type: 'InternalIP', address: '10.1.1.7' }, { type: 'Hostname', address: 'm1' }],
+      addresses: [
+        { type: 'InternalIP', address: '10.1.1.7' },
+        { type: 'Hostname', address: 'm1' },
+      ],
       failureDomain: 'fd-a',
     });
-    await h.handoff('infrastructure-machine.provisioned', INFRA, 'm1-infra', { clusterName: 'wl', machineName: 'm1', providerID: providerID('m1') });
+    await h.handoff('infrastructure-machine.provisioned', INFRA, 'm1-infra', {
+      clusterName: 'wl',
+      machineName: 'm1',
+      providerID: providerID('m1'),
+    });
     const provisioned = await phase('m1', 'Provisioned');
     expect(provisioned.spec.providerID).toBe(providerID('m1'));
     expect(provisioned.spec.failureDomain).toBe('fd-a');
@@ -178,7 +228,9 @@ describe('Machine controller', () => {
       [ANNOTATIONS.nodeClusterNamespace]: h.namespace,
     });
     await eventually('provisioning, provisioned and running events', () =>
-      ['machine.provisioning', 'machine.provisioned', 'machine.running'].every((e) => lifecycle.named(e, 'm1') === 1),
+      ['machine.provisioning', 'machine.provisioned', 'machine.running'].every(
+        (e) => lifecycle.named(e, 'm1') === 1,
+      ),
     );
   });
 
@@ -205,7 +257,10 @@ describe('Machine controller', () => {
       const m = await getMachine('slow');
       return condition(m, 'Ready')?.status === 'True' && m;
     });
-    expect(condition(waiting, 'Available')).toMatchObject({ status: 'False', reason: 'WaitingForMinReadySeconds' });
+    expect(condition(waiting, 'Available')).toMatchObject({
+      status: 'False',
+      reason: 'WaitingForMinReadySeconds',
+    });
     const available = await eventually('Available', async () => {
       const m = await getMachine('slow');
       return condition(m, 'Available')?.status === 'True' && m;
@@ -221,11 +276,19 @@ describe('Machine controller', () => {
     await api
       .createCustomResourceDefinition({
         body: {
-          metadata: { name: `legacymachines.${LEGACY_GROUP}`, labels: { 'cluster.x-k8s.io/v1beta1': 'v1alpha4_v1beta1' } },
+          metadata: {
+            name: `legacymachines.${LEGACY_GROUP}`,
+            labels: { 'cluster.x-k8s.io/v1beta1': 'v1alpha4_v1beta1' },
+          },
           spec: {
             group: LEGACY_GROUP,
             scope: 'Namespaced',
-            names: { kind: 'LegacyMachine', plural: 'legacymachines', singular: 'legacymachine', listKind: 'LegacyMachineList' },
+            names: {
+              kind: 'LegacyMachine',
+              plural: 'legacymachines',
+              singular: 'legacymachine',
+              listKind: 'LegacyMachineList',
+            },
             versions: ['v1alpha4', 'v1beta1'].map((name) => ({
               name,
               served: true,
@@ -252,7 +315,10 @@ describe('Machine controller', () => {
         () => false,
       ),
     );
-    await legacy.create({ metadata: { name: 'old-infra', namespace: h.namespace }, spec: { providerID: providerID('old') } } as Unstructured);
+    await legacy.create({
+      metadata: { name: 'old-infra', namespace: h.namespace },
+      spec: { providerID: providerID('old') },
+    } as Unstructured);
     await createMachine('old', 'wl', {
       refs: false,
       spec: {
@@ -261,9 +327,15 @@ describe('Machine controller', () => {
       },
     });
     const provisioning = await phase('old', 'Provisioning');
-    expect(condition(provisioning, 'BootstrapConfigReady')).toMatchObject({ status: 'True', reason: 'DataSecretProvided' });
+    expect(condition(provisioning, 'BootstrapConfigReady')).toMatchObject({
+      status: 'True',
+      reason: 'DataSecretProvided',
+    });
 
-    await legacy.patchStatus({ namespace: h.namespace, name: 'old-infra' }, { ready: true, addresses: [{ type: 'ExternalIP', address: '192.0.2.4' }] });
+    await legacy.patchStatus(
+      { namespace: h.namespace, name: 'old-infra' },
+      { ready: true, addresses: [{ type: 'ExternalIP', address: '192.0.2.4' }] },
+    );
     await h.createNode(nodeName('old'), providerID('old'));
     h.service.context.controllers.enqueue('machine', `${h.namespace}/old`);
     const running = await phase('old', 'Running');
@@ -272,7 +344,9 @@ describe('Machine controller', () => {
   });
 
   it('puts owner references back after someone removed them, and says what is wrong with an unusable reference', async () => {
-    await h.kind(INFRA).mergePatch({ namespace: h.namespace, name: 'm1-infra' }, { metadata: { ownerReferences: null } });
+    await h
+      .kind(INFRA)
+      .mergePatch({ namespace: h.namespace, name: 'm1-infra' }, { metadata: { ownerReferences: null } });
     await h.machines.mergePatch({ namespace: h.namespace, name: 'm1' }, { metadata: { finalizers: null } });
     await eventually('finalizer and controller reference back', async () => {
       const m = await getMachine('m1');
@@ -287,7 +361,9 @@ describe('Machine controller', () => {
     await createMachine('bad', 'wl', {
       refs: false,
       spec: {
-        bootstrap: { configRef: { apiGroup: 'bootstrap.generic.capstan.dev', kind: 'NoSuchConfig', name: 'x' } },
+        bootstrap: {
+          configRef: { apiGroup: 'bootstrap.generic.capstan.dev', kind: 'NoSuchConfig', name: 'x' },
+        },
         infrastructureRef: h.ref(INFRA, 'bad-infra'),
       },
     });
@@ -297,7 +373,8 @@ describe('Machine controller', () => {
     });
     expect(condition(bad, 'BootstrapConfigReady')).toMatchObject({
       status: 'False',
-      message: 'no CustomResourceDefinition serves kind NoSuchConfig in API group bootstrap.generic.capstan.dev',
+      message:
+        'no CustomResourceDefinition serves kind NoSuchConfig in API group bootstrap.generic.capstan.dev',
     });
     expect(bad.status?.phase).toBe('Pending');
   });
@@ -310,19 +387,37 @@ describe('Machine controller', () => {
     });
     expect(paused.metadata?.finalizers ?? []).not.toContain(FINALIZERS.machine);
     expect(paused.status?.phase).toBeUndefined();
-    await h.machines.mergePatch({ namespace: h.namespace, name: 'still' }, { metadata: { annotations: { [ANNOTATIONS.paused]: null } } });
+    await h.machines.mergePatch(
+      { namespace: h.namespace, name: 'still' },
+      { metadata: { annotations: { [ANNOTATIONS.paused]: null } } },
+    );
     await phase('still', 'Pending');
   });
 
   it('deletes in order: pre-drain hook, cordon and drain by eviction, pre-terminate hook, provider objects, Node', async () => {
-    await createMachine('gone', 'wl', { metadata: { annotations: { [PRE_DRAIN]: '', [PRE_TERMINATE]: '' } } });
+    await createMachine('gone', 'wl', {
+      metadata: { annotations: { [PRE_DRAIN]: '', [PRE_TERMINATE]: '' } },
+    });
     await provision('gone', 'wl');
     const node = nodeName('gone');
     // No kubelet runs here: a grace period of 0 lets the API server remove an evicted pod at once, as a kubelet would.
     await createPod('gone-app', node);
-    await createPod('gone-ds', node, {}, {
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'ds', uid: '00000000-0000-0000-0000-000000000001', controller: true }],
-    });
+    await createPod(
+      'gone-ds',
+      node,
+      {},
+      {
+        ownerReferences: [
+          {
+            apiVersion: 'apps/v1',
+            kind: 'DaemonSet',
+            name: 'ds',
+            uid: '00000000-0000-0000-0000-000000000001',
+            controller: true,
+          },
+        ],
+      },
+    );
 
     await h.machines.delete({ namespace: h.namespace, name: 'gone' });
     const hooked = await eventually('WaitingForPreDrainHook', async () => {
@@ -333,7 +428,10 @@ describe('Machine controller', () => {
     expect(await podState('gone-app')).toBe('running');
     expect((await getNode(node)).spec?.unschedulable).toBeUndefined();
 
-    await h.machines.mergePatch({ namespace: h.namespace, name: 'gone' }, { metadata: { annotations: { [PRE_DRAIN]: null } } });
+    await h.machines.mergePatch(
+      { namespace: h.namespace, name: 'gone' },
+      { metadata: { annotations: { [PRE_DRAIN]: null } } },
+    );
     const drained = await eventually('WaitingForPreTerminateHook', async () => {
       const m = await getMachine('gone');
       return condition(m, 'Deleting')?.reason === 'WaitingForPreTerminateHook' && m;
@@ -344,22 +442,44 @@ describe('Machine controller', () => {
     expect(await podState('gone-ds')).toBe('running');
     expect(await h.kind(INFRA).get({ namespace: h.namespace, name: 'gone-infra' })).toBeDefined();
 
-    await h.machines.mergePatch({ namespace: h.namespace, name: 'gone' }, { metadata: { annotations: { [PRE_TERMINATE]: null } } });
-    await eventually('machine gone', () => getMachine('gone').then(() => false, () => true));
-    for (const [kind, name] of [[INFRA, 'gone-infra'], [BOOTSTRAP, 'gone-boot']] as const) {
+    await h.machines.mergePatch(
+      { namespace: h.namespace, name: 'gone' },
+      { metadata: { annotations: { [PRE_TERMINATE]: null } } },
+    );
+    await eventually('machine gone', () =>
+      getMachine('gone').then(
+        () => false,
+        () => true,
+      ),
+    );
+    for (const [kind, name] of [
+      [INFRA, 'gone-infra'],
+      [BOOTSTRAP, 'gone-boot'],
+    ] as const) {
       await expect(h.kind(kind).get({ namespace: h.namespace, name })).rejects.toMatchObject({ code: 404 });
     }
     await expect(getNode(node)).rejects.toMatchObject({ code: 404 });
-    await eventually('deleting and deleted events', () => lifecycle.named('machine.deleting', 'gone') === 1 && lifecycle.named('machine.deleted', 'gone') === 1);
+    await eventually(
+      'deleting and deleted events',
+      () =>
+        lifecycle.named('machine.deleting', 'gone') === 1 && lifecycle.named('machine.deleted', 'gone') === 1,
+    );
   });
 
   it('gives up draining after nodeDrainTimeoutSeconds, and does not drain with exclude-node-draining', async () => {
     await createMachine('stuck', 'wl', { spec: { deletion: { nodeDrainTimeoutSeconds: 2 } } });
-    await createMachine('excluded', 'wl', { metadata: { annotations: { [ANNOTATIONS.excludeNodeDraining]: '' } } });
+    await createMachine('excluded', 'wl', {
+      metadata: { annotations: { [ANNOTATIONS.excludeNodeDraining]: '' } },
+    });
     await provision('stuck', 'wl');
     await provision('excluded', 'wl');
     // A pod that stays terminating (its finalizer is never removed by a kubelet): the drain can only wait for it.
-    await createPod('stuck-app', nodeName('stuck'), { terminationGracePeriodSeconds: 30 }, { finalizers: [HOLD] });
+    await createPod(
+      'stuck-app',
+      nodeName('stuck'),
+      { terminationGracePeriodSeconds: 30 },
+      { finalizers: [HOLD] },
+    );
     await createPod('excluded-app', nodeName('excluded'));
 
     await h.machines.delete({ namespace: h.namespace, name: 'stuck' });
@@ -370,11 +490,23 @@ describe('Machine controller', () => {
     });
     expect(condition(draining, 'Deleting')?.message).toContain(`evicting Pods ${h.namespace}/stuck-app`);
     expect(await podState('stuck-app')).toBe('terminating');
-    await eventually('stuck machine gone after the drain timeout', () => getMachine('stuck').then(() => false, () => true));
-    await eventually('excluded machine gone', () => getMachine('excluded').then(() => false, () => true));
+    await eventually('stuck machine gone after the drain timeout', () =>
+      getMachine('stuck').then(
+        () => false,
+        () => true,
+      ),
+    );
+    await eventually('excluded machine gone', () =>
+      getMachine('excluded').then(
+        () => false,
+        () => true,
+      ),
+    );
     expect(await podState('excluded-app')).toBe('running');
 
-    await h.client.resource<V1Pod>(PODS).mergePatch({ namespace: h.namespace, name: 'stuck-app' }, { metadata: { finalizers: null } });
+    await h.client
+      .resource<V1Pod>(PODS)
+      .mergePatch({ namespace: h.namespace, name: 'stuck-app' }, { metadata: { finalizers: null } });
   });
 
   it('neither drains nor deletes Nodes when the whole Cluster is being deleted', async () => {
@@ -383,7 +515,15 @@ describe('Machine controller', () => {
     await provision('doomed-m', 'doomed');
     await createPod('doomed-app', nodeName('doomed-m'));
     await h.clusters.delete({ namespace: h.namespace, name: 'doomed' });
-    await eventually('cluster gone', () => h.clusters.get({ namespace: h.namespace, name: 'doomed' }).then(() => false, () => true), 40_000);
+    await eventually(
+      'cluster gone',
+      () =>
+        h.clusters.get({ namespace: h.namespace, name: 'doomed' }).then(
+          () => false,
+          () => true,
+        ),
+      40_000,
+    );
     expect(await podState('doomed-app')).toBe('running');
     const node = await getNode(nodeName('doomed-m'));
     expect(node.spec?.unschedulable).toBeUndefined();

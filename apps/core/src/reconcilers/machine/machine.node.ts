@@ -10,7 +10,11 @@ import {
 import { type NodeObservation } from './machine.status.js';
 
 /** Label domains the core copies from a Machine to its Node (upstream machine_controller_node_labels.go). */
-const SYNCED_LABEL_DOMAINS = ['node-role.kubernetes.io', 'node-restriction.kubernetes.io', 'node.cluster.x-k8s.io'];
+const SYNCED_LABEL_DOMAINS = [
+  'node-role.kubernetes.io',
+  'node-restriction.kubernetes.io',
+  'node.cluster.x-k8s.io',
+];
 
 export interface NodeLookup {
   observation: NodeObservation;
@@ -21,10 +25,15 @@ export interface NodeLookup {
  * Finds the Machine's Node: by `status.nodeRef` once known, else by `spec.providerID` in the workload cluster's
  * Node cache. Says what it waits for while the cluster, its kubeconfig or the providerID are not there yet.
  */
-export async function lookUpNode(machine: Machine, cluster: Cluster | undefined, workloads: WorkloadClusters): Promise<NodeLookup> {
+export async function lookUpNode(
+  machine: Machine,
+  cluster: Cluster | undefined,
+  workloads: WorkloadClusters,
+): Promise<NodeLookup> {
   const namespace = machine.metadata!.namespace!;
   const clusterName = machine.spec.clusterName;
-  if (!cluster) return { observation: { state: 'waiting', message: `Cluster ${clusterName} does not exist` } };
+  if (!cluster)
+    return { observation: { state: 'waiting', message: `Cluster ${clusterName} does not exist` } };
   if (cluster.status?.initialization?.infrastructureProvisioned !== true) {
     return {
       observation: {
@@ -67,7 +76,11 @@ export async function lookUpNode(machine: Machine, cluster: Cluster | undefined,
  * node-role / node-restriction / node.cluster.x-k8s.io labels and lifts the uninitialized taint the bootstrap
  * provider put on, in one write, only when something differs.
  */
-export async function syncNode(access: WorkloadClusterAccess, node: V1Node, machine: Machine): Promise<boolean> {
+export async function syncNode(
+  access: WorkloadClusterAccess,
+  node: V1Node,
+  machine: Machine,
+): Promise<boolean> {
   const owner = getControllerOf(machine);
   const previouslySynced = (node.metadata?.annotations?.[ANNOTATIONS.nodeLabelsFromMachine] ?? '')
     .split(',')
@@ -81,7 +94,13 @@ export async function syncNode(access: WorkloadClusterAccess, node: V1Node, mach
     [ANNOTATIONS.nodeMachine]: machine.metadata!.name!,
     [ANNOTATIONS.nodeOwnerKind]: owner?.kind ?? null,
     [ANNOTATIONS.nodeOwnerName]: owner?.name ?? null,
-    [ANNOTATIONS.nodeLabelsFromMachine]: wanted.length > 0 ? wanted.map(([key]) => key).sort().join(',') : null,
+    [ANNOTATIONS.nodeLabelsFromMachine]:
+      wanted.length > 0
+        ? wanted
+            .map(([key]) => key)
+            .sort()
+            .join(',')
+        : null,
   };
   // With its labels in place the node may take workloads: upstream lifts the uninitialized taint after the label sync.
   return patchNode(access.client, node, { annotations, labels, removeTaints: [NODE_TAINTS.uninitialized] });

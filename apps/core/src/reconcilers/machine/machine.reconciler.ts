@@ -12,7 +12,6 @@ import {
 } from '@capstan/api';
 import {
   getControllerOf,
-  isConflict,
   isNotFound,
   setOwnerReference,
   type EventRecorder,
@@ -28,6 +27,7 @@ import { observe } from '../../external/observation.js';
 import { type LifecyclePublisher } from '../../handoff/lifecycle-publisher.js';
 import { type WorkloadClusters } from '../../remote/workload-clusters.js';
 import { MISSING_REFERENCE_REQUEUE_MS } from '../cluster/cluster.reconciler.js';
+import { reconcileEnvelope } from '../cluster/reconcile-envelope.js';
 import { pausedBecause, withPausedCondition } from '../cluster/paused.js';
 import { nextMachineDeletionStep } from './machine.deletion.js';
 import { machineEvent, machineTransitions } from './machine.events.js';
@@ -58,34 +58,24 @@ interface ExternalReads {
  * phases, and deletion with hooks, drain, provider object and Node deletion.
  */
 export class MachineReconciler {
+  readonly reconcile: (key: string, rc: ReconcileContext) => Promise<ReconcileResult | undefined>;
   private readonly write: GuardedWriter<Machine>;
   private readonly now: () => Date;
 
   constructor(private readonly deps: MachineReconcilerDeps) {
     this.write = new GuardedWriter(deps.client.resource<Machine>(RESOURCES.Machine), deps.ownWrites);
+    this.reconcile = reconcileEnvelope(
+      { cache: deps.machines, lifecycle: deps.lifecycle, ownWrites: deps.ownWrites },
+      (obj, key, rc) => this.reconcileMachine(obj, key, rc),
+    );
     this.now = deps.now ?? (() => new Date());
   }
 
-  readonly reconcile = async (key: string, rc: ReconcileContext): Promise<ReconcileResult | void> => {
-    const flushed = await this.deps.lifecycle.flush(key);
-    const machine = this.deps.machines.get(key);
-    if (!machine) {
-      this.deps.ownWrites?.forget(key);
-      return flushed ? undefined : { requeue: true };
-    }
-    try {
-      const result = await this.reconcileMachine(machine, key, rc);
-      return this.deps.lifecycle.pending(key) > 0 && !result?.requeueAfter ? { requeue: true } : result;
-    } catch (error) {
-      if (isConflict(error)) {
-        rc.log.debug('machine changed while reconciling: starting over from the cache');
-        return { requeue: true };
-      }
-      throw error;
-    }
-  };
-
-  private async reconcileMachine(machine: Machine, key: string, rc: ReconcileContext): Promise<ReconcileResult | undefined> {
+  private async reconcileMachine(
+    machine: Machine,
+    key: string,
+    rc: ReconcileContext,
+  ): Promise<ReconcileResult | undefined> {
     const namespace = machine.metadata!.namespace!;
     const cluster = this.deps.clusters.getByName(namespace, machine.spec.clusterName);
     const paused = pausedBecause(cluster, machine);
@@ -106,7 +96,11 @@ export class MachineReconciler {
     const reads = await this.readReferences(current);
     for (const read of [reads.bootstrap, reads.infrastructure]) {
       if (read?.state === 'found') {
-        await this.deps.external.ensureOwnership(read, { owner: current, controller: true, clusterName: current.spec.clusterName });
+        await this.deps.external.ensureOwnership(read, {
+          owner: current,
+          controller: true,
+          clusterName: current.spec.clusterName,
+        });
       }
     }
     const observation = this.observation(current, reads);
@@ -168,7 +162,11 @@ export class MachineReconciler {
   }
 
   /** `spec.bootstrap.dataSecretName`, `spec.providerID` and (when unset) `spec.failureDomain`, from the provider objects. */
-  private async copySpecFields(machine: Machine, observation: MachineObservation, rc: ReconcileContext): Promise<Machine> {
+  private async copySpecFields(
+    machine: Machine,
+    observation: MachineObservation,
+    rc: ReconcileContext,
+  ): Promise<Machine> {
     const fields: Record<string, unknown> = {};
     const { bootstrap, infrastructure } = observation;
     if (
@@ -205,12 +203,20 @@ export class MachineReconciler {
     return {
       machine,
       bootstrap: observe(reads.bootstrap, machine.spec.bootstrap?.configRef, readBootstrapConfig),
-      infrastructure: observe(reads.infrastructure, machine.spec.infrastructureRef, readInfrastructureMachine),
+      infrastructure: observe(
+        reads.infrastructure,
+        machine.spec.infrastructureRef,
+        readInfrastructureMachine,
+      ),
       node: { state: 'waiting', message: 'Node not looked up yet' },
     };
   }
 
-  private async writeStatusAndPublish(machine: Machine, status: MachineStatus, key: string): Promise<Machine> {
+  private async writeStatusAndPublish(
+    machine: Machine,
+    status: MachineStatus,
+    key: string,
+  ): Promise<Machine> {
     const written = await this.write.status(machine, status);
     const milestones = machineTransitions(machine.status, status, written);
     if (milestones.length === 0) return written;
@@ -220,7 +226,12 @@ export class MachineReconciler {
     );
     if (milestones.includes('machine.running')) {
       void this.deps.recorder
-        .event(written, { type: 'Normal', reason: 'Running', action: 'Reconcile', note: `Node ${written.status?.nodeRef?.name} joined` })
+        .event(written, {
+          type: 'Normal',
+          reason: 'Running',
+          action: 'Reconcile',
+          note: `Node ${written.status?.nodeRef?.name} joined`,
+        })
         .catch(() => undefined);
     }
     return written;
@@ -234,7 +245,9 @@ export class MachineReconciler {
 function standaloneOwners(machine: Machine, cluster: Cluster | undefined): V1OwnerReference[] {
   const owners = machine.metadata?.ownerReferences ?? [];
   if (!cluster || getControllerOf(machine)) return owners;
-  const copy: KubernetesObject = { metadata: { namespace: machine.metadata?.namespace, ownerReferences: structuredClone(owners) } };
+  const copy: KubernetesObject = {
+    metadata: { namespace: machine.metadata?.namespace, ownerReferences: structuredClone(owners) },
+  };
   setOwnerReference(cluster, copy);
   return copy.metadata!.ownerReferences!;
 }

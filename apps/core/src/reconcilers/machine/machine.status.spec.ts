@@ -1,8 +1,18 @@
 import { type V1Node, type V1NodeSystemInfo } from '@kubernetes/client-node';
-import { getCondition, type BootstrapConfigContract, type InfrastructureMachineContract, type Machine } from '@capstan/api';
+import {
+  getCondition,
+  type BootstrapConfigContract,
+  type InfrastructureMachineContract,
+  type Machine,
+} from '@capstan/api';
 import { type ExternalObservation } from '../../external/observation.js';
 import { machineTransitions } from './machine.events.js';
-import { availableIn, computeMachineStatus, type MachineObservation, type NodeObservation } from './machine.status.js';
+import {
+  availableIn,
+  computeMachineStatus,
+  type MachineObservation,
+  type NodeObservation,
+} from './machine.status.js';
 
 const t0 = new Date('2026-03-01T12:00:00Z');
 const ref = (kind: string) => ({ apiGroup: 'x.generic.capstan.dev', kind, name: 'x' });
@@ -12,18 +22,27 @@ function machine(spec: Partial<Machine['spec']> = {}, status?: Machine['status']
     apiVersion: 'cluster.x-k8s.io/v1beta2',
     kind: 'Machine',
     metadata: { name: 'm', namespace: 'ns', generation: 1, ...(deleting ? { deletionTimestamp: t0 } : {}) },
-    spec: { clusterName: 'demo', bootstrap: { configRef: ref('Config') }, infrastructureRef: ref('InfraMachine'), ...spec },
+    spec: {
+      clusterName: 'demo',
+      bootstrap: { configRef: ref('Config') },
+      infrastructureRef: ref('InfraMachine'),
+      ...spec,
+    },
     ...(status ? { status } : {}),
   };
 }
 
-const bootstrap = (contract: Partial<BootstrapConfigContract>): ExternalObservation<BootstrapConfigContract> => ({
+const bootstrap = (
+  contract: Partial<BootstrapConfigContract>,
+): ExternalObservation<BootstrapConfigContract> => ({
   state: 'found',
   kind: 'Config',
   deleting: false,
   contract: { dataSecretCreated: false, conditions: [], ...contract },
 });
-const infra = (contract: Partial<InfrastructureMachineContract>): ExternalObservation<InfrastructureMachineContract> => ({
+const infra = (
+  contract: Partial<InfrastructureMachineContract>,
+): ExternalObservation<InfrastructureMachineContract> => ({
   state: 'found',
   kind: 'InfraMachine',
   deleting: false,
@@ -34,12 +53,17 @@ function node(conditions: Record<string, string>): V1Node {
   return {
     metadata: { name: 'node-1' },
     status: {
-      conditions: Object.entries(conditions).map(([type, status]) => ({ type, status, message: status === 'True' && type !== 'Ready' ? `${type} high` : '' })),
+      conditions: Object.entries(conditions).map(([type, status]) => ({
+        type,
+        status,
+        message: status === 'True' && type !== 'Ready' ? `${type} high` : '',
+      })),
       nodeInfo: { kubeletVersion: 'v1.34.0', bootID: '' } as V1NodeSystemInfo,
     },
   };
 }
-const healthyNode = () => node({ Ready: 'True', MemoryPressure: 'False', DiskPressure: 'False', PIDPressure: 'False' });
+const healthyNode = () =>
+  node({ Ready: 'True', MemoryPressure: 'False', DiskPressure: 'False', PIDPressure: 'False' });
 
 function observe(m: Machine, overrides: Partial<MachineObservation> = {}): MachineObservation {
   return {
@@ -58,7 +82,9 @@ describe('machine phases', () => {
     expect(pending.lastUpdated).toBe('2026-03-01T12:00:00Z');
 
     const provisioning = computeMachineStatus(
-      observe(machine({}, pending), { bootstrap: bootstrap({ dataSecretCreated: true, dataSecretName: 'data' }) }),
+      observe(machine({}, pending), {
+        bootstrap: bootstrap({ dataSecretCreated: true, dataSecretName: 'data' }),
+      }),
       new Date(t0.getTime() + 5000),
     );
     expect(provisioning.phase).toBe('Provisioning');
@@ -69,7 +95,12 @@ describe('machine phases', () => {
     const provisioned = computeMachineStatus(
       observe(withProviderID, {
         bootstrap: bootstrap({ dataSecretCreated: true, dataSecretName: 'data' }),
-        infrastructure: infra({ provisioned: true, providerID: 'test://m', addresses: [{ type: 'InternalIP', address: '10.0.0.5' }], failureDomain: 'fd-a' }),
+        infrastructure: infra({
+          provisioned: true,
+          providerID: 'test://m',
+          addresses: [{ type: 'InternalIP', address: '10.0.0.5' }],
+          failureDomain: 'fd-a',
+        }),
         node: { state: 'notFound' },
       }),
       t0,
@@ -94,7 +125,14 @@ describe('machine phases', () => {
     expect(running.phase).toBe('Running');
     expect(running.nodeRef).toEqual({ name: 'node-1' });
     expect(running.nodeInfo).toEqual({ kubeletVersion: 'v1.34.0' });
-    for (const type of ['BootstrapConfigReady', 'InfrastructureReady', 'NodeReady', 'NodeHealthy', 'Ready', 'Available']) {
+    for (const type of [
+      'BootstrapConfigReady',
+      'InfrastructureReady',
+      'NodeReady',
+      'NodeHealthy',
+      'Ready',
+      'Available',
+    ]) {
       expect(getCondition(running.conditions, type)).toMatchObject({ status: 'True' });
     }
 
@@ -123,7 +161,12 @@ describe('machine phases', () => {
 describe('machine conditions', () => {
   it('summarise the Node conditions into NodeHealthy', () => {
     const pressured = computeMachineStatus(
-      observe(machine({ providerID: 'p' }), { node: { state: 'found', node: node({ Ready: 'True', MemoryPressure: 'True', DiskPressure: 'False', PIDPressure: 'False' }) } }),
+      observe(machine({ providerID: 'p' }), {
+        node: {
+          state: 'found',
+          node: node({ Ready: 'True', MemoryPressure: 'True', DiskPressure: 'False', PIDPressure: 'False' }),
+        },
+      }),
       t0,
     );
     expect(getCondition(pressured.conditions, 'NodeHealthy')).toMatchObject({
@@ -131,28 +174,60 @@ describe('machine conditions', () => {
       reason: 'NodeNotHealthy',
       message: '* Node.MemoryPressure: MemoryPressure high',
     });
-    expect(getCondition(pressured.conditions, 'NodeReady')).toMatchObject({ status: 'True', reason: 'NodeReady' });
+    expect(getCondition(pressured.conditions, 'NodeReady')).toMatchObject({
+      status: 'True',
+      reason: 'NodeReady',
+    });
 
-    const silent = computeMachineStatus(observe(machine({ providerID: 'p' }), { node: { state: 'found', node: node({ Ready: 'True' }) } }), t0);
-    expect(getCondition(silent.conditions, 'NodeHealthy')).toMatchObject({ status: 'Unknown', reason: 'NodeHealthyUnknown' });
+    const silent = computeMachineStatus(
+      observe(machine({ providerID: 'p' }), { node: { state: 'found', node: node({ Ready: 'True' }) } }),
+      t0,
+    );
+    expect(getCondition(silent.conditions, 'NodeHealthy')).toMatchObject({
+      status: 'Unknown',
+      reason: 'NodeHealthyUnknown',
+    });
   });
 
   it('keep the last known Node conditions through a connection outage', () => {
     const running = computeMachineStatus(
-      observe(machine({ providerID: 'p' }), { infrastructure: infra({ provisioned: true }), node: { state: 'found', node: healthyNode() } }),
+      observe(machine({ providerID: 'p' }), {
+        infrastructure: infra({ provisioned: true }),
+        node: { state: 'found', node: healthyNode() },
+      }),
       t0,
     );
     const down: NodeObservation = { state: 'connectionDown', message: 'not answering' };
-    const outage = computeMachineStatus(observe(machine({ providerID: 'p' }, running), { infrastructure: infra({ provisioned: true }), node: down }), t0);
+    const outage = computeMachineStatus(
+      observe(machine({ providerID: 'p' }, running), {
+        infrastructure: infra({ provisioned: true }),
+        node: down,
+      }),
+      t0,
+    );
     expect(getCondition(outage.conditions, 'NodeHealthy')).toMatchObject({ status: 'True' });
     const fresh = computeMachineStatus(observe(machine({ providerID: 'p' }), { node: down }), t0);
-    expect(getCondition(fresh.conditions, 'NodeHealthy')).toMatchObject({ status: 'Unknown', reason: 'ConnectionDown' });
+    expect(getCondition(fresh.conditions, 'NodeHealthy')).toMatchObject({
+      status: 'Unknown',
+      reason: 'ConnectionDown',
+    });
   });
 
   it('make Ready depend on readiness gates and on HealthCheckSucceeded once a MachineHealthCheck set it', () => {
-    const gated = machine({ providerID: 'p', readinessGates: [{ conditionType: 'APIServerPodHealthy' }] }, {
-      conditions: [{ type: 'HealthCheckSucceeded', status: 'False', reason: 'UnhealthyNode', message: 'Node unhealthy', lastTransitionTime: 'x' }],
-    });
+    const gated = machine(
+      { providerID: 'p', readinessGates: [{ conditionType: 'APIServerPodHealthy' }] },
+      {
+        conditions: [
+          {
+            type: 'HealthCheckSucceeded',
+            status: 'False',
+            reason: 'UnhealthyNode',
+            message: 'Node unhealthy',
+            lastTransitionTime: 'x',
+          },
+        ],
+      },
+    );
     const status = computeMachineStatus(
       observe(gated, {
         bootstrap: bootstrap({ dataSecretCreated: true, dataSecretName: 'd' }),
@@ -175,30 +250,61 @@ describe('machine conditions', () => {
     };
     const m = machine({ providerID: 'p', minReadySeconds: 30 });
     const first = computeMachineStatus(observe(m, ready), t0);
-    expect(getCondition(first.conditions, 'Available')).toMatchObject({ status: 'False', reason: 'WaitingForMinReadySeconds' });
+    expect(getCondition(first.conditions, 'Available')).toMatchObject({
+      status: 'False',
+      reason: 'WaitingForMinReadySeconds',
+    });
     expect(availableIn(m, first, t0)).toBe(30_000);
-    const later = computeMachineStatus(observe(machine({ providerID: 'p', minReadySeconds: 30 }, first), ready), new Date(t0.getTime() + 30_000));
-    expect(getCondition(later.conditions, 'Available')).toMatchObject({ status: 'True', reason: 'Available' });
+    const later = computeMachineStatus(
+      observe(machine({ providerID: 'p', minReadySeconds: 30 }, first), ready),
+      new Date(t0.getTime() + 30_000),
+    );
+    expect(getCondition(later.conditions, 'Available')).toMatchObject({
+      status: 'True',
+      reason: 'Available',
+    });
     expect(availableIn(m, later, t0)).toBeUndefined();
   });
 
   it('say what is wrong with a bootstrap config that is missing, or was deleted after it served', () => {
-    const missing = computeMachineStatus(observe(machine(), { bootstrap: { state: 'notFound', kind: 'Config' } }), t0);
-    expect(getCondition(missing.conditions, 'BootstrapConfigReady')).toMatchObject({ status: 'False', reason: 'ObjectDoesNotExist', message: 'Config does not exist' });
+    const missing = computeMachineStatus(
+      observe(machine(), { bootstrap: { state: 'notFound', kind: 'Config' } }),
+      t0,
+    );
+    expect(getCondition(missing.conditions, 'BootstrapConfigReady')).toMatchObject({
+      status: 'False',
+      reason: 'ObjectDoesNotExist',
+      message: 'Config does not exist',
+    });
     const served = machine({}, { initialization: { bootstrapDataSecretCreated: true } });
-    const deleted = computeMachineStatus(observe(served, { bootstrap: { state: 'notFound', kind: 'Config' } }), t0);
-    expect(getCondition(deleted.conditions, 'BootstrapConfigReady')).toMatchObject({ reason: 'ObjectDeleted' });
+    const deleted = computeMachineStatus(
+      observe(served, { bootstrap: { state: 'notFound', kind: 'Config' } }),
+      t0,
+    );
+    expect(getCondition(deleted.conditions, 'BootstrapConfigReady')).toMatchObject({
+      reason: 'ObjectDeleted',
+    });
   });
 });
 
 describe('machine lifecycle milestones', () => {
   const withProviderID = machine({ providerID: 'p' });
   it('are each announced once, including the ones a Machine jumps over', () => {
-    expect(machineTransitions({ phase: 'Pending' }, { phase: 'Provisioning' }, machine())).toEqual(['machine.provisioning']);
-    expect(machineTransitions({ phase: 'Provisioning' }, { phase: 'Running' }, withProviderID)).toEqual(['machine.provisioned', 'machine.running']);
-    expect(machineTransitions({ phase: 'Pending' }, { phase: 'Running' }, withProviderID)).toEqual(['machine.provisioned', 'machine.running']);
+    expect(machineTransitions({ phase: 'Pending' }, { phase: 'Provisioning' }, machine())).toEqual([
+      'machine.provisioning',
+    ]);
+    expect(machineTransitions({ phase: 'Provisioning' }, { phase: 'Running' }, withProviderID)).toEqual([
+      'machine.provisioned',
+      'machine.running',
+    ]);
+    expect(machineTransitions({ phase: 'Pending' }, { phase: 'Running' }, withProviderID)).toEqual([
+      'machine.provisioned',
+      'machine.running',
+    ]);
     expect(machineTransitions({ phase: 'Running' }, { phase: 'Running' }, withProviderID)).toEqual([]);
-    expect(machineTransitions({ phase: 'Running' }, { phase: 'Deleting' }, withProviderID)).toEqual(['machine.deleting']);
+    expect(machineTransitions({ phase: 'Running' }, { phase: 'Deleting' }, withProviderID)).toEqual([
+      'machine.deleting',
+    ]);
     expect(machineTransitions({ phase: 'Deleting' }, { phase: 'Deleting' }, withProviderID)).toEqual([]);
   });
 });

@@ -6,7 +6,6 @@ import {
   MachinePhase,
   getCondition,
   mirrorCondition,
-  setCondition,
   summarizeConditions,
   toRFC3339,
   type BootstrapConfigContract,
@@ -17,6 +16,7 @@ import {
   type MachineStatus,
   type NodeSystemInfo,
 } from '@capstan/api';
+import { ConditionList } from '../cluster/condition-list.js';
 import { INVALID_REFERENCE_REASON, type ExternalObservation } from '../../external/observation.js';
 
 /** What the core knows of the Machine's Node in the workload cluster. */
@@ -69,17 +69,18 @@ export function computeMachineStatus(observation: MachineObservation, now: Date 
   const previous = machine.status ?? {};
   const generation = machine.metadata?.generation;
   const status: MachineStatus = structuredClone(previous);
-  let conditions: Condition[] = previous.conditions ?? [];
-  const set = (input: ConditionInput) => {
-    conditions = setCondition(conditions, { ...input, observedGeneration: generation }, now);
-  };
+  const conditions = new ConditionList(previous.conditions, generation, now);
+  const set = (input: ConditionInput) => conditions.set(input);
 
   const bootstrapDataSecretCreated =
     previous.initialization?.bootstrapDataSecretCreated === true ||
     (!machine.spec?.bootstrap?.configRef && !!machine.spec?.bootstrap?.dataSecretName) ||
-    (bootstrap.state === 'found' && bootstrap.contract.dataSecretCreated && !!bootstrap.contract.dataSecretName);
+    (bootstrap.state === 'found' &&
+      bootstrap.contract.dataSecretCreated &&
+      !!bootstrap.contract.dataSecretName);
   const infrastructureProvisioned =
-    previous.initialization?.infrastructureProvisioned === true || (infra.state === 'found' && infra.contract.provisioned);
+    previous.initialization?.infrastructureProvisioned === true ||
+    (infra.state === 'found' && infra.contract.provisioned);
   status.initialization = {
     ...(bootstrapDataSecretCreated ? { bootstrapDataSecretCreated: true } : {}),
     ...(infrastructureProvisioned ? { infrastructureProvisioned: true } : {}),
@@ -97,7 +98,7 @@ export function computeMachineStatus(observation: MachineObservation, now: Date 
 
   set(bootstrapConfigReady(observation, bootstrapDataSecretCreated));
   set(infrastructureReady(observation, infrastructureProvisioned));
-  for (const input of nodeConditions(observation, conditions)) set(input);
+  for (const input of nodeConditions(observation, conditions.all)) set(input);
   set(
     observation.deleting
       ? {
@@ -109,11 +110,15 @@ export function computeMachineStatus(observation: MachineObservation, now: Date 
       : { type: ConditionType.Deleting, status: ConditionStatus.False, reason: ConditionReason.NotDeleting },
   );
   set({ type: ConditionType.Paused, status: ConditionStatus.False, reason: ConditionReason.NotPaused });
-  set(readyCondition(machine, conditions));
-  set(availableCondition(machine, conditions, now));
-  status.conditions = conditions;
+  set(readyCondition(machine, conditions.all));
+  set(availableCondition(machine, conditions.all, now));
+  status.conditions = conditions.all;
 
-  const phase = machinePhase(machine, status, !!observation.deleting || !!machine.metadata?.deletionTimestamp);
+  const phase = machinePhase(
+    machine,
+    status,
+    !!observation.deleting || !!machine.metadata?.deletionTimestamp,
+  );
   if (phase !== previous.phase) status.lastUpdated = toRFC3339(now);
   status.phase = phase;
   if (generation !== undefined) status.observedGeneration = generation;
@@ -121,7 +126,11 @@ export function computeMachineStatus(observation: MachineObservation, now: Date 
 }
 
 /** Upstream setMachinePhaseAndLastUpdated. */
-export function machinePhase(machine: Machine, status: MachineStatus, deleting: boolean): MachineStatus['phase'] {
+export function machinePhase(
+  machine: Machine,
+  status: MachineStatus,
+  deleting: boolean,
+): MachineStatus['phase'] {
   let phase: MachineStatus['phase'] = machine.status?.phase ?? MachinePhase.Pending;
   const bootstrapped = status.initialization?.bootstrapDataSecretCreated === true;
   const provisioned = status.initialization?.infrastructureProvisioned === true;
@@ -133,7 +142,11 @@ export function machinePhase(machine: Machine, status: MachineStatus, deleting: 
 }
 
 /** How long until Available can turn true (minReadySeconds after Ready), or undefined when nothing waits. */
-export function availableIn(machine: Machine, status: MachineStatus, now: Date = new Date()): number | undefined {
+export function availableIn(
+  machine: Machine,
+  status: MachineStatus,
+  now: Date = new Date(),
+): number | undefined {
   const ready = getCondition(status.conditions, ConditionType.Ready);
   const available = getCondition(status.conditions, ConditionType.Available);
   if (ready?.status !== ConditionStatus.True || available?.status === ConditionStatus.True) return undefined;
@@ -163,7 +176,12 @@ function referenceCondition<C>(
     case 'unset':
       return { type, status: ConditionStatus.True, reason: ConditionReason.DataSecretProvided };
     case 'invalid':
-      return { type, status: ConditionStatus.False, reason: INVALID_REFERENCE_REASON, message: observation.message };
+      return {
+        type,
+        status: ConditionStatus.False,
+        reason: INVALID_REFERENCE_REASON,
+        message: observation.message,
+      };
     case 'found':
       return mirror(observation.contract, observation.kind);
     case 'notFound': {
@@ -178,23 +196,33 @@ function referenceCondition<C>(
             : `${observation.kind} has been deleted while the Machine still exists`,
         };
       }
-      return { type, status: ConditionStatus.False, reason: ConditionReason.ObjectDoesNotExist, message: `${observation.kind} does not exist` };
+      return {
+        type,
+        status: ConditionStatus.False,
+        reason: ConditionReason.ObjectDoesNotExist,
+        message: `${observation.kind} does not exist`,
+      };
     }
   }
 }
 
 function bootstrapConfigReady(observation: MachineObservation, created: boolean): ConditionInput {
-  return referenceCondition(ConditionType.BootstrapConfigReady, observation.bootstrap, observation.machine, created, (contract, kind) =>
-    mirrorCondition(contract.conditions, ConditionType.Ready, {
-      targetType: ConditionType.BootstrapConfigReady,
-      fallback: created
-        ? { status: ConditionStatus.True, reason: ConditionReason.Ready, message: '' }
-        : {
-            status: ConditionStatus.False,
-            reason: ConditionReason.NotReady,
-            message: `${kind} status.initialization.dataSecretCreated is false`,
-          },
-    }),
+  return referenceCondition(
+    ConditionType.BootstrapConfigReady,
+    observation.bootstrap,
+    observation.machine,
+    created,
+    (contract, kind) =>
+      mirrorCondition(contract.conditions, ConditionType.Ready, {
+        targetType: ConditionType.BootstrapConfigReady,
+        fallback: created
+          ? { status: ConditionStatus.True, reason: ConditionReason.Ready, message: '' }
+          : {
+              status: ConditionStatus.False,
+              reason: ConditionReason.NotReady,
+              message: `${kind} status.initialization.dataSecretCreated is false`,
+            },
+      }),
   );
 }
 
@@ -202,19 +230,29 @@ function infrastructureReady(observation: MachineObservation, provisioned: boole
   const infra = observation.infrastructure;
   if (infra.state === 'unset') {
     // Machine.spec.infrastructureRef is required by the schema; an empty one can only come from a broken object.
-    return { type: ConditionType.InfrastructureReady, status: ConditionStatus.False, reason: INVALID_REFERENCE_REASON, message: 'spec.infrastructureRef is not set' };
+    return {
+      type: ConditionType.InfrastructureReady,
+      status: ConditionStatus.False,
+      reason: INVALID_REFERENCE_REASON,
+      message: 'spec.infrastructureRef is not set',
+    };
   }
-  return referenceCondition(ConditionType.InfrastructureReady, infra, observation.machine, provisioned, (contract, kind) =>
-    mirrorCondition(contract.conditions, ConditionType.Ready, {
-      targetType: ConditionType.InfrastructureReady,
-      fallback: provisioned
-        ? { status: ConditionStatus.True, reason: ConditionReason.Ready, message: '' }
-        : {
-            status: ConditionStatus.False,
-            reason: ConditionReason.NotReady,
-            message: `${kind} status.initialization.provisioned is false`,
-          },
-    }),
+  return referenceCondition(
+    ConditionType.InfrastructureReady,
+    infra,
+    observation.machine,
+    provisioned,
+    (contract, kind) =>
+      mirrorCondition(contract.conditions, ConditionType.Ready, {
+        targetType: ConditionType.InfrastructureReady,
+        fallback: provisioned
+          ? { status: ConditionStatus.True, reason: ConditionReason.Ready, message: '' }
+          : {
+              status: ConditionStatus.False,
+              reason: ConditionReason.NotReady,
+              message: `${kind} status.initialization.provisioned is false`,
+            },
+      }),
   );
 }
 
@@ -232,15 +270,24 @@ function nodeConditions(observation: MachineObservation, current: readonly Condi
       return bothNodeConditions(ConditionStatus.Unknown, ConditionReason.InspectionFailed, node.message);
     case 'connectionDown':
       // Keep reporting the last known state through a short outage; say so only when nothing is known.
-      if (getCondition(current, ConditionType.NodeReady) && getCondition(current, ConditionType.NodeHealthy)) return [];
+      if (getCondition(current, ConditionType.NodeReady) && getCondition(current, ConditionType.NodeHealthy))
+        return [];
       return bothNodeConditions(ConditionStatus.Unknown, ConditionReason.ConnectionDown, node.message);
     case 'found':
       return [nodeReady(node.node), nodeHealthy(node.node)];
     case 'notFound':
       if (machine.metadata?.deletionTimestamp) {
         return nodeName
-          ? bothNodeConditions(ConditionStatus.False, ConditionReason.NodeDeleted, `Node ${nodeName} has been deleted`)
-          : bothNodeConditions(ConditionStatus.Unknown, ConditionReason.NodeDoesNotExist, 'Node does not exist');
+          ? bothNodeConditions(
+              ConditionStatus.False,
+              ConditionReason.NodeDeleted,
+              `Node ${nodeName} has been deleted`,
+            )
+          : bothNodeConditions(
+              ConditionStatus.Unknown,
+              ConditionReason.NodeDoesNotExist,
+              'Node does not exist',
+            );
       }
       if (nodeName) {
         return bothNodeConditions(
@@ -310,9 +357,25 @@ function nodeHealthy(node: V1Node): ConditionInput {
     problems > 1 && distinct.size === 1 && messages.length === problems
       ? `* Node.AllConditions: ${[...distinct][0]}`
       : messages.join('\n');
-  if (bad > 0) return { type: ConditionType.NodeHealthy, status: ConditionStatus.False, reason: ConditionReason.NodeNotHealthy, message };
-  if (unknown > 0) return { type: ConditionType.NodeHealthy, status: ConditionStatus.Unknown, reason: ConditionReason.NodeHealthyUnknown, message };
-  return { type: ConditionType.NodeHealthy, status: ConditionStatus.True, reason: ConditionReason.NodeHealthy };
+  if (bad > 0)
+    return {
+      type: ConditionType.NodeHealthy,
+      status: ConditionStatus.False,
+      reason: ConditionReason.NodeNotHealthy,
+      message,
+    };
+  if (unknown > 0)
+    return {
+      type: ConditionType.NodeHealthy,
+      status: ConditionStatus.Unknown,
+      reason: ConditionReason.NodeHealthyUnknown,
+      message,
+    };
+  return {
+    type: ConditionType.NodeHealthy,
+    status: ConditionStatus.True,
+    reason: ConditionReason.NodeHealthy,
+  };
 }
 
 /** Summary of Deleting (negative), BootstrapConfigReady, InfrastructureReady, NodeHealthy, HealthCheckSucceeded and readiness gates. */
@@ -322,7 +385,9 @@ function readyCondition(machine: Machine, conditions: readonly Condition[]): Con
   const forSummary =
     deleting?.status === ConditionStatus.True
       ? conditions.map((c) =>
-          c.type === ConditionType.Deleting ? { ...c, message: `Machine deletion in progress, stage: ${c.reason}` } : c,
+          c.type === ConditionType.Deleting
+            ? { ...c, message: `Machine deletion in progress, stage: ${c.reason}` }
+            : c,
         )
       : conditions;
   return summarizeConditions(forSummary, {
@@ -332,8 +397,13 @@ function readyCondition(machine: Machine, conditions: readonly Condition[]): Con
       ConditionType.BootstrapConfigReady,
       ConditionType.InfrastructureReady,
       ConditionType.NodeHealthy,
-      ...(getCondition(conditions, ConditionType.HealthCheckSucceeded) ? [ConditionType.HealthCheckSucceeded] : []),
-      ...(machine.spec?.readinessGates ?? []).map((g) => ({ type: g.conditionType, polarity: g.polarity ?? 'Positive' })),
+      ...(getCondition(conditions, ConditionType.HealthCheckSucceeded)
+        ? [ConditionType.HealthCheckSucceeded]
+        : []),
+      ...(machine.spec?.readinessGates ?? []).map((g) => ({
+        type: g.conditionType,
+        polarity: g.polarity ?? 'Positive',
+      })),
     ],
   });
 }
@@ -347,5 +417,9 @@ function availableCondition(machine: Machine, conditions: readonly Condition[], 
   if (readyFor >= (machine.spec?.minReadySeconds ?? 0) * 1000) {
     return { type: ConditionType.Available, status: ConditionStatus.True, reason: ConditionReason.Available };
   }
-  return { type: ConditionType.Available, status: ConditionStatus.False, reason: ConditionReason.WaitingForMinReadySeconds };
+  return {
+    type: ConditionType.Available,
+    status: ConditionStatus.False,
+    reason: ConditionReason.WaitingForMinReadySeconds,
+  };
 }

@@ -1,0 +1,25 @@
+import { setCondition, type Condition, type ConditionInput } from '@capstan/api';
+
+/**
+ * The conditions a status computation builds up: each one set with the object's generation and the same clock,
+ * keeping the position and lastTransitionTime of those whose status does not change.
+ */
+export class ConditionList {
+  private list: Condition[];
+
+  constructor(
+    initial: readonly Condition[] | undefined,
+    private readonly generation: number | undefined,
+    private readonly now: Date,
+  ) {
+    this.list = [...(initial ?? [])];
+  }
+
+  set(input: ConditionInput): void {
+    this.list = setCondition(this.list, { ...input, observedGeneration: this.generation }, this.now);
+  }
+
+  get all(): Condition[] {
+    return this.list;
+  }
+}
