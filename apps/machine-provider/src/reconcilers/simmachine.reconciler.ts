@@ -178,7 +178,10 @@ export class SimMachineReconciler {
     if (now.getTime() < bootAt) {
       const left = bootAt - now.getTime();
       await status({
-        ready: waiting(SimConditionReason.Booting, `booting: up in ${Math.ceil(left / 1000)} s`),
+        ready: waiting(
+          SimConditionReason.Booting,
+          `booting (provisioning delay ${simMachine.spec?.provisioningDelaySeconds ?? 0} s plus jitter)`,
+        ),
       });
       return { requeueAfter: left };
     }
@@ -402,7 +405,7 @@ export class SimMachineReconciler {
         new Date(),
       ),
     );
-    this.bootAt.delete(simMachine.metadata!.uid!);
+    // The boot time stays: reading the same data again on a resync must not show the machine booting again.
     await this.announceFailed(updated, owners, SimConditionReason.BootstrapDataInvalid, message);
   }
 
