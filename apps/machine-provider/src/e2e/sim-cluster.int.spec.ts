@@ -9,18 +9,12 @@ import {
 } from '@capstan/api';
 import { uniqueEventTopology } from '@capstan/events';
 import { createKubeClient, type KubeClient } from '@capstan/kube';
-import {
-  defaultServiceOptions,
-  startService,
-  type RunningService,
-  type ServiceDefinition,
-} from '@capstan/provider-kit';
+import { startService, type RunningService, type ServiceDefinition } from '@capstan/provider-kit';
 import {
   createTestNamespace,
   eventually,
   installCapstanCrds,
   testKubeConfig,
-  testNatsUrl,
   type TestNamespace,
 } from '@capstan/testing';
 import { simClusterOptionsFromEnv, type SimMachineOptions } from '@capstan/sim';
@@ -34,7 +28,7 @@ import { controlPlaneProviderService } from '../../../control-plane-provider/src
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { createClusterProviderService } from '../../../cluster-provider/src/service.js';
 import { createMachineProviderService } from '../service.js';
-import { testSimOptions } from '../testing/start-machine-provider.js';
+import { testServiceOptions, testSimOptions } from '../testing/start-machine-provider.js';
 
 // The whole hand-off, end to end, through the real services: core, cluster-provider, machine-provider,
 // bootstrap-provider and control-plane-provider bring up a 1 control plane + 2 worker K3s cluster on sim
@@ -66,19 +60,7 @@ describe('sim cluster end to end', () => {
       controlPlaneProviderService,
     ];
     for (const definition of definitions) {
-      services.push(
-        await startService(definition, {
-          ...defaultServiceOptions(definition.name, {}),
-          kubeconfig: process.env['CAPSTAN_TEST_KUBECONFIG'],
-          natsUrl: testNatsUrl(),
-          httpHost: '127.0.0.1',
-          httpPort: 0,
-          namespace: ns.name,
-          subjectRoot: topology.root,
-          streamName: topology.stream,
-          logLevel: 'silent',
-        }),
-      );
+      services.push(await startService(definition, testServiceOptions(definition.name, ns.name, topology)));
     }
   });
 

@@ -1,7 +1,12 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defaultServiceOptions, startService, type RunningService } from '@capstan/provider-kit';
+import {
+  defaultServiceOptions,
+  startService,
+  type RunningService,
+  type ServiceOptions,
+} from '@capstan/provider-kit';
 import { simMachineOptionsFromEnv, type SimMachineOptions } from '@capstan/sim';
 import { testNatsUrl } from '@capstan/testing';
 import { createMachineProviderService, MACHINE_PROVIDER } from '../service.js';
@@ -19,14 +24,14 @@ export function testSimOptions(overrides: Partial<SimMachineOptions> = {}): SimM
   };
 }
 
-/** The machine-provider in this process against the test environment, watching one namespace. */
-export function startMachineProvider(
+/** Options of a service in this process against the test environment, watching one namespace. */
+export function testServiceOptions(
+  service: string,
   namespace: string,
   topology: { root: string; stream: string },
-  options: SimMachineOptions,
-): Promise<RunningService> {
-  return startService(createMachineProviderService(options), {
-    ...defaultServiceOptions(MACHINE_PROVIDER, {}),
+): ServiceOptions {
+  return {
+    ...defaultServiceOptions(service, {}),
     kubeconfig: process.env['CAPSTAN_TEST_KUBECONFIG'],
     natsUrl: testNatsUrl(),
     httpHost: '127.0.0.1',
@@ -35,5 +40,17 @@ export function startMachineProvider(
     subjectRoot: topology.root,
     streamName: topology.stream,
     logLevel: 'silent',
-  });
+  };
+}
+
+/** The machine-provider in this process against the test environment, watching one namespace. */
+export function startMachineProvider(
+  namespace: string,
+  topology: { root: string; stream: string },
+  options: SimMachineOptions,
+): Promise<RunningService> {
+  return startService(
+    createMachineProviderService(options),
+    testServiceOptions(MACHINE_PROVIDER, namespace, topology),
+  );
 }
