@@ -112,17 +112,7 @@ export function computeClusterStatus(observation: ClusterObservation, now: Date 
   );
   set(workersAvailable(observation.machineDeployments));
   set(remoteConnectionProbe(observation, controlPlaneInitialized));
-  set(
-    observation.deleting
-      ? {
-          type: ConditionType.Deleting,
-          status: ConditionStatus.True,
-          reason: observation.deleting.reason,
-          message: observation.deleting.message,
-        }
-      : { type: ConditionType.Deleting, status: ConditionStatus.False, reason: ConditionReason.NotDeleting },
-  );
-  set({ type: ConditionType.Paused, status: ConditionStatus.False, reason: ConditionReason.NotPaused });
+  conditions.setDeletingAndNotPaused(observation.deleting);
   set(
     summarizeConditions(conditions.all, {
       targetType: ConditionType.Available,

@@ -99,17 +99,7 @@ export function computeMachineStatus(observation: MachineObservation, now: Date 
   set(bootstrapConfigReady(observation, bootstrapDataSecretCreated));
   set(infrastructureReady(observation, infrastructureProvisioned));
   for (const input of nodeConditions(observation, conditions.all)) set(input);
-  set(
-    observation.deleting
-      ? {
-          type: ConditionType.Deleting,
-          status: ConditionStatus.True,
-          reason: observation.deleting.reason,
-          message: observation.deleting.message,
-        }
-      : { type: ConditionType.Deleting, status: ConditionStatus.False, reason: ConditionReason.NotDeleting },
-  );
-  set({ type: ConditionType.Paused, status: ConditionStatus.False, reason: ConditionReason.NotPaused });
+  conditions.setDeletingAndNotPaused(observation.deleting);
   set(readyCondition(machine, conditions.all));
   set(availableCondition(machine, conditions.all, now));
   status.conditions = conditions.all;
