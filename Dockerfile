@@ -1,6 +1,13 @@
 # One image per service, all from the workspace's compiled output:
 #   docker build --build-arg APP=core -t ghcr.io/capstan-dev/core:0.1.0 .
 # APP is one of core, cluster-provider, machine-provider, bootstrap-provider, control-plane-provider.
+# The sim machine provider runs real etcd and kube-apiserver processes: built from the same pinned modules.
+FROM golang:1.26-bookworm AS sim-binaries
+WORKDIR /tools
+COPY tools/ ./
+RUN cd etcd && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o /out/etcd . \
+ && cd ../kube-apiserver && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o /out/kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
+
 FROM node:24-bookworm-slim AS build
 WORKDIR /src
 COPY . .
@@ -14,6 +21,7 @@ COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/libs ./libs
 COPY --from=build /src/apps/${APP}/package.json ./apps/${APP}/
 COPY --from=build /src/apps/${APP}/dist ./apps/${APP}/dist
+COPY --from=sim-binaries /out/ /usr/local/bin/
 ENV APP=${APP}
 USER 65532:65532
 ENTRYPOINT ["sh", "-c", "exec node apps/$APP/dist/main.js \"$@\"", "--"]
