@@ -66,7 +66,7 @@ export const INITIALIZATION_PROBE_INTERVAL_MS = 2_000;
 /** How soon to look again while the cache has not caught up with this controller's own writes. */
 const EXPECTATION_RECHECK_MS = 2_000;
 /** How soon to look again while the cache has not caught up with this controller's own write of the object. */
-const OWN_WRITE_RECHECK_MS = 200;
+export const OWN_WRITE_RECHECK_MS = 200;
 /** How soon to look again for a missing machine template (templates are not watched). */
 const TEMPLATE_RECHECK_MS = 15_000;
 
@@ -161,12 +161,12 @@ export class K3sControlPlaneReconciler {
     const certs = await ensureClusterCertificates(kcp, clusterName, this.secretClient, this.deps.secrets);
     if (certs.created.length > 0) {
       ctx.log.info({ secrets: certs.created }, 'cluster certificates generated');
-      await this.deps.recorder.event(kcp, {
-        type: 'Normal',
-        reason: 'CertificatesGenerated',
-        action: 'GenerateCertificates',
-        note: `Generated ${certs.created.join(', ')}`,
-      });
+      await this.record(
+        kcp,
+        'CertificatesGenerated',
+        'GenerateCertificates',
+        `Generated ${certs.created.join(', ')}`,
+      );
     }
     const withCertificates: StatusInputs = { ...base, certificates: { available: true } };
 
@@ -194,12 +194,12 @@ export class K3sControlPlaneReconciler {
     );
     if (kubeconfig.issued) {
       ctx.log.info({ reason: kubeconfig.issued }, 'admin kubeconfig issued');
-      await this.deps.recorder.event(kcp, {
-        type: 'Normal',
-        reason: 'KubeconfigIssued',
-        action: 'IssueKubeconfig',
-        note: `Issued ${clusterName}-kubeconfig (${kubeconfig.issued})`,
-      });
+      await this.record(
+        kcp,
+        'KubeconfigIssued',
+        'IssueKubeconfig',
+        `Issued ${clusterName}-kubeconfig (${kubeconfig.issued})`,
+      );
     }
 
     const initialized =
@@ -234,12 +234,7 @@ export class K3sControlPlaneReconciler {
       ctx,
     );
     if (initialized && !base.initialized) {
-      await this.deps.recorder.event(next, {
-        type: 'Normal',
-        reason: 'Initialized',
-        action: 'Initialize',
-        note: 'The workload API server answers',
-      });
+      await this.record(next, 'Initialized', 'Initialize', 'The workload API server answers');
     }
     return {
       requeueAfter: this.requeueAfter(kcp, {
@@ -252,6 +247,11 @@ export class K3sControlPlaneReconciler {
       }),
     };
   };
+
+  /** A Normal Kubernetes Event on the K3sControlPlane (never a secret in the note). */
+  private record(kcp: K3sControlPlane, reason: string, action: string, note: string): Promise<unknown> {
+    return this.deps.recorder.event(kcp, { type: 'Normal', reason, action, note });
+  }
 
   private requeueAfter(
     kcp: K3sControlPlane,
@@ -299,24 +299,24 @@ export class K3sControlPlaneReconciler {
           { machine: created.name, reason: action.reason, initServer: action.initServer },
           'control plane machine created',
         );
-        await this.deps.recorder.event(kcp, {
-          type: 'Normal',
-          reason: 'MachineCreated',
-          action: 'CreateMachine',
-          note: `Created machine ${created.name} (${action.reason})`,
-        });
+        await this.record(
+          kcp,
+          'MachineCreated',
+          'CreateMachine',
+          `Created machine ${created.name} (${action.reason})`,
+        );
         return {};
       }
       case 'delete': {
         await this.deleteMachine(kcp, action.machine);
         this.expectations.expectDelete(key, action.machine);
         ctx.log.info({ machine: action.machine, reason: action.reason }, 'control plane machine deleted');
-        await this.deps.recorder.event(kcp, {
-          type: 'Normal',
-          reason: 'MachineDeleted',
-          action: 'DeleteMachine',
-          note: `Deleted machine ${action.machine} (${action.reason})`,
-        });
+        await this.record(
+          kcp,
+          'MachineDeleted',
+          'DeleteMachine',
+          `Deleted machine ${action.machine} (${action.reason})`,
+        );
         return {};
       }
       case 'remediate': {
@@ -343,12 +343,12 @@ export class K3sControlPlaneReconciler {
           { machine: action.machine, retryCount: action.retryCount },
           'unhealthy control plane machine remediated',
         );
-        await this.deps.recorder.event(kcp, {
-          type: 'Normal',
-          reason: 'MachineRemediated',
-          action: 'RemediateMachine',
-          note: `Deleted unhealthy machine ${action.machine} (retry ${action.retryCount})`,
-        });
+        await this.record(
+          kcp,
+          'MachineRemediated',
+          'RemediateMachine',
+          `Deleted unhealthy machine ${action.machine} (retry ${action.retryCount})`,
+        );
         return { lastRemediation: record };
       }
       default:
