@@ -7,3 +7,4 @@ export * from './service-definition.js';
 export * from './service-options.js';
 export * from './start-service.js';
 export * from './tokens.js';
+export * from './pending-events.js';

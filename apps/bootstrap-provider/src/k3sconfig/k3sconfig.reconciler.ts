@@ -36,7 +36,7 @@ import {
   k3sConfigStatusChanged,
   type BootstrapOutcome,
 } from './k3sconfig-status.js';
-import { PendingEvents } from './pending-events.js';
+import { PendingEvents } from '@capstan/provider-kit';
 import { bootstrapInputFor, k3sReleaseFor } from './render-input.js';
 import { getSecretIfExists, SECRETS } from './secrets.js';
 

@@ -56,7 +56,7 @@ import {
   TEMPLATE_FIELD_MANAGER,
 } from './machine-objects.js';
 import { OwnWrites } from './own-writes.js';
-import { PendingEvents } from './pending-events.js';
+import { PendingEvents } from '@capstan/provider-kit';
 import { machineKindOf, ProviderKinds } from './provider-kinds.js';
 import { SECRETS } from './secrets.js';
 import { probeWorkloadApi } from './workload-probe.js';
