@@ -15,14 +15,7 @@ import {
   type Machine,
 } from '@capstan/api';
 import { createKubeClient, Informer, isNotFound, type KubeClient, type ResourceType } from '@capstan/kube';
-import {
-  createTestNamespace,
-  eventually,
-  installCapstanCrds,
-  testKubeConfig,
-  type TestNamespace,
-} from '@capstan/testing';
-import { startCapstanServices, type CapstanServices } from './testing/capstan-services.js';
+import { eventually, startCapstan, type CapstanUnderTest, type TestNamespace } from '@capstan/testing';
 
 // The whole hand-off with real parts: the five services, sim machines whose servers run a real kube-apiserver
 // from the K3s bootstrap data, and kubectl talking to the workload cluster through <cluster>-kubeconfig.
@@ -53,7 +46,7 @@ interface Snapshot {
 
 describe('a K3s cluster on sim machines, end to end', () => {
   let ns: TestNamespace;
-  let services: CapstanServices;
+  let capstan: CapstanUnderTest;
   let client: KubeClient;
   let controlPlaneMachines: Informer<Machine>;
   let workDir: string;
@@ -101,11 +94,12 @@ describe('a K3s cluster on sim machines, end to end', () => {
 
   beforeAll(async () => {
     workDir = mkdtempSync(join(tmpdir(), 'capstan-e2e-'));
-    const kc = testKubeConfig();
-    await installCapstanCrds(kc);
-    client = createKubeClient(kc);
-    ns = await createTestNamespace('e2e');
-    services = await startCapstanServices(ns.name, 'e2e');
+    // The five services as processes, as `capstan init --local` runs them; fast sim heartbeats.
+    capstan = await startCapstan('e2e', {
+      env: { CAPSTAN_SIM_HEARTBEAT_SECONDS: '1', CAPSTAN_SIM_NODE_STATUS_SECONDS: '2', CAPSTAN_SIM_PROVISIONING_JITTER: '0' },
+    });
+    ns = capstan.namespace;
+    client = createKubeClient(ns.kc);
     controlPlaneMachines = new Informer<Machine>(client, RESOURCES.Machine, {
       namespace: ns.name,
       labelSelector: LABELS.controlPlane,
@@ -221,9 +215,8 @@ describe('a K3s cluster on sim machines, end to end', () => {
       );
     } finally {
       await controlPlaneMachines?.stop();
-      await services?.stop();
       await client?.close();
-      await ns?.delete();
+      await capstan?.stop();
       if (workDir) rmSync(workDir, { recursive: true, force: true });
     }
   }, STEP_TIMEOUT_MS);

@@ -22,18 +22,23 @@ export interface CapstanUnderTest {
  * own event stream, so test files never see each other's clusters or events. The sim's workload API
  * servers use the test environment's etcd.
  */
-export async function startCapstan(prefix = 'e2e', options: { syncPeriodSeconds?: number } = {}): Promise<CapstanUnderTest> {
+export async function startCapstan(
+  prefix = 'e2e',
+  options: { syncPeriodSeconds?: number; env?: NodeJS.ProcessEnv } = {},
+): Promise<CapstanUnderTest> {
   execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: repoRoot(), stdio: 'ignore' });
   const namespace = await createTestNamespace(prefix);
   await installCapstanCrds(namespace.kc);
   const id = randomBytes(3).toString('hex');
   const logDir = mkdtempSync(join(tmpdir(), `capstan-${prefix}-logs-`));
+  // The sim hosts of this run keep their state apart from any other run's.
+  const simStateDir = mkdtempSync(join(tmpdir(), `capstan-${prefix}-sim-`));
   const etcdUrl = process.env['CAPSTAN_TEST_ETCD_URL'];
   const services = await startLocalServices({
     kubeconfigPath: process.env['CAPSTAN_TEST_KUBECONFIG']!,
     natsUrl: testNatsUrl(),
     logDir,
-    env: etcdUrl ? { CAPSTAN_SIM_ETCD_URL: etcdUrl } : {},
+    env: { ...(etcdUrl ? { CAPSTAN_SIM_ETCD_URL: etcdUrl } : {}), CAPSTAN_SIM_STATE_DIR: simStateDir, ...options.env },
     namespace: namespace.name,
     subjectRoot: `${prefix}${id}`,
     streamName: `${prefix.toUpperCase()}_${id.toUpperCase()}`,
@@ -46,6 +51,7 @@ export async function startCapstan(prefix = 'e2e', options: { syncPeriodSeconds?
     stop: async ({ keepLogs } = {}) => {
       await stopLocalServices(services);
       await namespace.delete();
+      rmSync(simStateDir, { recursive: true, force: true });
       if (!keepLogs) rmSync(logDir, { recursive: true, force: true });
     },
   };
