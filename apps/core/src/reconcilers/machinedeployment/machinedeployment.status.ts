@@ -10,7 +10,7 @@ import {
   type MachineDeploymentStatus,
   type MachineSet,
 } from '@capstan/api';
-import { selectorToString } from '../machineset/label-selector.js';
+import { statusSelector } from '../machineset/label-selector.js';
 import {
   deletingCondition,
   machinesReadyCondition,
@@ -70,7 +70,7 @@ export function computeMachineDeploymentStatus(
     now,
   );
   return {
-    selector: selectorToString(deployment.spec.selector),
+    ...statusSelector(deployment.spec.selector),
     ...counters,
     phase:
       desired > counters.readyReplicas

@@ -1,4 +1,4 @@
-import { selectorMatches, selectorToString } from './label-selector.js';
+import { selectorMatches, selectorToString, statusSelector } from './label-selector.js';
 
 describe('label selectors', () => {
   it('ANDs matchLabels and every expression operator', () => {
@@ -34,5 +34,14 @@ describe('label selectors', () => {
         ],
       }),
     ).toBe('a,b in (x,y),!c,cluster.x-k8s.io/cluster-name=demo,machine-template-hash=abc');
+  });
+});
+
+describe('statusSelector', () => {
+  it('gives the string form for the scale subresource, and leaves an empty selector out (the CRD refuses "")', () => {
+    expect(statusSelector({ matchLabels: { 'cluster.x-k8s.io/deployment-name': 'md-0' } })).toEqual({
+      selector: 'cluster.x-k8s.io/deployment-name=md-0',
+    });
+    expect(statusSelector({ matchLabels: {} })).toEqual({});
   });
 });

@@ -59,3 +59,13 @@ export function selectorToString(selector: LabelSelector): string {
     .map((r) => r.text)
     .join(',');
 }
+
+/**
+ * `status.selector` for the scale subresource. An empty selector renders as "", which the CRD refuses
+ * (upstream's defaulting webhook never lets a selector be empty); then the field is left out, so the
+ * rest of the status is still written.
+ */
+export function statusSelector(selector: LabelSelector): { selector?: string } {
+  const text = selectorToString(selector);
+  return text ? { selector: text } : {};
+}

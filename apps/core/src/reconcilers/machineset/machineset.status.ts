@@ -5,7 +5,7 @@ import {
   type MachineSetStatus,
   type StatusVersion,
 } from '@capstan/api';
-import { selectorToString } from './label-selector.js';
+import { statusSelector } from './label-selector.js';
 import {
   deletingCondition,
   machinesReadyCondition,
@@ -61,7 +61,7 @@ export function computeMachineSetStatus(observation: MachineSetObservation): Mac
     now,
   );
   return {
-    selector: selectorToString(machineSet.spec.selector),
+    ...statusSelector(machineSet.spec.selector),
     ...replicaCounters(machines, observation.isUpToDate),
     conditions,
   };
