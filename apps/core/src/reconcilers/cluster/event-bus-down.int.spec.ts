@@ -64,8 +64,8 @@ class StoppableNats {
 }
 
 const SYNC_PERIOD_SECONDS = 2;
-/** How long a converged namespace is watched for writes (the issue asks for 60 s; 15 s keeps the suite short). */
-const QUIET_MS = 15_000;
+/** How long a converged namespace is watched for writes: 60 s, as the issue asks. */
+const QUIET_MS = 60_000;
 
 describe('with the event bus down', () => {
   let nats: StoppableNats;
@@ -185,10 +185,9 @@ describe('with the event bus down', () => {
     const reconcilesBefore = reconciles();
     await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
     expect(await versions()).toEqual(before);
-    // The quiet period saw reconciles: resyncs ran and found nothing to write.
-    expect(reconciles() - reconcilesBefore).toBeGreaterThanOrEqual(
-      2 * Math.floor(QUIET_MS / (SYNC_PERIOD_SECONDS * 1100)),
-    );
+    // The quiet period saw reconciles: resyncs ran and found nothing to write (half the expected count
+    // leaves room for a loaded machine).
+    expect(reconciles() - reconcilesBefore).toBeGreaterThanOrEqual(Math.floor(QUIET_MS / (SYNC_PERIOD_SECONDS * 1100)));
   });
 
   it('publishes the lifecycle events it owes once the bus is back', async () => {
