@@ -78,5 +78,6 @@ describe('watching external providers', () => {
         .get({ namespace: h.namespace, name: 'w-m-infra' });
       return infra.metadata?.ownerReferences?.some((r) => r.kind === 'Machine' && r.controller === true);
     });
+    expect((await h.machines.get({ namespace: h.namespace, name: 'w-m' })).status?.phase).toBe('Running');
   });
 });
