@@ -14,7 +14,7 @@ import {
   type K3sControlPlane,
   type Machine,
 } from '@capstan/api';
-import { createKubeClient, Informer, isNotFound, type KubeClient, type ResourceType } from '@capstan/kube';
+import { createKubeClient, Informer, isNotFound, SECRETS, type KubeClient, type ResourceType } from '@capstan/kube';
 import { eventually, startCapstan, type CapstanUnderTest, type TestNamespace } from '@capstan/testing';
 
 // The whole hand-off with real parts: the five services, sim machines whose servers run a real kube-apiserver
@@ -22,13 +22,6 @@ import { eventually, startCapstan, type CapstanUnderTest, type TestNamespace } f
 
 const CLUSTER = 'e2e';
 const KCP = `${CLUSTER}-control-plane`;
-const SECRETS: ResourceType = {
-  group: '',
-  version: 'v1',
-  plural: 'secrets',
-  kind: 'Secret',
-  namespaced: true,
-};
 const STEP_TIMEOUT_MS = 240_000;
 const run = promisify(execFile);
 

@@ -3,7 +3,7 @@ import { Informer } from './informer.js';
 import { parseKey } from './keys.js';
 import { Manager } from './manager.js';
 import { setControllerReference } from './owner-references.js';
-import { CONFIG_MAPS } from './testing/core-kinds.js';
+import { CONFIG_MAPS } from './core-kinds.js';
 import { useWidgetNamespace } from './testing/widget-namespace.js';
 import { eventually, testLogger } from './testing/eventually.js';
 import { widget, WIDGET, type Widget } from './testing/widget-crd.js';

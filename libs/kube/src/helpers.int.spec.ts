@@ -5,7 +5,7 @@ import { addFinalizer, hasFinalizer, isBeingDeleted, removeFinalizer } from './f
 import { getControllerOf, setControllerReference, setOwnerReference } from './owner-references.js';
 import { applyStatus, isStatusCurrent, patchStatus } from './status.js';
 import { testLogger } from './testing/eventually.js';
-import { CONFIG_MAPS } from './testing/core-kinds.js';
+import { CONFIG_MAPS } from './core-kinds.js';
 import { useWidgetNamespace } from './testing/widget-namespace.js';
 import { widget, WIDGET, type Widget } from './testing/widget-crd.js';
 

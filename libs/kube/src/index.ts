@@ -20,3 +20,4 @@ export * from './status.js';
 export * from './store.js';
 export * from './terminal-error.js';
 export * from './work-queue.js';
+export * from './core-kinds.js';

@@ -2,7 +2,7 @@ import { restartApiServer, startLocalEnvironment, type LocalEnvironment } from '
 import type { KubeClient } from './client.js';
 import type { Informer } from './informer.js';
 import { Manager } from './manager.js';
-import { NAMESPACES } from './testing/core-kinds.js';
+import { NAMESPACES } from './core-kinds.js';
 import { compactEtcd } from './testing/etcd.js';
 import { eventually, testLogger } from './testing/eventually.js';
 import { ensureWidgetCrd, widget, WIDGET, type Widget } from './testing/widget-crd.js';

@@ -1,6 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { isAlreadyExists, isConflict, isInvalid, isNotFound, KubeApiError } from './errors.js';
-import { CONFIG_MAPS } from './testing/core-kinds.js';
+import { CONFIG_MAPS } from './core-kinds.js';
 import { useWidgetNamespace } from './testing/widget-namespace.js';
 import { widget, WIDGET, type Widget } from './testing/widget-crd.js';
 

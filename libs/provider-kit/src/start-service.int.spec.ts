@@ -6,13 +6,13 @@ import { Controller, Inject, Module } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { JetStreamEventPattern, uniqueEventTopology, type CapstanEvent } from '@capstan/events';
 import { createTestNamespace, testNatsUrl, type TestNamespace } from '@capstan/testing';
+import { CONFIG_MAPS } from '@capstan/kube';
 import { type ServiceContext } from './service-context.js';
 import { type ServiceDefinition } from './service-definition.js';
 import { defaultServiceOptions } from './service-options.js';
 import { startService, type RunningService } from './start-service.js';
 import { SERVICE_CONTEXT } from './tokens.js';
 
-const CONFIG_MAPS = { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true };
 const reconciled: string[] = [];
 
 @Controller()

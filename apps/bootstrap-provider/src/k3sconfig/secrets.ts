@@ -1,14 +1,7 @@
 import type { V1Secret } from '@kubernetes/client-node';
-import { isNotFound, type ResourceClient, type ResourceType } from '@capstan/kube';
+import { isNotFound, type ResourceClient } from '@capstan/kube';
 
-/** Core v1 Secrets, as the kube runtime addresses kinds. */
-export const SECRETS: ResourceType = {
-  group: '',
-  version: 'v1',
-  plural: 'secrets',
-  kind: 'Secret',
-  namespaced: true,
-};
+export { SECRETS } from '@capstan/kube';
 
 /** The UTF-8 text of one key of a Secret as the API returns it (base64 `data`), if present. */
 export function secretText(secret: V1Secret | undefined, key: string): string | undefined {

@@ -4,10 +4,9 @@ import {
   parseK3sCloudConfig,
   type ParsedK3sBootstrap,
 } from '@capstan/k3s-bootstrap';
-import { isNotFound, type KubeClient } from '@capstan/kube';
+import { isNotFound, SECRETS, type KubeClient } from '@capstan/kube';
 import type { KubernetesObject } from '@kubernetes/client-node';
 
-const SECRETS = { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true } as const;
 
 interface Secret extends KubernetesObject {
   data?: Record<string, string>;

@@ -12,11 +12,10 @@ import {
   type SimMachine,
 } from '@capstan/api';
 import type { K3sAgentConfigSpec, K3sRole } from '@capstan/k3s-bootstrap';
-import type { KubeClient } from '@capstan/kube';
+import { SECRETS, type KubeClient } from '@capstan/kube';
 import { ClusterBlueprint } from '@capstan/sim';
 import { eventually } from '@capstan/testing';
 
-const SECRETS = { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true } as const;
 
 interface SecretObject extends KubernetesObject {
   type?: string;

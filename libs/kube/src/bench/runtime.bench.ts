@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import { loadKubeConfig, KubeClient } from '../client.js';
 import { Controller } from '../controller.js';
 import { Informer } from '../informer.js';
-import { NAMESPACES } from '../testing/core-kinds.js';
+import { NAMESPACES } from '../core-kinds.js';
 import { ensureWidgetCrd, widget, WIDGET, type Widget } from '../testing/widget-crd.js';
 
 const OBJECTS = Number(process.env['BENCH_OBJECTS'] ?? 10_000);

@@ -6,7 +6,7 @@ import {
   type MachineHealthCheck,
   type MachineSet,
 } from '@capstan/api';
-import { getControllerOf, isNotFound, type ResourceClient, type ResourceType } from '@capstan/kube';
+import { getControllerOf, isNotFound, NODES, type ResourceClient } from '@capstan/kube';
 import { testNatsUrl } from '@capstan/testing';
 import type { KubernetesObject, V1Node } from '@kubernetes/client-node';
 import {
@@ -22,7 +22,6 @@ import {
 } from '../machineset/testing/workload-env.js';
 import { MHC_FIELD_MANAGER } from './machine-health-conditions.js';
 
-const NODES: ResourceType = { group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false };
 const rfc3339 = (msAgo: number) => new Date(Date.now() - msAgo).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /**

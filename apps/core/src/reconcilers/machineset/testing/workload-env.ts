@@ -13,6 +13,7 @@ import {
   Informer,
   isNotFound,
   objectKey,
+  SECRETS,
   type KubeClient,
   type ResourceType,
 } from '@capstan/kube';
@@ -300,7 +301,7 @@ export class MachinePlayer {
 export async function createKubeconfigSecret(env: WorkloadEnv, clusterName: string): Promise<void> {
   const content = readFileSync(process.env['CAPSTAN_TEST_KUBECONFIG']!, 'utf8');
   await env.client
-    .resource({ group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true })
+    .resource(SECRETS)
     .create({
       apiVersion: 'v1',
       kind: 'Secret',
