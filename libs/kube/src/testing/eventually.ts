@@ -1,25 +1,13 @@
 import { pino, type Logger } from 'pino';
+import { eventually as pollUntil } from '@capstan/testing';
 
-/** Polls `check` until it returns a value other than undefined/false; fails with `what` after `timeoutMs`. */
-export async function eventually<T>(
+/** libs/testing's eventually, in the (what, check, timeout) order these tests read best in. */
+export function eventually<T>(
   what: string,
   check: () => T | undefined | false | Promise<T | undefined | false>,
   timeoutMs = 20_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined && value !== false) return value;
-    } catch (err) {
-      lastError = err;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
-    }
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  return pollUntil(check, { timeoutMs, intervalMs: 25, message: what });
 }
 
 /** Tests log nothing unless LOG_LEVEL asks for it. */
