@@ -33,6 +33,7 @@ export * from './schema/metadata.js';
 export * from './schema/patterns.js';
 export * from './schema/validators.js';
 export * from './conditions/conditions.js';
+export * from './conditions/paused.js';
 export * from './contract/unstructured.js';
 export * from './contract/contract-version.js';
 export * from './contract/shared-fields.js';

@@ -5,6 +5,7 @@ import {
   RequestContext,
   type KubernetesObject,
 } from '@kubernetes/client-node';
+import { ambientCallSignal, boundedSignal, DEFAULT_REQUEST_TIMEOUT_MS } from './call-bounds.js';
 import { KubeApiError, KubeTransportError, type KubeStatus } from './errors.js';
 import { ResourceClient } from './resource-client.js';
 import type { ResourceType } from './resource.js';
@@ -37,11 +38,18 @@ export interface KubeRequest {
   /** Required for PATCH: the server decides merge, JSON patch or apply from it, so it is never left to a default. */
   contentType?: string;
   signal?: AbortSignal;
+  /** Overrides the client's request timeout for this request (0: none). */
+  timeoutMs?: number;
 }
 
 export interface KubeClientOptions {
   /** Field manager recorded for every write of this service (server-side apply requires one). */
   fieldManager?: string;
+  /**
+   * How long a request (connection, headers and body) may take before it is aborted; default
+   * DEFAULT_REQUEST_TIMEOUT_MS. Streams (watches) are not bounded by it: they end by their own timeoutSeconds.
+   */
+  requestTimeoutMs?: number;
 }
 
 export const DEFAULT_FIELD_MANAGER = 'capstan';
@@ -53,6 +61,7 @@ export const DEFAULT_FIELD_MANAGER = 'capstan';
  */
 export class KubeClient {
   readonly fieldManager: string;
+  readonly requestTimeoutMs: number;
   private readonly http = new IsomorphicFetchHttpLibrary();
   private readonly server: string;
   private dispatcher: ReturnType<RequestContext['getDispatcher']>;
@@ -65,6 +74,7 @@ export class KubeClient {
     if (!cluster) throw new TypeError('the kubeconfig names no current cluster');
     this.server = cluster.server.replace(/\/+$/, '');
     this.fieldManager = options.fieldManager ?? DEFAULT_FIELD_MANAGER;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   }
 
   resource<T extends KubernetesObject = KubernetesObject>(type: ResourceType): ResourceClient<T> {
@@ -73,8 +83,11 @@ export class KubeClient {
 
   /** Sends a request and returns the decoded JSON body; a non-2xx answer throws KubeApiError. */
   async request<T>(req: KubeRequest): Promise<T> {
-    const response = await this.send(req);
-    const text = await response.body.text();
+    const signal = boundedSignal(req.timeoutMs ?? this.requestTimeoutMs, req.signal, ambientCallSignal());
+    const response = await this.send({ ...req, signal });
+    const text = await response.body.text().catch((err: unknown) => {
+      throw new KubeTransportError(req.method, req.path, err);
+    });
     if (response.httpStatusCode < 200 || response.httpStatusCode > 299) {
       throw new KubeApiError(req.method, req.path, parseStatus(text), response.httpStatusCode);
     }
@@ -83,6 +96,7 @@ export class KubeClient {
 
   /** Opens a streaming request (a watch); a non-2xx answer throws KubeApiError. The caller must read or cancel the stream. */
   async stream(req: KubeRequest): Promise<ReadableStream<Uint8Array>> {
+    // Not bound to the ambient reconcile: a watch outlives the reconcile that opened it.
     const response = await this.send(req);
     if (response.httpStatusCode < 200 || response.httpStatusCode > 299) {
       throw new KubeApiError(

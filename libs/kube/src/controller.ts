@@ -10,6 +10,7 @@ import { getControllerOf } from './owner-references.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { groupOf, type ResourceType } from './resource.js';
 import { isTerminalError } from './terminal-error.js';
+import { DEFAULT_RECONCILE_TIMEOUT_MS, runWithCallSignal } from './call-bounds.js';
 import { WorkQueue } from './work-queue.js';
 
 export interface ReconcileResult {
@@ -27,7 +28,11 @@ export interface ReconcileContext {
   reconcileId: string;
   /** Child logger with controller, namespace, name and reconcileID. */
   log: Logger;
-  /** Aborted when the controller stops at once (leadership lost, or the drain timed out). */
+  /**
+   * Aborted when the reconcile reaches its deadline or the controller stops at once (leadership lost, or the drain
+   * timed out). Every API request made during the reconcile is bound to it (see runWithCallSignal); pass it to
+   * other remote calls and waits.
+   */
   signal: AbortSignal;
 }
 
@@ -70,6 +75,8 @@ export interface ControllerOptions<T extends KubernetesObject = KubernetesObject
   /** Enqueue every primary key this often (with 10 % jitter); 0 turns it off. Default 10 h, as controller-runtime. */
   resyncPeriodMs?: number;
   rateLimiter?: RateLimiter;
+  /** How long one reconcile may run before its signal is aborted (default DEFAULT_RECONCILE_TIMEOUT_MS; 0: none). */
+  reconcileTimeoutMs?: number;
   metrics?: RuntimeMetrics;
   logger?: Logger;
   cacheSyncTimeoutMs?: number;
@@ -244,10 +251,22 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
     this.metrics.activeWorkers.inc({ controller });
     const endTimer = this.metrics.reconcileTime.startTimer({ controller });
     let result: ReconcileResultLabel = 'success';
+    const deadline = new AbortController();
+    const timeoutMs = this.options.reconcileTimeoutMs ?? DEFAULT_RECONCILE_TIMEOUT_MS;
+    const timer =
+      timeoutMs > 0
+        ? setTimeout(
+            () => deadline.abort(new ReconcileTimeoutError(this.name, key, timeoutMs)),
+            timeoutMs,
+          )
+        : undefined;
+    const signal = AbortSignal.any([run.abort.signal, deadline.signal]);
     try {
       // Called through a promise so a synchronous throw is handled like a rejection.
-      const outcome = await Promise.resolve().then(() =>
-        this.options.reconcile(key, { key, namespace, name, reconcileId, log, signal: run.abort.signal }),
+      const outcome = await runWithCallSignal(signal, () =>
+        Promise.resolve().then(() =>
+          this.options.reconcile(key, { key, namespace, name, reconcileId, log, signal }),
+        ),
       );
       if (outcome && typeof outcome.requeueAfter === 'number' && outcome.requeueAfter > 0) {
         result = 'requeue_after';
@@ -278,10 +297,23 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
         );
       }
     } finally {
+      clearTimeout(timer);
       endTimer();
       this.metrics.activeWorkers.dec({ controller });
       this.metrics.reconcileTotal.inc({ controller, result });
     }
+  }
+}
+
+/** The reason a reconcile's signal was aborted when it ran past its deadline. */
+export class ReconcileTimeoutError extends Error {
+  constructor(
+    readonly controller: string,
+    readonly key: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`${controller} ${key}: reconcile ran past its ${timeoutMs} ms deadline`);
+    this.name = 'ReconcileTimeoutError';
   }
 }
 

@@ -21,3 +21,7 @@ export * from './store.js';
 export * from './terminal-error.js';
 export * from './work-queue.js';
 export * from './core-kinds.js';
+export * from './call-bounds.js';
+export * from './patch/json-diff.js';
+export * from './patch/own-writes.js';
+export * from './patch/patch-helper.js';

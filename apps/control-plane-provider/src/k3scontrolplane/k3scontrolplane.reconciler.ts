@@ -15,23 +15,7 @@ import {
   type Unstructured,
 } from '@capstan/api';
 import type { EventPublisher } from '@capstan/events';
-import {
-  BY_OWNER,
-  addFinalizer,
-  getControllerOf,
-  groupOf,
-  hasFinalizer,
-  isBeingDeleted,
-  isNotFound,
-  patchStatus,
-  removeFinalizer,
-  type EventRecorder,
-  type Informer,
-  type KubeClient,
-  type ReconcileContext,
-  type ReconcileResult,
-  type ResourceClient,
-} from '@capstan/kube';
+import { addFinalizer, BY_OWNER, type EventRecorder, getControllerOf, groupOf, hasFinalizer, type Informer, isBeingDeleted, isNotFound, type KubeClient, OwnWrites, patchStatus, type ReconcileContext, type ReconcileResult, removeFinalizer, type ResourceClient } from '@capstan/kube';
 import { CONTROL_PLANE_ANNOTATIONS, formatRemediationRecord } from '../planning/annotations.js';
 import type { ControlPlaneMachine, RemediationRecord } from '../planning/control-plane-machine.js';
 import {
@@ -55,7 +39,6 @@ import {
   newMachineName,
   TEMPLATE_FIELD_MANAGER,
 } from './machine-objects.js';
-import { OwnWrites } from './own-writes.js';
 import { PendingEvents } from '@capstan/provider-kit';
 import { machineKindOf, ProviderKinds } from './provider-kinds.js';
 import { SECRETS } from './secrets.js';
@@ -138,7 +121,7 @@ export class K3sControlPlaneReconciler {
     if (!hasFinalizer(kcp, FINALIZERS.k3sControlPlane)) {
       const read = kcp.metadata.resourceVersion;
       kcp = await addFinalizer(this.kcpClient, kcp, FINALIZERS.k3sControlPlane);
-      this.ownWrites.record(key, read, kcp.metadata.resourceVersion);
+      this.ownWrites.record(kcp, read);
     }
     const clusterName = cluster.metadata.name!;
     const now = new Date();
@@ -336,7 +319,7 @@ export class K3sControlPlaneReconciler {
             },
           },
         );
-        this.ownWrites.record(key, kcp.metadata.resourceVersion, annotated.metadata.resourceVersion);
+        this.ownWrites.record(annotated, kcp.metadata.resourceVersion);
         await this.deleteMachine(kcp, action.machine);
         this.expectations.expectDelete(key, action.machine);
         ctx.log.info(
@@ -427,11 +410,7 @@ export class K3sControlPlaneReconciler {
         { namespace, name: kcp.metadata.name! },
         { metadata: { annotations: { [CONTROL_PLANE_ANNOTATIONS.remediationInProgress]: null } } },
       );
-      this.ownWrites.record(
-        `${namespace}/${kcp.metadata.name}`,
-        kcp.metadata.resourceVersion,
-        cleared.metadata.resourceVersion,
-      );
+      this.ownWrites.record(cleared, kcp.metadata.resourceVersion);
     }
     return { name };
   }
@@ -510,7 +489,7 @@ export class K3sControlPlaneReconciler {
     const next = desiredControlPlaneStatus(previous, inputs);
     if (!controlPlaneStatusChanged(previous, next)) return kcp;
     const written = await patchStatus(this.kcpClient, kcp, next);
-    this.ownWrites.record(key, kcp.metadata.resourceVersion, written.metadata.resourceVersion);
+    this.ownWrites.record(written, kcp.metadata.resourceVersion);
     ctx.log.debug({ replicas: next.replicas, ready: next.readyReplicas }, 'status updated');
     await this.publishTransitions(key, written, previous, next, inputs.clusterName);
     return written;

@@ -10,9 +10,8 @@ import {
   type Machine,
   type Unstructured,
 } from '@capstan/api';
-import { setControllerReference, setOwnerReference, type ResourceType } from '@capstan/kube';
+import { canonicalJson, type ResourceType, setControllerReference, setOwnerReference } from '@capstan/kube';
 import { CONTROL_PLANE_ANNOTATIONS } from '../planning/annotations.js';
-import { canonicalJson } from '../planning/canonical-json.js';
 
 const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 

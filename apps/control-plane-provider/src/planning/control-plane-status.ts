@@ -1,3 +1,4 @@
+import { canonicalJson } from '@capstan/kube';
 import {
   ConditionReason,
   ConditionStatus,
@@ -10,7 +11,6 @@ import {
   type K3sControlPlaneStatus,
   type LastRemediationStatus,
 } from '@capstan/api';
-import { canonicalJson } from './canonical-json.js';
 import { isHealthy, quorum, type ControlPlaneMachine } from './control-plane-machine.js';
 import type { Plan } from './planner.js';
 import { versionCounts } from './versions.js';

@@ -1,6 +1,6 @@
+import { canonicalJson } from '@capstan/kube';
 import { createHash } from 'node:crypto';
 import type { K3sControlPlane } from '@capstan/api';
-import { canonicalJson } from './canonical-json.js';
 
 /**
  * What a control plane machine is built from and cannot change in place: the version, the infrastructure

@@ -1,7 +1,5 @@
 import { type KubernetesObject, type V1OwnerReference } from '@kubernetes/client-node';
-import { refOf, type ResourceClient } from '@capstan/kube';
-import { deepEqual, mergeDiff } from './merge-diff.js';
-import { type OwnWrites } from './own-writes.js';
+import { deepEqual, mergeDiff, OwnWrites, refOf, type ResourceClient } from '@capstan/kube';
 
 type WithSpecAndStatus = KubernetesObject & { spec?: object; status?: object };
 

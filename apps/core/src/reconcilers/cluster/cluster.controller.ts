@@ -8,11 +8,10 @@ import {
   type MachineDeployment,
   type MachineSet,
 } from '@capstan/api';
-import { type Controller } from '@capstan/kube';
+import { type Controller, OwnWrites } from '@capstan/kube';
 import { type ServiceContext } from '@capstan/provider-kit';
 import { CLUSTER_CONTROLLER } from '../../handoff/controller-names.js';
 import { ClusterReconciler, clusterKeyOf, type ClusterReconcilerDeps } from './cluster.reconciler.js';
-import { OwnWrites } from '../../external/own-writes.js';
 import { changedBeyondOwnStatus, onRelevantChange } from './object-changes.js';
 
 /** Descendant changes are collected this long before the Cluster is reconciled once for all of them. */

@@ -12,17 +12,9 @@ import {
   type MachineDeployment,
   type MachineSet,
 } from '@capstan/api';
-import {
-  isNotFound,
-  type EventRecorder,
-  type Informer,
-  type KubeClient,
-  type ReconcileContext,
-  type ReconcileResult,
-} from '@capstan/kube';
+import { type EventRecorder, type Informer, isNotFound, type KubeClient, OwnWrites, type ReconcileContext, type ReconcileResult } from '@capstan/kube';
 import { type ExternalObjects, type ExternalRead } from '../../external/external-objects.js';
 import { GuardedWriter } from '../../external/guarded-writes.js';
-import { type OwnWrites } from '../../external/own-writes.js';
 import { observe, type ExternalObservation } from '../../external/observation.js';
 import { type LifecycleEvent, type LifecyclePublisher } from '../../handoff/lifecycle-publisher.js';
 import { WorkloadClusterUnavailableError, type WorkloadClusters } from '../../remote/workload-clusters.js';

@@ -1,7 +1,6 @@
 import { type KubernetesObject } from '@kubernetes/client-node';
 import { type Condition } from '@capstan/api';
-import { type InformerEventHandler } from '@capstan/kube';
-import { deepEqual } from '../../external/merge-diff.js';
+import { deepEqual, type InformerEventHandler } from '@capstan/kube';
 
 type Watched = KubernetesObject & { spec?: unknown; status?: { conditions?: Condition[] } };
 

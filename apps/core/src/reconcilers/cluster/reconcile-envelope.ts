@@ -1,6 +1,5 @@
 import { type KubernetesObject } from '@kubernetes/client-node';
-import { isConflict, type Informer, type ReconcileContext, type ReconcileResult } from '@capstan/kube';
-import { type OwnWrites } from '../../external/own-writes.js';
+import { type Informer, isConflict, OwnWrites, type ReconcileContext, type ReconcileResult } from '@capstan/kube';
 import { type LifecyclePublisher } from '../../handoff/lifecycle-publisher.js';
 
 export interface ReconcileEnvelopeDeps<T extends KubernetesObject> {

@@ -1,10 +1,8 @@
 import { type V1Node } from '@kubernetes/client-node';
 import { ANNOTATIONS, type Cluster, type Machine } from '@capstan/api';
-import { BY_PROVIDER_ID, type Controller } from '@capstan/kube';
+import { BY_PROVIDER_ID, type Controller, deepEqual, OwnWrites } from '@capstan/kube';
 import { type ServiceContext } from '@capstan/provider-kit';
 import { MACHINE_CONTROLLER } from '../../handoff/controller-names.js';
-import { deepEqual } from '../../external/merge-diff.js';
-import { OwnWrites } from '../../external/own-writes.js';
 import { DESCENDANT_BATCH_MS } from '../cluster/cluster.controller.js';
 import { changedBeyondOwnStatus, onRelevantChange } from '../cluster/object-changes.js';
 import { MachineReconciler, type MachineReconcilerDeps } from './machine.reconciler.js';

@@ -10,19 +10,9 @@ import {
   type Machine,
   type MachineStatus,
 } from '@capstan/api';
-import {
-  getControllerOf,
-  isNotFound,
-  setOwnerReference,
-  type EventRecorder,
-  type Informer,
-  type KubeClient,
-  type ReconcileContext,
-  type ReconcileResult,
-} from '@capstan/kube';
+import { type EventRecorder, getControllerOf, type Informer, isNotFound, type KubeClient, OwnWrites, type ReconcileContext, type ReconcileResult, setOwnerReference } from '@capstan/kube';
 import { type ExternalObjects, type ExternalRead } from '../../external/external-objects.js';
 import { GuardedWriter } from '../../external/guarded-writes.js';
-import { type OwnWrites } from '../../external/own-writes.js';
 import { observe } from '../../external/observation.js';
 import { type LifecyclePublisher } from '../../handoff/lifecycle-publisher.js';
 import { type WorkloadClusters } from '../../remote/workload-clusters.js';

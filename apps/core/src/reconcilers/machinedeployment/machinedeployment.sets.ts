@@ -1,3 +1,4 @@
+import { jsonEqual } from '@capstan/kube';
 import {
   ANNOTATIONS,
   LABELS,
@@ -6,7 +7,6 @@ import {
   type MachineSet,
   type MachineTemplateSpec,
 } from '@capstan/api';
-import { jsonEqual } from '../machineset/canonical-json.js';
 import { formatLabelValue } from '../machineset/label-value.js';
 import { timeMs } from '../machineset/machine-state.js';
 import { ownerReferenceTo } from '../machineset/object-writes.js';

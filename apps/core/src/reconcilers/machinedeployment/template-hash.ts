@@ -1,6 +1,6 @@
+import { canonicalJson } from '@capstan/kube';
 import { createHash } from 'node:crypto';
 import type { MachineSpec, MachineTemplateSpec } from '@capstan/api';
-import { canonicalJson } from '../machineset/canonical-json.js';
 
 // What of a MachineDeployment's template decides whether its Machines are up to date. Labels, annotations and
 // the fields a Machine takes in place (upstream's in-place propagation) change no Machine, so they are left out:

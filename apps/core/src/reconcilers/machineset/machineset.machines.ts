@@ -1,5 +1,5 @@
+import { jsonEqual } from '@capstan/kube';
 import { FINALIZERS, LABELS, RESOURCES, type Machine, type MachineSet } from '@capstan/api';
-import { jsonEqual } from './canonical-json.js';
 import type { ObjectReference } from './template-cloner.js';
 import { formatLabelValue } from './label-value.js';
 import { ownerReferenceTo } from './object-writes.js';

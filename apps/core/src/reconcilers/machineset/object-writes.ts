@@ -6,16 +6,8 @@ import {
   type Condition,
   type ResourceDefinition,
 } from '@capstan/api';
-import {
-  applyStatus,
-  isConflict,
-  isNotFound,
-  type ReconcileContext,
-  type ReconcileResult,
-  type ResourceClient,
-} from '@capstan/kube';
+import { applyStatus, isConflict, isNotFound, jsonEqual, type ReconcileContext, type ReconcileResult, type ResourceClient } from '@capstan/kube';
 import type { KubernetesObject, V1OwnerReference } from '@kubernetes/client-node';
-import { jsonEqual } from './canonical-json.js';
 import { pausedCondition } from './paused.js';
 
 // The writes the workload controllers share. Each writes only what differs from the cache, so a converged object

@@ -1,4 +1,4 @@
-import { deepEqual, mergeDiff } from './merge-diff.js';
+import { deepEqual, mergeDiff } from './json-diff.js';
 
 describe('mergeDiff', () => {
   it('is undefined when nothing differs, whatever the key order', () => {

@@ -1,0 +1,34 @@
+import { KubeApiError, KubeTransportError, ReconcileTimeoutError } from '@capstan/kube';
+
+/** Longest message a condition gets; the rest of a failure is in the logs. */
+const MAX_MESSAGE = 256;
+
+/**
+ * A failure as a condition message or log field can show it: which call failed and how, never the request or
+ * response body (an API server's message can quote the object, and a Secret's data with it). Tokens, keys and
+ * long base64 runs in other errors are masked.
+ */
+export function describeFailure(error: unknown): string {
+  if (error instanceof KubeApiError) {
+    return `${error.method} ${error.path}: ${error.code}${error.reason ? ` ${error.reason}` : ''}`;
+  }
+  if (error instanceof KubeTransportError) {
+    const cause = error.cause instanceof Error ? error.cause : undefined;
+    const why = cause?.name === 'TimeoutError' ? 'timed out' : cause?.name === 'AbortError' ? 'aborted' : 'unreachable';
+    return `${error.method} ${error.path}: ${why}`;
+  }
+  if (error instanceof ReconcileTimeoutError) return error.message;
+  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return mask(message).slice(0, MAX_MESSAGE);
+}
+
+const SECRET_LIKE = [
+  /-----BEGIN [A-Z ]+-----[\s\S]*?(-----END [A-Z ]+-----|$)/g,
+  /\b(?:eyJ[\w-]+\.[\w-]+\.[\w-]+)\b/g, // JWTs (service account tokens)
+  /\b[A-Za-z0-9+/]{40,}={0,2}/g, // long base64 runs (keys, certificates, bootstrap data)
+  /\b[a-z0-9]{6}\.[a-z0-9]{16}\b/g, // bootstrap tokens
+];
+
+function mask(text: string): string {
+  return SECRET_LIKE.reduce((masked, pattern) => masked.replace(pattern, '[redacted]'), text);
+}

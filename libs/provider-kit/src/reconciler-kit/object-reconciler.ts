@@ -1,0 +1,202 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import {
+  ConditionStatus,
+  pausedBecause,
+  pausedCondition,
+  setCondition,
+  type Condition,
+  type PausingCluster,
+} from '@capstan/api';
+import {
+  isConflict,
+  isNotFound,
+  PatchHelper,
+  runWithoutCallSignal,
+  type OwnWrites,
+  type PatchableObject,
+  type ReconcileContext,
+  type ReconcileResult,
+  type Reconciler,
+  type ResourceClient,
+} from '@capstan/kube';
+import { describeFailure } from './failure.js';
+import type { EventOutbox, OwedEvent } from './event-outbox.js';
+
+/** The condition the kit sets False when a reconcile fails part way, and True again once one succeeds. */
+export const RECONCILE_SUCCEEDED_CONDITION = 'ReconcileSucceeded';
+
+/** How soon a reconcile that lost a write race, or found the cache behind its own write, runs again. */
+export const CONFLICT_REQUEUE_MS = 50;
+
+type ReconciledObject = PatchableObject & { status?: { conditions?: Condition[] } };
+
+/** What a reconcile works with: the object to change, and ways to write early and announce what it wrote. */
+export interface ReconcileScope<T extends ReconciledObject> {
+  readonly key: string;
+  readonly rc: ReconcileContext;
+  /** The object as the cache showed it. */
+  readonly original: T;
+  /** The copy to change; written when the reconcile returns or throws. */
+  obj: T;
+  /** The object's Cluster, when it has one (from `clusterOf`). */
+  readonly cluster: PausingCluster | undefined;
+  /** Writes what changed so far, before going on (e.g. a finalizer before creating what it guards). */
+  patchNow(): Promise<T>;
+  /** Events announcing what this reconcile writes: published after the final write, owed if they cannot be. */
+  announce(...events: OwedEvent[]): void;
+}
+
+/** A deletion step's result: `done` removes the finalizer (after the status is written). */
+export interface DeletionResult extends ReconcileResult {
+  done?: boolean;
+}
+
+export interface ObjectReconcilerDefinition<T extends ReconciledObject> {
+  /** Kind name for logs. */
+  cache: { get(key: string): T | undefined };
+  resources: ResourceClient<T>;
+  /** The condition types this controller owns (see PatchHelper); `Paused` and `ReconcileSucceeded` are added. */
+  ownedConditions: readonly string[];
+  /** Added before the first reconcile, removed when `reconcileDelete` is done. */
+  finalizer?: string;
+  ownWrites?: OwnWrites;
+  outbox?: EventOutbox;
+  /** The Cluster whose `spec.paused` pauses the object. */
+  clusterOf?(obj: T): PausingCluster | undefined;
+  reconcileNormal(scope: ReconcileScope<T>): Promise<ReconcileResult | void>;
+  /** Without it, a deleting object only has its finalizer removed. */
+  reconcileDelete?(scope: ReconcileScope<T>): Promise<DeletionResult | void>;
+  /** Called once the object is gone from the cache (to drop per-object state). */
+  forget?(key: string): void;
+  now?: () => Date;
+}
+
+/**
+ * The envelope every reconciler of Capstan runs in, after upstream Cluster API's controllers: publish what the
+ * object is still owed, read it from the cache, wait while the cache is behind this controller's own write, keep
+ * it alone (but for `Paused=True`) while paused, add the finalizer, run the deletion or normal branch on a copy,
+ * then write what changed with the PatchHelper. A reconcile that throws still writes what it computed, plus
+ * `ReconcileSucceeded=False` naming the failure (no secrets: see describeFailure); a lost write race reconciles
+ * again shortly from the fresh cache.
+ */
+export function objectReconciler<T extends ReconciledObject>(definition: ObjectReconcilerDefinition<T>): Reconciler {
+  const owned = [...definition.ownedConditions, 'Paused', RECONCILE_SUCCEEDED_CONDITION];
+  const now = definition.now ?? (() => new Date());
+  return async (key: string, rc: ReconcileContext): Promise<ReconcileResult | undefined> => {
+    const cached = definition.cache.get(key);
+    if (!cached) {
+      definition.ownWrites?.forget(key);
+      definition.forget?.(key);
+      const flushed = (await definition.outbox?.flushGone(key)) ?? true;
+      return flushed ? undefined : { requeue: true };
+    }
+    if (definition.ownWrites?.isStale(key, cached.metadata?.resourceVersion)) {
+      return { requeueAfter: CONFLICT_REQUEUE_MS };
+    }
+    const patch = new PatchHelper(definition.resources, cached, {
+      ownedConditions: owned,
+      ownWrites: definition.ownWrites,
+    });
+    const events: OwedEvent[] = [];
+    const cluster = definition.clusterOf?.(cached);
+    const scope: ReconcileScope<T> = {
+      key,
+      rc,
+      original: cached,
+      obj: patch.draft(),
+      cluster,
+      patchNow: async () => {
+        scope.obj = await patch.patch(scope.obj);
+        return scope.obj;
+      },
+      announce: (...more) => events.push(...more),
+    };
+    try {
+      if (definition.outbox) await definition.outbox.flush(definition.resources, cached);
+      const result = await runBranch(definition, scope, cluster, now());
+      await scope.patchNow();
+      const published = await publishAnnounced(definition, scope, events);
+      return !published && !result?.requeueAfter ? { requeue: true } : (result ?? undefined);
+    } catch (error) {
+      if (isConflict(error)) {
+        rc.log.debug({ err: { message: describeFailure(error) } }, 'object changed meanwhile: reconciling again');
+        return { requeueAfter: CONFLICT_REQUEUE_MS };
+      }
+      if (isNotFound(error) && scope.obj.metadata?.deletionTimestamp) return undefined;
+      // Outside the reconcile's signal: a reconcile that ran past its deadline still records why.
+      await runWithoutCallSignal(() => writeFailure(scope, error, now())).catch((writeError: unknown) =>
+        rc.log.warn({ err: { message: describeFailure(writeError) } }, 'the failed reconcile could not write its status'),
+      );
+      throw error;
+    }
+  };
+}
+
+async function runBranch<T extends ReconciledObject>(
+  definition: ObjectReconcilerDefinition<T>,
+  scope: ReconcileScope<T>,
+  cluster: PausingCluster | undefined,
+  now: Date,
+): Promise<ReconcileResult | void> {
+  const obj = scope.obj;
+  setObjectCondition(obj, pausedCondition(cluster, obj), now);
+  if (pausedBecause(cluster, obj)) return undefined;
+  const finalizer = definition.finalizer;
+  if (obj.metadata?.deletionTimestamp) {
+    if (finalizer && !(obj.metadata.finalizers ?? []).includes(finalizer)) return undefined;
+    const result = definition.reconcileDelete ? await definition.reconcileDelete(scope) : { done: true };
+    markSucceeded(scope.obj, now);
+    if (!result?.done) return result;
+    await scope.patchNow();
+    if (finalizer) {
+      scope.obj.metadata!.finalizers = (scope.obj.metadata!.finalizers ?? []).filter((f) => f !== finalizer);
+    }
+    scope.rc.log.info('deletion done: finalizer removed');
+    return undefined;
+  }
+  if (finalizer && !(obj.metadata?.finalizers ?? []).includes(finalizer)) {
+    obj.metadata = { ...obj.metadata, finalizers: [...(obj.metadata?.finalizers ?? []), finalizer] };
+  }
+  const result = await definition.reconcileNormal(scope);
+  markSucceeded(scope.obj, now);
+  return result;
+}
+
+async function publishAnnounced<T extends ReconciledObject>(
+  definition: ObjectReconcilerDefinition<T>,
+  scope: ReconcileScope<T>,
+  events: OwedEvent[],
+): Promise<boolean> {
+  if (events.length === 0) return true;
+  if (!definition.outbox) throw new TypeError('events announced by a reconciler that has no outbox');
+  return definition.outbox.publish(definition.resources, scope.obj, events);
+}
+
+/** `ReconcileSucceeded` goes back to True once a reconcile succeeds after a failure; it is never added otherwise. */
+function markSucceeded(obj: ReconciledObject, now: Date): void {
+  const conditions = (obj.status?.conditions ?? []) as Condition[];
+  const current = conditions.find((c) => c.type === RECONCILE_SUCCEEDED_CONDITION);
+  if (!current || current.status === ConditionStatus.True) return;
+  setObjectCondition(obj, { type: RECONCILE_SUCCEEDED_CONDITION, status: ConditionStatus.True, reason: 'ReconcileSucceeded' }, now);
+}
+
+async function writeFailure<T extends ReconciledObject>(scope: ReconcileScope<T>, error: unknown, now: Date): Promise<void> {
+  if (scope.obj.metadata?.deletionTimestamp && (scope.obj.metadata.finalizers ?? []).length === 0) return;
+  setObjectCondition(
+    scope.obj,
+    {
+      type: RECONCILE_SUCCEEDED_CONDITION,
+      status: ConditionStatus.False,
+      reason: 'ReconcileError',
+      message: describeFailure(error),
+    },
+    now,
+  );
+  await scope.patchNow();
+}
+
+function setObjectCondition(obj: ReconciledObject, input: Parameters<typeof setCondition>[1], now: Date): void {
+  const status = (obj.status ?? {}) as NonNullable<ReconciledObject['status']>;
+  status.conditions = setCondition(status.conditions, { ...input, observedGeneration: obj.metadata?.generation }, now);
+  (obj as KubernetesObject & { status?: object }).status = status;
+}
