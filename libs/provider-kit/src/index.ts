@@ -11,3 +11,4 @@ export * from './pending-events.js';
 export * from './reconciler-kit/event-outbox.js';
 export * from './reconciler-kit/failure.js';
 export * from './reconciler-kit/object-reconciler.js';
+export * from './reconciler-kit/event-handlers.js';

@@ -2,32 +2,23 @@ import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { Controller, Inject, Module } from '@nestjs/common';
-import { Payload } from '@nestjs/microservices';
-import { JetStreamEventPattern, uniqueEventTopology, type CapstanEvent } from '@capstan/events';
+import { uniqueEventTopology } from '@capstan/events';
 import { createTestNamespace, testNatsUrl, type TestNamespace } from '@capstan/testing';
 import { CONFIG_MAPS } from '@capstan/kube';
 import { type ServiceContext } from './service-context.js';
 import { type ServiceDefinition } from './service-definition.js';
 import { defaultServiceOptions } from './service-options.js';
 import { startService, type RunningService } from './start-service.js';
-import { SERVICE_CONTEXT } from './tokens.js';
+import { eventHandlerModule } from './reconciler-kit/event-handlers.js';
 
 const reconciled: string[] = [];
 
-@Controller()
-class HandoffListener {
-  constructor(@Inject(SERVICE_CONTEXT) private readonly context: ServiceContext) {}
-
-  @JetStreamEventPattern('dev.capstan.handoff.bootstrap.data-secret-created')
-  onDataSecret(@Payload() event: CapstanEvent): void {
-    const { namespace, name } = event.data.object;
-    this.context.controllers.enqueue('configmap', `${namespace}/${name}`);
-  }
-}
-
-@Module({ controllers: [HandoffListener] })
-class HandoffModule {}
+// Generated from the catalogue: one handler for `bootstrap.data-secret-created`, enqueueing its ConfigMap.
+const HandoffModule = eventHandlerModule('KitHandoffListener', {
+  'bootstrap.data-secret-created': (event) => [
+    { controller: 'configmap', key: `${event.data.object.namespace}/${event.data.object.name}` },
+  ],
+});
 
 describe('startService', () => {
   let ns: TestNamespace;

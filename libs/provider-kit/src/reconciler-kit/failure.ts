@@ -13,8 +13,16 @@ export function describeFailure(error: unknown): string {
     return `${error.method} ${error.path}: ${error.code}${error.reason ? ` ${error.reason}` : ''}`;
   }
   if (error instanceof KubeTransportError) {
-    const cause = error.cause instanceof Error ? error.cause : undefined;
-    const why = cause?.name === 'TimeoutError' ? 'timed out' : cause?.name === 'AbortError' ? 'aborted' : 'unreachable';
+    // Duck-typed: abort reasons are DOMExceptions, from another realm under some runners.
+    const cause = error.cause as { name?: string } | undefined;
+    const why =
+      cause instanceof ReconcileTimeoutError
+        ? 'aborted at the reconcile deadline'
+        : cause?.name === 'TimeoutError'
+          ? 'timed out'
+          : cause?.name === 'AbortError'
+            ? 'aborted'
+            : 'unreachable';
     return `${error.method} ${error.path}: ${why}`;
   }
   if (error instanceof ReconcileTimeoutError) return error.message;
