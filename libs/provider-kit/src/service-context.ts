@@ -4,6 +4,7 @@ import { type EventBusConnection, type EventPublisher, type EventTopology } from
 import { type Readiness } from '@capstan/observability';
 import { type Logger } from 'pino';
 import { type Registry } from 'prom-client';
+import { type EventOutbox } from './reconciler-kit/event-outbox.js';
 import { type ControllerRegistry } from './controller-registry.js';
 import { type ServiceOptions } from './service-options.js';
 
@@ -21,6 +22,8 @@ export interface ServiceContext {
   readonly topology: EventTopology;
   /** Publishes catalogued events; a failure throws, so the reconcile retries. */
   readonly publisher: EventPublisher;
+  /** The one outbox of events owed to the bus (see EventOutbox); reconcilers announce through it. */
+  readonly outbox: EventOutbox;
   readonly readiness: Readiness;
   readonly controllers: ControllerRegistry;
   /** Adds a controller to the manager, counted and shown on /admin/controllers. */

@@ -17,6 +17,7 @@ import {
 import { createLogger, KubernetesAdminGuard, Readiness, ServiceEndpointsModule } from '@capstan/observability';
 import { KubeConfig } from '@kubernetes/client-node';
 import { AdminController, OpenApiController } from './admin.controller.js';
+import { EventOutbox } from './reconciler-kit/event-outbox.js';
 import { ControllerRegistry } from './controller-registry.js';
 import { type ServiceContext } from './service-context.js';
 import { type ServiceDefinition } from './service-definition.js';
@@ -110,6 +111,7 @@ export async function startService(
       bus,
       topology,
       publisher,
+      outbox: new EventOutbox({ publisher, bus, logger }),
       readiness,
       controllers,
       addController: <T extends KubernetesObject>(spec: ControllerSpec<T>) => controllers.add(spec),

@@ -11,9 +11,8 @@ export interface ConditionLike {
   type: string;
 }
 
-export type PatchableObject = KubernetesObject & {
-  status?: object & { conditions?: ConditionLike[] };
-};
+/** Any object; a `status.conditions` list is merged per condition type. */
+export type PatchableObject = KubernetesObject & { status?: object };
 
 export interface PatchHelperOptions {
   /**
