@@ -1,0 +1,58 @@
+import { Command, Option } from 'commander';
+import { DEFAULT_AGENT_CONFIG_PATH } from '@capstan/node-agent';
+
+export interface AgentOptions {
+  config: string;
+  hostRoot: string;
+  healthPort: number;
+  probePeriodMs: number;
+  logLevel: string;
+}
+
+/** The agent's command line; every flag has an environment variable, as every Capstan service. */
+export function parseAgentOptions(argv: string[]): AgentOptions {
+  const program = new Command('capstan-node-agent')
+    .description(
+      'Applies the machine plans the management cluster writes to this machine\'s plan Secret, and reports back.',
+    )
+    .addOption(
+      new Option('--config <path>', 'agent config (mode 0600): server, caFile, tokenFile, namespace, secretName')
+        .env('CAPSTAN_AGENT_CONFIG')
+        .default(DEFAULT_AGENT_CONFIG_PATH),
+    )
+    .addOption(
+      new Option('--host-root <dir>', "the machine's filesystem root: plan paths and commands live under it")
+        .env('CAPSTAN_HOST_ROOT')
+        .default('/'),
+    )
+    .addOption(
+      new Option('--health-port <port>', '/healthz and /metrics on 127.0.0.1 (0: any free port, printed at start)')
+        .env('CAPSTAN_AGENT_HEALTH_PORT')
+        .default(10290)
+        .argParser((v) => parsePort(v)),
+    )
+    .addOption(
+      new Option('--probe-period <ms>', 'probe and resync period')
+        .env('CAPSTAN_AGENT_PROBE_PERIOD_MS')
+        .default(5000)
+        .argParser((v) => parsePositive(v, '--probe-period')),
+    )
+    .addOption(new Option('--log-level <level>', 'pino level').env('LOG_LEVEL').default('info'))
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  program.parse(argv, { from: 'user' });
+  const o = program.opts<{ config: string; hostRoot: string; healthPort: number; probePeriod: number; logLevel: string }>();
+  return { config: o.config, hostRoot: o.hostRoot, healthPort: o.healthPort, probePeriodMs: o.probePeriod, logLevel: o.logLevel };
+}
+
+function parsePort(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`--health-port: ${value} is not a port`);
+  return n;
+}
+
+function parsePositive(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${flag}: ${value} is not a positive integer`);
+  return n;
+}

@@ -1,0 +1,258 @@
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HttpMethod, KubeConfig, type V1Secret } from '@kubernetes/client-node';
+import pino from 'pino';
+import { KubeClient, SECRETS, type ResourceClient } from '@capstan/kube';
+import { createTestNamespace, eventually, type TestNamespace } from '@capstan/testing';
+import { planAccessObjects, requestAgentToken } from '../access/plan-access.js';
+import { HostRoot } from '../apply/host-root.js';
+import { planChecksum } from '../plan/parse-plan.js';
+import type { MachinePlan } from '../plan/plan.js';
+import { decodeSecretData, gunzipJson, MACHINE_PLAN_SECRET_TYPE, PLAN_KEYS, probeStatusesOf, text } from '../report/plan-secret.js';
+import { NodeAgent } from './node-agent.js';
+
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+const log = pino({ level: 'silent' });
+
+/** A client that authenticates as `token` against the test API server (the admin kubeconfig's cluster). */
+function clientWithToken(admin: KubeConfig, token: string): KubeClient {
+  const cluster = admin.getCurrentCluster()!;
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ ...cluster, name: 'test' }],
+    users: [{ name: 'agent', token }],
+    contexts: [{ name: 'agent', cluster: 'test', user: 'agent' }],
+    currentContext: 'agent',
+  });
+  return new KubeClient(kc);
+}
+
+describe('the node agent on the real API server', () => {
+  let ns: TestNamespace;
+  let admin: KubeClient;
+  let secrets: ResourceClient<V1Secret>;
+  let probeTarget: Server;
+  let probeUrl: string;
+  const agents: NodeAgent[] = [];
+  const agentClients: KubeClient[] = [];
+  const roots: string[] = [];
+
+  beforeAll(async () => {
+    ns = await createTestNamespace('agent');
+    admin = new KubeClient(ns.kc);
+    secrets = admin.resource<V1Secret>(SECRETS);
+    probeTarget = createServer((_req, res) => res.writeHead(200).end('ok'));
+    await new Promise<void>((resolve) => probeTarget.listen(0, '127.0.0.1', resolve));
+    probeUrl = `http://127.0.0.1:${(probeTarget.address() as AddressInfo).port}/readyz`;
+  });
+  afterAll(async () => {
+    await Promise.all(agents.map((a) => a.stop()));
+    await Promise.all(agentClients.map((c) => c.close()));
+    await new Promise((resolve) => probeTarget.close(resolve));
+    for (const root of roots) rmSync(root, { recursive: true, force: true });
+    await ns?.delete();
+    await admin?.close();
+  });
+
+  /** The plan Secret of a machine, its access objects and a token, as the bootstrap provider creates them. */
+  async function machine(name: string, plan?: MachinePlan): Promise<{ secretName: string; token: string }> {
+    const secretName = `${name}-machine-plan`;
+    const created = await secrets.create({
+      metadata: { name: secretName, namespace: ns.name },
+      type: MACHINE_PLAN_SECRET_TYPE,
+      data: plan ? { plan: b64(JSON.stringify(plan)), 'plan-state': b64('pending') } : {},
+    });
+    for (const obj of planAccessObjects(ns.name, secretName)) {
+      const [group, version] = obj.apiVersion!.includes('/') ? obj.apiVersion!.split('/') : ['', obj.apiVersion!];
+      const plural = `${obj.kind!.toLowerCase()}s`;
+      await admin.request({
+        method: HttpMethod.POST,
+        path: `${group ? `/apis/${group}/${version}` : '/api/v1'}/namespaces/${ns.name}/${plural}`,
+        body: obj,
+      });
+    }
+    const { token } = await requestAgentToken(admin, ns.name, { name: secretName, uid: created.metadata!.uid! });
+    return { secretName, token };
+  }
+
+  function startAgent(secretName: string, token: string): { agent: NodeAgent; root: string } {
+    const root = mkdtempSync(join(tmpdir(), 'capstan-agent-root-'));
+    roots.push(root);
+    const client = clientWithToken(ns.kc, token);
+    agentClients.push(client);
+    const agent = new NodeAgent({ client, namespace: ns.name, secretName, root: new HostRoot(root), logger: log, probePeriodMs: 200 });
+    agents.push(agent);
+    agent.start();
+    return { agent, root };
+  }
+
+  const planData = async (secretName: string) =>
+    decodeSecretData((await secrets.get({ namespace: ns.name, name: secretName })).data);
+
+  async function writePlan(secretName: string, plan: MachinePlan | string): Promise<string> {
+    const raw = typeof plan === 'string' ? plan : JSON.stringify(plan);
+    await secrets.mergePatch(
+      { namespace: ns.name, name: secretName },
+      { data: { plan: b64(raw), 'plan-state': b64('pending'), 'probe-statuses': null } },
+    );
+    return planChecksum(raw);
+  }
+
+  it('can reach its own plan Secret and nothing else (SubjectAccessReviews)', async () => {
+    const { secretName } = await machine('sar');
+    const user = `system:serviceaccount:${ns.name}:${secretName}`;
+    const allowed = async (verb: string, name?: string, resource = 'secrets') => {
+      const review = await admin.request<{ status?: { allowed?: boolean } }>({
+        method: HttpMethod.POST,
+        path: '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+        body: {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SubjectAccessReview',
+          spec: { user, groups: ['system:serviceaccounts', `system:serviceaccounts:${ns.name}`], resourceAttributes: { namespace: ns.name, verb, resource, name } },
+        },
+      });
+      return review.status?.allowed === true;
+    };
+    for (const verb of ['get', 'list', 'watch', 'update', 'patch']) expect(await allowed(verb, secretName)).toBe(true);
+    expect(await allowed('get', 'other-machine-machine-plan')).toBe(false);
+    expect(await allowed('get', 'sar-bootstrap-data')).toBe(false);
+    expect(await allowed('list')).toBe(false);
+    expect(await allowed('delete', secretName)).toBe(false);
+    expect(await allowed('create')).toBe(false);
+    expect(await allowed('get', 'sar', 'configmaps')).toBe(false);
+  });
+
+  it('applies a plan (file, instruction, probe) and reports state, checksum, output and probes', async () => {
+    const { secretName, token } = await machine('apply');
+    const { root } = startAgent(secretName, token);
+    const checksum = await writePlan(secretName, {
+      files: [{ path: '/etc/capstan/test/config.yaml', content: b64('secret: value\n'), permissions: '0600' }],
+      instructions: [
+        { name: 'hello', command: 'sh', args: ['-c', 'cat "$CAPSTAN_HOST_ROOT/etc/capstan/test/config.yaml" >/dev/null && echo hello-$GREETING'], env: ['GREETING=world'], saveOutput: true },
+      ],
+      probes: { target: { httpGet: { url: probeUrl } } },
+    });
+    const data = await eventually(async () => {
+      const d = await planData(secretName);
+      return probeStatusesOf(d)['target']?.healthy ? d : undefined;
+    }, { timeoutMs: 20_000 });
+    expect(text(data, PLAN_KEYS.state)).toBe('succeeded');
+    expect(text(data, PLAN_KEYS.appliedChecksum)).toBe(checksum);
+    expect(text(data, PLAN_KEYS.revision)).toBe('1');
+    expect(gunzipJson(data[PLAN_KEYS.appliedOutput])).toEqual({ hello: 'hello-world\n' });
+    const file = join(root, 'etc/capstan/test/config.yaml');
+    expect(readFileSync(file, 'utf8')).toBe('secret: value\n');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+
+  it('refuses a malformed plan with a clear failed state, applies nothing, and keeps running', async () => {
+    const { secretName, token } = await machine('bad');
+    const { root } = startAgent(secretName, token);
+    await writePlan(secretName, { files: [{ path: '/etc/../../escape', content: b64('x') }], instructions: [{ name: 'never', command: 'touch', args: ['/tmp/never'] }] });
+    const failed = await eventually(async () => {
+      const d = await planData(secretName);
+      return text(d, PLAN_KEYS.state) === 'failed' ? d : undefined;
+    }, { timeoutMs: 20_000 });
+    expect(text(failed, PLAN_KEYS.failureMessage)).toBe('invalid plan: files[0].path: must not contain ".."');
+    await writePlan(secretName, '{"files": [{"path": "/a", "content": "%%%"}]}');
+    await eventually(async () => text(await planData(secretName), PLAN_KEYS.failureMessage) === 'invalid plan: files[0].content: must be base64', { timeoutMs: 20_000 });
+    const good = await writePlan(secretName, { files: [{ path: '/ok', content: b64('ok') }] });
+    await eventually(async () => text(await planData(secretName), PLAN_KEYS.appliedChecksum) === good, { timeoutMs: 20_000 });
+    expect(readFileSync(join(root, 'ok'), 'utf8')).toBe('ok');
+    expect(() => statSync(join(root, '..', 'escape'))).toThrow();
+  });
+
+  it('stops at the first failing instruction and reports which one, with its output only in the Secret', async () => {
+    const { secretName, token } = await machine('fail');
+    const { root } = startAgent(secretName, token);
+    await writePlan(secretName, {
+      instructions: [
+        { name: 'breaks', command: 'sh', args: ['-c', 'echo token-abc >&2; exit 3'] },
+        { name: 'after', command: 'sh', args: ['-c', 'touch "$CAPSTAN_HOST_ROOT/after"'] },
+      ],
+    });
+    const failed = await eventually(async () => {
+      const d = await planData(secretName);
+      return text(d, PLAN_KEYS.state) === 'failed' ? d : undefined;
+    }, { timeoutMs: 20_000 });
+    expect(text(failed, PLAN_KEYS.failureMessage)).toBe('instruction breaks exited 3');
+    expect(text(failed, PLAN_KEYS.failureCount)).toBe('1');
+    expect(gunzipJson(failed[PLAN_KEYS.failedOutput])).toEqual({ breaks: 'token-abc\n' });
+    expect(() => statSync(join(root, 'after'))).toThrow();
+  });
+
+  it('never wedges on a Secret that changed under it: an unrelated write mid-plan, then a new plan mid-plan', async () => {
+    const { secretName, token } = await machine('race');
+    startAgent(secretName, token);
+    const slow = { instructions: [{ name: 'slow', command: 'sleep', args: ['1'] }] };
+    const first = await writePlan(secretName, slow);
+    await eventually(async () => text(await planData(secretName), PLAN_KEYS.state) === 'in-progress', { timeoutMs: 10_000 });
+    // Someone else writes the Secret meanwhile: the agent's report must land on the newer version.
+    await secrets.mergePatch({ namespace: ns.name, name: secretName }, { metadata: { labels: { touched: 'yes' } } });
+    await eventually(async () => text(await planData(secretName), PLAN_KEYS.appliedChecksum) === first, { timeoutMs: 20_000 });
+
+    const second = await writePlan(secretName, { ...slow, files: [{ path: '/second', content: b64('2') }] });
+    await eventually(async () => text(await planData(secretName), PLAN_KEYS.state) === 'in-progress', { timeoutMs: 10_000 });
+    const third = await writePlan(secretName, { files: [{ path: '/third', content: b64('3') }] });
+    const done = await eventually(async () => {
+      const d = await planData(secretName);
+      return text(d, PLAN_KEYS.appliedChecksum) === third && text(d, PLAN_KEYS.state) === 'succeeded' ? d : undefined;
+    }, { timeoutMs: 20_000 });
+    // The second plan's result was dropped (its plan was replaced), never reported as the third's.
+    expect(text(done, PLAN_KEYS.appliedChecksum)).not.toBe(second);
+  });
+
+  it('acts on the Secret as it is, not on a watch event older than its own write ("secret received was too old")', async () => {
+    const { secretName, token } = await machine('stale');
+    const { agent, root } = startAgent(secretName, token);
+    const counting = { instructions: [{ name: 'count', command: 'sh', args: ['-c', 'echo run >> "$CAPSTAN_HOST_ROOT/runs"'] }] };
+    const first = await writePlan(secretName, counting);
+    const pendingCopy = await secrets.get({ namespace: ns.name, name: secretName });
+    await eventually(async () => text(await planData(secretName), PLAN_KEYS.appliedChecksum) === first, { timeoutMs: 20_000 });
+    // Replay the pending version the agent has long written past, as a lagging watch would deliver it.
+    type Handlers = { handlers: Set<{ onUpdate?(a: V1Secret, b: V1Secret): void }> };
+    const informer = (agent as unknown as { informer: Handlers }).informer;
+    for (const handler of informer.handlers) handler.onUpdate?.(pendingCopy, pendingCopy);
+    await agent.idle();
+    await new Promise((r) => setTimeout(r, 500));
+    await agent.idle();
+    expect(readFileSync(join(root, 'runs'), 'utf8')).toBe('run\n');
+    expect(text(await planData(secretName), PLAN_KEYS.revision)).toBe('1');
+    // And it is not stuck: the next plan is applied.
+    const second = await writePlan(secretName, { files: [{ path: '/next', content: b64('n') }] });
+    await eventually(async () => text(await planData(secretName), PLAN_KEYS.appliedChecksum) === second, { timeoutMs: 20_000 });
+  });
+
+  it('resumes when its Secret is deleted and created again', async () => {
+    const { secretName, token } = await machine('recreate');
+    startAgent(secretName, token);
+    const first = await writePlan(secretName, { files: [{ path: '/one', content: b64('1') }] });
+    await eventually(async () => text(await planData(secretName), PLAN_KEYS.appliedChecksum) === first, { timeoutMs: 20_000 });
+    await secrets.delete({ namespace: ns.name, name: secretName });
+    // The token is bound to the old Secret: the re-created Secret needs a new one, as the provider hands out.
+    const recreated = await secrets.create({
+      metadata: { name: secretName, namespace: ns.name },
+      type: MACHINE_PLAN_SECRET_TYPE,
+      data: { plan: b64('{"files":[{"path":"/two","content":"Mg=="}]}'), 'plan-state': b64('pending') },
+    });
+    const { token: fresh } = await requestAgentToken(admin, ns.name, { name: secretName, uid: recreated.metadata!.uid! });
+    startAgent(secretName, fresh);
+    await eventually(async () => text(await planData(secretName), PLAN_KEYS.state) === 'succeeded', { timeoutMs: 20_000 });
+  });
+
+  it('writes nothing once converged', async () => {
+    const { secretName, token } = await machine('quiet');
+    startAgent(secretName, token);
+    await writePlan(secretName, { files: [{ path: '/q', content: b64('q') }], probes: { p: { httpGet: { url: probeUrl } } } });
+    await eventually(async () => probeStatusesOf(await planData(secretName))['p']?.healthy === true, { timeoutMs: 20_000 });
+    await new Promise((r) => setTimeout(r, 2_500)); // probe counters settle
+    const before = (await secrets.get({ namespace: ns.name, name: secretName })).metadata?.resourceVersion;
+    await new Promise((r) => setTimeout(r, 1_500));
+    const after = (await secrets.get({ namespace: ns.name, name: secretName })).metadata?.resourceVersion;
+    expect(after).toBe(before);
+  });
+});
+

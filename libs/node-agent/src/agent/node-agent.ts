@@ -1,0 +1,264 @@
+import type { V1Secret } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Informer, isNotFound, SECRETS, type KubeClient } from '@capstan/kube';
+import { applyPlan } from '../apply/apply-plan.js';
+import type { HostRoot } from '../apply/host-root.js';
+import { InvalidPlanError, parsePlan, planChecksum } from '../plan/parse-plan.js';
+import type { MachinePlan } from '../plan/plan.js';
+import { probeOnce } from '../probes/http-probe.js';
+import { nextProbeStatus, type ProbeStatus } from '../probes/probe-status.js';
+import {
+  decide,
+  gzipJson,
+  markInProgress,
+  PLAN_KEYS,
+  probeStatusesOf,
+  recordOutcome,
+  text,
+  type PlanData,
+} from '../report/plan-secret.js';
+import { PeriodicRunner } from './periodic-runner.js';
+import { PlanSecretClient } from './plan-secret-client.js';
+
+export interface NodeAgentOptions {
+  client: KubeClient;
+  namespace: string;
+  secretName: string;
+  root: HostRoot;
+  logger: Logger;
+  /** How often probes run and the Secret is looked at even without a watch event (default 5 s). */
+  probePeriodMs?: number;
+  registry?: Registry;
+  /** Scales periodic instruction periods (tests). */
+  periodScale?: number;
+}
+
+/** The plan the agent applied and now probes and runs periodic instructions for. */
+interface CurrentPlan {
+  checksum: string;
+  plan: MachinePlan;
+  appliedAt: number;
+  probes: Record<string, ProbeStatus>;
+}
+
+/**
+ * The node agent: watches its own plan Secret, applies a plan when the Secret asks for it (see `decide`), reports
+ * the outcome, probe statuses and periodic output on the same Secret. One sync runs at a time; events arriving
+ * meanwhile make one more sync afterwards. Everything it logs names the Secret, the plan checksum and the step,
+ * never file contents, environment values or output.
+ */
+export class NodeAgent {
+  private readonly secret: PlanSecretClient;
+  private readonly informer: Informer<V1Secret>;
+  private readonly periodic: PeriodicRunner;
+  private readonly log: Logger;
+  private readonly stopping = new AbortController();
+  private current: CurrentPlan | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private probeTimer: NodeJS.Timeout | undefined;
+  private lastFailureAt: number | undefined;
+  private readonly metrics;
+
+  constructor(private readonly options: NodeAgentOptions) {
+    this.log = options.logger.child({ secret: `${options.namespace}/${options.secretName}` });
+    this.secret = new PlanSecretClient(options.client, options.namespace, options.secretName);
+    this.informer = new Informer<V1Secret>(options.client, SECRETS, {
+      namespace: options.namespace,
+      fieldSelector: `metadata.name=${options.secretName}`,
+      logger: this.log,
+    });
+    this.periodic = new PeriodicRunner(
+      options.root,
+      (outputs) => this.reportPeriodic(outputs),
+      options.periodScale ?? 1,
+    );
+    const registers = options.registry ? [options.registry] : [];
+    this.metrics = {
+      applies: new Counter({
+        name: 'capstan_agent_plan_applies_total',
+        help: 'Plans applied, by result',
+        labelNames: ['result'] as const,
+        registers,
+      }),
+      applySeconds: new Histogram({
+        name: 'capstan_agent_plan_apply_seconds',
+        help: 'Time to apply a plan, from in-progress to the reported result',
+        registers,
+      }),
+      probesHealthy: new Gauge({
+        name: 'capstan_agent_probes_healthy',
+        help: 'Probes of the current plan that are healthy',
+        registers,
+      }),
+    };
+  }
+
+  /** Starts watching; the first sync runs at once (a plan left in progress by a crash is run again). */
+  start(): void {
+    this.informer.addEventHandler({
+      onAdd: () => this.trigger(),
+      onUpdate: () => this.trigger(),
+      onDelete: () => this.trigger(),
+    });
+    this.informer.start();
+    this.trigger();
+    this.scheduleProbes();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    clearTimeout(this.probeTimer);
+    this.periodic.stop();
+    await this.informer.stop();
+    await this.running;
+  }
+
+  /** Resolves once the syncs asked for so far are done (tests and benchmarks). */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  private trigger(): void {
+    if (this.stopping.signal.aborted) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.sync()
+      .catch((error: unknown) => this.log.warn({ err: { message: safeMessage(error) } }, 'sync failed: retried on the next event or probe tick'))
+      .finally(() => {
+        this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          this.trigger();
+        }
+      });
+  }
+
+  private async sync(): Promise<void> {
+    const signal = this.stopping.signal;
+    let data: PlanData;
+    try {
+      ({ data } = await this.secret.read(signal));
+    } catch (error) {
+      if (isNotFound(error)) {
+        this.log.debug('no plan Secret (yet)');
+        return;
+      }
+      throw error;
+    }
+    const decision = decide(data, Date.now(), this.lastFailureAt);
+    if (decision.action === 'idle') {
+      this.adopt(data, decision.checksum);
+      return;
+    }
+    const { checksum, attempt, why } = decision;
+    const marked = await this.secret.update((d) => markInProgress(d, attempt), { forChecksum: checksum, signal });
+    if (!marked) return; // the plan changed before it started: the next sync sees the new one
+    const log = this.log.child({ checksum: checksum.slice(0, 12), attempt });
+    log.info({ why }, 'applying plan');
+    const started = Date.now();
+    let plan: MachinePlan | undefined;
+    let outcome: Parameters<typeof recordOutcome>[1];
+    try {
+      plan = parsePlan(marked[PLAN_KEYS.plan]!);
+      const result = await applyPlan(this.options.root, plan, attempt, signal);
+      outcome = { checksum, ...result, at: new Date() };
+    } catch (error) {
+      if (!(error instanceof InvalidPlanError)) throw error;
+      outcome = { checksum, succeeded: false, failure: `invalid plan: ${error.message}`, output: {}, at: new Date() };
+    }
+    if (signal.aborted) return; // stopped mid-plan: the next start runs it again from in-progress
+    const written = await this.secret.update((d) => recordOutcome(d, outcome), { forChecksum: checksum, signal });
+    this.metrics.applies.inc({ result: outcome.succeeded ? 'succeeded' : 'failed' });
+    this.metrics.applySeconds.observe((Date.now() - started) / 1000);
+    if (!outcome.succeeded) {
+      this.lastFailureAt = Date.now();
+      log.warn({ failure: outcome.failure }, 'plan failed');
+      return;
+    }
+    this.lastFailureAt = undefined;
+    log.info({ ms: Date.now() - started }, 'plan applied');
+    if (written && plan) this.use({ checksum, plan, appliedAt: Date.now(), probes: {} });
+    await this.runProbes();
+  }
+
+  /** After a restart, or when nothing is to be applied: probe and run periodic instructions for the applied plan. */
+  private adopt(data: PlanData, checksum: string | undefined): void {
+    if (!checksum || text(data, PLAN_KEYS.appliedChecksum) !== checksum || this.current?.checksum === checksum) return;
+    try {
+      const plan = parsePlan(data[PLAN_KEYS.plan]!);
+      this.use({ checksum, plan, appliedAt: Date.now(), probes: probeStatusesOf(data) });
+    } catch {
+      /* an applied plan always parsed; a Secret edited by hand is reported by the next apply */
+    }
+  }
+
+  private use(current: CurrentPlan): void {
+    this.current = current;
+    this.periodic.replace(current.plan.periodicInstructions ?? []);
+  }
+
+  private scheduleProbes(): void {
+    const period = this.options.probePeriodMs ?? 5_000;
+    this.probeTimer = setTimeout(() => {
+      void this.runProbes()
+        .catch((error: unknown) => this.log.debug({ err: { message: safeMessage(error) } }, 'probe report failed'))
+        .finally(() => {
+          if (!this.stopping.signal.aborted) this.scheduleProbes();
+        });
+      // The tick also catches a retry whose cooldown has passed, without a watch event.
+      this.trigger();
+    }, period);
+    this.probeTimer.unref();
+  }
+
+  private async runProbes(): Promise<void> {
+    const current = this.current;
+    if (!current?.plan.probes) return;
+    const now = Date.now();
+    const next: Record<string, ProbeStatus> = { ...current.probes };
+    await Promise.all(
+      Object.entries(current.plan.probes).map(async ([name, probe]) => {
+        if (now - current.appliedAt < (probe.initialDelaySeconds ?? 0) * 1000) return;
+        next[name] = nextProbeStatus(probe, current.probes[name], await probeOnce(this.options.root, probe));
+      }),
+    );
+    this.metrics.probesHealthy.set(Object.values(next).filter((s) => s.healthy).length);
+    const changed = JSON.stringify(probeReport(next)) !== JSON.stringify(probeReport(current.probes));
+    current.probes = next;
+    if (!changed) return;
+    await this.secret.update(
+      (d) =>
+        text(d, PLAN_KEYS.probeStatuses) === JSON.stringify(next)
+          ? undefined
+          : { ...d, [PLAN_KEYS.probeStatuses]: Buffer.from(JSON.stringify(next)) },
+      { forChecksum: current.checksum, signal: this.stopping.signal },
+    );
+  }
+
+  private async reportPeriodic(outputs: Record<string, unknown>): Promise<void> {
+    const checksum = this.current?.checksum;
+    if (!checksum) return;
+    await this.secret.update((d) => ({ ...d, [PLAN_KEYS.periodicOutput]: gzipJson(outputs) }), {
+      forChecksum: checksum,
+      signal: this.stopping.signal,
+    });
+  }
+}
+
+/** What is worth a write: health flips and the counters up to the thresholds, not every extra success. */
+function probeReport(statuses: Record<string, ProbeStatus>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(statuses).map(([name, s]) => [name, [s.healthy, Math.min(s.successCount, 10), Math.min(s.failureCount, 10)]]),
+  );
+}
+
+/** An error message for the agent's logs: names of calls and codes, no secret content (plan paths are not secret). */
+function safeMessage(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}`.slice(0, 300) : 'unknown error';
+}
+
+

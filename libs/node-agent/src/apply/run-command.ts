@@ -1,0 +1,123 @@
+import { spawn } from 'node:child_process';
+import type { HostRoot } from './host-root.js';
+
+/** Output kept per command: the tail, where a failure usually says why. */
+export const MAX_OUTPUT_BYTES = 64 * 1024;
+
+export interface CommandSpec {
+  name: string;
+  command: string;
+  args?: string[];
+  env?: string[];
+  workingDirectory?: string;
+  timeoutSeconds: number;
+}
+
+export interface CommandResult {
+  exitCode: number | null;
+  /** Set when the command was killed: by its timeout, or because the agent stopped. */
+  killed?: 'timeout' | 'aborted';
+  /** When it could not be started at all (e.g. ENOENT). */
+  spawnError?: string;
+  stdout: Buffer;
+  stderr: Buffer;
+  /** stdout and stderr interleaved as they came. */
+  combined: Buffer;
+}
+
+class Tail {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  push(chunk: Buffer): void {
+    this.chunks.push(chunk);
+    this.size += chunk.length;
+    while (this.size > MAX_OUTPUT_BYTES && this.chunks.length > 1) this.size -= this.chunks.shift()!.length;
+  }
+  value(): Buffer {
+    const all = Buffer.concat(this.chunks);
+    return all.length > MAX_OUTPUT_BYTES ? all.subarray(all.length - MAX_OUTPUT_BYTES) : all;
+  }
+}
+
+/**
+ * Runs one instruction as a child process on the machine: its working directory under the host root, the agent's
+ * environment plus the instruction's, `CAPSTAN_HOST_ROOT` so scripts can find the machine's files. The process
+ * group is killed on timeout or abort (SIGTERM, SIGKILL 5 s later).
+ */
+export function runCommand(
+  root: HostRoot,
+  spec: CommandSpec,
+  defaultDirectory: string,
+  extraEnv: Record<string, string>,
+  signal?: AbortSignal,
+): Promise<CommandResult> {
+  const env: Record<string, string> = { ...(process.env as Record<string, string>), ...extraEnv, CAPSTAN_HOST_ROOT: root.dir };
+  for (const entry of spec.env ?? []) {
+    const eq = entry.indexOf('=');
+    env[entry.slice(0, eq)] = entry.slice(eq + 1);
+  }
+  const stdout = new Tail();
+  const stderr = new Tail();
+  const combined = new Tail();
+  return new Promise((resolve) => {
+    let killed: CommandResult['killed'];
+    const child = spawn(spec.command, spec.args ?? [], {
+      cwd: root.resolve(spec.workingDirectory ?? defaultDirectory),
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    const kill = (why: 'timeout' | 'aborted') => {
+      if (killed || child.exitCode !== null || child.pid === undefined) return;
+      killed = why;
+      const group = -child.pid;
+      try {
+        process.kill(group, 'SIGTERM');
+      } catch {
+        /* already gone */
+      }
+      setTimeout(() => {
+        try {
+          process.kill(group, 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
+      }, 5_000).unref();
+    };
+    const timer = setTimeout(() => kill('timeout'), spec.timeoutSeconds * 1000);
+    const onAbort = () => kill('aborted');
+    signal?.addEventListener('abort', onAbort, { once: true });
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout.push(chunk);
+      combined.push(chunk);
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr.push(chunk);
+      combined.push(chunk);
+    });
+    const finish = (exitCode: number | null, spawnError?: string) => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      resolve({
+        exitCode,
+        ...(killed && { killed }),
+        ...(spawnError && { spawnError }),
+        stdout: stdout.value(),
+        stderr: stderr.value(),
+        combined: combined.value(),
+      });
+    };
+    child.on('error', (error: NodeJS.ErrnoException) => finish(null, error.code ?? 'spawn failed'));
+    child.on('close', (code) => finish(code));
+    if (signal?.aborted) onAbort();
+  });
+}
+
+/** What went wrong with a command, for a state message: its name and how it ended, never its output. */
+export function commandFailure(name: string, result: CommandResult): string | undefined {
+  if (result.spawnError) return `${name} could not start: ${result.spawnError}`;
+  if (result.killed === 'timeout') return `${name} timed out`;
+  if (result.killed === 'aborted') return `${name} was stopped`;
+  if (result.exitCode !== 0) return `${name} exited ${result.exitCode}`;
+  return undefined;
+}

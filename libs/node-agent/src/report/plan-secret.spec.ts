@@ -1,0 +1,77 @@
+import { planChecksum } from '../plan/parse-plan.js';
+import {
+  decide,
+  FAILURE_COOLDOWN_MS,
+  gunzipJson,
+  gzipJson,
+  markInProgress,
+  MAX_GZIPPED_OUTPUT_BYTES,
+  PLAN_KEYS,
+  recordOutcome,
+  text,
+  type PlanData,
+} from './plan-secret.js';
+
+const plan = Buffer.from('{"files":[]}');
+const sum = planChecksum(plan);
+const data = (extra: Record<string, string> = {}): PlanData => ({
+  [PLAN_KEYS.plan]: plan,
+  ...Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, Buffer.from(v)])),
+});
+
+describe('the plan Secret state machine', () => {
+  it('applies a pending plan, and a plan not applied yet when the writer sets no state', () => {
+    expect(decide(data({ [PLAN_KEYS.state]: 'pending' }), 0)).toEqual({ action: 'apply', checksum: sum, attempt: 1, why: 'new' });
+    expect(decide(data(), 0)).toMatchObject({ action: 'apply', why: 'new' });
+    expect(decide(data({ [PLAN_KEYS.appliedChecksum]: sum }), 0)).toEqual({ action: 'idle', checksum: sum });
+    expect(decide({}, 0)).toEqual({ action: 'idle' });
+  });
+
+  it('runs a plan left in progress again, with the next attempt number', () => {
+    expect(decide(data({ [PLAN_KEYS.state]: 'in-progress', [PLAN_KEYS.attempt]: '1' }), 0)).toEqual({
+      action: 'apply',
+      checksum: sum,
+      attempt: 2,
+      why: 'resume',
+    });
+  });
+
+  it('keeps a succeeded plan, and a failed one unless attempts are left and the cooldown is over', () => {
+    expect(decide(data({ [PLAN_KEYS.state]: 'succeeded', [PLAN_KEYS.appliedChecksum]: sum }), 0).action).toBe('idle');
+    const failed = { [PLAN_KEYS.state]: 'failed', [PLAN_KEYS.failedChecksum]: sum, [PLAN_KEYS.failureCount]: '1' };
+    expect(decide(data(failed), 0).action).toBe('idle');
+    expect(decide(data({ ...failed, [PLAN_KEYS.maxFailures]: '3' }), 1_000, 0).action).toBe('idle');
+    expect(decide(data({ ...failed, [PLAN_KEYS.maxFailures]: '3' }), FAILURE_COOLDOWN_MS, 0)).toMatchObject({ action: 'apply', why: 'retry' });
+    expect(decide(data({ ...failed, [PLAN_KEYS.maxFailures]: '-1', [PLAN_KEYS.failureCount]: '99' }), 0).action).toBe('apply');
+    expect(decide(data({ ...failed, [PLAN_KEYS.failedChecksum]: 'other' }), 0)).toMatchObject({ action: 'apply', why: 'new' });
+  });
+
+  it('commits in-progress with the revision bumped, then records the outcome', () => {
+    const marked = markInProgress(data({ [PLAN_KEYS.revision]: '4', [PLAN_KEYS.probeStatuses]: '{}' }), 1);
+    expect(text(marked, PLAN_KEYS.state)).toBe('in-progress');
+    expect(text(marked, PLAN_KEYS.revision)).toBe('5');
+    const failed = recordOutcome(marked, { checksum: sum, succeeded: false, failure: 'instruction a exited 1', output: { a: 'boom' }, at: new Date(0) });
+    expect(text(failed, PLAN_KEYS.state)).toBe('failed');
+    expect(text(failed, PLAN_KEYS.failureCount)).toBe('1');
+    expect(text(failed, PLAN_KEYS.failureMessage)).toBe('instruction a exited 1');
+    expect(gunzipJson(failed[PLAN_KEYS.failedOutput])).toEqual({ a: 'boom' });
+    expect(failed[PLAN_KEYS.probeStatuses]).toBeUndefined();
+    const again = recordOutcome(failed, { checksum: sum, succeeded: false, output: {}, at: new Date(0) });
+    expect(text(again, PLAN_KEYS.failureCount)).toBe('2');
+    const ok = recordOutcome(again, { checksum: sum, succeeded: true, output: { a: 'fine' }, at: new Date(0) });
+    expect(text(ok, PLAN_KEYS.state)).toBe('succeeded');
+    expect(text(ok, PLAN_KEYS.appliedChecksum)).toBe(sum);
+    expect(text(ok, PLAN_KEYS.failureCount)).toBe('0');
+    expect(ok[PLAN_KEYS.failedChecksum]).toBeUndefined();
+    expect(gunzipJson(ok[PLAN_KEYS.appliedOutput])).toEqual({ a: 'fine' });
+  });
+
+  it('caps gzipped output by dropping the largest entries, saying so', () => {
+    const noise = (n: number) => Array.from({ length: n }, (_, i) => ((i * 7919) % 65536).toString(36)).join('');
+    const zipped = gzipJson({ small: 'kept', huge: noise(400_000) });
+    expect(zipped.length).toBeLessThanOrEqual(MAX_GZIPPED_OUTPUT_BYTES);
+    const back = gunzipJson<Record<string, string>>(zipped)!;
+    expect(back['small']).toBe('kept');
+    expect(back['huge']).toMatch(/^\[dropped: \d+ bytes over the output cap\]$/);
+  });
+});

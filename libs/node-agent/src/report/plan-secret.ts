@@ -1,0 +1,179 @@
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { planChecksum } from '../plan/parse-plan.js';
+import type { ProbeStatus } from '../probes/probe-status.js';
+
+/** The Secret type of a machine plan; the agent's Role allows exactly one Secret of it. */
+export const MACHINE_PLAN_SECRET_TYPE = 'capstan.dev/machine-plan';
+
+/** `<machine>-machine-plan`: the plan Secret of a machine. */
+export function planSecretName(machineName: string): string {
+  return `${machineName}-machine-plan`;
+}
+
+/** Keys of the plan Secret and who writes them (docs/node-agent.md). */
+export const PLAN_KEYS = {
+  /** Writer: the JSON plan. */
+  plan: 'plan',
+  /** Writer sets `pending` with every new plan; the agent moves it on. */
+  state: 'plan-state',
+  /** Writer: attempts of a failed plan (default 1: no retry; -1 unlimited). */
+  maxFailures: 'max-failures',
+  /** Agent: +1 on every pending -> in-progress. */
+  revision: 'plan-revision',
+  /** Agent: runs of the current plan (1, or more after a crash or a retry). */
+  attempt: 'plan-attempt',
+  appliedChecksum: 'applied-checksum',
+  appliedOutput: 'applied-output',
+  failedChecksum: 'failed-checksum',
+  failedOutput: 'failed-output',
+  failureCount: 'failure-count',
+  /** Agent: why the plan failed (step and how it ended; never content or output). */
+  failureMessage: 'failure-message',
+  successCount: 'success-count',
+  lastApplyTime: 'last-apply-time',
+  probeStatuses: 'probe-statuses',
+  periodicOutput: 'applied-periodic-output',
+} as const;
+
+export type PlanState = 'pending' | 'in-progress' | 'succeeded' | 'failed';
+
+/** Gzipped JSON outputs are capped so the Secret stays far below the 1 MiB object limit. */
+export const MAX_GZIPPED_OUTPUT_BYTES = 256 * 1024;
+
+/** Secret data decoded: key -> bytes. */
+export type PlanData = Record<string, Buffer>;
+
+export function decodeSecretData(data: Record<string, string> | undefined): PlanData {
+  return Object.fromEntries(Object.entries(data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')]));
+}
+
+export function encodeSecretData(data: PlanData): Record<string, string> {
+  return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, v.toString('base64')]));
+}
+
+export const text = (data: PlanData, key: string): string | undefined => data[key]?.toString('utf8');
+const int = (data: PlanData, key: string, fallback: number): number => {
+  const n = Number.parseInt(text(data, key) ?? '', 10);
+  return Number.isFinite(n) ? n : fallback;
+};
+
+/** gzip of JSON, dropping the largest entries until it fits the cap (the dropped ones say so). */
+export function gzipJson(value: Record<string, unknown>): Buffer {
+  const entries = { ...value };
+  for (;;) {
+    const zipped = gzipSync(JSON.stringify(entries));
+    if (zipped.length <= MAX_GZIPPED_OUTPUT_BYTES) return zipped;
+    const largest = Object.entries(entries)
+      .filter(([, v]) => typeof v !== 'string' || !v.startsWith('[dropped'))
+      .sort(([, a], [, b]) => JSON.stringify(b).length - JSON.stringify(a).length)[0];
+    if (!largest) return gzipSync('{}');
+    entries[largest[0]] = `[dropped: ${JSON.stringify(largest[1]).length} bytes over the output cap]`;
+  }
+}
+
+export function gunzipJson<T>(data: Buffer | undefined): T | undefined {
+  if (!data || data.length === 0) return undefined;
+  try {
+    return JSON.parse(gunzipSync(data).toString('utf8')) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What the agent does with the plan Secret as it is now. */
+export type PlanDecision =
+  | { action: 'idle'; checksum?: string }
+  | { action: 'apply'; checksum: string; attempt: number; why: 'new' | 'resume' | 'retry' };
+
+/** Seconds a failed plan waits before it is tried again (when `max-failures` allows). */
+export const FAILURE_COOLDOWN_MS = 30_000;
+
+/**
+ * The state machine of the plan Secret:
+ * - `pending` (or no state and a plan not applied yet, as the legacy checksum flow): apply, attempt 1;
+ * - `in-progress` that this agent is not running (it crashed or was killed mid-plan): apply again, attempt + 1 —
+ *   the one case where instructions may run twice;
+ * - `failed` for this plan with attempts left (`max-failures`) and the cooldown over: apply again;
+ * - `succeeded` for this plan, or `failed` without attempts left: nothing until the writer sets a new plan.
+ */
+export function decide(data: PlanData, now: number, lastFailureAt?: number): PlanDecision {
+  const raw = data[PLAN_KEYS.plan];
+  if (!raw || raw.length === 0) return { action: 'idle' };
+  const checksum = planChecksum(raw);
+  const state = text(data, PLAN_KEYS.state) as PlanState | undefined;
+  const attempt = int(data, PLAN_KEYS.attempt, 0);
+  switch (state) {
+    case 'pending':
+      return { action: 'apply', checksum, attempt: 1, why: 'new' };
+    case 'in-progress':
+      return { action: 'apply', checksum, attempt: attempt + 1, why: 'resume' };
+    case 'failed': {
+      if (text(data, PLAN_KEYS.failedChecksum) !== checksum) return { action: 'apply', checksum, attempt: 1, why: 'new' };
+      const maxFailures = int(data, PLAN_KEYS.maxFailures, 1);
+      const failures = int(data, PLAN_KEYS.failureCount, 0);
+      const cooled = lastFailureAt === undefined || now - lastFailureAt >= FAILURE_COOLDOWN_MS;
+      if ((maxFailures < 0 || failures < maxFailures) && cooled) {
+        return { action: 'apply', checksum, attempt: attempt + 1, why: 'retry' };
+      }
+      return { action: 'idle', checksum };
+    }
+    case 'succeeded':
+      return text(data, PLAN_KEYS.appliedChecksum) === checksum
+        ? { action: 'idle', checksum }
+        : { action: 'apply', checksum, attempt: 1, why: 'new' };
+    default:
+      return text(data, PLAN_KEYS.appliedChecksum) === checksum
+        ? { action: 'idle', checksum }
+        : { action: 'apply', checksum, attempt: 1, why: 'new' };
+  }
+}
+
+/** The in-progress mark, committed before anything of the plan runs. */
+export function markInProgress(data: PlanData, attempt: number): PlanData {
+  return {
+    ...data,
+    [PLAN_KEYS.state]: Buffer.from('in-progress'),
+    [PLAN_KEYS.revision]: Buffer.from(String(int(data, PLAN_KEYS.revision, 0) + 1)),
+    [PLAN_KEYS.attempt]: Buffer.from(String(attempt)),
+  };
+}
+
+export interface ApplyOutcome {
+  checksum: string;
+  succeeded: boolean;
+  failure?: string;
+  output: Record<string, string>;
+  at: Date;
+}
+
+/** The result of an apply written onto the Secret; the previous probe statuses go (they were for the old plan). */
+export function recordOutcome(data: PlanData, outcome: ApplyOutcome): PlanData {
+  const next: PlanData = { ...data, [PLAN_KEYS.lastApplyTime]: Buffer.from(outcome.at.toISOString()) };
+  delete next[PLAN_KEYS.probeStatuses];
+  if (outcome.succeeded) {
+    next[PLAN_KEYS.state] = Buffer.from('succeeded');
+    next[PLAN_KEYS.appliedChecksum] = Buffer.from(outcome.checksum);
+    next[PLAN_KEYS.appliedOutput] = gzipJson(outcome.output);
+    next[PLAN_KEYS.failureCount] = Buffer.from('0');
+    next[PLAN_KEYS.successCount] = Buffer.from(String(int(data, PLAN_KEYS.successCount, 0) + 1));
+    delete next[PLAN_KEYS.failedChecksum];
+    delete next[PLAN_KEYS.failedOutput];
+    delete next[PLAN_KEYS.failureMessage];
+  } else {
+    const sameFailure = text(data, PLAN_KEYS.failedChecksum) === outcome.checksum;
+    next[PLAN_KEYS.state] = Buffer.from('failed');
+    next[PLAN_KEYS.failedChecksum] = Buffer.from(outcome.checksum);
+    next[PLAN_KEYS.failedOutput] = gzipJson(outcome.output);
+    next[PLAN_KEYS.failureCount] = Buffer.from(String((sameFailure ? int(data, PLAN_KEYS.failureCount, 0) : 0) + 1));
+    next[PLAN_KEYS.failureMessage] = Buffer.from(outcome.failure ?? 'failed');
+  }
+  return next;
+}
+
+export function probeStatusesOf(data: PlanData): Record<string, ProbeStatus> {
+  try {
+    return JSON.parse(text(data, PLAN_KEYS.probeStatuses) ?? '{}') as Record<string, ProbeStatus>;
+  } catch {
+    return {};
+  }
+}
