@@ -10,3 +10,4 @@ export * from './plan/plan.js';
 export * from './probes/probe-status.js';
 export * from './report/plan-secret.js';
 export * from './access/plan-access.js';
+export * from './testing/plan-machine.js';

@@ -12,3 +12,4 @@ export * from './capstan-crds.js';
 export * from './eventually.js';
 export * from './local-services.js';
 export * from './capstan-under-test.js';
+export * from './repo.js';

@@ -7,7 +7,8 @@ import { HttpMethod, KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import pino from 'pino';
 import { KubeClient, SECRETS, type ResourceClient } from '@capstan/kube';
 import { createTestNamespace, eventually, type TestNamespace } from '@capstan/testing';
-import { planAccessObjects, requestAgentToken } from '../access/plan-access.js';
+import { requestAgentToken } from '../access/plan-access.js';
+import { createPlanMachine } from '../testing/plan-machine.js';
 import { HostRoot } from '../apply/host-root.js';
 import { planChecksum } from '../plan/parse-plan.js';
 import type { MachinePlan } from '../plan/plan.js';
@@ -57,26 +58,10 @@ describe('the node agent on the real API server', () => {
     await admin?.close();
   });
 
-  /** The plan Secret of a machine, its access objects and a token, as the bootstrap provider creates them. */
-  async function machine(name: string, plan?: MachinePlan): Promise<{ secretName: string; token: string }> {
-    const secretName = `${name}-machine-plan`;
-    const created = await secrets.create({
-      metadata: { name: secretName, namespace: ns.name },
-      type: MACHINE_PLAN_SECRET_TYPE,
-      data: plan ? { plan: b64(JSON.stringify(plan)), 'plan-state': b64('pending') } : {},
-    });
-    for (const obj of planAccessObjects(ns.name, secretName)) {
-      const [group, version] = obj.apiVersion!.includes('/') ? obj.apiVersion!.split('/') : ['', obj.apiVersion!];
-      const plural = `${obj.kind!.toLowerCase()}s`;
-      await admin.request({
-        method: HttpMethod.POST,
-        path: `${group ? `/apis/${group}/${version}` : '/api/v1'}/namespaces/${ns.name}/${plural}`,
-        body: obj,
-      });
-    }
-    const { token } = await requestAgentToken(admin, ns.name, { name: secretName, uid: created.metadata!.uid! });
+  const machine = async (name: string) => {
+    const { secretName, token } = await createPlanMachine(admin, ns.name, name);
     return { secretName, token };
-  }
+  };
 
   function startAgent(secretName: string, token: string): { agent: NodeAgent; root: string } {
     const root = mkdtempSync(join(tmpdir(), 'capstan-agent-root-'));

@@ -128,12 +128,13 @@ export function decide(data: PlanData, now: number, lastFailureAt?: number): Pla
   }
 }
 
-/** The in-progress mark, committed before anything of the plan runs. */
+/** The in-progress mark, committed before anything of the plan runs; a resumed plan keeps its revision. */
 export function markInProgress(data: PlanData, attempt: number): PlanData {
+  const resumed = text(data, PLAN_KEYS.state) === 'in-progress';
   return {
     ...data,
     [PLAN_KEYS.state]: Buffer.from('in-progress'),
-    [PLAN_KEYS.revision]: Buffer.from(String(int(data, PLAN_KEYS.revision, 0) + 1)),
+    [PLAN_KEYS.revision]: Buffer.from(String(int(data, PLAN_KEYS.revision, 0) + (resumed ? 0 : 1))),
     [PLAN_KEYS.attempt]: Buffer.from(String(attempt)),
   };
 }
