@@ -7,6 +7,7 @@ export * from './envelope/object-reference.js';
 export * from './envelope/event-data.js';
 export * from './envelope/handoff-events.js';
 export * from './envelope/lifecycle-events.js';
+export * from './envelope/machine-plan-events.js';
 export * from './envelope/catalogue.js';
 export * from './envelope/cloud-event.js';
 export * from './envelope/secret-guard.js';

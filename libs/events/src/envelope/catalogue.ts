@@ -25,6 +25,7 @@ import {
   MachineRunningData,
   MachineUnhealthyData,
 } from './lifecycle-events.js';
+import { MachinePlanAppliedData, MachinePlanFailedData, MachinePlanProbesHealthyData } from './machine-plan-events.js';
 
 /** Prefix of every CloudEvents `type`: `dev.capstan.<source>.<subject role>.<event>`. */
 export const EVENT_TYPE_PREFIX = 'dev.capstan';
@@ -211,6 +212,27 @@ export const EVENT_CATALOGUE = {
     'machine.deleted',
     MachineDeletedData,
     'The Machine is gone.',
+    'Machine',
+  ),
+  'machine-plan.applied': define(
+    'lifecycle',
+    'machine-plan.applied',
+    MachinePlanAppliedData,
+    "The Machine's node agent applied its plan; carries the plan checksum and revision.",
+    'Machine',
+  ),
+  'machine-plan.failed': define(
+    'lifecycle',
+    'machine-plan.failed',
+    MachinePlanFailedData,
+    "The Machine's node agent could not apply its plan; carries the failing step, never its output.",
+    'Machine',
+  ),
+  'machine-plan.probes-healthy': define(
+    'lifecycle',
+    'machine-plan.probes-healthy',
+    MachinePlanProbesHealthyData,
+    'Every probe of the applied plan is healthy; carries the probe names.',
     'Machine',
   ),
 } as const;

@@ -158,6 +158,9 @@ describe('event catalogue', () => {
         'machine.remediated',
         'machine.deleting',
         'machine.deleted',
+        'machine-plan.applied',
+        'machine-plan.failed',
+        'machine-plan.probes-healthy',
       ].sort(),
     );
   });
