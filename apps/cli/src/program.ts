@@ -5,6 +5,7 @@ import { eventsCommand } from './commands/events.js';
 import { generateCommand } from './commands/generate.js';
 import { initCommand } from './commands/init.js';
 import { getCommand } from './commands/get.js';
+import { planCommand } from './commands/plan.js';
 import { type Output } from './output.js';
 
 export function buildProgram(output: Output): Command {
@@ -19,5 +20,6 @@ export function buildProgram(output: Output): Command {
   program.addCommand(describeCommand(output));
   program.addCommand(deleteCommand(output));
   program.addCommand(eventsCommand(output));
+  program.addCommand(planCommand(output));
   return program;
 }

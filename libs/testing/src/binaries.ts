@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, renameSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { TestEnvironmentError } from './errors.js';
 import { cacheRoot, repoRoot } from './repo.js';
@@ -30,12 +30,42 @@ export function onPath(name: string): string | undefined {
   return undefined;
 }
 
-function requiredVersion(module: 'kube-apiserver' | 'etcd'): string {
+/** A wrapper module under tools/: `etcd`, `kube-apiserver` (the main minor) or `kube-apiserver-<minor>`. */
+type ToolModule = 'etcd' | 'kube-apiserver' | `kube-apiserver-${string}`;
+
+function requiredVersion(module: ToolModule): string {
   const goMod = readFileSync(join(repoRoot(), 'tools', module, 'go.mod'), 'utf8');
   const pattern = module === 'etcd' ? /go\.etcd\.io\/etcd\/server\/v3 (v\S+)/ : /k8s\.io\/kubernetes (v\S+)/;
   const match = pattern.exec(goMod);
   if (!match?.[1]) throw new TestEnvironmentError(`tools/${module}/go.mod names no version`);
   return match[1];
+}
+
+/**
+ * Every pinned kube-apiserver version (the main one first), by the tools/ module that builds it: the sim swaps a
+ * machine's API server binary between them when a plan installs another Kubernetes version.
+ */
+export function pinnedKubeApiserverVersions(): { version: string; module: ToolModule }[] {
+  const modules = readdirSync(join(repoRoot(), 'tools'))
+    .filter((name) => name === 'kube-apiserver' || name.startsWith('kube-apiserver-'))
+    .sort((a, b) => (a === 'kube-apiserver' ? -1 : b === 'kube-apiserver' ? 1 : a.localeCompare(b)));
+  return modules.map((module) => ({ module: module as ToolModule, version: requiredVersion(module as ToolModule) }));
+}
+
+/** The kube-apiserver binary of a pinned version (by minor: `v1.35` or `v1.35.4+k3s1` pick v1.35.4); built once. */
+export function resolveKubeApiserverVersion(
+  wanted: string,
+  log: (line: string) => void = () => undefined,
+): { path: string; version: string } | undefined {
+  const minor = /^v?(\d+)\.(\d+)/.exec(wanted);
+  if (!minor) return undefined;
+  const pinned = pinnedKubeApiserverVersions().find(({ version }) =>
+    version.startsWith(`v${minor[1]}.${minor[2]}.`),
+  );
+  if (!pinned) return undefined;
+  const cached = cachedPath('kube-apiserver', pinned.version);
+  const path = executable(cached) ? cached : build('kube-apiserver', pinned.version, log, pinned.module);
+  return { path, version: pinned.version };
 }
 
 export function parseEtcdVersion(output: string): [number, number, number] | undefined {
@@ -83,7 +113,12 @@ function versionLdflags(version: string): string {
 }
 
 /** Builds one wrapper module under tools/ into the cache; a partial build never lands under the final name. */
-function build(module: 'kube-apiserver' | 'etcd', version: string, log: (line: string) => void): string {
+function build(
+  module: 'kube-apiserver' | 'etcd',
+  version: string,
+  log: (line: string) => void,
+  toolModule: ToolModule = module,
+): string {
   const go = onPath('go');
   const target = cachedPath(module, version);
   if (!go) {
@@ -100,7 +135,7 @@ function build(module: 'kube-apiserver' | 'etcd', version: string, log: (line: s
   log(`building ${module} ${version} from Go modules (once; cached in ${target})`);
   try {
     execFileSync(go, ['build', '-trimpath', '-ldflags', ldflags, '-o', `${target}.partial`, pkg], {
-      cwd: join(repoRoot(), 'tools', module),
+      cwd: join(repoRoot(), 'tools', toolModule),
       env: { ...process.env, CGO_ENABLED: '0' },
       stdio: ['ignore', 'inherit', 'inherit'],
     });

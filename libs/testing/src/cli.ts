@@ -1,7 +1,12 @@
 // `npm run env:up` / `env:down`: the same local servers as the tests, kept running for work by hand.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { resolveControlPlaneBinaries, resolveNatsServer } from './binaries.js';
+import {
+  pinnedKubeApiserverVersions,
+  resolveControlPlaneBinaries,
+  resolveKubeApiserverVersion,
+  resolveNatsServer,
+} from './binaries.js';
 import { startLocalEnvironment } from './local-environment.js';
 import { stopPid } from './processes.js';
 import { repoRoot } from './repo.js';
@@ -64,8 +69,15 @@ try {
   if (command === 'up') await up();
   else if (command === 'down') await down();
   else if (command === 'binaries') {
-    const binaries = resolveControlPlaneBinaries((line) => process.stderr.write(`${line}\n`));
-    out(`etcd ${binaries.etcd}\nkube-apiserver ${binaries.kubeApiserver}\nnats-server ${resolveNatsServer()}`);
+    const log = (line: string) => process.stderr.write(`${line}\n`);
+    const binaries = resolveControlPlaneBinaries(log);
+    // The other pinned minors too: the sim swaps to them when a machine plan installs another version.
+    const others = pinnedKubeApiserverVersions()
+      .slice(1)
+      .map(({ version }) => `kube-apiserver ${resolveKubeApiserverVersion(version, log)?.path ?? '(not built)'}`);
+    out(
+      [`etcd ${binaries.etcd}`, `kube-apiserver ${binaries.kubeApiserver}`, ...others, `nats-server ${resolveNatsServer()}`].join('\n'),
+    );
   }
   else {
     process.stderr.write('usage: cli.js up|down|binaries\n');
