@@ -3,6 +3,7 @@ import { DEFAULT_AGENT_CONFIG_PATH } from '@capstan/node-agent';
 
 export interface AgentOptions {
   config: string;
+  agentsFile?: string;
   hostRoot: string;
   healthPort: number;
   probePeriodMs: number;
@@ -19,6 +20,11 @@ export function parseAgentOptions(argv: string[]): AgentOptions {
       new Option('--config <path>', 'agent config (mode 0600): server, caFile, tokenFile, namespace, secretName')
         .env('CAPSTAN_AGENT_CONFIG')
         .default(DEFAULT_AGENT_CONFIG_PATH),
+    )
+    .addOption(
+      new Option('--agents-file <path>', 'shared mode: a JSON list of { hostRoot, config }, one agent each').env(
+        'CAPSTAN_AGENTS_FILE',
+      ),
     )
     .addOption(
       new Option('--host-root <dir>', "the machine's filesystem root: plan paths and commands live under it")
@@ -41,8 +47,22 @@ export function parseAgentOptions(argv: string[]): AgentOptions {
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   program.parse(argv, { from: 'user' });
-  const o = program.opts<{ config: string; hostRoot: string; healthPort: number; probePeriod: number; logLevel: string }>();
-  return { config: o.config, hostRoot: o.hostRoot, healthPort: o.healthPort, probePeriodMs: o.probePeriod, logLevel: o.logLevel };
+  const o = program.opts<{
+    config: string;
+    agentsFile?: string;
+    hostRoot: string;
+    healthPort: number;
+    probePeriod: number;
+    logLevel: string;
+  }>();
+  return {
+    config: o.config,
+    ...(o.agentsFile && { agentsFile: o.agentsFile }),
+    hostRoot: o.hostRoot,
+    healthPort: o.healthPort,
+    probePeriodMs: o.probePeriod,
+    logLevel: o.logLevel,
+  };
 }
 
 function parsePort(value: string): number {

@@ -1,8 +1,7 @@
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { KubeClient } from '@capstan/kube';
-import { agentKubeConfig, HostRoot, loadAgentConfig, NodeAgent } from '@capstan/node-agent';
 import { createLogger } from '@capstan/observability';
 import { parseAgentOptions, type AgentOptions } from './agent-options.js';
+import { readAgentsFile, startAgents } from './agent-host.js';
 import { startHealthServer } from './health-server.js';
 
 let options: AgentOptions;
@@ -16,34 +15,20 @@ try {
 }
 
 const logger = createLogger({ service: 'node-agent', level: options.logLevel });
-const root = new HostRoot(options.hostRoot);
-let agent: NodeAgent;
-let client: KubeClient;
 try {
-  const config = loadAgentConfig(root, options.config);
-  client = new KubeClient(agentKubeConfig(root, config), { fieldManager: 'capstan-node-agent' });
+  const specs = options.agentsFile
+    ? readAgentsFile(options.agentsFile)
+    : [{ hostRoot: options.hostRoot, config: options.config }];
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  agent = new NodeAgent({
-    client,
-    namespace: config.namespace,
-    secretName: config.secretName,
-    root,
-    logger,
-    registry,
-    probePeriodMs: options.probePeriodMs,
-  });
+  const running = startAgents(specs, logger, registry, options.probePeriodMs);
   let stopping = false;
   const health = await startHealthServer(options.healthPort, registry, () => !stopping);
-  agent.start();
-  logger.info({ secret: `${config.namespace}/${config.secretName}`, healthPort: health.port }, 'node agent started');
+  logger.info({ agents: running.agents.map((a) => a.secret), healthPort: health.port }, 'node agent started');
   const shutdown = (signal: string) => {
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    void agent
-      .stop()
-      .then(() => client.close())
-      .finally(() => health.close(() => process.exit(0)));
+    void running.stop().finally(() => health.close(() => process.exit(0)));
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));

@@ -1,10 +1,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { V1Secret } from '@kubernetes/client-node';
 import { KubeClient, SECRETS } from '@capstan/kube';
-import { createPlanMachine, decodeSecretData, PLAN_KEYS, text } from '@capstan/node-agent';
+import { agentMachineRoot, createPlanMachine, decodeSecretData, PLAN_KEYS, text } from '@capstan/node-agent';
 import {
   createTestNamespace,
   eventually,
@@ -36,29 +35,9 @@ describe('the node agent process', () => {
     await admin?.close();
   });
 
-  /** A machine root with the agent's config, CA and token where the bootstrap data puts them. */
   function machineRoot(secretName: string, token: string, mode = 0o600): string {
-    const root = mkdtempSync(join(tmpdir(), 'capstan-agent-proc-'));
+    const root = agentMachineRoot(ns.kc, { namespace: ns.name, secretName, token }, mode);
     roots.push(root);
-    mkdirSync(join(root, 'etc/capstan/agent'), { recursive: true });
-    const cluster = ns.kc.getCurrentCluster()!;
-    const ca = cluster.caData ? Buffer.from(cluster.caData, 'base64').toString() : readFileSync(cluster.caFile!, 'utf8');
-    writeFileSync(join(root, 'etc/capstan/agent/ca.crt'), ca, { mode: 0o644 });
-    writeFileSync(join(root, 'etc/capstan/agent/token'), token, { mode: 0o600 });
-    const config = join(root, 'etc/capstan/agent/config.yaml');
-    writeFileSync(
-      config,
-      [
-        `server: ${cluster.server}`,
-        'caFile: /etc/capstan/agent/ca.crt',
-        'tokenFile: /etc/capstan/agent/token',
-        `namespace: ${ns.name}`,
-        `secretName: ${secretName}`,
-        '',
-      ].join('\n'),
-      { mode },
-    );
-    chmodSync(config, mode);
     return root;
   }
 

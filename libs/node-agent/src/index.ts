@@ -11,3 +11,4 @@ export * from './probes/probe-status.js';
 export * from './report/plan-secret.js';
 export * from './access/plan-access.js';
 export * from './testing/plan-machine.js';
+export * from './testing/agent-root.js';

@@ -1,0 +1,61 @@
+import { readFileSync } from 'node:fs';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { KubeClient } from '@capstan/kube';
+import { agentKubeConfig, AgentConfigError, HostRoot, loadAgentConfig, NodeAgent } from '@capstan/node-agent';
+
+/** One agent of this process: its machine's root and config file (a machine path under that root). */
+export interface AgentSpec {
+  hostRoot: string;
+  config: string;
+}
+
+export interface RunningAgents {
+  agents: { agent: NodeAgent; client: KubeClient; secret: string }[];
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the agents of this process: one on a real host; many in shared mode (`--agents-file`), each with its own
+ * root, config and credentials, so the sim can host hundreds of machines' agents in one process for scale runs.
+ */
+export function startAgents(specs: AgentSpec[], logger: Logger, registry: Registry | undefined, probePeriodMs: number): RunningAgents {
+  const agents = specs.map((spec) => {
+    const root = new HostRoot(spec.hostRoot);
+    const config = loadAgentConfig(root, spec.config);
+    const client = new KubeClient(agentKubeConfig(root, config), { fieldManager: 'capstan-node-agent' });
+    const agent = new NodeAgent({
+      client,
+      namespace: config.namespace,
+      secretName: config.secretName,
+      root,
+      logger,
+      // One set of agent metrics per process: in shared mode the per-agent figures would collide.
+      registry: specs.length === 1 ? registry : undefined,
+      probePeriodMs,
+    });
+    return { agent, client, secret: `${config.namespace}/${config.secretName}` };
+  });
+  for (const { agent } of agents) agent.start();
+  return {
+    agents,
+    stop: async () => {
+      await Promise.all(agents.map(({ agent }) => agent.stop()));
+      await Promise.all(agents.map(({ client }) => client.close()));
+    },
+  };
+}
+
+/** The `--agents-file`: a JSON list of `{ hostRoot, config }`. */
+export function readAgentsFile(path: string): AgentSpec[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    throw new AgentConfigError(path, 'must be a readable JSON list of { hostRoot, config }');
+  }
+  if (!Array.isArray(parsed) || parsed.some((s) => typeof s?.hostRoot !== 'string' || typeof s?.config !== 'string')) {
+    throw new AgentConfigError(path, 'must be a JSON list of { hostRoot, config }');
+  }
+  return parsed as AgentSpec[];
+}
