@@ -21,6 +21,8 @@ describe('OwnWrites', () => {
     writes.record(at('11'), '10', 0);
     writes.record(at('12'), '11', 1);
     expect(writes.isStale('ns/cp', '10', 2)).toBe(true);
+    // The version between two writes of one reconcile is as stale as the first.
+    expect(writes.isStale('ns/cp', '11', 2)).toBe(true);
     expect(writes.isStale('ns/other', '10', 2)).toBe(false);
     expect(writes.isStale('ns/cp', '12', 3)).toBe(false);
     expect(writes.isStale('ns/cp', '10', 4)).toBe(false);

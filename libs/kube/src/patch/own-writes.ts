@@ -15,7 +15,8 @@ export const OWN_WRITE_TTL_MS = 10_000;
  */
 export class OwnWrites {
   private readonly written = new Map<string, string[]>();
-  private readonly readBefore = new Map<string, { resourceVersion: string; at: number }>();
+  /** Per object: the versions this controller read before writing over them, until the cache moves past them. */
+  private readonly readBefore = new Map<string, { versions: Set<string>; at: number }>();
 
   /** Versions remembered per object: a reconcile writes at most a few times. */
   constructor(private readonly perObject = 4) {}
@@ -29,8 +30,11 @@ export class OwnWrites {
     list.push(rv);
     if (list.length > this.perObject) list.shift();
     this.written.set(key, list);
-    if (readVersion !== undefined && readVersion !== rv && !this.readBefore.has(key)) {
-      this.readBefore.set(key, { resourceVersion: readVersion, at: now });
+    if (readVersion !== undefined && readVersion !== rv) {
+      // A chain of writes (finalizer, then status) leaves every version but the last behind: all are stale.
+      const entry = this.readBefore.get(key) ?? { versions: new Set<string>(), at: now };
+      entry.versions.add(readVersion);
+      this.readBefore.set(key, entry);
     }
   }
 
@@ -45,7 +49,7 @@ export class OwnWrites {
   isStale(key: string, cachedVersion: string | undefined, now = Date.now()): boolean {
     const entry = this.readBefore.get(key);
     if (!entry) return false;
-    if (entry.resourceVersion === cachedVersion && now - entry.at <= OWN_WRITE_TTL_MS) return true;
+    if (cachedVersion !== undefined && entry.versions.has(cachedVersion) && now - entry.at <= OWN_WRITE_TTL_MS) return true;
     this.readBefore.delete(key);
     return false;
   }

@@ -45,25 +45,37 @@ export class EventOutbox {
     obj: T,
     events: readonly OwedEvent[],
   ): Promise<boolean> {
+    return (await this.deliver(resources, obj, events)).done;
+  }
+
+  /**
+   * Publishes what is still owed for `obj` (recorded on it or in memory). Returns whether nothing is left, and the
+   * object as the server last answered when the record on it was written (so a reconcile continues from that
+   * version instead of losing its next guarded write to this one).
+   */
+  flush<T extends KubernetesObject>(resources: ResourceClient<T> | undefined, obj: T): Promise<{ done: boolean; obj: T }> {
+    return this.deliver(resources, obj, []);
+  }
+
+  private async deliver<T extends KubernetesObject>(
+    resources: ResourceClient<T> | undefined,
+    obj: T,
+    events: readonly OwedEvent[],
+  ): Promise<{ done: boolean; obj: T }> {
     const key = objectKey(obj);
     const recorded = owedOn(obj);
     const queue = distinct([...(this.inMemory.get(key) ?? []), ...recorded, ...events]);
-    if (queue.length === 0) return true;
+    if (queue.length === 0) return { done: true, obj };
     const left = await this.publishInOrder(key, queue);
     this.inMemory.delete(key);
     if (left.length === 0) {
-      if (recorded.length > 0 && resources) await this.record(resources, obj, []);
-      return true;
+      const cleared = recorded.length > 0 && resources ? await this.record(resources, obj, []) : undefined;
+      return { done: true, obj: cleared ?? obj };
     }
-    if (resources) await this.record(resources, obj, left);
+    const written = resources ? await this.record(resources, obj, left) : undefined;
     // A deleting object may be gone before a later reconcile reads the annotation.
     if (!resources || obj.metadata?.deletionTimestamp !== undefined) this.inMemory.set(key, left);
-    return false;
-  }
-
-  /** Publishes what is still owed for `obj` (recorded on it or in memory); true when nothing is left. */
-  flush<T extends KubernetesObject>(resources: ResourceClient<T> | undefined, obj: T): Promise<boolean> {
-    return this.publish(resources, obj, []);
+    return { done: false, obj: written ?? obj };
   }
 
   /** Publishes what is owed for an object that is gone (only the in-memory record is left). */
@@ -105,26 +117,30 @@ export class EventOutbox {
     return [];
   }
 
-  /** Writes the owed list onto the object (an empty list removes the annotation); a gone object keeps it in memory. */
+  /**
+   * Writes the owed list onto the object (an empty list removes the annotation) and returns the object written; a
+   * gone object keeps the list in memory.
+   */
   private async record<T extends KubernetesObject>(
     resources: ResourceClient<T>,
     obj: T,
     owed: OwedEvent[],
-  ): Promise<void> {
+  ): Promise<T | undefined> {
     const kept = owed.slice(-MAX_OWED_PER_OBJECT);
     if (kept.length < owed.length) {
       this.log.warn({ key: objectKey(obj), dropped: owed.length - kept.length }, 'too many owed events: oldest dropped');
     }
     const value = kept.length > 0 ? JSON.stringify(kept) : null;
-    if ((obj.metadata?.annotations?.[OWED_EVENTS_ANNOTATION] ?? null) === value) return;
+    if ((obj.metadata?.annotations?.[OWED_EVENTS_ANNOTATION] ?? null) === value) return undefined;
     try {
-      await resources.mergePatch(
+      return await resources.mergePatch(
         { namespace: obj.metadata?.namespace, name: obj.metadata!.name! },
         { metadata: { annotations: { [OWED_EVENTS_ANNOTATION]: value } } },
       );
     } catch (error) {
       if (!isNotFound(error)) throw error;
       if (kept.length > 0) this.inMemory.set(objectKey(obj), kept);
+      return undefined;
     }
   }
 }

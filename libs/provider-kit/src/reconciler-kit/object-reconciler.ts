@@ -93,7 +93,14 @@ export function objectReconciler<T extends ReconciledObject>(definition: ObjectR
     if (definition.ownWrites?.isStale(key, cached.metadata?.resourceVersion)) {
       return { requeueAfter: CONFLICT_REQUEUE_MS };
     }
-    const patch = new PatchHelper(definition.resources, cached, {
+    // Owed events first; when that rewrote the record on the object, the reconcile goes on from the version written.
+    let current = cached;
+    let flushed = true;
+    if (definition.outbox) {
+      ({ done: flushed, obj: current } = await definition.outbox.flush(definition.resources, cached));
+      if (current !== cached) definition.ownWrites?.record(current, cached.metadata?.resourceVersion);
+    }
+    const patch = new PatchHelper(definition.resources, current, {
       ownedConditions: owned,
       ownWrites: definition.ownWrites,
     });
@@ -102,7 +109,7 @@ export function objectReconciler<T extends ReconciledObject>(definition: ObjectR
     const scope: ReconcileScope<T> = {
       key,
       rc,
-      original: cached,
+      original: current,
       obj: patch.draft(),
       cluster,
       patchNow: async () => {
@@ -112,11 +119,11 @@ export function objectReconciler<T extends ReconciledObject>(definition: ObjectR
       announce: (...more) => events.push(...more),
     };
     try {
-      if (definition.outbox) await definition.outbox.flush(definition.resources, cached);
       const result = await runBranch(definition, scope, cluster, now());
       await scope.patchNow();
       const published = await publishAnnounced(definition, scope, events);
-      return !published && !result?.requeueAfter ? { requeue: true } : (result ?? undefined);
+      // Events still owed (from this reconcile or an earlier one) bring the key back with backoff, not only at resync.
+      return !(published && flushed) && !result?.requeueAfter ? { requeue: true } : (result ?? undefined);
     } catch (error) {
       if (isConflict(error)) {
         rc.log.debug({ err: { message: describeFailure(error) } }, 'object changed meanwhile: reconciling again');
