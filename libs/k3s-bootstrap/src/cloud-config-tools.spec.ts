@@ -95,6 +95,14 @@ describe('rendered bootstrap data, checked by cloud-init and shellcheck', () => 
     ],
   };
 
+  const nodeAgent = () => ({
+    server: 'https://192.0.2.1:6443',
+    caPem: certificates.ca.certPem,
+    token: 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhZ2VudCJ9.c2ln',
+    namespace: 'default',
+    secretName: 'md-0-x-machine-plan',
+  });
+
   const documents = (): [string, K3sBootstrapInput][] => [
     [
       'init server',
@@ -123,6 +131,11 @@ describe('rendered bootstrap data, checked by cloud-init and shellcheck', () => 
       { role: 'join-server', spec: withFilesAndCommands, endpoint, token, certificates },
     ],
     ['agent with files and commands', { role: 'agent', spec: withFilesAndCommands, endpoint, token }],
+    [
+      'server with a node agent, files and commands',
+      { role: 'init-server', spec: withFilesAndCommands, endpoint, token, certificates, nodeAgent: nodeAgent() },
+    ],
+    ['agent with a node agent', { role: 'agent', spec, endpoint, token, nodeAgent: nodeAgent() }],
   ];
 
   beforeAll(async () => {

@@ -2,6 +2,7 @@ import { stringify } from 'yaml';
 import type { K3sBootstrapInput } from './k3s-config-spec.js';
 import { k3sConfigFor } from './k3s-config.js';
 import { K3S_CONFIG_PATH, K3S_INSTALL_SCRIPT_PATH } from './paths.js';
+import { nodeAgentFiles } from './node-agent-files.js';
 import { execFor, runcmdLines } from './runcmd.js';
 import { serverTlsFiles, serverTlsFromClusterCertificates } from './server-tls-files.js';
 import { validateBootstrapInput } from './validate-input.js';
@@ -54,6 +55,9 @@ export function renderK3sCloudConfig(input: K3sBootstrapInput): string {
       });
     }
   }
+  for (const file of input.nodeAgent ? nodeAgentFiles(input.nodeAgent) : []) {
+    files.push({ path: file.path, owner: ROOT_OWNER, permissions: file.permissions, content: file.content });
+  }
   for (const file of spec.files ?? []) {
     files.push({
       path: file.path,
@@ -74,6 +78,7 @@ export function renderK3sCloudConfig(input: K3sBootstrapInput): string {
     },
     spec.preK3sCommands,
     spec.postK3sCommands,
+    input.nodeAgent !== undefined,
   );
   return `${CLOUD_CONFIG_HEADER}\n${stringify({ write_files: files, runcmd }, YAML_OPTIONS)}`;
 }

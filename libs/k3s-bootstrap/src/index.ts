@@ -8,3 +8,4 @@ export * from './runcmd.js';
 export * from './validate-input.js';
 export * from './cloud-config.js';
 export * from './parse-cloud-config.js';
+export * from './node-agent-files.js';

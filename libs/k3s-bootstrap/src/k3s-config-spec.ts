@@ -1,3 +1,4 @@
+import type { NodeAgentBootstrap } from './node-agent-files.js';
 import type { ApiEndpoint, ClusterCertificates } from '@capstan/pki';
 
 /**
@@ -82,4 +83,6 @@ export interface K3sBootstrapInput {
   providerID?: string;
   /** The cluster certificates; required for both server roles, ignored for agents. */
   certificates?: ClusterCertificates;
+  /** The machine's node agent: installed and started after K3s when given (docs/node-agent.md). */
+  nodeAgent?: NodeAgentBootstrap;
 }

@@ -1,3 +1,4 @@
+import { isNodeAgentPath, NODE_AGENT_START_LINE } from './node-agent-files.js';
 import { gunzipSync } from 'node:zlib';
 import type { ApiEndpoint, KeyPairPem } from '@capstan/pki';
 import { isMap, parseDocument, type YAMLError } from 'yaml';
@@ -48,6 +49,10 @@ export interface ParsedK3sBootstrap {
   userFiles: ParsedFile[];
   preK3sCommands: string[];
   postK3sCommands: string[];
+  /** The node agent's files (config, CA, token, unit), when the data installs one. */
+  nodeAgentFiles?: ParsedFile[];
+  /** Set when the data starts the node agent after K3s. */
+  startsNodeAgent?: true;
 }
 
 export interface ParsedFile {
@@ -210,10 +215,12 @@ function splitCommands(runcmd: unknown) {
   const start = lines[0] === FAIL_FAST_LINE ? 1 : 0;
   const preEnd = lines[installIndex - 1] === DOWNLOAD_INSTALL_SCRIPT_LINE ? installIndex - 1 : installIndex;
   const postEnd = lines[lines.length - 1] === SENTINEL_LINE ? lines.length - 1 : lines.length;
+  const startsNodeAgent = lines[installIndex + 1] === NODE_AGENT_START_LINE;
   return {
     install,
     preK3sCommands: lines.slice(start, preEnd),
-    postK3sCommands: lines.slice(installIndex + 1, postEnd),
+    postK3sCommands: lines.slice(installIndex + (startsNodeAgent ? 2 : 1), postEnd),
+    startsNodeAgent,
   };
 }
 
@@ -238,7 +245,7 @@ export function parseK3sCloudConfig(document: string): ParsedK3sBootstrap {
   if (clusterInit !== undefined && typeof clusterInit !== 'boolean') {
     throw fail('InvalidField', `${K3S_CONFIG_PATH}:${K3S_CONFIG_KEYS.clusterInit}`, 'is not a boolean');
   }
-  const { install, preK3sCommands, postK3sCommands } = splitCommands(body['runcmd']);
+  const { install, preK3sCommands, postK3sCommands, startsNodeAgent } = splitCommands(body['runcmd']);
   const role = roleOf(install.exec, serverUrl, clusterInit === true);
 
   const nodeLabels: Record<string, string> = {};
@@ -303,9 +310,15 @@ export function parseK3sCloudConfig(document: string): ParsedK3sBootstrap {
     kubeControllerManagerArgs: stringList(config, K3S_CONFIG_KEYS.kubeControllerManagerArg),
     kubeSchedulerArgs: stringList(config, K3S_CONFIG_KEYS.kubeSchedulerArg),
     serverTls: readServerTls(files),
-    userFiles: files.filter((file) => file.path !== K3S_CONFIG_PATH && !isServerTlsPath(file.path)),
+    userFiles: files.filter(
+      (file) => file.path !== K3S_CONFIG_PATH && !isServerTlsPath(file.path) && !isNodeAgentPath(file.path),
+    ),
     preK3sCommands,
     postK3sCommands,
+    ...(files.some((file) => isNodeAgentPath(file.path)) && {
+      nodeAgentFiles: files.filter((file) => isNodeAgentPath(file.path)),
+    }),
+    ...(startsNodeAgent && { startsNodeAgent: true as const }),
   };
 }
 

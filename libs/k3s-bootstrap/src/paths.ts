@@ -15,3 +15,11 @@ export const BOOTSTRAP_SENTINEL_PATH = `${BOOTSTRAP_SENTINEL_DIR}/bootstrap-succ
 
 /** The `format` key of the bootstrap data secret. */
 export const BOOTSTRAP_DATA_FORMAT = 'cloud-config';
+
+/** The node agent (docs/node-agent.md): its config, CA and token, its systemd unit and binary. */
+export const NODE_AGENT_DIR = '/etc/capstan/agent';
+export const NODE_AGENT_CONFIG_PATH = `${NODE_AGENT_DIR}/config.yaml`;
+export const NODE_AGENT_CA_PATH = `${NODE_AGENT_DIR}/ca.crt`;
+export const NODE_AGENT_TOKEN_PATH = `${NODE_AGENT_DIR}/token`;
+export const NODE_AGENT_UNIT_PATH = '/etc/systemd/system/capstan-node-agent.service';
+export const NODE_AGENT_BINARY_PATH = '/usr/local/bin/capstan-node-agent';

@@ -1,4 +1,5 @@
 import type { K3sRole } from './k3s-config-spec.js';
+import { NODE_AGENT_START_LINE } from './node-agent-files.js';
 import {
   BOOTSTRAP_SENTINEL_DIR,
   BOOTSTRAP_SENTINEL_PATH,
@@ -59,12 +60,14 @@ export function runcmdLines(
   command: InstallCommand,
   preK3sCommands: readonly string[] = [],
   postK3sCommands: readonly string[] = [],
+  startNodeAgent = false,
 ): string[] {
   return [
     FAIL_FAST_LINE,
     ...preK3sCommands,
     ...(command.airGapped ? [] : [DOWNLOAD_INSTALL_SCRIPT_LINE]),
     installLine(command),
+    ...(startNodeAgent ? [NODE_AGENT_START_LINE] : []),
     ...postK3sCommands,
     SENTINEL_LINE,
   ];

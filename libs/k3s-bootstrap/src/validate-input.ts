@@ -51,6 +51,7 @@ export function validateBootstrapInput(input: K3sBootstrapInput): void {
   if (input.providerID !== undefined && !PROVIDER_ID.test(input.providerID)) {
     throw invalid('providerID', 'is not of the form <provider>://<id>');
   }
+  if (input.nodeAgent) validateNodeAgent(input.nodeAgent);
 
   const agent = spec.agentConfig ?? {};
   each(agent.nodeLabels, 'spec.agentConfig.nodeLabels', (v, f) => {
@@ -144,4 +145,20 @@ export function validateBootstrapInput(input: K3sBootstrapInput): void {
       'certificates',
     );
   }
+}
+
+const DNS_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+function validateNodeAgent(agent: NonNullable<K3sBootstrapInput['nodeAgent']>): void {
+  let url: URL | undefined;
+  try {
+    url = new URL(agent.server);
+  } catch {
+    url = undefined;
+  }
+  if (url?.protocol !== 'https:') throw invalid('nodeAgent.server', 'is not an https URL');
+  if (!agent.caPem.includes('-----BEGIN CERTIFICATE-----')) throw invalid('nodeAgent.caPem', 'is not a PEM certificate');
+  if (!/^[\x21-\x7e]+$/.test(agent.token)) throw invalid('nodeAgent.token', 'must be non-empty printable ASCII');
+  if (!DNS_NAME.test(agent.namespace)) throw invalid('nodeAgent.namespace', 'is not a namespace name');
+  if (!DNS_NAME.test(agent.secretName)) throw invalid('nodeAgent.secretName', 'is not a Secret name');
 }
