@@ -39,6 +39,8 @@ export const bootstrapProviderService: ServiceDefinition = {
       secrets,
       publisher: context.publisher,
       recorder: context.recorder(K3SCONFIG_CONTROLLER),
+      logger: context.logger,
+      bus: context.bus,
     });
     const ofCluster = (namespace: string | undefined, clusterName: string | undefined) =>
       clusterName ? configKeysOfCluster(configs, machines, namespace, clusterName) : [];

@@ -29,6 +29,8 @@ export const controlPlaneProviderService: ServiceDefinition = {
       secrets,
       publisher: context.publisher,
       recorder: context.recorder(K3SCONTROLPLANE_CONTROLLER),
+      logger: context.logger,
+      bus: context.bus,
     });
     context.addController<K3sControlPlane>({
       name: K3SCONTROLPLANE_CONTROLLER,

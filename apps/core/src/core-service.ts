@@ -3,8 +3,7 @@ import { type ServiceContext, type ServiceDefinition } from '@capstan/provider-k
 import { ExternalObjects } from './external/external-objects.js';
 import { indexReferences, ownerKeysOf } from './external/reference-index.js';
 import { CLUSTER_CONTROLLER, MACHINE_CONTROLLER } from './handoff/controller-names.js';
-import { HandoffModule } from './handoff/handoff.module.js';
-import { LifecyclePublisher } from './handoff/lifecycle-publisher.js';
+import { HandoffModule } from './handoff/handoff.listener.js';
 import { registerClusterController } from './reconcilers/cluster/cluster.controller.js';
 import { registerMachineController } from './reconcilers/machine/machine.controller.js';
 import { registerWorkloadControllers } from './reconcilers/workload-controllers.js';
@@ -53,11 +52,6 @@ export function createCoreService(options: CoreServiceOptions = {}): ServiceDefi
           for (const key of keys.machines) context.controllers.enqueue(MACHINE_CONTROLLER, key);
         },
       });
-      const lifecycle = new LifecyclePublisher({
-        publisher: context.publisher,
-        bus: context.bus,
-        logger: context.logger,
-      });
       const shared = {
         clusters,
         machines,
@@ -65,7 +59,6 @@ export function createCoreService(options: CoreServiceOptions = {}): ServiceDefi
         machineDeployments,
         external,
         workloads: workloadClusters,
-        lifecycle,
       };
 
       registerClusterController(context, shared);

@@ -7,7 +7,6 @@ export * from './service-definition.js';
 export * from './service-options.js';
 export * from './start-service.js';
 export * from './tokens.js';
-export * from './pending-events.js';
 export * from './reconciler-kit/event-outbox.js';
 export * from './reconciler-kit/failure.js';
 export * from './reconciler-kit/object-reconciler.js';

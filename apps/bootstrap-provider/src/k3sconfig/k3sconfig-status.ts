@@ -2,7 +2,6 @@ import {
   ConditionReason,
   ConditionStatus,
   ConditionType,
-  conditionsEqual,
   setCondition,
   type Condition,
   type K3sConfigStatus,
@@ -13,16 +12,18 @@ export type BootstrapOutcome =
   | { state: 'created'; dataSecretName: string }
   | { state: 'waiting'; reason: string; message: string }
   /** The spec cannot be rendered; the message names the field, never a value. */
-  | { state: 'invalid'; reason: string; message: string }
-  | { state: 'paused' };
+  | { state: 'invalid'; reason: string; message: string };
 
 export const InvalidReason = { InvalidConfiguration: 'InvalidConfiguration' } as const;
+
+/** The conditions the K3sConfig controller writes (the reconciler kit adds `Paused` and `ReconcileSucceeded`). */
+export const K3SCONFIG_CONDITIONS = [ConditionType.DataSecretAvailable, ConditionType.Ready] as const;
 
 /**
  * The status a reconcile writes. `DataSecretAvailable` says what the data waits for; `Ready` (mirrored to
  * the Machine's `BootstrapConfigReady`) repeats its reason, so the Machine shows why it is pending. Once the
  * data secret was created, `dataSecretName` and `initialization.dataSecretCreated` stay: the contract never
- * takes them back. While paused only `Paused` changes.
+ * takes them back. Conditions of other owners (`Paused`, set by the reconciler kit) are kept as they are.
  */
 export function desiredK3sConfigStatus(
   current: K3sConfigStatus | undefined,
@@ -32,33 +33,14 @@ export function desiredK3sConfigStatus(
 ): K3sConfigStatus {
   const at = generation === undefined ? {} : { observedGeneration: generation };
   let conditions: Condition[] = current?.conditions ?? [];
-  conditions = setCondition(
-    conditions,
-    outcome.state === 'paused'
-      ? { type: ConditionType.Paused, status: ConditionStatus.True, reason: ConditionReason.Paused, ...at }
-      : {
-          type: ConditionType.Paused,
-          status: ConditionStatus.False,
-          reason: ConditionReason.NotPaused,
-          ...at,
-        },
-    now,
-  );
   const status: K3sConfigStatus = {
     ...(current?.initialization && { initialization: { ...current.initialization } }),
     ...(current?.dataSecretName && { dataSecretName: current.dataSecretName }),
   };
-  if (outcome.state === 'paused') {
-    return {
-      ...status,
-      conditions,
-      ...(current?.observedGeneration !== undefined && { observedGeneration: current.observedGeneration }),
-    };
-  }
   if (outcome.state === 'created') {
     status.dataSecretName = outcome.dataSecretName;
     status.initialization = { dataSecretCreated: true };
-    for (const type of [ConditionType.DataSecretAvailable, ConditionType.Ready]) {
+    for (const type of K3SCONFIG_CONDITIONS) {
       conditions = setCondition(
         conditions,
         {
@@ -71,7 +53,7 @@ export function desiredK3sConfigStatus(
       );
     }
   } else {
-    for (const type of [ConditionType.DataSecretAvailable, ConditionType.Ready]) {
+    for (const type of K3SCONFIG_CONDITIONS) {
       conditions = setCondition(
         conditions,
         { type, status: ConditionStatus.False, reason: outcome.reason, message: outcome.message, ...at },
@@ -80,14 +62,4 @@ export function desiredK3sConfigStatus(
     }
   }
   return { ...status, conditions, ...(generation !== undefined && { observedGeneration: generation }) };
-}
-
-/** Whether writing `next` would change anything, so a converged K3sConfig is never written again. */
-export function k3sConfigStatusChanged(current: K3sConfigStatus | undefined, next: K3sConfigStatus): boolean {
-  return (
-    current?.dataSecretName !== next.dataSecretName ||
-    current?.initialization?.dataSecretCreated !== next.initialization?.dataSecretCreated ||
-    current?.observedGeneration !== next.observedGeneration ||
-    !conditionsEqual(current?.conditions, next.conditions)
-  );
 }

@@ -1,6 +1,6 @@
 import type { V1OwnerReference, V1Secret } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
 import {
-  ANNOTATIONS,
   K3S_INIT_SERVER_ANNOTATION,
   LABELS,
   RESOURCES,
@@ -12,19 +12,21 @@ import {
 import type { EventPublisher } from '@capstan/events';
 import { BootstrapRenderError, renderK3sCloudConfig, type K3sRole } from '@capstan/k3s-bootstrap';
 import {
+  deepEqual,
   getControllerOf,
   groupOf,
   isAlreadyExists,
-  isBeingDeleted,
   objectKey,
-  patchStatus,
+  OwnWrites,
   type EventRecorder,
   type Informer,
   type KubeClient,
   type ReconcileContext,
   type ReconcileResult,
+  type Reconciler,
   type ResourceClient,
 } from '@capstan/kube';
+import { EventOutbox, objectReconciler, type ReconcileScope } from '@capstan/provider-kit';
 import { decideBootstrap, WaitingReason } from './bootstrap-role.js';
 import { readClusterCertificates } from './cluster-certificates.js';
 import { bootstrapDataSecret, dataSecretNameFor } from './data-secret.js';
@@ -33,10 +35,9 @@ import { ensureJoinToken } from './join-token.js';
 import {
   desiredK3sConfigStatus,
   InvalidReason,
-  k3sConfigStatusChanged,
+  K3SCONFIG_CONDITIONS,
   type BootstrapOutcome,
 } from './k3sconfig-status.js';
-import { PendingEvents } from '@capstan/provider-kit';
 import { bootstrapInputFor, k3sReleaseFor } from './render-input.js';
 import { getSecretIfExists, SECRETS } from './secrets.js';
 
@@ -53,6 +54,9 @@ export interface K3sConfigReconcilerDeps {
   secrets: Informer<V1Secret>;
   publisher: EventPublisher;
   recorder: EventRecorder;
+  logger: Logger;
+  /** While the bus is down, events are recorded as owed on the K3sConfig without trying to publish them. */
+  bus?: { readonly isConnected: boolean };
 }
 
 type Step = { outcome: BootstrapOutcome; result?: ReconcileResult; created?: boolean };
@@ -61,69 +65,82 @@ type Step = { outcome: BootstrapOutcome; result?: ReconcileResult; created?: boo
  * Renders one K3sConfig's bootstrap data into its data Secret, once: waits for the Machine owner, the
  * cluster infrastructure, the control plane (for joiners) and the certificates (for servers), then writes
  * the secret, the contract status fields and the `bootstrap.data-secret-created` hand-off event. Data
- * already written is never rendered again unless its secret is deleted.
+ * already written is never rendered again unless its secret is deleted. Pausing, the status write and the
+ * owed events are the reconciler kit's (objectReconciler).
  */
 export class K3sConfigReconciler {
   private readonly secretClient: ResourceClient<V1Secret>;
-  private readonly configClient: ResourceClient<K3sConfig>;
-  private readonly pending = new PendingEvents();
+  readonly reconcile: Reconciler;
 
   constructor(private readonly deps: K3sConfigReconcilerDeps) {
     this.secretClient = deps.client.resource<V1Secret>(SECRETS);
-    this.configClient = deps.client.resource<K3sConfig>(RESOURCES.K3sConfig);
+    this.reconcile = objectReconciler<K3sConfig>({
+      cache: deps.configs,
+      resources: deps.client.resource<K3sConfig>(RESOURCES.K3sConfig),
+      ownedConditions: K3SCONFIG_CONDITIONS,
+      ownWrites: new OwnWrites(),
+      outbox: new EventOutbox({ publisher: deps.publisher, bus: deps.bus, logger: deps.logger }),
+      clusterOf: (config) => this.clusterOf(config),
+      reconcileNormal: (scope) => this.reconcileNormal(scope),
+    });
   }
 
-  readonly reconcile = async (key: string, ctx: ReconcileContext): Promise<ReconcileResult | void> => {
-    await this.pending.flush(key);
-    const config = this.deps.configs.get(key);
-    if (!config || isBeingDeleted(config)) return;
+  private async reconcileNormal(scope: ReconcileScope<K3sConfig>): Promise<ReconcileResult | void> {
+    const config = scope.obj;
     const machine = this.owningMachine(config);
     if (!machine) {
-      ctx.log.debug('waiting for the Machine owner reference');
+      scope.rc.log.debug('waiting for the Machine owner reference');
       return;
     }
-    const step = await this.converge(config, machine, ctx);
-    const clusterName = machine.spec.clusterName;
-    const status = desiredK3sConfigStatus(config.status, step.outcome, config.metadata.generation);
-    let written = config;
-    if (k3sConfigStatusChanged(config.status, status)) {
-      written = await patchStatus(this.configClient, config, status);
-      ctx.log.info(
+    const step = await this.converge(config, machine, scope.rc);
+    config.status = desiredK3sConfigStatus(config.status, step.outcome, config.metadata.generation);
+    if (!deepEqual(scope.original.status, config.status)) {
+      scope.rc.log.info(
         { outcome: step.outcome.state, reason: 'reason' in step.outcome ? step.outcome.reason : undefined },
         'status updated',
       );
     }
     if (step.created && step.outcome.state === 'created') {
-      const dataSecretName = step.outcome.dataSecretName;
-      await this.deps.recorder.event(written, {
-        type: 'Normal',
-        reason: 'DataSecretCreated',
-        action: 'Render',
-        note: `Bootstrap data written to secret ${dataSecretName}`,
-      });
-      await this.pending.publish(key, 'bootstrap.data-secret-created', () =>
-        this.deps.publisher.publish('bootstrap.data-secret-created', {
-          object: {
-            apiGroup: RESOURCES.K3sConfig.group,
-            kind: RESOURCES.K3sConfig.kind,
-            namespace: written.metadata.namespace!,
-            name: written.metadata.name!,
-            uid: written.metadata.uid!,
-          },
-          generation: written.metadata.generation ?? 0,
-          resourceVersion: written.metadata.resourceVersion!,
-          clusterName,
-          dataSecretName,
-          machineName: machine.metadata.name!,
-        }),
-      );
+      await this.announceCreated(scope, machine, step.outcome.dataSecretName);
     }
     return step.result;
-  };
+  }
+
+  /** The Kubernetes Event and the hand-off event of a data secret this reconcile created. */
+  private async announceCreated(
+    scope: ReconcileScope<K3sConfig>,
+    machine: Machine,
+    dataSecretName: string,
+  ): Promise<void> {
+    // Written first: the event carries the resourceVersion that shows the contract fields (its message id).
+    const written = await scope.patchNow();
+    await this.deps.recorder.event(written, {
+      type: 'Normal',
+      reason: 'DataSecretCreated',
+      action: 'Render',
+      note: `Bootstrap data written to secret ${dataSecretName}`,
+    });
+    scope.announce({
+      name: 'bootstrap.data-secret-created',
+      data: {
+        object: {
+          apiGroup: RESOURCES.K3sConfig.group,
+          kind: RESOURCES.K3sConfig.kind,
+          namespace: written.metadata.namespace!,
+          name: written.metadata.name!,
+          uid: written.metadata.uid!,
+        },
+        generation: written.metadata.generation ?? 0,
+        resourceVersion: written.metadata.resourceVersion!,
+        clusterName: machine.spec.clusterName,
+        dataSecretName,
+        machineName: machine.metadata.name!,
+      },
+    });
+  }
 
   private async converge(config: K3sConfig, machine: Machine, ctx: ReconcileContext): Promise<Step> {
-    const namespace = config.metadata.namespace!;
-    const cluster = this.deps.clusters.getByName(namespace, machine.spec.clusterName);
+    const cluster = this.clusterOfMachine(machine);
     if (!cluster) {
       return {
         outcome: {
@@ -133,10 +150,6 @@ export class K3sConfigReconciler {
         },
       };
     }
-    if (cluster.spec?.paused === true || ANNOTATIONS.paused in (config.metadata.annotations ?? {})) {
-      return { outcome: { state: 'paused' } };
-    }
-
     const dataSecretName = dataSecretNameFor(config);
     const existing = await this.existingDataSecret(config, dataSecretName);
     if (existing === 'foreign') {
@@ -256,6 +269,16 @@ export class K3sConfigReconciler {
     }
     if (!secret) return 'none';
     return getControllerOf(secret)?.uid === config.metadata.uid ? 'ours' : 'foreign';
+  }
+
+  /** The Cluster of the owning Machine: it pauses the K3sConfig, and its state decides the role. */
+  private clusterOf(config: K3sConfig): Cluster | undefined {
+    const machine = this.owningMachine(config);
+    return machine && this.clusterOfMachine(machine);
+  }
+
+  private clusterOfMachine(machine: Machine): Cluster | undefined {
+    return this.deps.clusters.getByName(machine.metadata.namespace, machine.spec.clusterName);
   }
 
   private owningMachine(config: K3sConfig): Machine | undefined {

@@ -1,10 +1,8 @@
-import { canonicalJson } from '@capstan/kube';
 import {
   ConditionReason,
   ConditionStatus,
   ConditionType,
   LABELS,
-  conditionsEqual,
   setCondition,
   type Condition,
   type ConditionInput,
@@ -29,7 +27,6 @@ export interface StatusInputs {
   plan?: Plan;
   /** Why nothing could be planned yet (e.g. the cluster infrastructure), shown on ScalingUp. */
   blockedBy?: string;
-  paused: boolean;
   deleting: boolean;
   lastRemediation?: LastRemediationStatus;
 }
@@ -159,7 +156,7 @@ function conditionsFor(inputs: StatusInputs): Omit<ConditionInput, 'observedGene
 /**
  * The v1beta2 control plane contract status: replica counters from the machines' conditions, versions,
  * the selector of the scale subresource, `initialization.controlPlaneInitialized` (never taken back), and
- * the conditions. While paused only `Paused` changes.
+ * the conditions. Conditions of other owners (`Paused`, `ReconcileSucceeded`: the reconciler kit's) are kept.
  */
 export function desiredControlPlaneStatus(
   current: K3sControlPlaneStatus | undefined,
@@ -167,19 +164,7 @@ export function desiredControlPlaneStatus(
   now: Date = new Date(),
 ): K3sControlPlaneStatus {
   const at = inputs.generation === undefined ? {} : { observedGeneration: inputs.generation };
-  let conditions: Condition[] = setCondition(
-    current?.conditions,
-    inputs.paused
-      ? { type: ConditionType.Paused, status: ConditionStatus.True, reason: ConditionReason.Paused, ...at }
-      : {
-          type: ConditionType.Paused,
-          status: ConditionStatus.False,
-          reason: ConditionReason.NotPaused,
-          ...at,
-        },
-    now,
-  );
-  if (inputs.paused) return { ...current, conditions };
+  let conditions: Condition[] = current?.conditions ?? [];
   for (const input of conditionsFor(inputs)) conditions = setCondition(conditions, { ...input, ...at }, now);
 
   const { machines } = inputs;
@@ -198,14 +183,4 @@ export function desiredControlPlaneStatus(
     ...(lastRemediation && { lastRemediation }),
     ...(inputs.generation !== undefined && { observedGeneration: inputs.generation }),
   };
-}
-
-/** Whether writing `next` changes anything, so a converged control plane is never written again. */
-export function controlPlaneStatusChanged(
-  current: K3sControlPlaneStatus | undefined,
-  next: K3sControlPlaneStatus,
-): boolean {
-  const { conditions: a, ...restA } = current ?? {};
-  const { conditions: b, ...restB } = next;
-  return canonicalJson(restA) !== canonicalJson(restB) || !conditionsEqual(a, b);
 }

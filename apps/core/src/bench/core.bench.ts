@@ -12,6 +12,7 @@ import { HttpMethod, type KubernetesObject, type V1Node } from '@kubernetes/clie
 import { pino } from 'pino';
 import {
   CLUSTER_SECRET_TYPE,
+  MachinePhase,
   RESOURCES,
   isTrue,
   type Cluster,
@@ -363,7 +364,9 @@ async function main(): Promise<void> {
     const createdSeconds = (performance.now() - started) / 1000;
     await until(
       'every machine taken in',
-      () => machines.list(namespace).filter((m) => m.status?.phase === 'Pending').length === machinesTotal,
+      () =>
+        machines.list(namespace).filter((m) => m.status?.phase === MachinePhase.Pending).length ===
+        machinesTotal,
     );
     await until(
       'every cluster taken in',
@@ -380,7 +383,9 @@ async function main(): Promise<void> {
     const reportedSeconds = (performance.now() - readyAt) / 1000;
     await until(
       'every machine Running',
-      () => machines.list(namespace).filter((m) => m.status?.phase === 'Running').length === machinesTotal,
+      () =>
+        machines.list(namespace).filter((m) => m.status?.phase === MachinePhase.Running).length ===
+        machinesTotal,
     );
     const runningSeconds = (performance.now() - readyAt) / 1000;
     await until(

@@ -12,12 +12,8 @@ import type { WorkloadClusters } from '../remote/workload-clusters.js';
 import { registerMachineDeploymentController } from './machinedeployment/machinedeployment.controller.js';
 import { registerMachineHealthCheckController } from './machinehealthcheck/machinehealthcheck.controller.js';
 import { registerMachineSetController } from './machineset/machineset.controller.js';
-import { TemplateCloner } from './machineset/template-cloner.js';
-import {
-  ORPHANS_BY_NAMESPACE,
-  orphansByNamespace,
-  type WorkloadContext,
-} from './machineset/workload-context.js';
+import { TemplateCloner } from './shared/template-cloner.js';
+import { ORPHANS_BY_NAMESPACE, orphansByNamespace, type WorkloadContext } from './shared/workload-context.js';
 
 /**
  * Registers the MachineSet, MachineDeployment and MachineHealthCheck controllers of the core service; they share

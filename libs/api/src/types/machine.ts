@@ -11,6 +11,7 @@ import {
   MaxLength,
   MinLength,
 } from 'class-validator';
+import { MachinePhase } from '../constants/phases.js';
 import { RESOURCES } from '../constants/resources.js';
 import { CLUSTER_NAME_IMMUTABLE_RULE, PROVIDER_ID_FIXED_RULE } from '../schema/cel-rules.js';
 import { Cel, CustomResource, Description, ListType, MinProperties, Nested } from '../schema/decorators.js';
@@ -239,18 +240,6 @@ export class MachineDeletionStatusSchema {
 }
 export type MachineDeletionStatus = MachineDeletionStatusSchema;
 
-export const MACHINE_PHASES = [
-  'Pending',
-  'Provisioning',
-  'Provisioned',
-  'Running',
-  'Updating',
-  'Deleting',
-  'Deleted',
-  'Failed',
-  'Unknown',
-] as const;
-
 @Description('MachineStatus defines the observed state of Machine.')
 export class MachineStatusSchema {
   @ConditionsField(
@@ -298,8 +287,8 @@ export class MachineStatusSchema {
     'phase represents the current phase of machine actuation: Pending, Provisioning, Provisioned, Running, Updating, Deleting, Deleted (Failed is never set).',
   )
   @IsOptional()
-  @IsIn(MACHINE_PHASES)
-  phase?: (typeof MACHINE_PHASES)[number];
+  @IsIn(Object.values(MachinePhase))
+  phase?: MachinePhase;
 
   @Description(
     'certificatesExpiryDate is the expiry date of the machine certificates; set only for control plane machines.',

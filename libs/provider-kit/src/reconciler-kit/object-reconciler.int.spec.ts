@@ -200,6 +200,23 @@ describe('objectReconciler on the real API server', () => {
     expect((await get('owed'))?.metadata?.annotations?.[OWED_EVENTS_ANNOTATION]).toBeUndefined();
   });
 
+  it('comes back with backoff while events recorded by an earlier reconcile are still owed', async () => {
+    await create('still-owed');
+    const publisher = { publish: () => Promise.reject(new Error('no responders')) };
+    const outbox = new EventOutbox({ publisher: publisher as never, logger: log });
+    await reconcileOnce('still-owed', {
+      outbox,
+      reconcileNormal: (scope) => {
+        scope.announce(provisionedEvent(scope.obj));
+        return Promise.resolve();
+      },
+    });
+    // Nothing new is announced, but the event recorded on the object still is not published.
+    expect(await reconcileOnce('still-owed', { outbox, reconcileNormal: () => Promise.resolve() })).toEqual({
+      requeue: true,
+    });
+  });
+
   it('runs the deletion branch and removes the finalizer once it is done', async () => {
     await create('deleted');
     await reconcileOnce('deleted', { finalizer: FINALIZER, reconcileNormal: () => Promise.resolve() });

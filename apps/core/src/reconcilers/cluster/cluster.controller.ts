@@ -11,23 +11,10 @@ import {
 import { type Controller, OwnWrites } from '@capstan/kube';
 import { type ServiceContext } from '@capstan/provider-kit';
 import { CLUSTER_CONTROLLER } from '../../handoff/controller-names.js';
+import { onRelevantChange, worthReconciling } from '../shared/object-changes.js';
+import { DESCENDANT_BATCH_MS } from '../shared/requeue-delays.js';
 import { ClusterReconciler, clusterKeyOf, type ClusterReconcilerDeps } from './cluster.reconciler.js';
-import { changedBeyondOwnStatus, onRelevantChange } from './object-changes.js';
-
-/** Descendant changes are collected this long before the Cluster is reconciled once for all of them. */
-export const DESCENDANT_BATCH_MS = 250;
-
-/** Conditions the Cluster controller writes; a change of any other one is someone else's and worth a reconcile. */
-const OWN_CONDITIONS = new Set<string>([
-  ConditionType.Available,
-  ConditionType.InfrastructureReady,
-  ConditionType.ControlPlaneInitialized,
-  ConditionType.ControlPlaneAvailable,
-  ConditionType.WorkersAvailable,
-  ConditionType.RemoteConnectionProbe,
-  ConditionType.Deleting,
-  ConditionType.Paused,
-]);
+import { CLUSTER_OWN_CONDITIONS } from './cluster.status.js';
 
 const conditionStatus = (obj: { status?: { conditions?: Condition[] } }, type: string) => {
   const c = getCondition(obj.status?.conditions, type);
@@ -66,12 +53,13 @@ const keysOf = (obj: { metadata?: { namespace?: string }; spec?: { clusterName?:
 /** Registers the Cluster controller and the watches that map descendants and workload connections to Clusters. */
 export function registerClusterController(
   context: ServiceContext,
-  deps: Omit<ClusterReconcilerDeps, 'recorder' | 'client' | 'ownWrites'>,
+  deps: Omit<ClusterReconcilerDeps, 'recorder' | 'client' | 'ownWrites' | 'outbox'>,
 ): Controller<Cluster> {
   const ownWrites = new OwnWrites();
   const reconciler = new ClusterReconciler({
     ...deps,
     ownWrites,
+    outbox: context.outbox,
     client: context.client,
     recorder: context.recorder(CLUSTER_CONTROLLER),
   });
@@ -79,10 +67,8 @@ export function registerClusterController(
     name: CLUSTER_CONTROLLER,
     for: deps.clusters,
     reconcile: reconciler.reconcile,
-    predicate: (event) =>
-      event.type !== 'update' ||
-      (!ownWrites.isOwn(event.object) &&
-        changedBeyondOwnStatus(event.oldObject, event.object, OWN_CONDITIONS)),
+    // A change of a condition the controller does not own is someone else's, and worth a reconcile.
+    predicate: worthReconciling(ownWrites, CLUSTER_OWN_CONDITIONS),
     maxConcurrentReconciles: context.options.concurrency,
     resyncPeriodMs: context.options.syncPeriodSeconds * 1000,
   });

@@ -7,7 +7,7 @@ import {
   type ClusterStatus,
   type ContractVersionedObjectReference,
 } from '@capstan/api';
-import { type LifecycleEvent } from '../../handoff/lifecycle-publisher.js';
+import { type OwedEvent } from '@capstan/provider-kit';
 
 type ClusterEventName =
   'cluster.created' | 'cluster.provisioned' | 'cluster.available' | 'cluster.deleting' | 'cluster.deleted';
@@ -33,7 +33,7 @@ const reference = (ref: ContractVersionedObjectReference | undefined) =>
   ref ? { apiGroup: ref.apiGroup, kind: ref.kind, name: ref.name } : undefined;
 
 /** The lifecycle event `name` about the Cluster as written (its resourceVersion is part of the message id). */
-export function clusterEvent(name: ClusterEventName, cluster: Cluster): LifecycleEvent {
+export function clusterEvent(name: ClusterEventName, cluster: Cluster): OwedEvent {
   const data = base(cluster);
   const endpoint = cluster.spec?.controlPlaneEndpoint;
   switch (name) {

@@ -12,22 +12,32 @@ import {
   type MachineDeployment,
   type MachineSet,
 } from '@capstan/api';
-import { type EventRecorder, type Informer, isNotFound, type KubeClient, OwnWrites, type ReconcileContext, type ReconcileResult } from '@capstan/kube';
+import {
+  type EventRecorder,
+  type Informer,
+  type KubeClient,
+  type OwnWrites,
+  type ReconcileResult,
+  type Reconciler,
+} from '@capstan/kube';
+import {
+  objectReconciler,
+  type DeletionResult,
+  type EventOutbox,
+  type ReconcileScope,
+} from '@capstan/provider-kit';
 import { type ExternalObjects, type ExternalRead } from '../../external/external-objects.js';
-import { GuardedWriter } from '../../external/guarded-writes.js';
 import { observe, type ExternalObservation } from '../../external/observation.js';
-import { type LifecycleEvent, type LifecyclePublisher } from '../../handoff/lifecycle-publisher.js';
 import { WorkloadClusterUnavailableError, type WorkloadClusters } from '../../remote/workload-clusters.js';
+import { DELETION_POLL_MS, MISSING_REFERENCE_REQUEUE_MS } from '../shared/requeue-delays.js';
 import { nextDeletionStep } from './cluster.deletion.js';
 import { clusterEvent, clusterTransitions } from './cluster.events.js';
-import { computeClusterStatus, endpointToCopy, type ClusterObservation } from './cluster.status.js';
-import { reconcileEnvelope } from './reconcile-envelope.js';
-import { pausedBecause, withPausedCondition } from './paused.js';
-
-/** How long to wait before looking again for a referenced object that does not exist (upstream externalReadyWait is 30 s). */
-export const MISSING_REFERENCE_REQUEUE_MS = 10_000;
-/** How often deletion of provider objects is checked: the core does not watch them. */
-export const DELETION_POLL_MS = 2_000;
+import {
+  CLUSTER_OWN_CONDITIONS,
+  computeClusterStatus,
+  endpointToCopy,
+  type ClusterObservation,
+} from './cluster.status.js';
 
 export interface ClusterReconcilerDeps {
   clusters: Informer<Cluster>;
@@ -37,7 +47,8 @@ export interface ClusterReconcilerDeps {
   client: KubeClient;
   external: ExternalObjects;
   workloads: WorkloadClusters;
-  lifecycle: LifecyclePublisher;
+  /** Where the lifecycle events go: published after the write that made them true, owed while the bus is down. */
+  outbox: EventOutbox;
   recorder: EventRecorder;
   /** Versions of Clusters this controller wrote (their watch events need no reconcile). */
   ownWrites?: OwnWrites;
@@ -51,62 +62,52 @@ interface ExternalReads {
 /**
  * The Cluster controller (upstream core/reconcilers/cluster): finalizer, ownership and cluster-name label on
  * the infrastructure and control plane objects, contract fields copied onto the Cluster, conditions,
- * phases, replica counters, and deletion of everything the Cluster holds, in order.
+ * phases, replica counters, and deletion of everything the Cluster holds, in order. Reading, pausing, the
+ * finalizer and writing are the reconciler kit's (objectReconciler).
  */
 export class ClusterReconciler {
-  readonly reconcile: (key: string, rc: ReconcileContext) => Promise<ReconcileResult | undefined>;
-  private readonly write: GuardedWriter<Cluster>;
+  readonly reconcile: Reconciler;
 
   constructor(private readonly deps: ClusterReconcilerDeps) {
-    this.write = new GuardedWriter(deps.client.resource<Cluster>(RESOURCES.Cluster), deps.ownWrites);
-    this.reconcile = reconcileEnvelope(
-      { cache: deps.clusters, lifecycle: deps.lifecycle, ownWrites: deps.ownWrites },
-      (obj, key, rc) => this.reconcileCluster(obj, key, rc),
-    );
+    this.reconcile = objectReconciler<Cluster>({
+      cache: deps.clusters,
+      resources: deps.client.resource<Cluster>(RESOURCES.Cluster),
+      ownedConditions: CLUSTER_OWN_CONDITIONS,
+      finalizer: FINALIZERS.cluster,
+      ownWrites: deps.ownWrites,
+      outbox: deps.outbox,
+      clusterOf: (cluster) => cluster,
+      reconcileNormal: (scope) => this.reconcileNormal(scope),
+      reconcileDelete: (scope) => this.reconcileDelete(scope),
+    });
   }
 
-  private async reconcileCluster(
-    cluster: Cluster,
-    key: string,
-    rc: ReconcileContext,
-  ): Promise<ReconcileResult | undefined> {
-    const paused = pausedBecause(cluster, cluster);
-    if (paused) {
-      await this.write.status(cluster, {
-        ...cluster.status,
-        conditions: withPausedCondition(cluster.status?.conditions, paused, cluster.metadata?.generation),
-      });
-      return undefined;
-    }
-    if (cluster.metadata?.deletionTimestamp) return this.reconcileDelete(cluster, key, rc);
-
-    let current = await this.write.metadata(cluster, { finalizer: FINALIZERS.cluster });
-    const reads = await this.readReferences(current);
+  private async reconcileNormal(scope: ReconcileScope<Cluster>): Promise<ReconcileResult | undefined> {
+    const cluster = scope.obj;
+    const reads = await this.readReferences(cluster);
     for (const [read, ref] of [
-      [reads.infrastructure, current.spec?.infrastructureRef],
-      [reads.controlPlane, current.spec?.controlPlaneRef],
+      [reads.infrastructure, cluster.spec?.infrastructureRef],
+      [reads.controlPlane, cluster.spec?.controlPlaneRef],
     ] as const) {
       if (read?.state === 'found' && ref) {
         await this.deps.external.ensureOwnership(read, {
-          owner: current,
+          owner: cluster,
           controller: false,
-          clusterName: current.metadata!.name!,
+          clusterName: cluster.metadata!.name!,
         });
       }
     }
-    const observation = this.observation(current, reads);
+    const observation = this.observation(cluster, reads);
     const endpoint = endpointToCopy(observation);
     if (endpoint) {
-      current = await this.write.specFields(current, { controlPlaneEndpoint: endpoint });
-      observation.cluster = current;
-      rc.log.info({ host: endpoint.host, port: endpoint.port }, 'control plane endpoint copied');
+      cluster.spec = { ...cluster.spec, controlPlaneEndpoint: endpoint };
+      scope.rc.log.info({ host: endpoint.host, port: endpoint.port }, 'control plane endpoint copied');
     }
     observation.remote = await this.probeWorkloadCluster(observation);
-    const status = computeClusterStatus(observation);
-    await this.writeStatusAndPublish(current, status, key);
+    await this.writeAndAnnounce(scope, computeClusterStatus(observation));
 
     if (reads.infrastructure?.state === 'invalid' || reads.controlPlane?.state === 'invalid') {
-      rc.log.warn('a reference names a kind the core cannot use: retrying with backoff');
+      scope.rc.log.warn('a reference names a kind the core cannot use: retrying with backoff');
       return { requeue: true };
     }
     if (reads.infrastructure?.state === 'notFound' || reads.controlPlane?.state === 'notFound') {
@@ -116,11 +117,8 @@ export class ClusterReconciler {
     return undefined;
   }
 
-  private async reconcileDelete(
-    cluster: Cluster,
-    key: string,
-    rc: ReconcileContext,
-  ): Promise<ReconcileResult | undefined> {
+  private async reconcileDelete(scope: ReconcileScope<Cluster>): Promise<DeletionResult | undefined> {
+    const cluster = scope.obj;
     const reads = await this.readReferences(cluster);
     const observation = this.observation(cluster, reads);
     const step = await nextDeletionStep(
@@ -135,20 +133,15 @@ export class ClusterReconciler {
       { client: this.deps.client, external: this.deps.external },
     );
     observation.deleting = { reason: step.reason, message: step.message };
-    const written = await this.writeStatusAndPublish(cluster, computeClusterStatus(observation), key);
+    const written = await this.writeAndAnnounce(scope, computeClusterStatus(observation));
     if (!step.done) {
-      rc.log.debug({ reason: step.reason }, step.message);
+      scope.rc.log.debug({ reason: step.reason }, step.message);
       return step.pollExternal ? { requeueAfter: DELETION_POLL_MS } : undefined;
     }
-    await this.deps.lifecycle.publish(key, [clusterEvent('cluster.deleted', written)]);
-    try {
-      await this.write.removeFinalizer(written, FINALIZERS.cluster);
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-    }
-    rc.log.info('cluster deleted: finalizer removed');
+    // The kit removes the finalizer, then publishes.
+    scope.announce(clusterEvent('cluster.deleted', written));
     this.record(written, 'Deleted', 'Everything the Cluster held is deleted');
-    return undefined;
+    return { done: true };
   }
 
   private async readReferences(cluster: Cluster): Promise<ExternalReads> {
@@ -202,17 +195,16 @@ export class ClusterReconciler {
     return this.deps.workloads.probe(namespace, name);
   }
 
-  /** Writes what changed and publishes the milestones the write made true. */
-  private async writeStatusAndPublish(
-    cluster: Cluster,
-    status: ClusterStatus,
-    key: string,
-  ): Promise<Cluster> {
-    const written = await this.write.status(cluster, status);
-    const milestones = clusterTransitions(cluster.status, status);
-    if (milestones.length === 0) return written;
-    const events: LifecycleEvent[] = milestones.map((name) => clusterEvent(name, written));
-    await this.deps.lifecycle.publish(key, events);
+  /**
+   * Writes the status at once, so that the milestones it makes true are announced with the Cluster as written
+   * (its resourceVersion is part of their message id); the kit publishes them after its final write.
+   */
+  private async writeAndAnnounce(scope: ReconcileScope<Cluster>, status: ClusterStatus): Promise<Cluster> {
+    const before = scope.obj.status;
+    scope.obj.status = status;
+    const written = await scope.patchNow();
+    const milestones = clusterTransitions(before, status);
+    scope.announce(...milestones.map((name) => clusterEvent(name, written)));
     if (milestones.includes('cluster.provisioned'))
       this.record(written, 'Provisioned', 'Infrastructure provisioned and control plane endpoint set');
     if (milestones.includes('cluster.available')) this.record(written, 'Available', 'Cluster is Available');

@@ -18,7 +18,7 @@ import {
   type MachineDeployment,
   type MachineSet,
 } from '@capstan/api';
-import { ConditionList } from './condition-list.js';
+import { ConditionList } from '../shared/condition-list.js';
 import { INVALID_REFERENCE_REASON, type ExternalObservation } from '../../external/observation.js';
 import { type WorkloadClusterProbe } from '../../remote/workload-clusters.js';
 
@@ -35,6 +35,17 @@ export interface ClusterObservation {
   /** The current deletion step, while the Cluster is being deleted. */
   deleting?: { reason: string; message: string };
 }
+
+/** Conditions the Cluster controller computes (the reconciler kit adds `Paused` and `ReconcileSucceeded`). */
+export const CLUSTER_OWN_CONDITIONS: readonly string[] = [
+  ConditionType.Available,
+  ConditionType.InfrastructureReady,
+  ConditionType.ControlPlaneInitialized,
+  ConditionType.ControlPlaneAvailable,
+  ConditionType.WorkersAvailable,
+  ConditionType.RemoteConnectionProbe,
+  ConditionType.Deleting,
+];
 
 export const isControlPlaneMachine = (machine: Machine): boolean =>
   machine.metadata?.labels?.[LABELS.controlPlane] !== undefined;
@@ -112,7 +123,7 @@ export function computeClusterStatus(observation: ClusterObservation, now: Date 
   );
   set(workersAvailable(observation.machineDeployments));
   set(remoteConnectionProbe(observation, controlPlaneInitialized));
-  conditions.setDeletingAndNotPaused(observation.deleting);
+  conditions.setDeleting(observation.deleting);
   set(
     summarizeConditions(conditions.all, {
       targetType: ConditionType.Available,

@@ -3,8 +3,8 @@ import { ANNOTATIONS, type Cluster, type Machine } from '@capstan/api';
 import { BY_PROVIDER_ID, type Controller, deepEqual, OwnWrites } from '@capstan/kube';
 import { type ServiceContext } from '@capstan/provider-kit';
 import { MACHINE_CONTROLLER } from '../../handoff/controller-names.js';
-import { DESCENDANT_BATCH_MS } from '../cluster/cluster.controller.js';
-import { changedBeyondOwnStatus, onRelevantChange } from '../cluster/object-changes.js';
+import { onRelevantChange, worthReconciling } from '../shared/object-changes.js';
+import { DESCENDANT_BATCH_MS } from '../shared/requeue-delays.js';
 import { MachineReconciler, type MachineReconcilerDeps } from './machine.reconciler.js';
 import { MACHINE_OWN_CONDITIONS } from './machine.status.js';
 
@@ -35,12 +35,13 @@ const nodeFingerprint = (n: V1Node) => [
 /** Registers the Machine controller and the watches mapping Clusters and Nodes to Machines. */
 export function registerMachineController(
   context: ServiceContext,
-  deps: Omit<MachineReconcilerDeps, 'recorder' | 'client' | 'ownWrites'>,
+  deps: Omit<MachineReconcilerDeps, 'recorder' | 'client' | 'ownWrites' | 'outbox'>,
 ): Controller<Machine> {
   const ownWrites = new OwnWrites();
   const reconciler = new MachineReconciler({
     ...deps,
     ownWrites,
+    outbox: context.outbox,
     client: context.client,
     recorder: context.recorder(MACHINE_CONTROLLER),
   });
@@ -48,10 +49,8 @@ export function registerMachineController(
     name: MACHINE_CONTROLLER,
     for: deps.machines,
     reconcile: reconciler.reconcile,
-    predicate: (event) =>
-      event.type !== 'update' ||
-      (!ownWrites.isOwn(event.object) &&
-        changedBeyondOwnStatus(event.oldObject, event.object, MACHINE_OWN_CONDITIONS)),
+    // A change of a condition the controller does not own (HealthCheckSucceeded, UpToDate) is worth a reconcile.
+    predicate: worthReconciling(ownWrites, MACHINE_OWN_CONDITIONS),
     maxConcurrentReconciles: context.options.concurrency,
     resyncPeriodMs: context.options.syncPeriodSeconds * 1000,
   });

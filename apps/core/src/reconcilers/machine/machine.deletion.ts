@@ -11,7 +11,7 @@ import {
   type MachineDeletionStatus,
 } from '@capstan/api';
 import { type Logger } from 'pino';
-import { DELETION_POLL_MS } from '../cluster/cluster.reconciler.js';
+import { DELETION_POLL_MS } from '../shared/requeue-delays.js';
 import { type ExternalObjects, type ExternalRead } from '../../external/external-objects.js';
 import { describeDrain, drainDone, drainNode } from '../../remote/drain.js';
 import { cordonNode, deleteNode } from '../../remote/nodes.js';

@@ -1,5 +1,5 @@
 import { CLUSTER_API_GROUP, LABELS, MachinePhase, type Machine, type MachineStatus } from '@capstan/api';
-import { type LifecycleEvent } from '../../handoff/lifecycle-publisher.js';
+import { type OwedEvent } from '@capstan/provider-kit';
 
 type MachineEventName =
   'machine.provisioning' | 'machine.provisioned' | 'machine.running' | 'machine.deleting' | 'machine.deleted';
@@ -23,7 +23,7 @@ function base(machine: Machine) {
 }
 
 /** The lifecycle event `name` about the Machine as written (its resourceVersion is part of the message id). */
-export function machineEvent(name: MachineEventName, machine: Machine): LifecycleEvent {
+export function machineEvent(name: MachineEventName, machine: Machine): OwedEvent {
   const data = base(machine);
   switch (name) {
     case 'machine.provisioning': {

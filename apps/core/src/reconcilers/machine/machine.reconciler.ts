@@ -10,19 +10,37 @@ import {
   type Machine,
   type MachineStatus,
 } from '@capstan/api';
-import { type EventRecorder, getControllerOf, type Informer, isNotFound, type KubeClient, OwnWrites, type ReconcileContext, type ReconcileResult, setOwnerReference } from '@capstan/kube';
+import {
+  deepEqual,
+  getControllerOf,
+  setOwnerReference,
+  type EventRecorder,
+  type Informer,
+  type KubeClient,
+  type OwnWrites,
+  type ReconcileContext,
+  type ReconcileResult,
+  type Reconciler,
+} from '@capstan/kube';
+import {
+  objectReconciler,
+  type DeletionResult,
+  type EventOutbox,
+  type ReconcileScope,
+} from '@capstan/provider-kit';
 import { type ExternalObjects, type ExternalRead } from '../../external/external-objects.js';
-import { GuardedWriter } from '../../external/guarded-writes.js';
 import { observe } from '../../external/observation.js';
-import { type LifecyclePublisher } from '../../handoff/lifecycle-publisher.js';
 import { type WorkloadClusters } from '../../remote/workload-clusters.js';
-import { MISSING_REFERENCE_REQUEUE_MS } from '../cluster/cluster.reconciler.js';
-import { reconcileEnvelope } from '../cluster/reconcile-envelope.js';
-import { pausedBecause, withPausedCondition } from '../cluster/paused.js';
+import { MISSING_REFERENCE_REQUEUE_MS } from '../shared/requeue-delays.js';
 import { nextMachineDeletionStep } from './machine.deletion.js';
 import { machineEvent, machineTransitions } from './machine.events.js';
-import { lookUpNode, syncNode, type NodeLookup } from './machine.node.js';
-import { availableIn, computeMachineStatus, type MachineObservation } from './machine.status.js';
+import { lookUpNode, syncNode } from './machine.node.js';
+import {
+  availableIn,
+  computeMachineStatus,
+  MACHINE_OWN_CONDITIONS,
+  type MachineObservation,
+} from './machine.status.js';
 
 export interface MachineReconcilerDeps {
   clusters: Informer<Cluster>;
@@ -30,7 +48,8 @@ export interface MachineReconcilerDeps {
   client: KubeClient;
   external: ExternalObjects;
   workloads: WorkloadClusters;
-  lifecycle: LifecyclePublisher;
+  /** Where the lifecycle events go: published after the write that made them true, owed while the bus is down. */
+  outbox: EventOutbox;
   recorder: EventRecorder;
   /** Versions of Machines this controller wrote (their watch events need no reconcile). */
   ownWrites?: OwnWrites;
@@ -45,119 +64,106 @@ interface ExternalReads {
 /**
  * The Machine controller (upstream core/reconcilers/machine): finalizer, labels and ownership, the bootstrap
  * and infrastructure contract fields copied onto the Machine, its Node found by providerID, conditions and
- * phases, and deletion with hooks, drain, provider object and Node deletion.
+ * phases, and deletion with hooks, drain, provider object and Node deletion. Reading, pausing, the finalizer and
+ * writing are the reconciler kit's (objectReconciler).
  */
 export class MachineReconciler {
-  readonly reconcile: (key: string, rc: ReconcileContext) => Promise<ReconcileResult | undefined>;
-  private readonly write: GuardedWriter<Machine>;
+  readonly reconcile: Reconciler;
   private readonly now: () => Date;
 
   constructor(private readonly deps: MachineReconcilerDeps) {
-    this.write = new GuardedWriter(deps.client.resource<Machine>(RESOURCES.Machine), deps.ownWrites);
-    this.reconcile = reconcileEnvelope(
-      { cache: deps.machines, lifecycle: deps.lifecycle, ownWrites: deps.ownWrites },
-      (obj, key, rc) => this.reconcileMachine(obj, key, rc),
-    );
     this.now = deps.now ?? (() => new Date());
+    this.reconcile = objectReconciler<Machine>({
+      cache: deps.machines,
+      resources: deps.client.resource<Machine>(RESOURCES.Machine),
+      ownedConditions: MACHINE_OWN_CONDITIONS,
+      finalizer: FINALIZERS.machine,
+      ownWrites: deps.ownWrites,
+      outbox: deps.outbox,
+      clusterOf: (machine) => this.clusterOf(machine),
+      reconcileNormal: (scope) => this.reconcileNormal(scope),
+      reconcileDelete: (scope) => this.reconcileDelete(scope),
+      now: this.now,
+    });
   }
 
-  private async reconcileMachine(
-    machine: Machine,
-    key: string,
-    rc: ReconcileContext,
-  ): Promise<ReconcileResult | undefined> {
-    const namespace = machine.metadata!.namespace!;
-    const cluster = this.deps.clusters.getByName(namespace, machine.spec.clusterName);
-    const paused = pausedBecause(cluster, machine);
-    if (paused) {
-      await this.write.status(machine, {
-        ...machine.status,
-        conditions: withPausedCondition(machine.status?.conditions, paused, machine.metadata?.generation),
-      });
-      return undefined;
-    }
-    if (machine.metadata?.deletionTimestamp) return this.reconcileDelete(machine, cluster, key, rc);
+  private clusterOf(machine: Machine): Cluster | undefined {
+    return this.deps.clusters.getByName(machine.metadata!.namespace!, machine.spec.clusterName);
+  }
 
-    let current = await this.write.metadata(machine, {
-      finalizer: FINALIZERS.machine,
-      labels: { [LABELS.clusterName]: machine.spec.clusterName },
-      ownerReferences: standaloneOwners(machine, cluster),
-    });
-    const reads = await this.readReferences(current);
+  private async reconcileNormal(scope: ReconcileScope<Machine>): Promise<ReconcileResult | undefined> {
+    const machine = scope.obj;
+    const cluster = this.clusterOf(machine);
+    machine.metadata!.labels = {
+      ...machine.metadata!.labels,
+      [LABELS.clusterName]: machine.spec.clusterName,
+    };
+    const owners = standaloneOwners(machine, cluster);
+    if (!deepEqual(machine.metadata!.ownerReferences ?? [], owners))
+      machine.metadata!.ownerReferences = owners;
+
+    const reads = await this.readReferences(machine);
     for (const read of [reads.bootstrap, reads.infrastructure]) {
       if (read?.state === 'found') {
         await this.deps.external.ensureOwnership(read, {
-          owner: current,
+          owner: machine,
           controller: true,
-          clusterName: current.spec.clusterName,
+          clusterName: machine.spec.clusterName,
         });
       }
     }
-    const observation = this.observation(current, reads);
-    current = await this.copySpecFields(current, observation, rc);
-    observation.machine = current;
+    const observation = this.observation(machine, reads);
+    this.copySpecFields(machine, observation, scope.rc);
 
-    const lookup = await lookUpNode(current, cluster, this.deps.workloads);
+    const lookup = await lookUpNode(machine, cluster, this.deps.workloads);
     observation.node = lookup.observation;
     if (lookup.observation.state === 'found' && lookup.access) {
-      await syncNode(lookup.access, lookup.observation.node, current);
+      await syncNode(lookup.access, lookup.observation.node, machine);
     }
     const now = this.now();
     const status = computeMachineStatus(observation, now);
-    await this.writeStatusAndPublish(current, status, key);
+    await this.writeAndAnnounce(scope, status);
 
     if (reads.bootstrap?.state === 'invalid' || reads.infrastructure?.state === 'invalid') {
-      rc.log.warn('a reference names a kind the core cannot use: retrying with backoff');
+      scope.rc.log.warn('a reference names a kind the core cannot use: retrying with backoff');
       return { requeue: true };
     }
     if (reads.bootstrap?.state === 'notFound' || reads.infrastructure?.state === 'notFound') {
       return { requeueAfter: MISSING_REFERENCE_REQUEUE_MS };
     }
     // A workload cluster that does not answer yet is not polled: its connection reports when it is up.
-    const wait = availableIn(current, status, now);
+    const wait = availableIn(machine, status, now);
     return wait === undefined ? undefined : { requeueAfter: wait + 100 };
   }
 
-  private async reconcileDelete(
-    machine: Machine,
-    cluster: Cluster | undefined,
-    key: string,
-    rc: ReconcileContext,
-  ): Promise<ReconcileResult | undefined> {
+  private async reconcileDelete(scope: ReconcileScope<Machine>): Promise<DeletionResult | undefined> {
+    const machine = scope.obj;
+    const cluster = this.clusterOf(machine);
     const reads = await this.readReferences(machine);
     const observation = this.observation(machine, reads);
-    const lookup: NodeLookup = await lookUpNode(machine, cluster, this.deps.workloads);
+    const lookup = await lookUpNode(machine, cluster, this.deps.workloads);
     observation.node = lookup.observation;
     const now = this.now();
     const step = await nextMachineDeletionStep(
       { machine, cluster, node: lookup, bootstrap: reads.bootstrap, infrastructure: reads.infrastructure },
-      { external: this.deps.external, log: rc.log, now },
+      { external: this.deps.external, log: scope.rc.log, now },
     );
     observation.deleting = { reason: step.reason, message: step.message };
     const status = computeMachineStatus(observation, now);
     if (step.deletion && Object.keys(step.deletion).length > 0) status.deletion = step.deletion;
-    const written = await this.writeStatusAndPublish(machine, status, key);
+    const written = await this.writeAndAnnounce(scope, status);
     if (!step.done) {
-      rc.log.debug({ reason: step.reason }, step.message);
+      scope.rc.log.debug({ reason: step.reason }, step.message);
       return step.requeueAfter ? { requeueAfter: step.requeueAfter } : undefined;
     }
-    await this.deps.lifecycle.publish(key, [machineEvent('machine.deleted', written)]);
-    try {
-      await this.write.removeFinalizer(written, FINALIZERS.machine);
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-    }
-    rc.log.info('machine deleted: finalizer removed');
-    return undefined;
+    // The kit removes the finalizer, then publishes.
+    scope.announce(machineEvent('machine.deleted', written));
+    return { done: true };
   }
 
   /** `spec.bootstrap.dataSecretName`, `spec.providerID` and (when unset) `spec.failureDomain`, from the provider objects. */
-  private async copySpecFields(
-    machine: Machine,
-    observation: MachineObservation,
-    rc: ReconcileContext,
-  ): Promise<Machine> {
-    const fields: Record<string, unknown> = {};
+  private copySpecFields(machine: Machine, observation: MachineObservation, rc: ReconcileContext): void {
+    const copied: string[] = [];
     const { bootstrap, infrastructure } = observation;
     if (
       bootstrap.state === 'found' &&
@@ -165,17 +171,25 @@ export class MachineReconciler {
       bootstrap.contract.dataSecretName &&
       machine.spec.bootstrap?.dataSecretName !== bootstrap.contract.dataSecretName
     ) {
-      fields['bootstrap'] = { ...machine.spec.bootstrap, dataSecretName: bootstrap.contract.dataSecretName };
+      machine.spec.bootstrap = {
+        ...machine.spec.bootstrap,
+        dataSecretName: bootstrap.contract.dataSecretName,
+      };
+      copied.push('bootstrap');
     }
     if (infrastructure.state === 'found' && infrastructure.contract.provisioned) {
       const { providerID, failureDomain } = infrastructure.contract;
       // providerID is fixed once set (the API server refuses a change); a provider reporting another one is ignored.
-      if (providerID && !machine.spec.providerID) fields['providerID'] = providerID;
-      if (failureDomain && !machine.spec.failureDomain) fields['failureDomain'] = failureDomain;
+      if (providerID && !machine.spec.providerID) {
+        machine.spec.providerID = providerID;
+        copied.push('providerID');
+      }
+      if (failureDomain && !machine.spec.failureDomain) {
+        machine.spec.failureDomain = failureDomain;
+        copied.push('failureDomain');
+      }
     }
-    if (Object.keys(fields).length === 0) return machine;
-    rc.log.info({ fields: Object.keys(fields) }, 'contract fields copied onto the machine');
-    return this.write.specFields(machine, fields);
+    if (copied.length > 0) rc.log.info({ fields: copied }, 'contract fields copied onto the machine');
   }
 
   private async readReferences(machine: Machine): Promise<ExternalReads> {
@@ -202,18 +216,16 @@ export class MachineReconciler {
     };
   }
 
-  private async writeStatusAndPublish(
-    machine: Machine,
-    status: MachineStatus,
-    key: string,
-  ): Promise<Machine> {
-    const written = await this.write.status(machine, status);
-    const milestones = machineTransitions(machine.status, status, written);
-    if (milestones.length === 0) return written;
-    await this.deps.lifecycle.publish(
-      key,
-      milestones.map((name) => machineEvent(name, written)),
-    );
+  /**
+   * Writes the status at once, so that the milestones it makes true are announced with the Machine as written
+   * (its resourceVersion is part of their message id); the kit publishes them after its final write.
+   */
+  private async writeAndAnnounce(scope: ReconcileScope<Machine>, status: MachineStatus): Promise<Machine> {
+    const before = scope.obj.status;
+    scope.obj.status = status;
+    const written = await scope.patchNow();
+    const milestones = machineTransitions(before, status, written);
+    scope.announce(...milestones.map((name) => machineEvent(name, written)));
     if (milestones.includes('machine.running')) {
       void this.deps.recorder
         .event(written, {

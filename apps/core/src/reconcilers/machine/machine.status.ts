@@ -16,7 +16,7 @@ import {
   type MachineStatus,
   type NodeSystemInfo,
 } from '@capstan/api';
-import { ConditionList } from '../cluster/condition-list.js';
+import { ConditionList } from '../shared/condition-list.js';
 import { INVALID_REFERENCE_REASON, type ExternalObservation } from '../../external/observation.js';
 
 /** What the core knows of the Machine's Node in the workload cluster. */
@@ -38,17 +38,19 @@ export interface MachineObservation {
   deleting?: { reason: string; message: string };
 }
 
-/** Conditions the Machine controller writes (others, such as HealthCheckSucceeded or UpToDate, belong to other controllers). */
-export const MACHINE_OWN_CONDITIONS: ReadonlySet<string> = new Set([
+/**
+ * Conditions the Machine controller computes (others, such as HealthCheckSucceeded or UpToDate, belong to other
+ * controllers; the reconciler kit adds `Paused` and `ReconcileSucceeded`).
+ */
+export const MACHINE_OWN_CONDITIONS: readonly string[] = [
   ConditionType.BootstrapConfigReady,
   ConditionType.InfrastructureReady,
   ConditionType.NodeReady,
   ConditionType.NodeHealthy,
   ConditionType.Deleting,
-  ConditionType.Paused,
   ConditionType.Ready,
   ConditionType.Available,
-]);
+];
 
 const NODE_INFO_FIELDS = [
   'machineID',
@@ -99,7 +101,7 @@ export function computeMachineStatus(observation: MachineObservation, now: Date 
   set(bootstrapConfigReady(observation, bootstrapDataSecretCreated));
   set(infrastructureReady(observation, infrastructureProvisioned));
   for (const input of nodeConditions(observation, conditions.all)) set(input);
-  conditions.setDeletingAndNotPaused(observation.deleting);
+  conditions.setDeleting(observation.deleting);
   set(readyCondition(machine, conditions.all));
   set(availableCondition(machine, conditions.all, now));
   status.conditions = conditions.all;

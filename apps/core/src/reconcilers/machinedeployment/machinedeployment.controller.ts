@@ -1,7 +1,7 @@
 import { LABELS, RESOURCES, type Machine, type MachineDeployment, type MachineSet } from '@capstan/api';
 import { getControllerOf, objectKey } from '@capstan/kube';
 import type { ServiceContext } from '@capstan/provider-kit';
-import type { WorkloadContext } from '../machineset/workload-context.js';
+import type { WorkloadContext } from '../shared/workload-context.js';
 import { MachineDeploymentReconciler } from './machinedeployment.reconciler.js';
 
 export const MACHINE_DEPLOYMENT_CONTROLLER = 'machinedeployment';

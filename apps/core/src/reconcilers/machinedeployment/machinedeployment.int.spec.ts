@@ -15,7 +15,7 @@ import {
   machineTemplate,
   startWorkloadEnv,
   type WorkloadEnv,
-} from '../machineset/testing/workload-env.js';
+} from '../shared/testing/workload-env.js';
 
 /** Every state of a deployment's Machines the watch delivered: how many exist and how many are Available. */
 class MachineWatcher {

@@ -1,41 +1,34 @@
 import {
   ANNOTATIONS,
+  ConditionType,
   FINALIZERS,
   RESOURCES,
   type Cluster,
   type Machine,
   type MachineDeployment,
-  type MachineDeploymentStatus,
   type MachineSet,
 } from '@capstan/api';
 import {
-  addFinalizer,
   getControllerOf,
-  hasFinalizer,
   isAlreadyExists,
   isBeingDeleted,
   isConflict,
   isNotFound,
   objectKey,
-  removeFinalizer,
   type EventRecorder,
   type ReconcileContext,
   type ReconcileResult,
+  type Reconciler,
   type ResourceClient,
 } from '@capstan/kube';
-import { waitForCache } from '../machineset/cache-wait.js';
-import { selectorMatches } from '../machineset/label-selector.js';
-import { timeMs } from '../machineset/machine-state.js';
-import {
-  deleteIfPresent,
-  ensureClusterLabelAndOwner,
-  ownerReferenceTo,
-  requeueOnConflict,
-  writePausedCondition,
-  writeStatusIfChanged,
-} from '../machineset/object-writes.js';
-import { isPaused } from '../machineset/paused.js';
-import { controlledBy, ORPHANS_BY_NAMESPACE, type WorkloadContext } from '../machineset/workload-context.js';
+import type { DeletionResult, ReconcileScope } from '@capstan/provider-kit';
+import { waitForCache } from '../shared/cache-wait.js';
+import { selectorMatches } from '../shared/label-selector.js';
+import { MACHINE_SUMMARY_CONDITIONS } from '../shared/machine-conditions.js';
+import { timeMs } from '../shared/machine-state.js';
+import { deleteIfPresent, ownerReferenceTo, setClusterLabelAndOwner } from '../shared/ownership.js';
+import { controlledBy, ORPHANS_BY_NAMESPACE, type WorkloadContext } from '../shared/workload-context.js';
+import { clusterOf, workloadReconciler } from '../shared/workload-reconciler.js';
 import { computeMachineDeploymentStatus } from './machinedeployment.status.js';
 import {
   createdAtOf,
@@ -62,53 +55,46 @@ interface Observed {
   machinesBySet: Map<string, Machine[]>;
 }
 
+/** The conditions of a MachineDeployment this controller writes (the kit adds Paused and ReconcileSucceeded). */
+export const MACHINE_DEPLOYMENT_CONDITIONS = [
+  ConditionType.Available,
+  ConditionType.RollingOut,
+  ...MACHINE_SUMMARY_CONDITIONS,
+] as const;
+
 /**
  * Rolls a MachineDeployment's template out through MachineSets (upstream machinedeployment_controller.go): a set
  * per template revision, RollingUpdate within maxSurge/maxUnavailable or OnDelete, `rollout.after`, proportional
  * scaling without a rollout, `spec.paused`, cleanup of old sets, and status. Deleting the deployment deletes its
- * sets (and so their Machines) before its finalizer goes.
+ * sets (and so their Machines) before its finalizer goes. Runs in the reconciler kit, which handles pausing, the
+ * finalizer, the write of the deployment and conflicts.
  */
 export class MachineDeploymentReconciler {
-  private readonly deploymentsApi: ResourceClient<MachineDeployment>;
   private readonly setsApi: ResourceClient<MachineSet>;
+  readonly reconcile: Reconciler;
 
   constructor(
     private readonly workload: WorkloadContext,
     private readonly recorder: EventRecorder,
   ) {
-    this.deploymentsApi = workload.client.resource<MachineDeployment>(RESOURCES.MachineDeployment);
     this.setsApi = workload.client.resource<MachineSet>(RESOURCES.MachineSet);
+    this.reconcile = workloadReconciler<MachineDeployment>(workload, RESOURCES.MachineDeployment, {
+      cache: workload.machineDeployments,
+      ownedConditions: MACHINE_DEPLOYMENT_CONDITIONS,
+      finalizer: FINALIZERS.machineDeployment,
+      reconcileNormal: (scope) => this.reconcileNormal(scope),
+      reconcileDelete: (scope) => this.reconcileDelete(scope),
+    });
   }
 
-  readonly reconcile = (key: string, rc: ReconcileContext): Promise<ReconcileResult | void> =>
-    requeueOnConflict(rc, () => this.reconcileDeployment(key, rc));
-
-  private async reconcileDeployment(key: string, rc: ReconcileContext): Promise<ReconcileResult | void> {
-    const cached = this.workload.machineDeployments.get(key);
-    if (!cached) return;
-    let deployment = cached;
-    const cluster = this.workload.clusters.getByName(
-      deployment.metadata.namespace,
-      deployment.spec.clusterName,
-    );
-    if (isPaused(cluster, deployment)) {
-      await writePausedCondition(this.deploymentsApi, deployment, cluster, this.workload.now());
-      return;
-    }
-    if (isBeingDeleted(deployment)) {
-      await this.reconcileDelete(this.observe(deployment, cluster), rc);
-      return;
-    }
-    if (!hasFinalizer(deployment, FINALIZERS.machineDeployment)) {
-      deployment = await addFinalizer(this.deploymentsApi, deployment, FINALIZERS.machineDeployment);
-    }
-    deployment = await ensureClusterLabelAndOwner(
-      this.deploymentsApi,
-      deployment,
-      deployment.spec.clusterName,
-      cluster,
-      true,
-    );
+  private async reconcileNormal(
+    scope: ReconcileScope<MachineDeployment>,
+  ): Promise<ReconcileResult | undefined> {
+    const { rc } = scope;
+    const cluster = clusterOf(this.workload, scope.obj);
+    setClusterLabelAndOwner(scope.obj, scope.obj.spec.clusterName, cluster, true);
+    // The finalizer is written before the first MachineSet it guards is created.
+    const deployment = await scope.patchNow();
     await this.adoptOrphanSets(deployment, rc);
 
     const now = this.workload.now();
@@ -120,11 +106,12 @@ export class MachineDeploymentReconciler {
       await this.cleanUpOldSets(observed, now);
       observed = this.observe(deployment, cluster);
     }
-    await this.writeStatus(observed, limits, now);
+    setStatus(observed, limits, now);
 
     // A rollout.after still ahead needs a reconcile when it comes: nothing else would trigger one.
     const after = timeMs(deployment.spec.rollout?.after);
     if (after !== undefined && after > now.getTime()) return { requeueAfter: after - now.getTime() + 1000 };
+    return undefined;
   }
 
   private observe(deployment: MachineDeployment, cluster: Cluster | undefined): Observed {
@@ -211,7 +198,7 @@ export class MachineDeploymentReconciler {
         rc,
       );
     }
-    await this.recordRevision(deployment, this.workload.machineSets.get(objectKey(currentSet)) ?? currentSet);
+    this.recordRevision(deployment, this.workload.machineSets.get(objectKey(currentSet)) ?? currentSet);
   }
 
   /** Active sets were last sized for another spec.replicas (upstream isScalingEvent). */
@@ -293,14 +280,14 @@ export class MachineDeploymentReconciler {
     );
   }
 
-  /** The deployment's revision annotation follows its current set's. */
-  private async recordRevision(deployment: MachineDeployment, current: MachineSet): Promise<void> {
+  /** The deployment's revision annotation follows its current set's (written with the deployment at the end). */
+  private recordRevision(deployment: MachineDeployment, current: MachineSet): void {
     const revision = current.metadata.annotations?.[ANNOTATIONS.revision];
     if (!revision || deployment.metadata.annotations?.[ANNOTATIONS.revision] === revision) return;
-    await this.deploymentsApi.mergePatch(
-      { namespace: deployment.metadata.namespace, name: deployment.metadata.name! },
-      { metadata: { annotations: { [ANNOTATIONS.revision]: revision } } },
-    );
+    deployment.metadata.annotations = {
+      ...deployment.metadata.annotations,
+      [ANNOTATIONS.revision]: revision,
+    };
   }
 
   /** Old sets at zero with no Machines left, beyond the history kept, are deleted. */
@@ -348,30 +335,27 @@ export class MachineDeploymentReconciler {
     }
   }
 
-  private async reconcileDelete(observed: Observed, rc: ReconcileContext): Promise<void> {
-    const { deployment, sets } = observed;
-    for (const ms of sets) {
+  /** Deletes the deployment's sets; the kit removes the finalizer once none is left. */
+  private async reconcileDelete(scope: ReconcileScope<MachineDeployment>): Promise<DeletionResult> {
+    const deployment = scope.obj;
+    const observed = this.observe(deployment, clusterOf(this.workload, deployment));
+    for (const ms of observed.sets) {
       if (isBeingDeleted(ms)) continue;
       await deleteIfPresent(this.setsApi, ms);
-      rc.log.info({ machineSet: ms.metadata.name }, 'deleting MachineSet (MachineDeployment deleted)');
+      scope.rc.log.info({ machineSet: ms.metadata.name }, 'deleting MachineSet (MachineDeployment deleted)');
     }
-    if (sets.length > 0) {
-      await this.writeStatus(observed, resolveRolloutLimits(deployment), this.workload.now());
-      return;
-    }
-    if (hasFinalizer(deployment, FINALIZERS.machineDeployment)) {
-      await removeFinalizer(this.deploymentsApi, deployment, FINALIZERS.machineDeployment).catch(
-        (err: unknown) => {
-          if (!isNotFound(err)) throw err;
-        },
-      );
-    }
+    if (observed.sets.length === 0) return { done: true };
+    setStatus(observed, resolveRolloutLimits(deployment), this.workload.now());
+    return { done: false };
   }
+}
 
-  private async writeStatus(observed: Observed, limits: RolloutLimits, now: Date): Promise<void> {
-    const { deployment, sets, machinesBySet } = observed;
-    const current = isBeingDeleted(deployment) ? undefined : findCurrentMachineSet(deployment, sets, now);
-    const status: MachineDeploymentStatus = computeMachineDeploymentStatus({
+/** The deployment's status as observed, for the current generation, on the reconcile's copy. */
+function setStatus(observed: Observed, limits: RolloutLimits, now: Date): void {
+  const { deployment, sets, machinesBySet } = observed;
+  const current = isBeingDeleted(deployment) ? undefined : findCurrentMachineSet(deployment, sets, now);
+  deployment.status = {
+    ...computeMachineDeploymentStatus({
       deployment,
       cluster: observed.cluster,
       machineSets: sets,
@@ -379,9 +363,9 @@ export class MachineDeploymentReconciler {
       isUpToDate: (m) => current !== undefined && getControllerOf(m)?.uid === current.metadata.uid,
       limits,
       now,
-    });
-    await writeStatusIfChanged(this.deploymentsApi, deployment, status);
-  }
+    }),
+    observedGeneration: deployment.metadata.generation,
+  };
 }
 
 function scalableOf(ms: MachineSet) {

@@ -7,9 +7,9 @@ import {
   type MachineSet,
   type MachineTemplateSpec,
 } from '@capstan/api';
-import { formatLabelValue } from '../machineset/label-value.js';
-import { timeMs } from '../machineset/machine-state.js';
-import { ownerReferenceTo } from '../machineset/object-writes.js';
+import { formatLabelValue } from '../shared/label-value.js';
+import { timeMs } from '../shared/machine-state.js';
+import { ownerReferenceTo } from '../shared/ownership.js';
 import type { RolloutLimits } from './rollout-limits.js';
 import { IN_PLACE_SPEC_FIELDS, sameMachines } from './template-hash.js';
 

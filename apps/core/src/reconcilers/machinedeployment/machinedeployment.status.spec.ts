@@ -1,5 +1,5 @@
 import type { MachineDeployment } from '@capstan/api';
-import { machine, NOW, running } from '../machineset/testing/machine-builder.js';
+import { machine, NOW, running } from '../shared/testing/machine-builder.js';
 import { computeMachineDeploymentStatus } from './machinedeployment.status.js';
 
 const deployment = (replicas: number): MachineDeployment =>

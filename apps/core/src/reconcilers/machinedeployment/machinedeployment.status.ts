@@ -3,6 +3,7 @@ import {
   ConditionStatus,
   ConditionType,
   MachineDeploymentPhase,
+  pausedCondition,
   type Cluster,
   type ConditionInput,
   type Machine,
@@ -10,7 +11,7 @@ import {
   type MachineDeploymentStatus,
   type MachineSet,
 } from '@capstan/api';
-import { statusSelector } from '../machineset/label-selector.js';
+import { statusSelector } from '../shared/label-selector.js';
 import {
   deletingCondition,
   machinesReadyCondition,
@@ -19,10 +20,9 @@ import {
   scalingDownCondition,
   scalingUpCondition,
   withConditions,
-} from '../machineset/machine-conditions.js';
-import { isDeleting } from '../machineset/machine-state.js';
-import { replicaCounters } from '../machineset/machineset.status.js';
-import { pausedCondition } from '../machineset/paused.js';
+} from '../shared/machine-conditions.js';
+import { isDeleting } from '../shared/machine-state.js';
+import { replicaCounters } from '../shared/replica-counters.js';
 import type { RolloutLimits } from './rollout-limits.js';
 
 export interface MachineDeploymentObservation {
@@ -40,7 +40,7 @@ export interface MachineDeploymentObservation {
 /**
  * The status a MachineDeployment should have (upstream machinedeployment_status.go): counters over its Machines,
  * phase, and the Available, RollingOut, ScalingUp, ScalingDown, MachinesReady, MachinesUpToDate, Remediating,
- * Deleting and Paused conditions. observedGeneration is stamped by the writer.
+ * Deleting and Paused conditions. observedGeneration is stamped by the reconciler.
  */
 export function computeMachineDeploymentStatus(
   observation: MachineDeploymentObservation,

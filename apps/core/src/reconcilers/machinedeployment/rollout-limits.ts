@@ -1,5 +1,5 @@
 import type { MachineDeployment } from '@capstan/api';
-import { scaledValue } from '../machineset/int-or-percent.js';
+import { scaledValue } from '../shared/int-or-percent.js';
 
 export interface RolloutLimits {
   replicas: number;

@@ -1,6 +1,6 @@
 import type { DeletionOrder, Machine } from '@capstan/api';
-import { machinesToDelete } from '../machineset/deletion-order.js';
-import { isAvailable } from '../machineset/machine-state.js';
+import { machinesToDelete } from '../shared/deletion-order.js';
+import { isAvailable } from '../shared/machine-state.js';
 import type { RolloutLimits } from './rollout-limits.js';
 
 // How far a rollout may go in one step. The plan only ever sets MachineSet replicas; the MachineSets create and

@@ -12,7 +12,7 @@ import {
   type MachineHealthCheckChecks,
 } from '@capstan/api';
 import type { V1Node, V1NodeCondition } from '@kubernetes/client-node';
-import { isDeleting, timeMs } from '../machineset/machine-state.js';
+import { isDeleting, timeMs } from '../shared/machine-state.js';
 
 // Whether one Machine is healthy (upstream machinehealthcheck_targets.go needsRemediation), as a pure function of
 // the Machine, its Node, its Cluster and the time.

@@ -1,9 +1,10 @@
-import { running } from '../machineset/testing/machine-builder.js';
+import { running } from '../shared/testing/machine-builder.js';
 import {
   MHC_FIELD_MANAGER,
   appliedByHealthCheck,
   desiredHealthConditions,
   healthConditionsChanged,
+  withHealthConditions,
 } from './machine-health-conditions.js';
 
 const failed = {
@@ -66,5 +67,38 @@ describe('conditions a health check writes on a Machine', () => {
     ];
     expect(appliedByHealthCheck(machine, 'OwnerRemediated')).toBe(true);
     expect(healthConditionsChanged(machine, healthy)).toBe(true);
+  });
+});
+
+describe('writing the health check conditions onto a Machine', () => {
+  it("replaces what changed, removes what it wrote and no longer wants, and keeps everyone else's", () => {
+    const machine = running('m', {
+      conditions: { HealthCheckSucceeded: 'True', ExternallyRemediated: 'False' },
+    });
+    machine.metadata.managedFields = [
+      {
+        manager: MHC_FIELD_MANAGER,
+        operation: 'Update',
+        subresource: 'status',
+        fieldsV1: { 'f:status': { 'f:conditions': { 'k:{"type":"ExternallyRemediated"}': {} } } },
+      },
+    ];
+    const before = structuredClone(machine.status!.conditions!);
+    const desired = desiredHealthConditions(
+      machine,
+      { healthCheck: failed, requestOwnerRemediation: true },
+      now,
+    );
+    const written = withHealthConditions(machine, desired);
+    expect(written.map((c) => [c.type, c.status])).toEqual([
+      ['Ready', 'True'],
+      ['Available', 'True'],
+      ['NodeHealthy', 'True'],
+      ['HealthCheckSucceeded', 'False'],
+      ['OwnerRemediated', 'False'],
+    ]);
+    // The Machine controller's conditions stay exactly as it wrote them.
+    expect(written.slice(0, 3)).toEqual(before.slice(0, 3));
+    expect(machine.status!.conditions).toEqual(before);
   });
 });

@@ -8,15 +8,23 @@ import {
   type ConditionInput,
   type Machine,
 } from '@capstan/api';
+import { deepEqual, ResourceClient, type ObjectRef, type WriteOptions } from '@capstan/kube';
 
 // The conditions a MachineHealthCheck writes on a Machine: HealthCheckSucceeded, and on unhealthy ones
-// OwnerRemediated (or ExternallyRemediated). Every other condition of the Machine belongs to someone else, so the
-// health check writes with server-side apply under its own field manager: it owns exactly the conditions it
-// applies (status.conditions is a list map keyed by type) and never touches the others.
+// OwnerRemediated (or ExternallyRemediated). Every other condition of the Machine belongs to someone else: the
+// health check writes through a patch helper that owns exactly its condition types, under its own field manager,
+// whose `managedFields` entry tells which of those conditions it wrote itself.
 
-export const MHC_FIELD_MANAGER = 'capstan-core-mhc';
+/**
+ * The health check's field manager on Machines. Not of the services' `capstan-<service>` form, so no service's own
+ * writes can ever be taken for the health check's.
+ */
+export const MHC_FIELD_MANAGER = 'capstan.dev/machinehealthcheck';
 
-/** The conditions this health check writes; what it applied before and leaves out is removed by the server. */
+/** The field manager earlier versions applied the health check's conditions under (server-side apply). */
+const LEGACY_MHC_FIELD_MANAGER = 'capstan-core-mhc';
+
+/** The conditions this health check writes; one it wrote before and no longer wants is removed. */
 export const MHC_CONDITION_TYPES = [
   ConditionType.HealthCheckSucceeded,
   ConditionType.OwnerRemediated,
@@ -81,34 +89,62 @@ function pick(conditions: Condition[], type: string): Condition {
   return getCondition(conditions, type)!;
 }
 
-/** Whether the health check's field manager applied this condition type (so leaving it out removes it). */
+/**
+ * Whether the health check wrote this condition type: its field manager owns the entry (written with a patch, or
+ * applied with server-side apply by earlier versions). An OwnerRemediated the owner wrote is not the health
+ * check's to remove.
+ */
 export function appliedByHealthCheck(machine: Machine, type: string): boolean {
   const key = `k:${JSON.stringify({ type })}`;
   return (machine.metadata.managedFields ?? []).some((entry) => {
-    if (entry.manager !== MHC_FIELD_MANAGER || entry.operation !== 'Apply') return false;
+    const ours =
+      (entry.manager === MHC_FIELD_MANAGER &&
+        (entry.operation === 'Apply' || entry.operation === 'Update')) ||
+      (entry.manager === LEGACY_MHC_FIELD_MANAGER && entry.operation === 'Apply');
+    if (!ours) return false;
     const fields = entry.fieldsV1 as Record<string, Record<string, Record<string, unknown>>> | undefined;
     return fields?.['f:status']?.['f:conditions']?.[key] !== undefined;
   });
 }
 
-/** Whether applying `desired` changes anything on the Machine: a value differs, or an applied one goes away. */
-export function healthConditionsChanged(machine: Machine, desired: readonly Condition[]): boolean {
-  const current = machine.status?.conditions;
-  for (const condition of desired) {
-    const existing = getCondition(current, condition.type);
-    if (
-      !existing ||
-      existing.status !== condition.status ||
-      existing.reason !== condition.reason ||
-      existing.message !== condition.message
+/**
+ * The Machine's conditions with the health check's `desired` ones in place and those it wrote before and no longer
+ * wants removed. A desired condition that says what the Machine already says (status, reason, message) is left as
+ * it is, and so is every other writer's condition.
+ */
+export function withHealthConditions(machine: Machine, desired: readonly Condition[]): Condition[] {
+  const out = [...(machine.status?.conditions ?? [])];
+  for (const type of MHC_CONDITION_TYPES) {
+    const wanted = desired.find((c) => c.type === type);
+    const index = out.findIndex((c) => c.type === type);
+    const existing = index >= 0 ? out[index] : undefined;
+    if (!wanted) {
+      if (existing && appliedByHealthCheck(machine, type)) out.splice(index, 1);
+    } else if (!existing) {
+      out.push(wanted);
+    } else if (
+      existing.status !== wanted.status ||
+      existing.reason !== wanted.reason ||
+      existing.message !== wanted.message
     ) {
-      return true;
+      out[index] = wanted;
     }
   }
-  return MHC_CONDITION_TYPES.some(
-    (type) =>
-      !desired.some((c) => c.type === type) &&
-      getCondition(current, type) !== undefined &&
-      appliedByHealthCheck(machine, type),
-  );
+  return out;
+}
+
+/** Whether writing `desired` changes anything on the Machine: a value differs, or one it wrote goes away. */
+export function healthConditionsChanged(machine: Machine, desired: readonly Condition[]): boolean {
+  return !deepEqual(withHealthConditions(machine, desired), machine.status?.conditions ?? []);
+}
+
+/** Machines as the health check writes them: under its own field manager. */
+export class HealthCheckMachines extends ResourceClient<Machine> {
+  override mergePatch(
+    ref: ObjectRef,
+    patch: unknown,
+    options: WriteOptions & { subresource?: 'status' } = {},
+  ): Promise<Machine> {
+    return super.mergePatch(ref, patch, { fieldManager: MHC_FIELD_MANAGER, ...options });
+  }
 }

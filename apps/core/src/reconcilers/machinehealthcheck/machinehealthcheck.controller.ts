@@ -1,9 +1,8 @@
 import { RESOURCES, type Machine, type MachineHealthCheck } from '@capstan/api';
 import { BY_PROVIDER_ID, objectKey } from '@capstan/kube';
-import type { ServiceContext } from '@capstan/provider-kit';
-import { LifecyclePublisher } from '../../handoff/lifecycle-publisher.js';
+import { EventOutbox, type ServiceContext } from '@capstan/provider-kit';
 import type { WorkloadClusters } from '../../remote/workload-clusters.js';
-import type { WorkloadContext } from '../machineset/workload-context.js';
+import type { WorkloadContext } from '../shared/workload-context.js';
 import { MachineHealthCheckReconciler, selectsMachine } from './machinehealthcheck.reconciler.js';
 
 export const MACHINE_HEALTH_CHECK_CONTROLLER = 'machinehealthcheck';
@@ -31,11 +30,11 @@ export function registerMachineHealthCheckController(
   workload: WorkloadContext,
   workloadClusters: WorkloadClusters,
 ): void {
-  const lifecycle = new LifecyclePublisher({ publisher: ctx.publisher, bus: ctx.bus, logger: ctx.logger });
+  const outbox = new EventOutbox({ publisher: ctx.publisher, bus: ctx.bus, logger: ctx.logger });
   const reconciler = new MachineHealthCheckReconciler(
     workload,
     workloadClusters,
-    lifecycle,
+    outbox,
     ctx.recorder(MACHINE_HEALTH_CHECK_CONTROLLER),
   );
   const controller = ctx.addController<MachineHealthCheck>({

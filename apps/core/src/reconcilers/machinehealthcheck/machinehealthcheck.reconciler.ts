@@ -7,33 +7,27 @@ import {
   getCondition,
   type Machine,
   type MachineHealthCheck,
-  type MachineHealthCheckStatus,
 } from '@capstan/api';
 import {
   BY_CLUSTER_NAME,
   clusterIndexValue,
-  isNotFound,
   type EventRecorder,
   type ReconcileContext,
   type ReconcileResult,
-  type ResourceClient,
+  type Reconciler,
 } from '@capstan/kube';
-import type { LifecycleEvent, LifecyclePublisher } from '../../handoff/lifecycle-publisher.js';
+import type { EventOutbox, OwedEvent, ReconcileScope } from '@capstan/provider-kit';
 import {
   WorkloadClusterUnavailableError,
   type WorkloadClusterAccess,
   type WorkloadClusters,
 } from '../../remote/workload-clusters.js';
-import { selectorMatches } from '../machineset/label-selector.js';
-import { withConditions } from '../machineset/machine-conditions.js';
-import {
-  ensureClusterLabelAndOwner,
-  requeueOnConflict,
-  writePausedCondition,
-  writeStatusIfChanged,
-} from '../machineset/object-writes.js';
-import { isPaused, pausedCondition } from '../machineset/paused.js';
-import type { WorkloadContext } from '../machineset/workload-context.js';
+import { selectorMatches } from '../shared/label-selector.js';
+import { MachineConditionWriter } from '../shared/machine-condition-writer.js';
+import { withConditions } from '../shared/machine-conditions.js';
+import { setClusterLabelAndOwner } from '../shared/ownership.js';
+import type { WorkloadContext } from '../shared/workload-context.js';
+import { clusterOf, workloadReconciler } from '../shared/workload-reconciler.js';
 import {
   evaluateTarget,
   skipsHealthCheck,
@@ -41,9 +35,11 @@ import {
   type HealthVerdict,
 } from './health-check.js';
 import {
-  MHC_FIELD_MANAGER,
+  HealthCheckMachines,
+  MHC_CONDITION_TYPES,
   desiredHealthConditions,
   healthConditionsChanged,
+  withHealthConditions,
   type MachineHealthDecision,
 } from './machine-health-conditions.js';
 import {
@@ -69,45 +65,49 @@ interface Judged {
   verdict: HealthVerdict;
 }
 
+/** The conditions of a MachineHealthCheck this controller writes (the kit adds Paused and ReconcileSucceeded). */
+export const MACHINE_HEALTH_CHECK_CONDITIONS = [ConditionType.RemediationAllowed] as const;
+
 /**
  * Finds unhealthy Machines and has them remediated (upstream machinehealthcheck_controller.go): judges each
  * selected Machine by its Node's conditions, its startup time and the remediate-machine annotation, writes
  * HealthCheckSucceeded on it, and unless too many are unhealthy asks the owner to remediate (OwnerRemediated) or
- * creates an external remediation request. Requeues itself for the earliest timeout still running.
+ * creates an external remediation request. Requeues itself for the earliest timeout still running. Runs in the
+ * reconciler kit, which handles pausing, the write of the health check, its lifecycle events and conflicts.
  */
 export class MachineHealthCheckReconciler {
-  private readonly mhcApi: ResourceClient<MachineHealthCheck>;
-  private readonly machinesApi: ResourceClient<Machine>;
+  private readonly machineConditions: MachineConditionWriter;
+  readonly reconcile: Reconciler;
 
   constructor(
     private readonly workload: WorkloadContext,
     private readonly workloadClusters: WorkloadClusters,
-    private readonly lifecycle: LifecyclePublisher,
+    outbox: EventOutbox,
     private readonly recorder: EventRecorder,
   ) {
-    this.mhcApi = workload.client.resource<MachineHealthCheck>(RESOURCES.MachineHealthCheck);
-    this.machinesApi = workload.client.resource<Machine>(RESOURCES.Machine);
+    this.machineConditions = new MachineConditionWriter(
+      new HealthCheckMachines(workload.client, RESOURCES.Machine),
+      MHC_CONDITION_TYPES,
+    );
+    this.reconcile = workloadReconciler<MachineHealthCheck>(workload, RESOURCES.MachineHealthCheck, {
+      cache: workload.machineHealthChecks,
+      ownedConditions: MACHINE_HEALTH_CHECK_CONDITIONS,
+      outbox,
+      reconcileNormal: (scope) => this.check(scope),
+    });
   }
 
-  readonly reconcile = (key: string, rc: ReconcileContext): Promise<ReconcileResult | void> =>
-    requeueOnConflict(rc, () => this.reconcileCheck(key, rc));
-
-  private async reconcileCheck(key: string, rc: ReconcileContext): Promise<ReconcileResult | void> {
-    await this.lifecycle.flush(key);
-    const cached = this.workload.machineHealthChecks.get(key);
-    if (!cached) return;
-    let mhc = cached;
-    const namespace = mhc.metadata.namespace!;
-    const cluster = this.workload.clusters.getByName(namespace, mhc.spec.clusterName);
+  private async check(scope: ReconcileScope<MachineHealthCheck>): Promise<ReconcileResult | undefined> {
+    const { rc } = scope;
+    const namespace = scope.obj.metadata.namespace!;
+    const cluster = clusterOf(this.workload, scope.obj);
     if (!cluster) {
-      rc.log.info({ cluster: mhc.spec.clusterName }, 'cluster not found: waiting for it');
-      return;
+      rc.log.info({ cluster: scope.obj.spec.clusterName }, 'cluster not found: waiting for it');
+      return undefined;
     }
-    if (isPaused(cluster, mhc)) {
-      await writePausedCondition(this.mhcApi, mhc, cluster, this.workload.now());
-      return;
-    }
-    mhc = await ensureClusterLabelAndOwner(this.mhcApi, mhc, mhc.spec.clusterName, cluster, true);
+    setClusterLabelAndOwner(scope.obj, scope.obj.spec.clusterName, cluster, true);
+    // Written before any Machine is: a write refused here leaves no Machine marked without its events.
+    const mhc = await scope.patchNow();
 
     let access: WorkloadClusterAccess | undefined;
     try {
@@ -143,13 +143,12 @@ export class MachineHealthCheckReconciler {
       });
     }
 
-    const events: LifecycleEvent[] = [];
     for (const { machine, verdict } of judged) {
       if (verdict.state === 'pending') continue;
-      events.push(...(await this.writeMachine(mhc, machine, verdict, allowance.allowed, now, rc)));
+      scope.announce(...(await this.writeMachine(mhc, machine, verdict, allowance.allowed, now, rc)));
     }
 
-    const status: MachineHealthCheckStatus = {
+    mhc.status = {
       ...mhc.status,
       expectedMachines: targets.length,
       currentHealthy: healthy,
@@ -157,20 +156,19 @@ export class MachineHealthCheckReconciler {
       targets: targets.map((m) => m.metadata.name!),
       conditions: withConditions(
         mhc.status?.conditions,
-        [pausedCondition(cluster, mhc), remediationAllowedCondition(allowance.allowed, allowance.message)],
+        [remediationAllowedCondition(allowance.allowed, allowance.message)],
         mhc.metadata.generation,
         now,
       ),
+      observedGeneration: mhc.metadata.generation,
     };
-    await writeStatusIfChanged(this.mhcApi, mhc, status);
-    await this.lifecycle.publish(key, events);
 
     const nextChecks = judged.flatMap((j) =>
       'nextCheckMs' in j.verdict && j.verdict.nextCheckMs ? [j.verdict.nextCheckMs] : [],
     );
     // Short-circuited health checks look again soon: a Machine may recover, or the limit allow remediation.
     if (!allowance.allowed && unhealthy.length > 0) nextChecks.push(UNREACHABLE_RETRY_MS);
-    if (nextChecks.length > 0) return { requeueAfter: Math.max(1000, Math.min(...nextChecks)) };
+    return nextChecks.length > 0 ? { requeueAfter: Math.max(1000, Math.min(...nextChecks)) } : undefined;
   }
 
   private targetOf(machine: Machine, access: WorkloadClusterAccess | undefined): HealthCheckTarget {
@@ -192,7 +190,7 @@ export class MachineHealthCheckReconciler {
     remediationAllowed: boolean,
     now: Date,
     rc: ReconcileContext,
-  ): Promise<LifecycleEvent[]> {
+  ): Promise<OwedEvent[]> {
     const external = usesExternalRemediation(mhc);
     const conditions = machine.status?.conditions;
     let decision: MachineHealthDecision;
@@ -232,21 +230,10 @@ export class MachineHealthCheckReconciler {
     const becameUnhealthy =
       verdict.state === 'unhealthy' &&
       getCondition(conditions, ConditionType.HealthCheckSucceeded)?.status !== ConditionStatus.False;
-    let written: Machine;
-    try {
-      written = await this.machinesApi.applyStatus(
-        {
-          apiVersion: RESOURCES.Machine.apiVersion,
-          kind: RESOURCES.Machine.kind,
-          metadata: { name: machine.metadata.name, namespace: machine.metadata.namespace },
-          status: { conditions: desired },
-        } as Machine,
-        { fieldManager: MHC_FIELD_MANAGER },
-      );
-    } catch (err) {
-      if (isNotFound(err)) return [];
-      throw err;
-    }
+    const written = await this.machineConditions.write(machine, (draft) => {
+      draft.status = { ...draft.status, conditions: withHealthConditions(draft, desired) };
+    });
+    if (!written) return [];
     if (verdict.state === 'healthy') return [];
     if (becameUnhealthy) {
       rc.log.info({ machine: machine.metadata.name, reason: verdict.reason }, 'machine marked unhealthy');
@@ -258,7 +245,7 @@ export class MachineHealthCheckReconciler {
         related: mhc,
       });
     }
-    const events: LifecycleEvent[] = [];
+    const events: OwedEvent[] = [];
     const data = { ...eventData(written, mhc), reason: verdict.reason };
     if (becameUnhealthy)
       events.push({ name: 'machine.unhealthy', data: { ...data, message: verdict.message } });

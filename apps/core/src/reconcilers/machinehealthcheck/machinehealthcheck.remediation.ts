@@ -10,7 +10,7 @@ import {
 } from '@capstan/api';
 import { isAlreadyExists, isNotFound } from '@capstan/kube';
 import type { Logger } from 'pino';
-import { cloneKindOf, type ObjectReference, type TemplateCloner } from '../machineset/template-cloner.js';
+import { cloneKindOf, type ObjectReference, type TemplateCloner } from '../shared/template-cloner.js';
 
 // External remediation (upstream MachineHealthCheck remediationTemplate): instead of asking the Machine's owner,
 // the health check creates a remediation request from `spec.remediation.templateRef`, named after the Machine and

@@ -1,5 +1,5 @@
 import type { MachineHealthCheckRemediationTriggerIf } from '@capstan/api';
-import { scaledValue } from '../machineset/int-or-percent.js';
+import { scaledValue } from '../shared/int-or-percent.js';
 
 // Whether a health check may remediate at all (upstream isAllowedRemediation): too many unhealthy Machines at
 // once usually means a network or control plane problem that replacing Machines would make worse.

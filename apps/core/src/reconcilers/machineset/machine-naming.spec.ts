@@ -1,4 +1,4 @@
-import { formatLabelValue } from './label-value.js';
+import { formatLabelValue } from '../shared/label-value.js';
 import { MachineNameTemplateError, randomSuffix, renderMachineName } from './machine-naming.js';
 
 describe('machine names and label values', () => {

@@ -1,9 +1,9 @@
 import { RESOURCES, type Machine, type MachineSet } from '@capstan/api';
 import { getControllerOf, objectKey } from '@capstan/kube';
 import type { ServiceContext } from '@capstan/provider-kit';
-import { selectorMatches } from './label-selector.js';
+import { selectorMatches } from '../shared/label-selector.js';
 import { MachineSetReconciler } from './machineset.reconciler.js';
-import { controlledBy, type WorkloadContext } from './workload-context.js';
+import { controlledBy, type WorkloadContext } from '../shared/workload-context.js';
 
 export const MACHINE_SET_CONTROLLER = 'machineset';
 

@@ -11,7 +11,7 @@ import {
   resourceOf,
   type WorkloadEnv,
   startWorkloadEnv,
-} from './testing/workload-env.js';
+} from '../shared/testing/workload-env.js';
 
 describe('MachineSet controller', () => {
   let env: WorkloadEnv;

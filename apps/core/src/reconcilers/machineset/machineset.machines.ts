@@ -1,8 +1,8 @@
 import { jsonEqual } from '@capstan/kube';
 import { FINALIZERS, LABELS, RESOURCES, type Machine, type MachineSet } from '@capstan/api';
-import type { ObjectReference } from './template-cloner.js';
-import { formatLabelValue } from './label-value.js';
-import { ownerReferenceTo } from './object-writes.js';
+import type { ObjectReference } from '../shared/template-cloner.js';
+import { formatLabelValue } from '../shared/label-value.js';
+import { ownerReferenceTo } from '../shared/ownership.js';
 
 // The Machines a MachineSet creates from its template (upstream computeDesiredMachine), and the in-place changes
 // it carries to existing ones: labels, annotations and the fields that never need a new Machine.

@@ -13,39 +13,41 @@ import {
   type MachineSet,
 } from '@capstan/api';
 import {
-  addFinalizer,
   getControllerOf,
-  hasFinalizer,
   isBeingDeleted,
   isConflict,
   isNotFound,
-  removeFinalizer,
   type EventRecorder,
   type ReconcileContext,
   type ReconcileResult,
+  type Reconciler,
   type ResourceClient,
 } from '@capstan/kube';
-import { setMachineCondition } from './machine-condition-patch.js';
+import type { DeletionResult, ReconcileScope } from '@capstan/provider-kit';
 import { ProviderKindError } from '../../external/provider-kinds.js';
-import { selectorMatches } from './label-selector.js';
-import { isDeleting } from './machine-state.js';
+import { selectorMatches } from '../shared/label-selector.js';
+import { MachineConditionWriter, setMachineCondition } from '../shared/machine-condition-writer.js';
+import { MACHINE_SUMMARY_CONDITIONS } from '../shared/machine-conditions.js';
+import { isDeleting } from '../shared/machine-state.js';
+import { deleteIfPresent, ownerReferenceTo, setClusterLabelAndOwner } from '../shared/ownership.js';
+import { controlledBy, ORPHANS_BY_NAMESPACE, type WorkloadContext } from '../shared/workload-context.js';
+import { clusterOf, workloadReconciler } from '../shared/workload-reconciler.js';
 import { inPlacePatch } from './machineset.machines.js';
-import {
-  deleteIfPresent,
-  ensureClusterLabelAndOwner,
-  ownerReferenceTo,
-  requeueOnConflict,
-  writePausedCondition,
-  writeStatusIfChanged,
-} from './object-writes.js';
 import { remediateMachines } from './machineset.remediation.js';
 import { scaleDown, scaleUp, type ScaleDeps } from './machineset.scale.js';
-import { computeMachineSetStatus, desiredReplicas } from './machineset.status.js';
-import { isPaused } from './paused.js';
-import { controlledBy, ORPHANS_BY_NAMESPACE, type WorkloadContext } from './workload-context.js';
+import { computeMachineSetStatus, desiredReplicas, type MachineSetObservation } from './machineset.status.js';
 
 /** Templates are not watched: a missing one is looked for again after this long. */
 const MISSING_TEMPLATE_RETRY_MS = 10_000;
+
+/** The conditions of a MachineSet this controller writes (the reconciler kit adds Paused and ReconcileSucceeded). */
+export const MACHINE_SET_CONDITIONS = MACHINE_SUMMARY_CONDITIONS;
+
+/** The conditions a MachineSet writes on its Machines; the others are the Machine controller's and health checks'. */
+export const MACHINE_SET_MACHINE_CONDITIONS = [
+  ConditionType.UpToDate,
+  ConditionType.OwnerRemediated,
+] as const;
 
 /** The MachineDeployment controlling a MachineSet, when there is one in the cache. */
 export function owningDeployment(
@@ -68,71 +70,59 @@ export function isCurrentRevision(machineSet: MachineSet, deployment: MachineDep
  * Keeps a MachineSet's Machines at `spec.replicas` (upstream machineset_controller.go): adopts orphans its
  * selector matches, deletes Machines a health check asked it to remediate, carries in-place changes to its
  * Machines, creates or deletes Machines, and reports counters and conditions. Deleting the set deletes its
- * Machines before its finalizer goes.
+ * Machines before its finalizer goes. Runs in the reconciler kit, which handles pausing, the finalizer, the
+ * write of the set and conflicts.
  */
 export class MachineSetReconciler {
-  private readonly machineSetsApi: ResourceClient<MachineSet>;
   private readonly machinesApi: ResourceClient<Machine>;
+  private readonly machineConditions: MachineConditionWriter;
+  readonly reconcile: Reconciler;
 
   constructor(
     private readonly workload: WorkloadContext,
     private readonly recorder: EventRecorder,
   ) {
-    this.machineSetsApi = workload.client.resource<MachineSet>(RESOURCES.MachineSet);
     this.machinesApi = workload.client.resource<Machine>(RESOURCES.Machine);
+    this.machineConditions = new MachineConditionWriter(this.machinesApi, MACHINE_SET_MACHINE_CONDITIONS);
+    this.reconcile = workloadReconciler<MachineSet>(workload, RESOURCES.MachineSet, {
+      cache: workload.machineSets,
+      ownedConditions: MACHINE_SET_CONDITIONS,
+      finalizer: FINALIZERS.machineSet,
+      reconcileNormal: (scope) => this.reconcileNormal(scope),
+      reconcileDelete: (scope) => this.reconcileDelete(scope),
+    });
   }
 
-  readonly reconcile = (key: string, rc: ReconcileContext): Promise<ReconcileResult | void> =>
-    requeueOnConflict(rc, () => this.reconcileSet(key, rc));
-
-  private async reconcileSet(key: string, rc: ReconcileContext): Promise<ReconcileResult | void> {
-    const cached = this.workload.machineSets.get(key);
-    if (!cached) return;
-    let machineSet = cached;
-    const cluster = this.workload.clusters.getByName(
-      machineSet.metadata.namespace,
-      machineSet.spec.clusterName,
-    );
-    if (isPaused(cluster, machineSet)) {
-      await writePausedCondition(this.machineSetsApi, machineSet, cluster, this.workload.now());
-      return;
-    }
-    const deleting = isBeingDeleted(machineSet);
-    if (!deleting) {
-      if (!hasFinalizer(machineSet, FINALIZERS.machineSet)) {
-        machineSet = await addFinalizer(this.machineSetsApi, machineSet, FINALIZERS.machineSet);
-      }
-      // A set no MachineDeployment controls is owned by its Cluster (upstream reconcileMachineSetOwnerAndLabels).
-      const standAlone =
-        !(machineSet.metadata.ownerReferences ?? []).some(
-          (o) => o.kind === RESOURCES.MachineDeployment.kind,
-        ) && !machineSet.metadata.labels?.[LABELS.deploymentName];
-      machineSet = await ensureClusterLabelAndOwner(
-        this.machineSetsApi,
-        machineSet,
-        machineSet.spec.clusterName,
-        cluster,
-        standAlone,
-      );
-    }
+  private async reconcileNormal(scope: ReconcileScope<MachineSet>): Promise<ReconcileResult | undefined> {
+    const { rc } = scope;
+    const cluster = clusterOf(this.workload, scope.obj);
+    // A set no MachineDeployment controls is owned by its Cluster (upstream reconcileMachineSetOwnerAndLabels).
+    const standAlone =
+      !(scope.obj.metadata.ownerReferences ?? []).some((o) => o.kind === RESOURCES.MachineDeployment.kind) &&
+      !scope.obj.metadata.labels?.[LABELS.deploymentName];
+    setClusterLabelAndOwner(scope.obj, scope.obj.spec.clusterName, cluster, standAlone);
+    // The finalizer is written before the first Machine it guards is created.
+    const machineSet = await scope.patchNow();
     const machines = await this.adoptAndList(machineSet, rc);
-    if (deleting) {
-      await this.reconcileDelete(machineSet, cluster, machines, rc);
-      return;
-    }
 
     const deployment = owningDeployment(this.workload, machineSet);
     const current = deployment ? isCurrentRevision(machineSet, deployment) : true;
     const now = this.workload.now();
     await remediateMachines(
-      { machinesApi: this.machinesApi, recorder: this.recorder, log: rc.log, now },
+      {
+        machinesApi: this.machinesApi,
+        machineConditions: this.machineConditions,
+        recorder: this.recorder,
+        log: rc.log,
+        now,
+      },
       machineSet,
       deployment,
       current,
       machines,
     );
-    await this.syncMachines(machineSet, machines);
-    if (deployment) await this.setUpToDate(machines, deployment, current, now);
+    const synced = await this.syncMachines(machineSet, machines);
+    if (deployment) await this.setUpToDate(synced, deployment, current, now);
 
     const scale: ScaleDeps = {
       workload: this.workload,
@@ -160,18 +150,14 @@ export class MachineSetReconciler {
     const isUpToDate = deployment
       ? () => current
       : (machine: Machine) => !isFalse(machine.status?.conditions, ConditionType.UpToDate);
-    await writeStatusIfChanged(
-      this.machineSetsApi,
+    setStatus(machineSet, {
       machineSet,
-      computeMachineSetStatus({
-        machineSet,
-        cluster,
-        machines: controlledBy(this.workload.machines, machineSet),
-        isUpToDate,
-        scaleUpBlockedBy: blockedBy,
-        now,
-      }),
-    );
+      cluster,
+      machines: controlledBy(this.workload.machines, machineSet),
+      isUpToDate,
+      scaleUpBlockedBy: blockedBy,
+      now,
+    });
     return result;
   }
 
@@ -238,18 +224,27 @@ export class MachineSetReconciler {
     return machines;
   }
 
-  /** In-place propagation of template labels, annotations and the fields that need no new Machine. */
-  private async syncMachines(machineSet: MachineSet, machines: readonly Machine[]): Promise<void> {
+  /**
+   * In-place propagation of template labels, annotations and the fields that need no new Machine. Returns the
+   * Machines as they are now, so the condition writes that follow start from the versions just written.
+   */
+  private async syncMachines(machineSet: MachineSet, machines: readonly Machine[]): Promise<Machine[]> {
+    const synced: Machine[] = [];
     for (const machine of machines) {
-      if (isDeleting(machine)) continue;
-      const patch = inPlacePatch(machineSet, machine);
-      if (!patch) continue;
-      await this.machinesApi
+      const patch = isDeleting(machine) ? undefined : inPlacePatch(machineSet, machine);
+      if (!patch) {
+        synced.push(machine);
+        continue;
+      }
+      const written = await this.machinesApi
         .mergePatch({ namespace: machine.metadata.namespace, name: machine.metadata.name! }, patch)
         .catch((err: unknown) => {
           if (!isNotFound(err)) throw err;
+          return undefined;
         });
+      if (written) synced.push(written);
     }
+    return synced;
   }
 
   /**
@@ -271,41 +266,35 @@ export class MachineSetReconciler {
           message: `* MachineDeployment ${deployment.metadata.name} rolls out a newer template`,
         };
     for (const machine of machines) {
-      await setMachineCondition(this.machinesApi, machine, condition, now).catch((err: unknown) => {
-        if (!isNotFound(err)) throw err;
-      });
+      await this.machineConditions.write(machine, (draft) => setMachineCondition(draft, condition, now));
     }
   }
 
-  private async reconcileDelete(
-    machineSet: MachineSet,
-    cluster: Cluster | undefined,
-    machines: readonly Machine[],
-    rc: ReconcileContext,
-  ): Promise<void> {
+  /** Deletes the set's Machines; the kit removes the finalizer once none is left. */
+  private async reconcileDelete(scope: ReconcileScope<MachineSet>): Promise<DeletionResult> {
+    const machineSet = scope.obj;
+    const machines = await this.adoptAndList(machineSet, scope.rc);
     for (const machine of machines) {
       if (isDeleting(machine)) continue;
       await deleteIfPresent(this.machinesApi, machine);
-      rc.log.info({ machine: machine.metadata.name }, 'deleting machine (MachineSet deleted)');
+      scope.rc.log.info({ machine: machine.metadata.name }, 'deleting machine (MachineSet deleted)');
     }
-    if (machines.length > 0) {
-      await writeStatusIfChanged(
-        this.machineSetsApi,
-        machineSet,
-        computeMachineSetStatus({
-          machineSet,
-          cluster,
-          machines,
-          isUpToDate: () => false,
-          now: this.workload.now(),
-        }),
-      );
-      return;
-    }
-    if (hasFinalizer(machineSet, FINALIZERS.machineSet)) {
-      await removeFinalizer(this.machineSetsApi, machineSet, FINALIZERS.machineSet).catch((err: unknown) => {
-        if (!isNotFound(err)) throw err;
-      });
-    }
+    if (machines.length === 0) return { done: true };
+    setStatus(machineSet, {
+      machineSet,
+      cluster: clusterOf(this.workload, machineSet),
+      machines,
+      isUpToDate: () => false,
+      now: this.workload.now(),
+    });
+    return { done: false };
   }
+}
+
+/** The set's status as observed, for the current generation. */
+function setStatus(machineSet: MachineSet, observation: MachineSetObservation): void {
+  machineSet.status = {
+    ...computeMachineSetStatus(observation),
+    observedGeneration: machineSet.metadata.generation,
+  };
 }

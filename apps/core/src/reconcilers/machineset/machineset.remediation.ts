@@ -9,10 +9,14 @@ import {
 } from '@capstan/api';
 import type { EventRecorder, ResourceClient } from '@capstan/kube';
 import type { Logger } from 'pino';
-import { scaledValue } from './int-or-percent.js';
-import { removeMachineCondition, setMachineCondition } from './machine-condition-patch.js';
-import { isDeleting, needsOwnerRemediation } from './machine-state.js';
-import { deleteIfPresent } from './object-writes.js';
+import { scaledValue } from '../shared/int-or-percent.js';
+import {
+  removeMachineCondition,
+  setMachineCondition,
+  type MachineConditionWriter,
+} from '../shared/machine-condition-writer.js';
+import { isDeleting, needsOwnerRemediation } from '../shared/machine-state.js';
+import { deleteIfPresent } from '../shared/ownership.js';
 import { planRemediation } from './remediation-plan.js';
 
 /** OwnerRemediated=False: where the owner's remediation of the Machine stands. */
@@ -22,6 +26,8 @@ function ownerRemediated(reason: string, message: string): ConditionInput {
 
 export interface RemediationDeps {
   machinesApi: ResourceClient<Machine>;
+  /** Writes OwnerRemediated on the set's Machines. */
+  machineConditions: MachineConditionWriter;
   recorder: EventRecorder;
   log: Logger;
   now: Date;
@@ -40,16 +46,16 @@ export async function remediateMachines(
   machines: readonly Machine[],
 ): Promise<void> {
   const { machinesApi, now } = deps;
+  const setOwnerRemediated = (machine: Machine, reason: string, message: string) =>
+    deps.machineConditions.write(machine, (draft) =>
+      setMachineCondition(draft, ownerRemediated(reason, message), now),
+    );
   if (deployment && !isCurrentRevision) {
     for (const machine of machines.filter((m) => !isDeleting(m) && needsOwnerRemediation(m))) {
-      await setMachineCondition(
-        machinesApi,
+      await setOwnerRemediated(
         machine,
-        ownerRemediated(
-          ConditionReason.CannotBeRemediated,
-          "Machine won't be remediated because it is pending removal due to rollout",
-        ),
-        now,
+        ConditionReason.CannotBeRemediated,
+        "Machine won't be remediated because it is pending removal due to rollout",
       );
     }
     return;
@@ -64,27 +70,20 @@ export async function remediateMachines(
   );
   const plan = planRemediation(machines, maxInFlight);
   for (const machine of plan.recovered) {
-    await removeMachineCondition(machinesApi, machine, ConditionType.OwnerRemediated);
+    await deps.machineConditions.write(machine, (draft) =>
+      removeMachineCondition(draft, ConditionType.OwnerRemediated),
+    );
   }
   for (const machine of plan.deferred) {
-    await setMachineCondition(
-      machinesApi,
+    await setOwnerRemediated(
       machine,
-      ownerRemediated(
-        ConditionReason.RemediationDeferred,
-        `Waiting because there are already too many remediations in progress (spec.remediation.maxInFlight is ${String(limit)})`,
-      ),
-      now,
+      ConditionReason.RemediationDeferred,
+      `Waiting because there are already too many remediations in progress (spec.remediation.maxInFlight is ${String(limit)})`,
     );
   }
   for (const machine of plan.remediate) {
     // Marked before the delete, so remediations still in flight are counted against maxInFlight.
-    await setMachineCondition(
-      machinesApi,
-      machine,
-      ownerRemediated(ConditionReason.MachineDeleting, 'Machine is deleting'),
-      now,
-    );
+    await setOwnerRemediated(machine, ConditionReason.MachineDeleting, 'Machine is deleting');
     await deleteIfPresent(machinesApi, machine);
     deps.log.info({ machine: machine.metadata.name }, 'deleting unhealthy machine (remediation)');
     void deps.recorder.event(machineSet, {

@@ -1,14 +1,14 @@
 import { RESOURCES, type Machine, type MachineSet } from '@capstan/api';
 import { objectKey, type EventRecorder, type ResourceClient } from '@capstan/kube';
 import type { Logger } from 'pino';
-import { waitForCache } from './cache-wait.js';
-import { machinesToDelete } from './deletion-order.js';
-import type { ObjectReference } from './template-cloner.js';
+import { waitForCache } from '../shared/cache-wait.js';
+import { machinesToDelete } from '../shared/deletion-order.js';
+import type { ObjectReference } from '../shared/template-cloner.js';
 import { randomSuffix, renderMachineName } from './machine-naming.js';
-import { isDeleting } from './machine-state.js';
+import { isDeleting } from '../shared/machine-state.js';
 import { desiredMachine, machineAnnotations, machineLabels } from './machineset.machines.js';
-import { deleteIfPresent, ownerReferenceTo } from './object-writes.js';
-import type { WorkloadContext } from './workload-context.js';
+import { deleteIfPresent, ownerReferenceTo } from '../shared/ownership.js';
+import type { WorkloadContext } from '../shared/workload-context.js';
 
 // Scaling a MachineSet (upstream syncReplicas): clone the bootstrap config and infrastructure machine from their
 // templates, create the Machine referencing them; or delete Machines in the set's deletion order. Both wait for the

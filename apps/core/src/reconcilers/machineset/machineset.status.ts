@@ -1,11 +1,11 @@
 import {
+  pausedCondition,
   type Cluster,
   type Machine,
   type MachineSet,
   type MachineSetStatus,
-  type StatusVersion,
 } from '@capstan/api';
-import { statusSelector } from './label-selector.js';
+import { statusSelector } from '../shared/label-selector.js';
 import {
   deletingCondition,
   machinesReadyCondition,
@@ -14,9 +14,8 @@ import {
   scalingDownCondition,
   scalingUpCondition,
   withConditions,
-} from './machine-conditions.js';
-import { isAvailable, isDeleting, isReady } from './machine-state.js';
-import { pausedCondition } from './paused.js';
+} from '../shared/machine-conditions.js';
+import { replicaCounters } from '../shared/replica-counters.js';
 
 export interface MachineSetObservation {
   machineSet: MachineSet;
@@ -38,7 +37,7 @@ export function desiredReplicas(machineSet: MachineSet): number {
 /**
  * The status the MachineSet should have (upstream machineset_controller_status.go): replica counters from the
  * Machines and the ScalingUp, ScalingDown, MachinesReady, MachinesUpToDate, Remediating, Deleting and Paused
- * conditions. observedGeneration is stamped by the writer.
+ * conditions. observedGeneration is stamped by the reconciler.
  */
 export function computeMachineSetStatus(observation: MachineSetObservation): MachineSetStatus {
   const { machineSet, machines, now } = observation;
@@ -64,39 +63,5 @@ export function computeMachineSetStatus(observation: MachineSetObservation): Mac
     ...statusSelector(machineSet.spec.selector),
     ...replicaCounters(machines, observation.isUpToDate),
     conditions,
-  };
-}
-
-/** The v1beta2 counters over Machines (deleting ones count only towards `replicas`), and `versions`. */
-export function replicaCounters(
-  machines: readonly Machine[],
-  isUpToDate: (machine: Machine) => boolean,
-): Required<
-  Pick<MachineSetStatus, 'replicas' | 'readyReplicas' | 'availableReplicas' | 'upToDateReplicas'>
-> & {
-  versions?: StatusVersion[];
-} {
-  const live = machines.filter((m) => !isDeleting(m));
-  return {
-    replicas: machines.length,
-    readyReplicas: live.filter(isReady).length,
-    availableReplicas: live.filter(isAvailable).length,
-    upToDateReplicas: live.filter(isUpToDate).length,
-    ...versionsOf(machines),
-  };
-}
-
-/** `status.versions`: how many Machines run each Kubernetes version, omitted when none says. */
-export function versionsOf(machines: readonly Machine[]): { versions?: StatusVersion[] } {
-  const counts = new Map<string, number>();
-  for (const machine of machines) {
-    const version = machine.spec.version;
-    if (version) counts.set(version, (counts.get(version) ?? 0) + 1);
-  }
-  if (counts.size === 0) return {};
-  return {
-    versions: [...counts.entries()]
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([version, replicas]) => ({ version, replicas })),
   };
 }

@@ -1,5 +1,5 @@
 import { ConditionReason, ConditionType, getCondition, isTrue, type Machine } from '@capstan/api';
-import { isDeleting, needsOwnerRemediation, timeMs } from './machine-state.js';
+import { isDeleting, needsOwnerRemediation, timeMs } from '../shared/machine-state.js';
 
 // Which unhealthy Machines a MachineSet remediates now (upstream reconcileUnhealthyMachines): those a
 // MachineHealthCheck marked OwnerRemediated=False, newest first, no more at once than maxInFlight allows.

@@ -1,6 +1,7 @@
 import { type KubernetesObject } from '@kubernetes/client-node';
-import { type Condition } from '@capstan/api';
-import { deepEqual, type InformerEventHandler } from '@capstan/kube';
+import { ConditionType, type Condition } from '@capstan/api';
+import { deepEqual, type InformerEventHandler, type OwnWrites, type WatchEvent } from '@capstan/kube';
+import { RECONCILE_SUCCEEDED_CONDITION } from '@capstan/provider-kit';
 
 type Watched = KubernetesObject & { spec?: unknown; status?: { conditions?: Condition[] } };
 
@@ -29,6 +30,21 @@ export function changedBeyondOwnStatus(
       .map((c) => [c.type, c.status, c.reason, c.message])
       .sort();
   return !deepEqual(foreign(before), foreign(after));
+}
+
+/**
+ * The watch predicate of a controller run by the reconciler kit: adds and deletes, and updates but for the
+ * controller's own writes and status writes that touch only conditions it owns (with the kit's `Paused` and
+ * `ReconcileSucceeded`), which would only reconcile the state it just computed.
+ */
+export function worthReconciling<T extends Watched>(
+  ownWrites: OwnWrites,
+  ownConditions: Iterable<string>,
+): (event: WatchEvent<T>) => boolean {
+  const own = new Set([...ownConditions, ConditionType.Paused, RECONCILE_SUCCEEDED_CONDITION]);
+  return (event) =>
+    event.type !== 'update' ||
+    (!ownWrites.isOwn(event.object) && changedBeyondOwnStatus(event.oldObject, event.object, own));
 }
 
 /**

@@ -105,6 +105,16 @@ function describe(
 
 // The conditions MachineSets and MachineDeployments both report about their Machines.
 
+/** Their types: conditions of MachineSets and MachineDeployments that their controllers own. */
+export const MACHINE_SUMMARY_CONDITIONS = [
+  ConditionType.ScalingUp,
+  ConditionType.ScalingDown,
+  ConditionType.MachinesReady,
+  ConditionType.MachinesUpToDate,
+  ConditionType.Remediating,
+  ConditionType.Deleting,
+] as const;
+
 export function machinesReadyCondition(machines: readonly Machine[]): ConditionInput {
   if (machines.length === 0) {
     return {

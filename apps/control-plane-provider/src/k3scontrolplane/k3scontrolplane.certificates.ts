@@ -11,12 +11,39 @@ import {
   type ClusterCertificates,
   type KeyPairPem,
 } from '@capstan/pki';
+import type { ControlPlaneScope } from './k3scontrolplane.scope.js';
 import { findSecret } from './secrets.js';
+
+/** Where the phases find cluster secrets: the API, and the cache of secrets with the cluster-name label. */
+export interface SecretAccess {
+  client: ResourceClient<V1Secret>;
+  cache: Pick<Informer<V1Secret>, 'getByName'>;
+}
 
 export interface EnsuredCertificates {
   certificates: ClusterCertificates;
   /** Secrets this call created. */
   created: string[];
+}
+
+/**
+ * The certificates phase: the cluster certificates exist (see ensureClusterCertificates), and a Kubernetes
+ * Event names those this reconcile generated.
+ */
+export async function reconcileCertificates(
+  scope: ControlPlaneScope,
+  secrets: SecretAccess,
+): Promise<ClusterCertificates> {
+  const ensured = await ensureClusterCertificates(scope.kit.obj, scope.clusterName, secrets);
+  if (ensured.created.length > 0) {
+    scope.log.info({ secrets: ensured.created }, 'cluster certificates generated');
+    await scope.record(
+      'CertificatesGenerated',
+      'GenerateCertificates',
+      `Generated ${ensured.created.join(', ')}`,
+    );
+  }
+  return ensured.certificates;
 }
 
 /**
@@ -27,21 +54,25 @@ export interface EnsuredCertificates {
 export async function ensureClusterCertificates(
   kcp: K3sControlPlane,
   clusterName: string,
-  secrets: ResourceClient<V1Secret>,
-  cache: Informer<V1Secret>,
+  secrets: SecretAccess,
 ): Promise<EnsuredCertificates> {
   const namespace = kcp.metadata.namespace!;
   const pairs: Partial<ClusterCertificates> = {};
   const created: string[] = [];
   for (const purpose of CLUSTER_CERTIFICATE_PURPOSES) {
     const name = clusterCertificateSecretName(clusterName, purpose);
-    const existing = await findSecret(secrets, cache.getByName(namespace, name), namespace, name);
+    const existing = await findSecret(
+      secrets.client,
+      secrets.cache.getByName(namespace, name),
+      namespace,
+      name,
+    );
     if (existing) {
       pairs[purpose] = keyPairFromSecretData(name, existing.data);
       continue;
     }
     const pair = await generateClusterCertificate(clusterName, purpose);
-    pairs[purpose] = await createCertificateSecret(kcp, clusterName, purpose, pair, secrets);
+    pairs[purpose] = await createCertificateSecret(kcp, clusterName, purpose, pair, secrets.client);
     created.push(name);
   }
   return { certificates: pairs as ClusterCertificates, created };

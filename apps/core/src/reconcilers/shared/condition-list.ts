@@ -26,8 +26,11 @@ export class ConditionList {
     this.list = setCondition(this.list, { ...input, observedGeneration: this.generation }, this.now);
   }
 
-  /** `Deleting` (the current deletion step, or NotDeleting) and `Paused` False: a reconcile that runs is not paused. */
-  setDeletingAndNotPaused(deleting: { reason: string; message: string } | undefined): void {
+  /**
+   * `Deleting`: the current deletion step, or NotDeleting. (`Paused` is the reconciler kit's: it sets it on every
+   * reconcile before the status is computed.)
+   */
+  setDeleting(deleting: { reason: string; message: string } | undefined): void {
     this.set(
       deleting
         ? {
@@ -42,11 +45,6 @@ export class ConditionList {
             reason: ConditionReason.NotDeleting,
           },
     );
-    this.set({
-      type: ConditionType.Paused,
-      status: ConditionStatus.False,
-      reason: ConditionReason.NotPaused,
-    });
   }
 
   get all(): Condition[] {

@@ -1,0 +1,74 @@
+import type { K3sControlPlane, Machine } from '@capstan/api';
+import {
+  BY_OWNER,
+  getControllerOf,
+  isBeingDeleted,
+  isNotFound,
+  type Informer,
+  type ResourceClient,
+} from '@capstan/kube';
+import { CONTROL_PLANE_ANNOTATIONS } from '../planning/annotations.js';
+import type { ControlPlaneMachine } from '../planning/control-plane-machine.js';
+import { controlPlaneMachineFrom, timestampMs, type DesiredMachineSpec } from '../planning/machine-facts.js';
+import { machineSpecHash } from '../planning/spec-hash.js';
+import type { ControlPlaneScope } from './k3scontrolplane.scope.js';
+import {
+  machineTemplateFields,
+  machineTemplateFieldsHash,
+  TEMPLATE_FIELD_MANAGER,
+} from './machine-objects.js';
+
+/** The Machines `kcp` is the controller of, from the cache. */
+export function ownedMachines(machines: Pick<Informer<Machine>, 'byIndex'>, kcp: K3sControlPlane): Machine[] {
+  return machines
+    .byIndex(BY_OWNER, kcp.metadata.uid!)
+    .filter((m) => getControllerOf(m)?.uid === kcp.metadata.uid);
+}
+
+/** What the planner and the status know of each Machine, measured against the K3sControlPlane's spec. */
+export function machineFacts(
+  kcp: K3sControlPlane,
+  machines: readonly Machine[],
+  now: number,
+): ControlPlaneMachine[] {
+  const desired: DesiredMachineSpec = {
+    specHash: machineSpecHash(kcp),
+    version: kcp.spec.version,
+    ...(kcp.spec.rollout?.after && { rolloutAfter: timestampMs(kcp.spec.rollout.after) }),
+  };
+  return machines.map((m) => controlPlaneMachineFrom(m, desired, now));
+}
+
+/** The Machines whose template fields (labels, annotations, deletion, readiness gates) are not the current ones. */
+export function machinesWithOutdatedTemplateFields(
+  kcp: K3sControlPlane,
+  machines: readonly Machine[],
+): Machine[] {
+  const hash = machineTemplateFieldsHash(kcp);
+  return machines.filter(
+    (m) =>
+      !isBeingDeleted(m) && m.metadata.annotations?.[CONTROL_PLANE_ANNOTATIONS.templateFieldsHash] !== hash,
+  );
+}
+
+/**
+ * Applies changed machine template fields to the Machines in place. Server-side apply by a field manager of
+ * its own (as upstream KCP syncs them): a key dropped from the template is removed from the Machine, which a
+ * merge patch could not tell from a key someone else added.
+ */
+export async function syncTemplateFields(
+  scope: ControlPlaneScope,
+  machineClient: ResourceClient<Machine>,
+): Promise<void> {
+  const kcp = scope.kit.obj;
+  for (const machine of machinesWithOutdatedTemplateFields(kcp, scope.machines)) {
+    try {
+      await machineClient.apply(machineTemplateFields(kcp, machine), {
+        fieldManager: TEMPLATE_FIELD_MANAGER,
+      });
+      scope.log.info({ machine: machine.metadata.name }, 'machine template fields applied in place');
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+  }
+}

@@ -1,0 +1,275 @@
+import {
+  isBeingDeleted,
+  isNotFound,
+  type Informer,
+  type KubeClient,
+  type ResourceClient,
+} from '@capstan/kube';
+import {
+  toRFC3339,
+  type Cluster,
+  type K3sConfig,
+  type K3sControlPlane,
+  type K3sControlPlaneStatus,
+  type Machine,
+  type Unstructured,
+} from '@capstan/api';
+import { CONTROL_PLANE_ANNOTATIONS, formatRemediationRecord } from '../planning/annotations.js';
+import type { ControlPlaneMachine, RemediationRecord } from '../planning/control-plane-machine.js';
+import { planControlPlane, type Plan, type PlanAction, type PlanInput } from '../planning/planner.js';
+import { remediationPolicy } from '../planning/remediation.js';
+import { machineSpecHash } from '../planning/spec-hash.js';
+import type { CachedState, MachineExpectations } from './expectations.js';
+import type { ControlPlaneScope } from './k3scontrolplane.scope.js';
+import {
+  buildInfrastructureMachine,
+  buildK3sConfig,
+  buildMachine,
+  machineTemplateFields,
+  newMachineName,
+  TEMPLATE_FIELD_MANAGER,
+} from './machine-objects.js';
+import { machineKindOf, type ProviderKinds } from './provider-kinds.js';
+
+/** How soon to look again while the cache has not caught up with this controller's own machine changes. */
+export const EXPECTATION_RECHECK_MS = 2_000;
+/** How soon to look again for a missing machine template (templates are not watched). */
+export const TEMPLATE_RECHECK_MS = 15_000;
+
+/** Outcome of executing a plan step. */
+export interface Execution {
+  lastRemediation?: K3sControlPlaneStatus['lastRemediation'];
+  retryAfterMs?: number;
+  blockedBy?: string;
+}
+
+/** What the scale phase did: the plan (for the status), whether it could plan at all, and its step's outcome. */
+export interface ScaleResult {
+  plan: Plan;
+  /** False while the cache does not show the machine changes of an earlier reconcile yet (nothing planned). */
+  settled: boolean;
+  execution: Execution;
+}
+
+export const maxSurgeOf = (kcp: K3sControlPlane): 0 | 1 => {
+  const value = kcp.spec.rollout?.strategy?.rollingUpdate?.maxSurge;
+  return value === 0 || value === '0' ? 0 : 1;
+};
+
+/** What the planner is given: the spec, the machines, the Cluster's control plane failure domains. */
+export function planInputFor(
+  kcp: K3sControlPlane,
+  cluster: Cluster,
+  machines: readonly ControlPlaneMachine[],
+  initialized: boolean,
+  now: number,
+): PlanInput {
+  return {
+    desiredReplicas: kcp.spec.replicas ?? 1,
+    initialized,
+    maxSurge: maxSurgeOf(kcp),
+    machines,
+    failureDomains: (cluster.status?.failureDomains ?? [])
+      .filter((fd) => fd.controlPlane === true)
+      .map((fd) => fd.name),
+    remediation: remediationPolicy(kcp.spec.remediation),
+    now,
+  };
+}
+
+/**
+ * When the scale phase wants to look again without a watch event to wake it: the cache catching up, a
+ * deferred remediation, a missing template, and `rollout.after` coming due.
+ */
+export function scaleRequeueDelays(kcp: K3sControlPlane, scale: ScaleResult, now: number): number[] {
+  const delays: number[] = [];
+  if (!scale.settled) delays.push(EXPECTATION_RECHECK_MS);
+  const action = scale.plan.action;
+  if (action.type === 'wait' && action.retryAt !== undefined) delays.push(Math.max(1, action.retryAt - now));
+  if (scale.execution.retryAfterMs !== undefined) delays.push(scale.execution.retryAfterMs);
+  const after = kcp.spec.rollout?.after ? Date.parse(kcp.spec.rollout.after) : NaN;
+  if (!Number.isNaN(after) && after > now) delays.push(after - now + 1000);
+  return delays;
+}
+
+export interface ScalerDeps {
+  client: KubeClient;
+  machineClient: ResourceClient<Machine>;
+  configClient: ResourceClient<K3sConfig>;
+  machines: Pick<Informer<Machine>, 'getByName'>;
+  kinds: ProviderKinds;
+  expectations: MachineExpectations;
+}
+
+/**
+ * The scale phase: plans one step for the control plane's Machines (see planning/planner.ts) once the cache
+ * shows this controller's earlier machine changes, and takes it: create, delete, or remediate one machine.
+ */
+export class ControlPlaneScaler {
+  constructor(private readonly deps: ScalerDeps) {}
+
+  async reconcile(scope: ControlPlaneScope, initialized: boolean): Promise<ScaleResult> {
+    const kcp = scope.kit.obj;
+    const settled = this.deps.expectations.satisfied(scope.kit.key, (name) =>
+      this.cachedState(kcp.metadata.namespace!, name),
+    );
+    const plan: Plan = settled
+      ? planControlPlane(planInputFor(kcp, scope.cluster, scope.facts, initialized, scope.now.getTime()))
+      : { action: { type: 'wait', message: 'Waiting for the cache to show the last machine change' } };
+    const execution = await this.execute(scope, plan.action);
+    return { plan, settled, execution };
+  }
+
+  async deleteMachine(kcp: K3sControlPlane, name: string): Promise<void> {
+    try {
+      await this.deps.machineClient.delete({ namespace: kcp.metadata.namespace, name });
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+  }
+
+  private async execute(scope: ControlPlaneScope, action: PlanAction): Promise<Execution> {
+    const key = scope.kit.key;
+    const expectations = this.deps.expectations;
+    switch (action.type) {
+      case 'create': {
+        const created = await this.createMachine(scope, action.initServer, action.failureDomain);
+        if ('blockedBy' in created)
+          return { blockedBy: created.blockedBy, retryAfterMs: TEMPLATE_RECHECK_MS };
+        expectations.expectCreate(key, created.name);
+        scope.log.info(
+          { machine: created.name, reason: action.reason, initServer: action.initServer },
+          'control plane machine created',
+        );
+        await scope.record(
+          'MachineCreated',
+          'CreateMachine',
+          `Created machine ${created.name} (${action.reason})`,
+        );
+        return {};
+      }
+      case 'delete': {
+        await this.deleteMachine(scope.kit.obj, action.machine);
+        expectations.expectDelete(key, action.machine);
+        scope.log.info({ machine: action.machine, reason: action.reason }, 'control plane machine deleted');
+        await scope.record(
+          'MachineDeleted',
+          'DeleteMachine',
+          `Deleted machine ${action.machine} (${action.reason})`,
+        );
+        return {};
+      }
+      case 'remediate': {
+        const record: RemediationRecord = {
+          machine: action.machine,
+          time: toRFC3339(scope.now),
+          retryCount: action.retryCount,
+        };
+        // Written before the deletion, so the replacement learns it replaces a remediated machine.
+        const kcp = scope.kit.obj;
+        kcp.metadata.annotations = {
+          ...kcp.metadata.annotations,
+          [CONTROL_PLANE_ANNOTATIONS.remediationInProgress]: formatRemediationRecord(record),
+        };
+        await scope.kit.patchNow();
+        await this.deleteMachine(scope.kit.obj, action.machine);
+        expectations.expectDelete(key, action.machine);
+        scope.log.info(
+          { machine: action.machine, retryCount: action.retryCount },
+          'unhealthy control plane machine remediated',
+        );
+        await scope.record(
+          'MachineRemediated',
+          'RemediateMachine',
+          `Deleted unhealthy machine ${action.machine} (retry ${action.retryCount})`,
+        );
+        return { lastRemediation: record };
+      }
+      default:
+        return {};
+    }
+  }
+
+  /**
+   * Creates the infrastructure machine (cloned from the template), the K3sConfig and then the Machine that
+   * ties them together; if the Machine cannot be created the other two are deleted again. A remediation in
+   * progress is handed to the new Machine and cleared from the K3sControlPlane (written with its status).
+   */
+  private async createMachine(
+    scope: ControlPlaneScope,
+    initServer: boolean,
+    failureDomain: string | undefined,
+  ): Promise<{ name: string } | { blockedBy: string }> {
+    const kcp = scope.kit.obj;
+    const { client, configClient, machineClient, kinds } = this.deps;
+    const namespace = kcp.metadata.namespace!;
+    const clusterName = scope.clusterName;
+    const templateRef = kcp.spec.machineTemplate.spec.infrastructureRef;
+    const templateType = await kinds.resolve(templateRef.apiGroup, templateRef.kind);
+    const machineType = await kinds.resolve(templateRef.apiGroup, machineKindOf(templateRef.kind));
+    let template: Unstructured;
+    try {
+      template = (await client
+        .resource(templateType)
+        .get({ namespace, name: templateRef.name })) as unknown as Unstructured;
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+      return { blockedBy: `Waiting for machine template ${templateRef.kind} ${templateRef.name}` };
+    }
+    let name = newMachineName(kcp.metadata.name!);
+    while (this.deps.machines.getByName(namespace, name)) name = newMachineName(kcp.metadata.name!);
+
+    const infraClient = client.resource(machineType);
+    const infra = await infraClient.create(
+      buildInfrastructureMachine(kcp, clusterName, name, template, templateType, machineType),
+    );
+    const cleanUp = async () => {
+      for (const remove of [
+        () => infraClient.delete({ namespace, name }),
+        () => configClient.delete({ namespace, name }),
+      ]) {
+        await remove().catch((error: unknown) => {
+          if (!isNotFound(error))
+            scope.log.warn(
+              { err: error, machine: name },
+              'could not clean up after a failed machine creation',
+            );
+        });
+      }
+    };
+    // The cache shows the remediation recorded by an earlier reconcile: the kit waits while it lags this
+    // controller's own writes of the K3sControlPlane.
+    const remediationFor = kcp.metadata.annotations?.[CONTROL_PLANE_ANNOTATIONS.remediationInProgress];
+    let machine: Machine;
+    try {
+      await configClient.create(buildK3sConfig(kcp, clusterName, name, initServer));
+      machine = await machineClient.create(
+        buildMachine({
+          kcp,
+          clusterName,
+          name,
+          specHash: machineSpecHash(kcp),
+          infrastructure: { apiGroup: machineType.group, kind: infra.kind ?? machineType.kind },
+          ...(failureDomain && { failureDomain }),
+          ...(remediationFor && { remediationFor }),
+        }),
+      );
+    } catch (error) {
+      await cleanUp();
+      throw error;
+    }
+    await machineClient.apply(machineTemplateFields(kcp, machine), { fieldManager: TEMPLATE_FIELD_MANAGER });
+    if (remediationFor) {
+      const { [CONTROL_PLANE_ANNOTATIONS.remediationInProgress]: _handedOver, ...rest } =
+        kcp.metadata.annotations!;
+      kcp.metadata.annotations = rest;
+    }
+    return { name };
+  }
+
+  private cachedState(namespace: string, name: string): CachedState {
+    const machine = this.deps.machines.getByName(namespace, name);
+    if (!machine) return 'absent';
+    return isBeingDeleted(machine) ? 'deleting' : 'present';
+  }
+}

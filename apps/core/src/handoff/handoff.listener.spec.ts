@@ -1,0 +1,84 @@
+import { RESOURCES } from '@capstan/api';
+import { EVENT_CATALOGUE, EVENT_NAMES, type CapstanEvent, type EventName } from '@capstan/events';
+import { type ResourceType } from '@capstan/kube';
+import { type EventRoute, type ServiceContext } from '@capstan/provider-kit';
+import { BY_REFERENCE, referenceIndexValue } from '../external/reference-index.js';
+import { CLUSTER_CONTROLLER, MACHINE_CONTROLLER } from './controller-names.js';
+import { HANDOFF_ROUTES } from './handoff.listener.js';
+
+const NS = 'ns';
+const GROUP = 'infrastructure.generic.capstan.dev';
+
+/** Informers whose reference index holds `referencing` (index value -> names of the referencing objects). */
+function contextWith(referencing: {
+  clusters?: Record<string, string[]>;
+  machines?: Record<string, string[]>;
+}) {
+  const informer = (byValue: Record<string, string[]> = {}) => ({
+    byIndex: (index: string, value: string) =>
+      index === BY_REFERENCE
+        ? (byValue[value] ?? []).map((name) => ({ metadata: { namespace: NS, name } }))
+        : [],
+  });
+  const clusters = informer(referencing.clusters);
+  const machines = informer(referencing.machines);
+  // Only the manager's informers are read by the routes.
+  return {
+    manager: {
+      informer: (type: ResourceType) => (type.kind === RESOURCES.Cluster.kind ? clusters : machines),
+    },
+  } as unknown as ServiceContext;
+}
+
+function event(
+  name: EventName,
+  kind: string,
+  objectName: string,
+  fields: Record<string, unknown>,
+): CapstanEvent {
+  const object = { apiGroup: GROUP, kind, namespace: NS, name: objectName, uid: 'u' };
+  // The routes read the type, the object and the owner names; the rest of the envelope does not matter here.
+  return { type: EVENT_CATALOGUE[name].type, data: { object, ...fields } } as unknown as CapstanEvent;
+}
+
+function route(name: EventName, e: CapstanEvent, context: ServiceContext) {
+  const handler = HANDOFF_ROUTES[name] as EventRoute<EventName> | undefined;
+  return [...(handler?.(e as CapstanEvent<EventName>, context) ?? [])];
+}
+
+describe('hand-off routes', () => {
+  it('handle every hand-off event of the catalogue, and no other event', () => {
+    const handoff = EVENT_NAMES.filter((name) => EVENT_CATALOGUE[name].source === 'handoff');
+    expect(Object.keys(HANDOFF_ROUTES).sort()).toEqual([...handoff].sort());
+    expect(handoff.length).toBeGreaterThan(0);
+  });
+
+  it('enqueue the Cluster an infrastructure cluster event names and every Cluster referencing the object', () => {
+    const ref = referenceIndexValue(NS, {
+      apiGroup: GROUP,
+      kind: 'GenericInfrastructureCluster',
+      name: 'infra',
+    });
+    const context = contextWith({ clusters: { [ref]: ['other'] } });
+    const e = event('infrastructure-cluster.provisioned', 'GenericInfrastructureCluster', 'infra', {
+      clusterName: 'c1',
+    });
+    expect(route('infrastructure-cluster.provisioned', e, context)).toEqual([
+      { controller: CLUSTER_CONTROLLER, key: `${NS}/c1` },
+      { controller: CLUSTER_CONTROLLER, key: `${NS}/other` },
+    ]);
+  });
+
+  it('enqueue the Machine a bootstrap event names and every Machine referencing the object', () => {
+    const ref = referenceIndexValue(NS, { apiGroup: GROUP, kind: 'GenericBootstrapConfig', name: 'boot' });
+    const context = contextWith({ machines: { [ref]: ['m1', 'm2'] } });
+    const e = event('bootstrap.data-secret-created', 'GenericBootstrapConfig', 'boot', {
+      clusterName: 'c1',
+      machineName: 'm1',
+    });
+    expect(route('bootstrap.data-secret-created', e, context)).toEqual([
+      { controller: MACHINE_CONTROLLER, key: `${NS}/m1` },
+      { controller: MACHINE_CONTROLLER, key: `${NS}/m2` },
+    ]);
+  });
+});
