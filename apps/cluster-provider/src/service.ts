@@ -1,6 +1,6 @@
 import { RESOURCES, type Cluster, type SimCluster, type SimMachine } from '@capstan/api';
-import { BY_CLUSTER_NAME, clusterIndexValue, isBeingDeleted, objectKey } from '@capstan/kube';
-import type { ServiceDefinition } from '@capstan/provider-kit';
+import { BY_CLUSTER_NAME, clusterIndexValue, isBeingDeleted, objectKey, OwnWrites } from '@capstan/kube';
+import { EventOutbox, type ServiceDefinition } from '@capstan/provider-kit';
 import { referencedSimKey, simClusterOptionsFromEnv, type SimClusterOptions } from '@capstan/sim';
 import { ClusterLifecycleModule } from './events/cluster-lifecycle.handler.js';
 import { SIM_CLUSTER_CONTROLLER, SimClusterReconciler } from './reconcilers/simcluster.reconciler.js';
@@ -19,11 +19,22 @@ export function createClusterProviderService(
       const simClusters = context.manager.informer<SimCluster>(RESOURCES.SimCluster);
       const clusters = context.manager.informer<Cluster>(RESOURCES.Cluster);
       const simMachines = context.manager.informer<SimMachine>(RESOURCES.SimMachine);
-      const reconciler = new SimClusterReconciler({ context, options, simClusters, clusters, simMachines });
+      const ownWrites = new OwnWrites();
+      const reconciler = new SimClusterReconciler({
+        context,
+        options,
+        simClusters,
+        clusters,
+        simMachines,
+        outbox: new EventOutbox({ publisher: context.publisher, bus: context.bus, logger: context.logger }),
+        ownWrites,
+      });
       context.addController<SimCluster>({
         name: SIM_CLUSTER_CONTROLLER,
         for: simClusters,
         reconcile: (key, rc) => reconciler.reconcile(key, rc),
+        // A state this controller wrote needs no second reconcile.
+        predicate: (event) => event.type !== 'update' || !ownWrites.isOwn(event.object),
         watches: [
           {
             // Pausing and the cluster-name label come from the Cluster.

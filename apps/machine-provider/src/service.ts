@@ -6,8 +6,8 @@ import {
   type SimCluster,
   type SimMachine,
 } from '@capstan/api';
-import { BY_CLUSTER_NAME, clusterIndexValue, objectKey, type WatchEvent } from '@capstan/kube';
-import type { ServiceDefinition } from '@capstan/provider-kit';
+import { BY_CLUSTER_NAME, clusterIndexValue, objectKey, OwnWrites, type WatchEvent } from '@capstan/kube';
+import { EventOutbox, type ServiceDefinition } from '@capstan/provider-kit';
 import { referencedSimKey, SimRuntime, simMachineOptionsFromEnv, type SimMachineOptions } from '@capstan/sim';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { MachineLifecycleModule } from './events/machine-lifecycle.handler.js';
@@ -68,6 +68,7 @@ export function createMachineProviderService(
         },
       });
       runtime.start();
+      const ownWrites = new OwnWrites();
       const reconciler = new SimMachineReconciler({
         context,
         options,
@@ -76,12 +77,16 @@ export function createMachineProviderService(
         machines,
         clusters,
         simClusters,
+        outbox: new EventOutbox({ publisher: context.publisher, bus: context.bus, logger: context.logger }),
+        ownWrites,
       });
       context.addController<SimMachine>({
         name: SIM_MACHINE_CONTROLLER,
         for: simMachines,
         reconcile: (key, rc) => reconciler.reconcile(key, rc),
-        predicate: relevantChange,
+        // A state this controller wrote needs no second reconcile.
+        predicate: (event) =>
+          (event.type !== 'update' || !ownWrites.isOwn(event.object)) && relevantChange(event),
         watches: [
           {
             // The Machine carries the bootstrap data secret name.

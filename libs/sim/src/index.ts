@@ -19,7 +19,6 @@ export * from './node-agent.js';
 export * from './sim-runtime.js';
 export * from './port-allocator.js';
 export * from './host-plan.js';
-export * from './status-diff.js';
 export * from './test-support.js';
 export * from './cluster-blueprint.js';
 export * from './provider-writes.js';

@@ -1,4 +1,5 @@
 import {
+  ConditionType,
   FINALIZERS,
   LABELS,
   RESOURCES,
@@ -8,31 +9,35 @@ import {
   type SimMachine,
 } from '@capstan/api';
 import {
-  addFinalizer,
   BY_CLUSTER_NAME,
   clusterIndexValue,
-  hasFinalizer,
-  isBeingDeleted,
-  removeFinalizer,
   type Informer,
+  type OwnWrites,
   type ReconcileContext,
   type ReconcileResult,
+  type Reconciler,
 } from '@capstan/kube';
-import type { ServiceContext } from '@capstan/provider-kit';
 import {
-  isPaused,
+  objectReconciler,
+  type DeletionResult,
+  type EventOutbox,
+  type ReconcileScope,
+  type ServiceContext,
+} from '@capstan/provider-kit';
+import {
   isSimError,
   PortAllocator,
   SimConditionReason,
   SimEventReason,
   type SimClusterOptions,
-  applyStatusIfChanged,
-  handoffEventBase,
-  pausedStatus,
 } from '@capstan/sim';
+import { becameProvisioned, deletedEvent, provisionedEvent } from './simcluster.handoff.js';
 import { notReadyStatus, provisionedStatus } from './simcluster.status.js';
 
 export const SIM_CLUSTER_CONTROLLER = 'simcluster';
+
+/** The conditions this controller writes (the reconciler kit adds `Paused` and `ReconcileSucceeded`). */
+export const SIM_CLUSTER_CONDITIONS = [ConditionType.Ready] as const;
 
 const WAIT_FOR_MACHINES_MS = 5_000;
 const RETRY_ALLOCATION_MS = 30_000;
@@ -43,6 +48,9 @@ export interface SimClusterReconcilerDeps {
   simClusters: Informer<SimCluster>;
   clusters: Informer<Cluster>;
   simMachines: Informer<SimMachine>;
+  /** Publishes the hand-off events; those it cannot publish yet are recorded on the SimCluster. */
+  outbox: EventOutbox;
+  ownWrites: OwnWrites;
 }
 
 /** The Cluster a SimCluster belongs to: its cluster-name label, else its owner reference to a Cluster. */
@@ -58,118 +66,100 @@ export function clusterNameOf(simCluster: SimCluster): string | undefined {
 /**
  * SimCluster: allocates the control plane endpoint (a free port on the endpoint host, recorded in
  * `spec.controlPlaneEndpoint` so it never changes), reports the v1beta2 contract (`initialization.provisioned`,
- * `failureDomains`, `Ready`) and publishes `infrastructure-cluster.provisioned`. Deletion waits until no
- * SimMachine of the cluster is left, then frees the endpoint and publishes `infrastructure-cluster.deleted`.
+ * `failureDomains`, `Ready`) and announces `infrastructure-cluster.provisioned`. Deletion waits until no
+ * SimMachine of the cluster is left, then frees the endpoint and announces `infrastructure-cluster.deleted`.
+ * Pausing, the finalizer and the writes are the reconciler kit's.
  */
 export class SimClusterReconciler {
   private readonly allocator: PortAllocator;
-  /** `<uid>:<generation>` already announced by this process (NATS dedups a repeat of the same version). */
-  private readonly announced = new Set<string>();
+  private readonly run: Reconciler;
 
   constructor(private readonly deps: SimClusterReconcilerDeps) {
     this.allocator = new PortAllocator(deps.options.portRange, deps.options.endpointHost);
-  }
-
-  private get resources() {
-    return this.deps.context.client.resource<SimCluster>(RESOURCES.SimCluster);
+    this.run = objectReconciler<SimCluster>({
+      cache: deps.simClusters,
+      resources: deps.context.client.resource<SimCluster>(RESOURCES.SimCluster),
+      ownedConditions: SIM_CLUSTER_CONDITIONS,
+      finalizer: FINALIZERS.simCluster,
+      ownWrites: deps.ownWrites,
+      outbox: deps.outbox,
+      clusterOf: (simCluster) => this.clusterOf(simCluster),
+      reconcileNormal: (scope) => this.reconcileNormal(scope),
+      reconcileDelete: (scope) => this.reconcileDelete(scope),
+    });
   }
 
   async reconcile(key: string, rc: ReconcileContext): Promise<ReconcileResult | void> {
-    let simCluster = this.deps.simClusters.get(key);
-    if (!simCluster) return;
-    const namespace = simCluster.metadata!.namespace!;
-    const clusterName = clusterNameOf(simCluster);
-    const cluster = clusterName ? this.deps.clusters.getByName(namespace, clusterName) : undefined;
+    return this.run(key, rc);
+  }
 
-    if (isPaused(simCluster, cluster)) {
-      await this.writeStatus(simCluster, pausedStatus(simCluster));
-      return;
-    }
-    if (isBeingDeleted(simCluster)) return this.reconcileDelete(simCluster, clusterName, rc);
+  private clusterOf(simCluster: SimCluster): Cluster | undefined {
+    const name = clusterNameOf(simCluster);
+    return name ? this.deps.clusters.getByName(simCluster.metadata!.namespace!, name) : undefined;
+  }
+
+  private async reconcileNormal(scope: ReconcileScope<SimCluster>): Promise<ReconcileResult | void> {
+    const now = new Date();
+    const clusterName = clusterNameOf(scope.obj);
     if (!clusterName) {
-      await this.writeStatus(
-        simCluster,
-        notReadyStatus(
-          simCluster,
-          SimConditionReason.WaitingForCluster,
-          'waiting for a Cluster to reference this SimCluster',
-          new Date(),
-        ),
-      );
+      const waiting = 'waiting for a Cluster to reference this SimCluster';
+      report(scope, notReadyStatus(scope.obj, SimConditionReason.WaitingForCluster, waiting, now));
       return;
     }
-    simCluster = await addFinalizer(this.resources, simCluster, FINALIZERS.simCluster);
-
-    let endpoint = simCluster.spec?.controlPlaneEndpoint;
+    let endpoint = scope.obj.spec?.controlPlaneEndpoint;
+    let allocated: number | undefined;
     if (!endpoint?.host || !endpoint.port) {
-      let port: number;
       try {
-        port = await this.allocator.allocate(this.portsInUse());
+        allocated = await this.allocator.allocate(this.portsInUse());
       } catch (error) {
         if (!isSimError(error, 'NoFreePort')) throw error;
-        await this.writeStatus(
-          simCluster,
-          notReadyStatus(simCluster, SimConditionReason.NoFreePort, error.message, new Date()),
-        );
+        report(scope, notReadyStatus(scope.obj, SimConditionReason.NoFreePort, error.message, now));
         return { requeueAfter: RETRY_ALLOCATION_MS };
       }
-      endpoint = { host: this.deps.options.endpointHost, port };
-      // Conditional on the version read: two reconciles must never record different ports.
-      simCluster = await this.resources.mergePatch(
-        { namespace, name: simCluster.metadata!.name! },
-        {
-          metadata: { resourceVersion: simCluster.metadata?.resourceVersion },
-          spec: { controlPlaneEndpoint: endpoint },
-        },
-      );
-      rc.log.info({ endpoint }, 'control plane endpoint allocated');
-      void this.deps.context.recorder(SIM_CLUSTER_CONTROLLER).event(simCluster, {
+      endpoint = { host: this.deps.options.endpointHost, port: allocated };
+      // Written conditional on the version read (the patch helper's guard): two reconciles never record two ports.
+      scope.obj.spec = { ...scope.obj.spec, controlPlaneEndpoint: endpoint };
+    }
+    report(scope, provisionedStatus(scope.obj, endpoint, now));
+    if (allocated === undefined && !becameProvisioned(scope.original, scope.obj)) return;
+
+    // What follows names the version written, so the write comes first.
+    const written = await scope.patchNow();
+    if (allocated !== undefined) {
+      scope.rc.log.info({ endpoint }, 'control plane endpoint allocated');
+      void this.deps.context.recorder(SIM_CLUSTER_CONTROLLER).event(written, {
         type: 'Normal',
         reason: SimEventReason.EndpointAllocated,
         action: 'Allocate',
         note: `control plane endpoint ${endpoint.host}:${endpoint.port}`,
       });
     }
-
-    simCluster = await this.writeStatus(simCluster, provisionedStatus(simCluster, endpoint, new Date()));
-    await this.announceProvisioned(simCluster, clusterName);
+    if (becameProvisioned(scope.original, written)) scope.announce(provisionedEvent(written, clusterName));
   }
 
-  private async reconcileDelete(
-    simCluster: SimCluster,
-    clusterName: string | undefined,
-    rc: ReconcileContext,
-  ): Promise<ReconcileResult | void> {
-    if (!hasFinalizer(simCluster, FINALIZERS.simCluster)) return;
-    const namespace = simCluster.metadata!.namespace!;
+  private async reconcileDelete(scope: ReconcileScope<SimCluster>): Promise<DeletionResult> {
+    const simCluster = scope.obj;
+    const clusterName = clusterNameOf(simCluster);
     const machines = clusterName
-      ? this.deps.simMachines.byIndex(BY_CLUSTER_NAME, clusterIndexValue(namespace, clusterName))
+      ? this.deps.simMachines.byIndex(
+          BY_CLUSTER_NAME,
+          clusterIndexValue(simCluster.metadata!.namespace!, clusterName),
+        )
       : [];
     if (machines.length > 0) {
-      await this.writeStatus(
-        simCluster,
-        notReadyStatus(
-          simCluster,
-          SimConditionReason.WaitingForMachinesDeletion,
-          `${machines.length} SimMachine(s) of the cluster still use the endpoint`,
-          new Date(),
-        ),
+      const why = `${machines.length} SimMachine(s) of the cluster still use the endpoint`;
+      report(
+        scope,
+        notReadyStatus(simCluster, SimConditionReason.WaitingForMachinesDeletion, why, new Date()),
       );
       return { requeueAfter: WAIT_FOR_MACHINES_MS };
     }
+    if (clusterName) scope.announce(deletedEvent(simCluster, clusterName));
     const port = simCluster.spec?.controlPlaneEndpoint?.port;
-    if (clusterName) {
-      await this.deps.context.publisher.publish(
-        'infrastructure-cluster.deleted',
-        handoffEventBase(simCluster, RESOURCES.SimCluster.kind, clusterName),
-      );
-    }
-    await removeFinalizer(this.resources, simCluster, FINALIZERS.simCluster);
+    // Only this process's reservation goes: the port stays in use while the SimCluster is cached (portsInUse).
     if (port !== undefined) this.allocator.release(port);
-    this.announced.forEach(
-      (id) => id.startsWith(`${simCluster.metadata!.uid}:`) && this.announced.delete(id),
-    );
-    rc.log.info({ port }, 'SimCluster deleted; endpoint released');
+    scope.rc.log.info({ port }, 'SimCluster deleted; endpoint released');
+    return { done: true };
   }
 
   private portsInUse(): Set<number> {
@@ -181,20 +171,10 @@ export class SimClusterReconciler {
         .map((ep) => ep!.port),
     );
   }
+}
 
-  private writeStatus(simCluster: SimCluster, status: SimClusterStatus): Promise<SimCluster> {
-    return applyStatusIfChanged(this.resources, simCluster, status);
-  }
-
-  private async announceProvisioned(simCluster: SimCluster, clusterName: string): Promise<void> {
-    const id = `${simCluster.metadata!.uid}:${simCluster.metadata?.generation ?? 0}`;
-    if (this.announced.has(id)) return;
-    const failureDomains = simCluster.status?.failureDomains ?? [];
-    await this.deps.context.publisher.publish('infrastructure-cluster.provisioned', {
-      ...handoffEventBase(simCluster, RESOURCES.SimCluster.kind, clusterName),
-      controlPlaneEndpoint: simCluster.spec!.controlPlaneEndpoint!,
-      ...(failureDomains.length > 0 && { failureDomains }),
-    });
-    this.announced.add(id);
-  }
+/** Sets the status the reconcile computed, stamped with the generation it was computed from. */
+function report(scope: ReconcileScope<SimCluster>, status: SimClusterStatus): void {
+  const generation = scope.obj.metadata?.generation;
+  scope.obj.status = { ...status, ...(generation !== undefined && { observedGeneration: generation }) };
 }

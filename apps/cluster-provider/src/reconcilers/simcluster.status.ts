@@ -2,6 +2,7 @@ import {
   ConditionReason,
   ConditionStatus,
   ConditionType,
+  pausedCondition,
   setCondition,
   type APIEndpoint,
   type Condition,
@@ -9,9 +10,11 @@ import {
   type SimCluster,
   type SimClusterStatus,
 } from '@capstan/api';
-import { pausedCondition } from '@capstan/sim';
 
-/** The conditions with `Ready` as given and `Paused=False` (a paused SimCluster is not reconciled). */
+/**
+ * The conditions with `Ready` as given and `Paused=False`: a paused SimCluster never gets here (the reconciler
+ * kit sets `Paused` first and stops), so the status stays complete and agrees with the kit's condition.
+ */
 function readyConditions(
   simCluster: SimCluster,
   ready: Pick<ConditionInput, 'status' | 'reason' | 'message'>,
@@ -23,7 +26,7 @@ function readyConditions(
     { type: ConditionType.Ready, ...ready, observedGeneration: generation },
     now,
   );
-  return setCondition(conditions, pausedCondition(false, generation), now);
+  return setCondition(conditions, pausedCondition(undefined, simCluster), now);
 }
 
 /** The status of a provisioned SimCluster: the contract fields (provisioned, failure domains) and Ready. */

@@ -2,13 +2,14 @@ import {
   ConditionReason,
   ConditionStatus,
   ConditionType,
+  pausedCondition,
   setCondition,
   type ConditionInput,
   type MachineAddress,
   type SimMachine,
   type SimMachineStatus,
 } from '@capstan/api';
-import { pausedCondition, SimConditionReason, SimConditionType, type NodeAgentStatus } from '@capstan/sim';
+import { SimConditionReason, SimConditionType, type NodeAgentStatus } from '@capstan/sim';
 
 /** What one reconcile observed; conditions left out keep what the status says. */
 export interface SimMachineObservation {
@@ -35,7 +36,8 @@ export function nextStatus(
   set(SimConditionType.BootstrapExecSucceeded, observed.bootstrap);
   set(SimConditionType.APIServerHealthy, observed.apiServer);
   set(SimConditionType.NodeRunning, observed.node);
-  conditions = setCondition(conditions, pausedCondition(false, generation), now);
+  // A paused machine never gets here (the reconciler kit stops first): this agrees with the kit's `Paused`.
+  conditions = setCondition(conditions, pausedCondition(undefined, simMachine), now);
   const provisioned = observed.provisioned ?? simMachine.status?.initialization?.provisioned;
   const addresses = observed.addresses ?? simMachine.status?.addresses;
   const failureDomain = observed.failureDomain ?? simMachine.status?.failureDomain;
