@@ -6,6 +6,8 @@ import { BY_REFERENCE, referenceIndexValue, type OwnerKeys } from '../external/r
 /** Roles of hand-off events about objects a Cluster references, and about objects a Machine references. */
 const CLUSTER_ROLES = new Set(['infrastructure-cluster', 'control-plane']);
 const MACHINE_ROLES = new Set(['bootstrap', 'infrastructure-machine']);
+/** Roles of hand-off events about a Machine itself (what its node agent did with its plan). */
+const OWN_MACHINE_ROLES = new Set(['machine-plan']);
 
 /**
  * The Cluster or Machine keys a hand-off event names: the owner named in the event (`clusterName`,
@@ -33,6 +35,8 @@ export function handoffKeys(
     for (const m of informers.machines.byIndex(BY_REFERENCE, referenced))
       machines.add(`${object.namespace}/${m.metadata!.name}`);
     keys.machines = [...machines];
+  } else if (OWN_MACHINE_ROLES.has(definition.role)) {
+    keys.machines = [`${object.namespace}/${object.name}`];
   }
   return keys;
 }

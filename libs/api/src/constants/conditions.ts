@@ -16,6 +16,8 @@ export const ConditionType = {
   MachinesReady: 'MachinesReady',
   MachinesUpToDate: 'MachinesUpToDate',
   BootstrapConfigReady: 'BootstrapConfigReady',
+  /** Capstan: the machine's node agent applied its current plan (mirrored from the bootstrap config). */
+  PlanApplied: 'PlanApplied',
   InfrastructureReady: 'InfrastructureReady',
   // Cluster
   ControlPlaneInitialized: 'ControlPlaneInitialized',

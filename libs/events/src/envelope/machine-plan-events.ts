@@ -2,8 +2,8 @@ import { ArrayMaxSize, IsArray, IsString, Matches, MaxLength } from 'class-valid
 import { EventData } from './event-data.js';
 import { Count, ObjectName, Text } from './fields.js';
 
-// Machine plan events: the bootstrap provider reports what a machine's node agent did with its plan. The object
-// is the Machine; the plan itself (files, commands, output) never travels on the bus, only its checksum.
+// Machine plan events (hand-offs): the bootstrap provider reports what a machine's node agent did with its plan.
+// The object is the Machine; the plan itself (files, commands, output) never travels on the bus, only its checksum.
 
 const SHA256_HEX = /^[a-f0-9]{64}$/;
 

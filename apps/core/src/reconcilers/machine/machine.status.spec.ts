@@ -159,6 +159,18 @@ describe('machine phases', () => {
 });
 
 describe('machine conditions', () => {
+  it("mirror the bootstrap config's PlanApplied, and show none when the provider reports none", () => {
+    const waiting = { type: 'PlanApplied', status: 'False', reason: 'WaitingForProbes', message: 'waiting for probes: kube-apiserver' };
+    const reported = computeMachineStatus(observe(machine(), { bootstrap: bootstrap({ conditions: [waiting] }) }), t0);
+    expect(getCondition(reported.conditions, 'PlanApplied')).toMatchObject({
+      status: 'False',
+      reason: 'WaitingForProbes',
+      message: 'waiting for probes: kube-apiserver',
+    });
+    const gone = computeMachineStatus(observe(machine({}, reported), { bootstrap: bootstrap({}) }), t0);
+    expect(getCondition(gone.conditions, 'PlanApplied')).toBeUndefined();
+  });
+
   it('summarise the Node conditions into NodeHealthy', () => {
     const pressured = computeMachineStatus(
       observe(machine({ providerID: 'p' }), {

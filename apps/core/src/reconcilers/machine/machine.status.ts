@@ -44,6 +44,7 @@ export interface MachineObservation {
  */
 export const MACHINE_OWN_CONDITIONS: readonly string[] = [
   ConditionType.BootstrapConfigReady,
+  ConditionType.PlanApplied,
   ConditionType.InfrastructureReady,
   ConditionType.NodeReady,
   ConditionType.NodeHealthy,
@@ -99,6 +100,9 @@ export function computeMachineStatus(observation: MachineObservation, now: Date 
   }
 
   set(bootstrapConfigReady(observation, bootstrapDataSecretCreated));
+  const planApplied = planAppliedMirror(observation);
+  if (planApplied) set(planApplied);
+  else conditions.remove(ConditionType.PlanApplied);
   set(infrastructureReady(observation, infrastructureProvisioned));
   for (const input of nodeConditions(observation, conditions.all)) set(input);
   conditions.setDeleting(observation.deleting);
@@ -196,6 +200,21 @@ function referenceCondition<C>(
       };
     }
   }
+}
+
+/**
+ * Capstan's extension of the bootstrap contract: a bootstrap config whose provider manages the machine through
+ * plans (a node agent) reports `PlanApplied`; the Machine shows it as it is, so `describe cluster` and users of
+ * the Machine see whether the node applied what it was told. Absent when the provider reports none.
+ */
+function planAppliedMirror(observation: MachineObservation): ConditionInput | undefined {
+  const bootstrap = observation.bootstrap;
+  if (bootstrap.state !== 'found') return undefined;
+  if (!bootstrap.contract.conditions?.some((c) => c.type === ConditionType.PlanApplied)) return undefined;
+  return mirrorCondition(bootstrap.contract.conditions, ConditionType.PlanApplied, {
+    targetType: ConditionType.PlanApplied,
+    fallback: { status: ConditionStatus.Unknown, reason: ConditionReason.InternalError },
+  });
 }
 
 function bootstrapConfigReady(observation: MachineObservation, created: boolean): ConditionInput {

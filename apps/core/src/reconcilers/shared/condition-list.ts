@@ -47,6 +47,10 @@ export class ConditionList {
     );
   }
 
+  remove(type: string): void {
+    this.list = this.list.filter((c) => c.type !== type);
+  }
+
   get all(): Condition[] {
     return this.list;
   }
