@@ -5,7 +5,6 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { uniqueEventTopology } from '@capstan/events';
 import { createTestNamespace, testNatsUrl, type TestNamespace } from '@capstan/testing';
 import { CONFIG_MAPS } from '@capstan/kube';
-import { type ServiceContext } from './service-context.js';
 import { type ServiceDefinition } from './service-definition.js';
 import { defaultServiceOptions } from './service-options.js';
 import { startService, type RunningService } from './start-service.js';

@@ -4,12 +4,14 @@ import {
   IsBoolean,
   IsIn,
   IsOptional,
+  Min,
   IsString,
   Matches,
   MaxLength,
   MinLength,
 } from 'class-validator';
 import { RESOURCES } from '../constants/resources.js';
+import { IsInt32 } from '../schema/validators.js';
 import { Cel, CustomResource, Description, ListType, MinProperties, Nested } from '../schema/decorators.js';
 import { PATTERNS } from '../schema/patterns.js';
 
@@ -289,10 +291,65 @@ export class K3sConfigInitializationStatusSchema {
 }
 export type K3sConfigInitializationStatus = K3sConfigInitializationStatusSchema;
 
+export const MACHINE_PLAN_STATES = ['pending', 'in-progress', 'succeeded', 'failed'] as const;
+
+@Description(
+  "K3sConfigPlanStatus is what the machine's node agent reported on its plan Secret (docs/node-agent.md); never the plan's content.",
+)
+export class K3sConfigPlanStatusSchema {
+  @Description('secretName is the plan Secret of the machine (<machine>-machine-plan).')
+  @IsString()
+  @MinLength(1)
+  @MaxLength(253)
+  @Matches(PATTERNS.objectName)
+  secretName!: string;
+
+  @Description('checksum is the sha256 of the plan currently in the Secret.')
+  @IsOptional()
+  @IsString()
+  @Matches(/^[a-f0-9]{64}$/)
+  checksum?: string;
+
+  @Description('appliedChecksum is the sha256 of the plan the agent last applied successfully.')
+  @IsOptional()
+  @IsString()
+  @Matches(/^[a-f0-9]{64}$/)
+  appliedChecksum?: string;
+
+  @Description('state is the plan state: pending, in-progress, succeeded or failed.')
+  @IsOptional()
+  @IsString()
+  @IsIn(MACHINE_PLAN_STATES)
+  state?: (typeof MACHINE_PLAN_STATES)[number];
+
+  @Description('revision counts the plans the agent has started.')
+  @IsOptional()
+  @IsInt32()
+  @Min(0)
+  revision?: number;
+
+  @Description('failureCount counts the failed attempts of the current plan.')
+  @IsOptional()
+  @IsInt32()
+  @Min(0)
+  failureCount?: number;
+
+  @Description('probesHealthy is true when every probe of the applied plan is healthy (unset without probes).')
+  @IsOptional()
+  @IsBoolean()
+  probesHealthy?: boolean;
+}
+export type K3sConfigPlanStatus = K3sConfigPlanStatusSchema;
+
 @Description('K3sConfigStatus defines the observed state of K3sConfig.')
 export class K3sConfigStatusSchema {
-  @ConditionsField('Ready, DataSecretAvailable, Paused')
+  @ConditionsField('Ready, DataSecretAvailable, PlanApplied, Paused')
   conditions?: Condition[];
+
+  @Description("plan is what the machine's node agent reported on its plan Secret.")
+  @IsOptional()
+  @Nested(() => K3sConfigPlanStatusSchema)
+  plan?: K3sConfigPlanStatusSchema;
 
   @Description(
     'initialization provides observations of the K3sConfig initialization (Cluster API contract fields).',

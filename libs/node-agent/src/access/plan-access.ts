@@ -1,5 +1,5 @@
 import { HttpMethod, type KubernetesObject, type V1OwnerReference } from '@kubernetes/client-node';
-import type { KubeClient } from '@capstan/kube';
+import { isAlreadyExists, type KubeClient, type ResourceType } from '@capstan/kube';
 
 /** How long an agent token lives before the bootstrap provider must hand out a new one (1 year). */
 export const AGENT_TOKEN_EXPIRATION_SECONDS = 365 * 24 * 3600;
@@ -74,4 +74,32 @@ export async function requestAgentToken(
   const token = response.status?.token;
   if (!token) throw new Error(`token request for ${namespace}/${secret.name} returned no token`);
   return { token, ...(response.status?.expirationTimestamp && { expiresAt: response.status.expirationTimestamp }) };
+}
+
+const ACCESS_KINDS: Record<string, ResourceType> = {
+  ServiceAccount: { group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true },
+  Role: { group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'roles', kind: 'Role', namespaced: true },
+  RoleBinding: {
+    group: 'rbac.authorization.k8s.io',
+    version: 'v1',
+    plural: 'rolebindings',
+    kind: 'RoleBinding',
+    namespaced: true,
+  },
+};
+
+/** Creates the plan access objects of one machine (those already there stay as they are). */
+export async function ensurePlanAccess(
+  client: KubeClient,
+  namespace: string,
+  secretName: string,
+  owner?: V1OwnerReference,
+): Promise<void> {
+  for (const obj of planAccessObjects(namespace, secretName, owner)) {
+    try {
+      await client.resource(ACCESS_KINDS[obj.kind!]!).create(obj);
+    } catch (error) {
+      if (!isAlreadyExists(error)) throw error;
+    }
+  }
 }

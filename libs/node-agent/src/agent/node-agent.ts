@@ -4,7 +4,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { Informer, isNotFound, SECRETS, type KubeClient } from '@capstan/kube';
 import { applyPlan } from '../apply/apply-plan.js';
 import type { HostRoot } from '../apply/host-root.js';
-import { InvalidPlanError, parsePlan, planChecksum } from '../plan/parse-plan.js';
+import { InvalidPlanError, parsePlan } from '../plan/parse-plan.js';
 import type { MachinePlan } from '../plan/plan.js';
 import { probeOnce } from '../probes/http-probe.js';
 import { nextProbeStatus, type ProbeStatus } from '../probes/probe-status.js';

@@ -1,6 +1,6 @@
-import { HttpMethod, type V1Secret } from '@kubernetes/client-node';
+import type { V1Secret } from '@kubernetes/client-node';
 import { SECRETS, type KubeClient } from '@capstan/kube';
-import { planAccessObjects, requestAgentToken } from '../access/plan-access.js';
+import { ensurePlanAccess, requestAgentToken } from '../access/plan-access.js';
 import type { MachinePlan } from '../plan/plan.js';
 import { MACHINE_PLAN_SECRET_TYPE, planSecretName } from '../report/plan-secret.js';
 
@@ -19,14 +19,7 @@ export async function createPlanMachine(
     type: MACHINE_PLAN_SECRET_TYPE,
     data: plan ? { plan: b64(JSON.stringify(plan)), 'plan-state': b64('pending') } : {},
   });
-  for (const obj of planAccessObjects(namespace, secretName)) {
-    const group = obj.apiVersion!.includes('/') ? `/apis/${obj.apiVersion}` : `/api/${obj.apiVersion}`;
-    await admin.request({
-      method: HttpMethod.POST,
-      path: `${group}/namespaces/${namespace}/${obj.kind!.toLowerCase()}s`,
-      body: obj,
-    });
-  }
+  await ensurePlanAccess(admin, namespace, secretName);
   const { token } = await requestAgentToken(admin, namespace, { name: secretName, uid: secret.metadata!.uid! });
   return { secretName, token, secret };
 }

@@ -1,0 +1,238 @@
+import type { V1OwnerReference, V1Secret } from '@kubernetes/client-node';
+import {
+  ConditionStatus,
+  ConditionType,
+  LABELS,
+  RESOURCES,
+  type ConditionInput,
+  type K3sConfig,
+  type K3sConfigPlanStatus,
+  type Machine,
+} from '@capstan/api';
+import type { K3sRole, NodeAgentBootstrap } from '@capstan/k3s-bootstrap';
+import { isAlreadyExists, isNotFound, type KubeClient, type ResourceClient } from '@capstan/kube';
+import {
+  decodeSecretData,
+  ensurePlanAccess,
+  MACHINE_PLAN_SECRET_TYPE,
+  PLAN_KEYS,
+  planChecksum,
+  planSecretName,
+  probeStatusesOf,
+  requestAgentToken,
+  text,
+  type MachinePlan,
+} from '@capstan/node-agent';
+import type { OwedEvent } from '@capstan/provider-kit';
+
+/** Label on a plan Secret naming its Machine. */
+export const MACHINE_NAME_LABEL = 'capstan.dev/machine-name';
+
+/** How the machine's node agent reaches the management cluster (the provider's own API server by default). */
+export interface AgentConnection {
+  server: string;
+  caPem: string;
+}
+
+/** Reasons of the `PlanApplied` condition (Rancher's plan status messages, in v1beta2 form). */
+export const PlanAppliedReason = {
+  PlanApplied: 'PlanApplied',
+  WaitingForAgent: 'WaitingForAgent',
+  WaitingForPlanApplied: 'WaitingForPlanApplied',
+  WaitingForProbes: 'WaitingForProbes',
+  PlanFailed: 'PlanFailed',
+  PlanSecretMissing: 'PlanSecretMissing',
+} as const;
+
+/**
+ * The first plan of a machine: nothing to change (the bootstrap data installed K3s), and for servers a probe of
+ * the cluster's API server through the CA the bootstrap data wrote, so `PlanApplied` says the agent checked in and,
+ * for servers, that the API answers.
+ */
+export function initialPlanFor(role: K3sRole, endpoint: { host: string; port: number } | undefined): MachinePlan {
+  if (role === 'agent' || !endpoint) return {};
+  const host = endpoint.host.includes(':') ? `[${endpoint.host}]` : endpoint.host;
+  return {
+    probes: {
+      'kube-apiserver': {
+        failureThreshold: 5,
+        httpGet: { url: `https://${host}:${endpoint.port}/readyz`, caCert: '/var/lib/rancher/k3s/server/tls/server-ca.crt' },
+      },
+    },
+  };
+}
+
+/**
+ * The plan Secret of a machine (created with the initial plan, controlled by the K3sConfig, labelled with its
+ * cluster and machine), its ServiceAccount, Role and RoleBinding, and a fresh token bound to the Secret: what the
+ * bootstrap data hands the machine's node agent.
+ */
+export async function prepareNodeAgent(
+  client: KubeClient,
+  secrets: ResourceClient<V1Secret>,
+  config: K3sConfig,
+  machine: Machine,
+  connection: AgentConnection,
+  initialPlan: MachinePlan,
+): Promise<NodeAgentBootstrap> {
+  const namespace = config.metadata.namespace!;
+  const name = planSecretName(machine.metadata.name!);
+  const owner: V1OwnerReference = {
+    apiVersion: `${RESOURCES.K3sConfig.group}/${RESOURCES.K3sConfig.version}`,
+    kind: RESOURCES.K3sConfig.kind,
+    name: config.metadata.name!,
+    uid: config.metadata.uid!,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+  let secret: V1Secret;
+  try {
+    secret = await secrets.create({
+      metadata: {
+        name,
+        namespace,
+        labels: { [LABELS.clusterName]: machine.spec.clusterName, [MACHINE_NAME_LABEL]: machine.metadata.name! },
+        ownerReferences: [owner],
+      },
+      type: MACHINE_PLAN_SECRET_TYPE,
+      data: {
+        [PLAN_KEYS.plan]: Buffer.from(JSON.stringify(initialPlan)).toString('base64'),
+        [PLAN_KEYS.state]: Buffer.from('pending').toString('base64'),
+      },
+    });
+  } catch (error) {
+    if (!isAlreadyExists(error)) throw error;
+    secret = await secrets.get({ namespace, name });
+  }
+  await ensurePlanAccess(client, namespace, name, owner);
+  const { token } = await requestAgentToken(client, namespace, { name, uid: secret.metadata!.uid! });
+  return { server: connection.server, caPem: connection.caPem, token, namespace, secretName: name };
+}
+
+/** What the plan Secret says, as K3sConfig `status.plan` reports it (no content, no output). */
+export function planStatusFrom(secretName: string, secret: V1Secret | undefined): K3sConfigPlanStatus {
+  if (!secret) return { secretName };
+  const data = decodeSecretData(secret.data);
+  const raw = data[PLAN_KEYS.plan];
+  const state = text(data, PLAN_KEYS.state);
+  const probes = Object.values(probeStatusesOf(data));
+  const revision = Number.parseInt(text(data, PLAN_KEYS.revision) ?? '', 10);
+  const failures = Number.parseInt(text(data, PLAN_KEYS.failureCount) ?? '', 10);
+  const applied = text(data, PLAN_KEYS.appliedChecksum);
+  return {
+    secretName,
+    ...(raw && raw.length > 0 && { checksum: planChecksum(raw) }),
+    ...(applied && /^[a-f0-9]{64}$/.test(applied) && { appliedChecksum: applied }),
+    ...(state && ['pending', 'in-progress', 'succeeded', 'failed'].includes(state) && {
+      state: state as NonNullable<K3sConfigPlanStatus['state']>,
+    }),
+    ...(Number.isFinite(revision) && revision >= 0 && { revision }),
+    ...(Number.isFinite(failures) && failures > 0 && { failureCount: failures }),
+    ...(probes.length > 0 && { probesHealthy: probes.every((p) => p.healthy) }),
+  };
+}
+
+/** The probes of the Secret's current report that are not healthy (names only). */
+function unhealthyProbes(secret: V1Secret | undefined): string[] {
+  if (!secret) return [];
+  return Object.entries(probeStatusesOf(decodeSecretData(secret.data)))
+    .filter(([, status]) => !status.healthy)
+    .map(([name]) => name)
+    .sort();
+}
+
+/** `PlanApplied` as Rancher's planner words it, from the plan Secret. */
+export function planAppliedCondition(plan: K3sConfigPlanStatus, secret: V1Secret | undefined): ConditionInput {
+  const condition = (status: ConditionStatus, reason: string, message?: string): ConditionInput => ({
+    type: ConditionType.PlanApplied,
+    status,
+    reason,
+    ...(message && { message }),
+  });
+  if (!secret) {
+    return condition(ConditionStatus.Unknown, PlanAppliedReason.PlanSecretMissing, `plan Secret ${plan.secretName} not found`);
+  }
+  if (plan.state === 'failed' && plan.checksum !== undefined) {
+    const failure = text(decodeSecretData(secret.data), PLAN_KEYS.failureMessage) ?? 'failed';
+    return condition(ConditionStatus.False, PlanAppliedReason.PlanFailed, `plan failed: ${failure.slice(0, 512)}`);
+  }
+  const applied = plan.checksum !== undefined && plan.appliedChecksum === plan.checksum && plan.state !== 'pending' && plan.state !== 'in-progress';
+  if (!applied) {
+    return plan.appliedChecksum === undefined
+      ? condition(ConditionStatus.False, PlanAppliedReason.WaitingForAgent, 'waiting for agent to check in and apply the initial plan')
+      : condition(ConditionStatus.False, PlanAppliedReason.WaitingForPlanApplied, 'waiting for plan to be applied');
+  }
+  const unhealthy = unhealthyProbes(secret);
+  if (unhealthy.length > 0 || plan.probesHealthy === false) {
+    return condition(ConditionStatus.False, PlanAppliedReason.WaitingForProbes, `waiting for probes: ${unhealthy.join(', ')}`);
+  }
+  return condition(ConditionStatus.True, PlanAppliedReason.PlanApplied, `plan ${plan.checksum!.slice(0, 12)} applied`);
+}
+
+/** The machine-plan hand-offs a change of `status.plan` makes (durable: derived from the object, not memory). */
+export function planEvents(
+  before: K3sConfigPlanStatus | undefined,
+  after: K3sConfigPlanStatus,
+  machine: Machine,
+  secret: V1Secret | undefined,
+): OwedEvent[] {
+  if (!after.checksum) return [];
+  const base = {
+    object: {
+      apiGroup: RESOURCES.Machine.group,
+      kind: RESOURCES.Machine.kind,
+      namespace: machine.metadata.namespace!,
+      name: machine.metadata.name!,
+      uid: machine.metadata.uid!,
+    },
+    generation: machine.metadata.generation ?? 0,
+    resourceVersion: machine.metadata.resourceVersion!,
+    clusterName: machine.spec.clusterName,
+    planSecretName: after.secretName,
+    checksum: after.checksum,
+    revision: after.revision ?? 0,
+  };
+  const events: OwedEvent[] = [];
+  const newlyApplied =
+    after.state === 'succeeded' &&
+    after.appliedChecksum === after.checksum &&
+    (before?.state !== 'succeeded' || before.appliedChecksum !== after.appliedChecksum);
+  if (newlyApplied) events.push({ name: 'machine-plan.applied', data: base });
+  const newlyFailed =
+    after.state === 'failed' &&
+    (before?.state !== 'failed' || before.failureCount !== after.failureCount || before.checksum !== after.checksum);
+  if (newlyFailed) {
+    const failure = (secret && text(decodeSecretData(secret.data), PLAN_KEYS.failureMessage)) || 'failed';
+    events.push({
+      name: 'machine-plan.failed',
+      data: { ...base, failure: failure.slice(0, 1024), failureCount: after.failureCount ?? 1 },
+    });
+  }
+  const newlyHealthy =
+    after.state === 'succeeded' &&
+    after.probesHealthy === true &&
+    !(before?.probesHealthy === true && before.appliedChecksum === after.appliedChecksum);
+  if (newlyHealthy) {
+    const probes = secret ? Object.keys(probeStatusesOf(decodeSecretData(secret.data))).sort() : [];
+    events.push({ name: 'machine-plan.probes-healthy', data: { ...base, probes } });
+  }
+  return events;
+}
+
+/** The plan Secret of a machine, from the cache (the plan Secret carries the cluster-name label) or the API. */
+export async function readPlanSecret(
+  cache: { getByName(namespace: string | undefined, name: string): V1Secret | undefined },
+  secrets: ResourceClient<V1Secret>,
+  namespace: string,
+  machineName: string,
+): Promise<V1Secret | undefined> {
+  const name = planSecretName(machineName);
+  const cached = cache.getByName(namespace, name);
+  if (cached) return cached;
+  try {
+    return await secrets.get({ namespace, name });
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
