@@ -1,5 +1,10 @@
 import 'reflect-metadata';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import type { V1Secret } from '@kubernetes/client-node';
+import pino from 'pino';
+import { parse } from 'yaml';
 import {
   K3S_INIT_SERVER_ANNOTATION,
   LABELS,
@@ -15,9 +20,10 @@ import {
   createKubeClient,
   getControllerOf,
   isNotFound,
+  KubeClient,
   setControllerReference,
-  type KubeClient,
 } from '@capstan/kube';
+import { agentKubeConfig, HostRoot, loadAgentConfig, NodeAgent } from '@capstan/node-agent';
 import { clusterCertificateSecrets, generateClusterCertificates } from '@capstan/pki';
 import {
   defaultServiceOptions,
@@ -273,6 +279,78 @@ describe('bootstrap-provider with a real API server and event bus', () => {
     });
     expect(parsed.serverTls).toEqual({});
     await until('one data-secret-created event', async () => (await publishedCount('demo-md-0-a')) === 1);
+  });
+
+  it('gives the machine a plan Secret and a node agent that can reach it alone; PlanApplied follows what the agent reports', async () => {
+    await machineWithConfig('demo-md-0-plan');
+    await provisionInfrastructure(cluster);
+    await initializeControlPlane(cluster);
+    const data = await until('the data secret', () => getSecret('demo-md-0-plan'));
+    const parsed = parseK3sCloudConfig(text(data, 'value'));
+    expect(parsed.startsNodeAgent).toBe(true);
+    const files = new Map((parsed.nodeAgentFiles ?? []).map((f) => [f.path, f.content.toString('utf8')]));
+    const agentConfig = parse(files.get('/etc/capstan/agent/config.yaml')!) as { secretName: string; namespace: string };
+    expect(agentConfig).toMatchObject({ secretName: 'demo-md-0-plan-machine-plan', namespace: ns.name });
+    const plan = await until('the plan Secret', () => getSecret('demo-md-0-plan-machine-plan'));
+    expect(plan.type).toBe('capstan.dev/machine-plan');
+    expect(getControllerOf(plan)).toMatchObject({ kind: 'K3sConfig', name: 'demo-md-0-plan' });
+    await until('PlanApplied waiting for the agent', async () => {
+      const c = getCondition((await getConfig('demo-md-0-plan')).status?.conditions, 'PlanApplied');
+      return c?.reason === 'WaitingForAgent';
+    });
+
+    // The machine's agent, with exactly what the bootstrap data gives it.
+    const root = mkdtempSync(join(tmpdir(), 'capstan-boot-agent-'));
+    for (const [path, content] of files) {
+      mkdirSync(join(root, dirname(path)), { recursive: true });
+      writeFileSync(join(root, path), content, { mode: 0o600 });
+    }
+    const agentRoot = new HostRoot(root);
+    const loaded = loadAgentConfig(agentRoot, '/etc/capstan/agent/config.yaml');
+    const agentClient = new KubeClient(agentKubeConfig(agentRoot, loaded));
+    const agent = new NodeAgent({
+      client: agentClient,
+      namespace: loaded.namespace,
+      secretName: loaded.secretName,
+      root: agentRoot,
+      logger: pino({ level: 'silent' }),
+      probePeriodMs: 200,
+    });
+    agent.start();
+    try {
+      // Its token reads its own plan, not the bootstrap data next to it.
+      await expect(
+        agentClient.resource(SECRETS).get({ namespace: ns.name, name: 'demo-md-0-plan' }),
+      ).rejects.toThrow(/403/);
+      const applied = await until('PlanApplied True', async () => {
+        const c = await getConfig('demo-md-0-plan');
+        return getCondition(c.status?.conditions, 'PlanApplied')?.status === 'True' ? c : undefined;
+      });
+      expect(applied.status?.plan).toMatchObject({ secretName: 'demo-md-0-plan-machine-plan', state: 'succeeded', revision: 1 });
+      const failing = JSON.stringify({ instructions: [{ name: 'upgrade', command: 'sh', args: ['-c', 'exit 7'] }] });
+      await secrets().mergePatch(
+        { namespace: ns.name, name: 'demo-md-0-plan-machine-plan' },
+        { data: { plan: Buffer.from(failing).toString('base64'), 'plan-state': Buffer.from('pending').toString('base64') } },
+      );
+      const failed = await until('PlanApplied failed', async () => {
+        const c = getCondition((await getConfig('demo-md-0-plan')).status?.conditions, 'PlanApplied');
+        return c?.reason === 'PlanFailed' ? c : undefined;
+      });
+      expect(failed.message).toBe('plan failed: instruction upgrade exited 7');
+      const subjectOf = (event: string) =>
+        buildEventSubject({ source: 'handoff', kind: 'Machine', namespace: ns.name, name: 'demo-md-0-plan', event }, topology.root);
+      const jsm = await service.context.bus.jsm();
+      for (const event of ['applied', 'failed']) {
+        await until(`machine-plan.${event}`, async () => {
+          const info = await jsm.streams.info(topology.stream, { subjects_filter: subjectOf(event) });
+          return (info.state.subjects?.[subjectOf(event)] ?? 0) === 1;
+        });
+      }
+    } finally {
+      await agent.stop();
+      await agentClient.close();
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it('renders the designated init server and a joining server from the cluster certificates, with one join token', async () => {

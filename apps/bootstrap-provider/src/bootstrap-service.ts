@@ -1,4 +1,5 @@
-import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
+import type { KubeConfig, KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import {
   LABELS,
   RESOURCES,
@@ -10,15 +11,35 @@ import {
 import { getControllerOf, groupOf } from '@capstan/kube';
 import type { ServiceDefinition } from '@capstan/provider-kit';
 import { configKeysOfCluster, K3sConfigReconciler } from './k3sconfig/k3sconfig.reconciler.js';
+import type { AgentConnection } from './k3sconfig/machine-plan.js';
 import { SECRETS } from './k3sconfig/secrets.js';
 
 export const BOOTSTRAP_PROVIDER_SERVICE = 'bootstrap-provider';
+
+/**
+ * How machines' node agents reach the management cluster: `CAPSTAN_AGENT_API_SERVER` when set (in a cluster, the
+ * provider's own URL is the in-cluster service, which machines cannot reach), else the provider's API server; the
+ * CA is the provider's kubeconfig CA. Without a CA no agent is installed (its connection could not be verified).
+ */
+export function agentConnectionOf(kubeConfig: KubeConfig, override?: string): AgentConnection | undefined {
+  const cluster = kubeConfig.getCurrentCluster();
+  if (!cluster) return undefined;
+  const caPem = cluster.caData
+    ? Buffer.from(cluster.caData, 'base64').toString('utf8')
+    : cluster.caFile
+      ? readFileSync(cluster.caFile, 'utf8')
+      : undefined;
+  if (!caPem) return undefined;
+  return { server: override || cluster.server, caPem };
+}
 export const K3SCONFIG_CONTROLLER = 'k3sconfig';
 
 /**
  * The K3s bootstrap provider: one controller that renders each K3sConfig's bootstrap data. K3sConfigTemplate
  * needs none (the core clones it). It watches the Machines, Clusters, K3sControlPlanes and cluster secrets
- * that unblock a K3sConfig, and publishes `bootstrap.data-secret-created`; it consumes no events.
+ * that unblock a K3sConfig, and publishes `bootstrap.data-secret-created`; it consumes no events. Each machine
+ * also gets a plan Secret and a node agent (docs/node-agent.md), whose reports it turns into `PlanApplied` and
+ * `machine-plan.*` hand-offs.
  */
 export const bootstrapProviderService: ServiceDefinition = {
   name: BOOTSTRAP_PROVIDER_SERVICE,
@@ -41,6 +62,7 @@ export const bootstrapProviderService: ServiceDefinition = {
       recorder: context.recorder(K3SCONFIG_CONTROLLER),
       logger: context.logger,
       bus: context.bus,
+      agentConnection: agentConnectionOf(context.kubeConfig, process.env['CAPSTAN_AGENT_API_SERVER']),
     });
     const ofCluster = (namespace: string | undefined, clusterName: string | undefined) =>
       clusterName ? configKeysOfCluster(configs, machines, namespace, clusterName) : [];

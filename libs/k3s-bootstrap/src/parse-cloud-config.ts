@@ -224,6 +224,12 @@ function splitCommands(runcmd: unknown) {
   };
 }
 
+/** Every `write_files` entry of a cloud-config document, decoded: what a host writes before running commands. */
+export function readCloudConfigFiles(document: string): ParsedFile[] {
+  const body = parseYaml(stripHeader(document), 'cloud-config') as Record<string, unknown>;
+  return readFiles(body['write_files']);
+}
+
 /**
  * Reads bootstrap data rendered by `renderK3sCloudConfig` back, the way a host would: the K3s config,
  * the server TLS files, the install command. Anything it cannot understand raises a BootstrapDataError

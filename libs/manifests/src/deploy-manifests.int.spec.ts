@@ -83,6 +83,10 @@ describe('deploy/ manifests', () => {
         ['machine-provider', { group: '', resource: 'secrets', verb: 'get', namespace: 'default' }],
         ['bootstrap-provider', { group: '', resource: 'secrets', verb: 'create', namespace: 'default' }],
         ['bootstrap-provider', { group: 'bootstrap.capstan.dev', resource: 'k3sconfigs', subresource: 'status', verb: 'patch', namespace: 'default' }],
+        ['bootstrap-provider', { group: '', resource: 'serviceaccounts', verb: 'create', namespace: 'default' }],
+        ['bootstrap-provider', { group: '', resource: 'serviceaccounts', subresource: 'token', verb: 'create', namespace: 'default' }],
+        ['bootstrap-provider', { group: 'rbac.authorization.k8s.io', resource: 'roles', verb: 'create', namespace: 'default' }],
+        ['bootstrap-provider', { group: 'rbac.authorization.k8s.io', resource: 'rolebindings', verb: 'create', namespace: 'default' }],
         ['control-plane-provider', { group: 'cluster.x-k8s.io', resource: 'machines', verb: 'create', namespace: 'default' }],
         ['control-plane-provider', { group: 'controlplane.capstan.dev', resource: 'k3scontrolplanes', subresource: 'status', verb: 'patch', namespace: 'default' }],
       ];
@@ -111,6 +115,10 @@ describe('deploy/ manifests', () => {
       forbidden.push(['machine-provider', { group: '', resource: 'secrets', verb: 'create', namespace: 'default' }]);
       forbidden.push(['cluster-provider', { group: '', resource: 'secrets', verb: 'get', namespace: 'default' }]);
       forbidden.push(['bootstrap-provider', { group: 'cluster.x-k8s.io', resource: 'machines', verb: 'delete', namespace: 'default' }]);
+      // It hands out tokens of the agents' own ServiceAccounts, never edits or deletes accounts and roles.
+      forbidden.push(['bootstrap-provider', { group: '', resource: 'serviceaccounts', verb: 'delete', namespace: 'default' }]);
+      forbidden.push(['bootstrap-provider', { group: 'rbac.authorization.k8s.io', resource: 'roles', verb: 'update', namespace: 'default' }]);
+      forbidden.push(['bootstrap-provider', { group: 'rbac.authorization.k8s.io', resource: 'roles', verb: 'escalate', namespace: 'default' }]);
       const allowed = [];
       for (const [service, attributes] of forbidden) if (await can(service, attributes)) allowed.push({ service, attributes });
       expect(allowed).toEqual([]);

@@ -11,6 +11,18 @@ export interface ClusterApiSpec {
   mode: SimClusterMode;
   endpoint: ApiEndpoint;
   identity: ApiServerIdentity;
+  /** What the server machines installed (a plan can change it): the kube-apiserver binary and extra arguments. */
+  installed?: InstalledServer;
+}
+
+/** The K3s release a server machine runs, and the kube-apiserver it makes of it. */
+export interface InstalledServer {
+  /** The K3s release (`v1.35.4+k3s1`). */
+  version: string;
+  /** The kube-apiserver binary of that minor. */
+  kubeApiserver: string;
+  /** `kube-apiserver-arg` of the machine's K3s config, as `--name=value`. */
+  extraArgs: string[];
 }
 
 /** The API of one workload cluster: its own kube-apiserver (dedicated) or a front proxy to the shared one. */

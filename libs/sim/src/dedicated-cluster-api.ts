@@ -72,8 +72,9 @@ export class DedicatedClusterApi implements ClusterApi {
     const process = new OwnedProcess({
       name: 'kube-apiserver',
       dir,
-      command: this.host.kubeApiserver,
-      args: workloadApiServerArgs({
+      command: this.spec.installed?.kubeApiserver ?? this.host.kubeApiserver,
+      args: [
+        ...workloadApiServerArgs({
         etcdUrl: etcd.url,
         etcdPrefix: this.etcdPrefix,
         bindAddress,
@@ -83,7 +84,10 @@ export class DedicatedClusterApi implements ClusterApi {
         serviceCIDR: this.spec.identity.serviceCIDR,
         clusterDomain: this.spec.identity.clusterDomain,
         requestHeaderAllowedNames: [PROXY_CLIENT_COMMON_NAME],
-      }),
+        }),
+        // Later flags win: a plan's kube-apiserver-arg overrides the sim's own setting of the same flag.
+        ...(this.spec.installed?.extraArgs ?? []),
+      ],
       env: memoryLimitEnv(this.host.memoryLimitMiB),
       inputs: [digest],
     });

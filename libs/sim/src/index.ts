@@ -22,3 +22,5 @@ export * from './host-plan.js';
 export * from './test-support.js';
 export * from './cluster-blueprint.js';
 export * from './provider-writes.js';
+export * from './machine-agents.js';
+export * from './machine-root.js';

@@ -134,6 +134,17 @@ export class NodeAgent {
     this.schedule(0);
   }
 
+  /**
+   * The machine's K3s was installed again (a plan ran install.sh): the node reports the new release as its kubelet
+   * and kube-proxy version on its next status, posted at once.
+   */
+  reinstalled(version: string): void {
+    if (this.options.identity.version === version) return;
+    this.options.identity = { ...this.options.identity, version };
+    this.lastStatusAt = 0;
+    if (this.state.phase === 'Registered') this.schedule(0);
+  }
+
   /** Stops the loop; with `deleteNode`, deletes the Node and its Lease (what happens when the host goes away). */
   async stop(options: { deleteNode: boolean }): Promise<void> {
     this.stopped = true;

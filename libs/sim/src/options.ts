@@ -22,7 +22,18 @@ export interface SimMachineOptions {
   /** API servers found running from an earlier provider that no machine claims are stopped after this. */
   orphanGraceSeconds: number;
   apiServerStartTimeoutSeconds: number;
+  /**
+   * How a machine whose bootstrap data starts a node agent gets it: `process` (default: one agent process per
+   * machine, rooted in the machine's directory), `in-process` (all agents in the provider's process, for scale
+   * runs), `off` (none).
+   */
+  nodeAgentMode: NodeAgentMode;
+  /** The node agent's compiled main (`apps/node-agent/dist/main.js` of this checkout by default). */
+  nodeAgentMain?: string;
 }
+
+export const NODE_AGENT_MODES = ['process', 'in-process', 'off'] as const;
+export type NodeAgentMode = (typeof NODE_AGENT_MODES)[number];
 
 /** How the cluster-provider allocates control plane endpoints. */
 export interface SimClusterOptions {
@@ -73,7 +84,19 @@ export function simMachineOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): 
     apiServerMemoryLimitMiB: number(env, 'APISERVER_MEMORY_LIMIT_MIB', 160),
     orphanGraceSeconds: number(env, 'ORPHAN_GRACE_SECONDS', 120),
     apiServerStartTimeoutSeconds: number(env, 'APISERVER_START_TIMEOUT_SECONDS', 120, 1),
+    nodeAgentMode: nodeAgentMode(env),
+    nodeAgentMain: text(env, 'NODE_AGENT_MAIN'),
   };
+}
+
+function nodeAgentMode(env: NodeJS.ProcessEnv): NodeAgentMode {
+  const raw = text(env, 'NODE_AGENT') ?? 'process';
+  if (!(NODE_AGENT_MODES as readonly string[]).includes(raw)) {
+    throw new SimError(`${SIM_ENV_PREFIX}NODE_AGENT must be one of ${NODE_AGENT_MODES.join(', ')}`, 'InvalidOption', {
+      option: 'NODE_AGENT',
+    });
+  }
+  return raw as NodeAgentMode;
 }
 
 export function parsePortRange(value: string): { min: number; max: number } {

@@ -4,10 +4,17 @@ import { createKubeClient, type KubeClient } from '@capstan/kube';
 import type { ApiEndpoint } from '@capstan/pki';
 import { resolveControlPlaneBinaries } from '@capstan/testing';
 import type { Logger } from 'pino';
-import { clusterKeyOf, endpointKeyOf, type ClusterApi, type ClusterApiSpec } from './cluster-api.js';
+import {
+  clusterKeyOf,
+  endpointKeyOf,
+  type ClusterApi,
+  type ClusterApiSpec,
+  type InstalledServer,
+} from './cluster-api.js';
 import { DedicatedClusterApi, type ApiServerHost } from './dedicated-cluster-api.js';
 import { SimError } from './errors.js';
 import { externalEtcd, startOwnedEtcd, type SimEtcd } from './etcd.js';
+import { MachineAgents } from './machine-agents.js';
 import { NodeAgent, type NodeAgentOptions, type WorkloadConnection } from './node-agent.js';
 import type { SimMachineOptions } from './options.js';
 import { recordedProcessAlive, stopRecordedProcess, type StartOutcome } from './owned-process.js';
@@ -53,6 +60,8 @@ export class SimRuntime {
   private readonly clusters = new Map<string, ClusterApi>();
   private readonly locks = new Map<string, Promise<unknown>>();
   private readonly agents = new Map<string, NodeAgent>();
+  /** The node agents (docs/node-agent.md) of machines whose bootstrap data starts one. */
+  readonly machineAgents: MachineAgents;
   private readonly clients = new Map<string, KubeClient>();
   private etcdHandle: Promise<SimEtcd> | undefined;
   private binaries: { kubeApiserver: string; etcd: string } | undefined;
@@ -65,6 +74,11 @@ export class SimRuntime {
     this.stateDir = new SimStateDir(runtime.options.stateDir);
     this.binaries = runtime.binaries;
     this.log = runtime.logger.child({ component: 'sim-runtime' });
+    this.machineAgents = new MachineAgents(
+      runtime.options.nodeAgentMode,
+      runtime.logger.child({ component: 'machine-agents' }),
+      runtime.options.nodeAgentMain,
+    );
   }
 
   /**
@@ -143,6 +157,34 @@ export class SimRuntime {
         this.clusters.delete(key);
         throw error;
       }
+    });
+  }
+
+  /**
+   * A server machine installed another release or configuration (a plan ran install.sh): the cluster's API server
+   * restarts with that release's kube-apiserver binary and the machine's `kube-apiserver-arg`, keeping its data.
+   * Nothing happens when it already runs that. Shared-mode clusters keep the shared server (only the node reports
+   * the new release).
+   */
+  reinstallClusterApi(clusterKey: string, installed: InstalledServer): Promise<{ restarted: boolean }> {
+    return this.withLock(clusterKey, async () => {
+      const existing = this.clusters.get(clusterKey);
+      if (!existing || existing.spec.mode === 'shared') return { restarted: false };
+      const current = existing.spec.installed;
+      if (
+        current?.kubeApiserver === installed.kubeApiserver &&
+        JSON.stringify(current.extraArgs) === JSON.stringify(installed.extraArgs)
+      ) {
+        if (current.version !== installed.version) existing.spec.installed = installed;
+        return { restarted: false };
+      }
+      await existing.stop();
+      const api = this.createClusterApi({ ...existing.spec, installed });
+      this.clusters.set(clusterKey, api);
+      this.closeClients(api.url);
+      await api.start({ fresh: false });
+      this.log.info({ cluster: clusterKey, version: installed.version }, 'workload API server restarted for a new install');
+      return { restarted: true };
     });
   }
 
@@ -236,6 +278,7 @@ export class SimRuntime {
     clearTimeout(this.orphanTimer);
     await Promise.all([...this.agents.values()].map((agent) => agent.stop({ deleteNode: false })));
     this.agents.clear();
+    await this.machineAgents.shutdown();
     await Promise.all(
       [...this.clusters.values()].map((api) =>
         api

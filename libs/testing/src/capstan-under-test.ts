@@ -12,6 +12,8 @@ export interface CapstanUnderTest {
   namespace: TestNamespace;
   services: LocalService[];
   logDir: string;
+  /** The machine-provider's sim state dir: each machine's filesystem root is `machines/<namespace>/<name>`. */
+  simStateDir: string;
   /** Stops the services, then deletes the namespace and the logs (kept when `keepLogs`). */
   stop(options?: { keepLogs?: boolean }): Promise<void>;
 }
@@ -48,6 +50,7 @@ export async function startCapstan(
     namespace,
     services,
     logDir,
+    simStateDir,
     stop: async ({ keepLogs } = {}) => {
       await stopLocalServices(services);
       await namespace.delete();

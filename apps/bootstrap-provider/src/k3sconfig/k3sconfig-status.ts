@@ -36,6 +36,8 @@ export function desiredK3sConfigStatus(
   const status: K3sConfigStatus = {
     ...(current?.initialization && { initialization: { ...current.initialization } }),
     ...(current?.dataSecretName && { dataSecretName: current.dataSecretName }),
+    // The node agent's report is the plan observer's, kept as it is here.
+    ...(current?.plan && { plan: { ...current.plan } }),
   };
   if (outcome.state === 'created') {
     status.dataSecretName = outcome.dataSecretName;

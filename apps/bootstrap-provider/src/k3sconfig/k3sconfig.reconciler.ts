@@ -1,8 +1,10 @@
 import type { V1OwnerReference, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import {
+  ConditionType,
   K3S_INIT_SERVER_ANNOTATION,
   LABELS,
+  setCondition,
   RESOURCES,
   type Cluster,
   type K3sConfig,
@@ -26,7 +28,7 @@ import {
   type Reconciler,
   type ResourceClient,
 } from '@capstan/kube';
-import { EventOutbox, objectReconciler, type ReconcileScope } from '@capstan/provider-kit';
+import { EventOutbox, objectReconciler, type OwedEvent, type ReconcileScope } from '@capstan/provider-kit';
 import { decideBootstrap, WaitingReason } from './bootstrap-role.js';
 import { readClusterCertificates } from './cluster-certificates.js';
 import { bootstrapDataSecret, dataSecretNameFor } from './data-secret.js';
@@ -38,6 +40,15 @@ import {
   K3SCONFIG_CONDITIONS,
   type BootstrapOutcome,
 } from './k3sconfig-status.js';
+import {
+  initialPlanFor,
+  planAppliedCondition,
+  planEvents,
+  planStatusFrom,
+  prepareNodeAgent,
+  readPlanSecret,
+  type AgentConnection,
+} from './machine-plan.js';
 import { bootstrapInputFor, k3sReleaseFor } from './render-input.js';
 import { getSecretIfExists, SECRETS } from './secrets.js';
 
@@ -57,9 +68,11 @@ export interface K3sConfigReconcilerDeps {
   logger: Logger;
   /** While the bus is down, events are recorded as owed on the K3sConfig without trying to publish them. */
   bus?: { readonly isConnected: boolean };
+  /** How node agents reach the management cluster; without it the bootstrap data installs no node agent. */
+  agentConnection?: AgentConnection;
 }
 
-type Step = { outcome: BootstrapOutcome; result?: ReconcileResult; created?: boolean };
+type Step = { outcome: BootstrapOutcome; result?: ReconcileResult; created?: boolean; planSecretName?: string };
 
 /**
  * Renders one K3sConfig's bootstrap data into its data Secret, once: waits for the Machine owner, the
@@ -77,7 +90,7 @@ export class K3sConfigReconciler {
     this.reconcile = objectReconciler<K3sConfig>({
       cache: deps.configs,
       resources: deps.client.resource<K3sConfig>(RESOURCES.K3sConfig),
-      ownedConditions: K3SCONFIG_CONDITIONS,
+      ownedConditions: [...K3SCONFIG_CONDITIONS, ConditionType.PlanApplied],
       ownWrites: new OwnWrites(),
       outbox: new EventOutbox({ publisher: deps.publisher, bus: deps.bus, logger: deps.logger }),
       clusterOf: (config) => this.clusterOf(config),
@@ -94,6 +107,8 @@ export class K3sConfigReconciler {
     }
     const step = await this.converge(config, machine, scope.rc);
     config.status = desiredK3sConfigStatus(config.status, step.outcome, config.metadata.generation);
+    if (step.planSecretName) config.status.plan ??= { secretName: step.planSecretName };
+    const planEventsOwed = await this.observePlan(scope, machine);
     if (!deepEqual(scope.original.status, config.status)) {
       scope.rc.log.info(
         { outcome: step.outcome.state, reason: 'reason' in step.outcome ? step.outcome.reason : undefined },
@@ -103,7 +118,27 @@ export class K3sConfigReconciler {
     if (step.created && step.outcome.state === 'created') {
       await this.announceCreated(scope, machine, step.outcome.dataSecretName);
     }
+    scope.announce(...planEventsOwed);
     return step.result;
+  }
+
+  /**
+   * What the machine's node agent reported on its plan Secret: `status.plan`, the `PlanApplied` condition (the
+   * core mirrors it onto the Machine) and, for each transition, a `machine-plan.*` hand-off. Derived from the
+   * status before and after, so a restart neither loses nor repeats one.
+   */
+  private async observePlan(scope: ReconcileScope<K3sConfig>, machine: Machine): Promise<OwedEvent[]> {
+    const config = scope.obj;
+    const secretName = config.status?.plan?.secretName;
+    if (!secretName || !config.status) return [];
+    const secret = await readPlanSecret(this.deps.secrets, this.secretClient, config.metadata.namespace!, machine.metadata.name!);
+    const plan = planStatusFrom(secretName, secret);
+    config.status.plan = plan;
+    config.status.conditions = setCondition(
+      config.status.conditions,
+      { ...planAppliedCondition(plan, secret), observedGeneration: config.metadata.generation },
+    );
+    return planEvents(scope.original.status?.plan, plan, machine, secret);
   }
 
   /** The Kubernetes Event and the hand-off event of a data secret this reconcile created. */
@@ -225,12 +260,24 @@ export class K3sConfigReconciler {
       };
     }
     const token = await ensureJoinToken(cluster, this.secretClient, this.deps.secrets);
+    const connection = this.deps.agentConnection;
+    const nodeAgent = connection
+      ? await prepareNodeAgent(
+          this.deps.client,
+          this.secretClient,
+          config,
+          machine,
+          connection,
+          initialPlanFor(role, cluster.spec?.controlPlaneEndpoint),
+        )
+      : undefined;
 
     let cloudConfig: string;
     try {
-      cloudConfig = renderK3sCloudConfig(
-        bootstrapInputFor({ role, spec, files: files.files, version, machine, cluster, token, certificates }),
-      );
+      cloudConfig = renderK3sCloudConfig({
+        ...bootstrapInputFor({ role, spec, files: files.files, version, machine, cluster, token, certificates }),
+        ...(nodeAgent && { nodeAgent }),
+      });
     } catch (error) {
       if (error instanceof BootstrapRenderError) {
         return {
@@ -249,8 +296,12 @@ export class K3sConfigReconciler {
       if (existing !== 'ours') throw error;
       return { outcome: { state: 'created', dataSecretName } };
     }
-    ctx.log.info({ role, dataSecretName }, 'bootstrap data secret created');
-    return { outcome: { state: 'created', dataSecretName }, created: true };
+    ctx.log.info({ role, dataSecretName, nodeAgent: nodeAgent !== undefined }, 'bootstrap data secret created');
+    return {
+      outcome: { state: 'created', dataSecretName },
+      created: true,
+      ...(nodeAgent && { planSecretName: nodeAgent.secretName }),
+    };
   }
 
   /**

@@ -9,7 +9,7 @@ import {
   type K3sConfigPlanStatus,
   type Machine,
 } from '@capstan/api';
-import type { K3sRole, NodeAgentBootstrap } from '@capstan/k3s-bootstrap';
+import { K3S_SERVER_TLS_DIR, type K3sRole, type NodeAgentBootstrap } from '@capstan/k3s-bootstrap';
 import { isAlreadyExists, isNotFound, type KubeClient, type ResourceClient } from '@capstan/kube';
 import {
   decodeSecretData,
@@ -56,7 +56,13 @@ export function initialPlanFor(role: K3sRole, endpoint: { host: string; port: nu
     probes: {
       'kube-apiserver': {
         failureThreshold: 5,
-        httpGet: { url: `https://${host}:${endpoint.port}/readyz`, caCert: '/var/lib/rancher/k3s/server/tls/server-ca.crt' },
+        // The files K3s keeps on every server (Rancher's planner probes with the same ones).
+        httpGet: {
+          url: `https://${host}:${endpoint.port}/readyz`,
+          caCert: `${K3S_SERVER_TLS_DIR}/server-ca.crt`,
+          clientCert: `${K3S_SERVER_TLS_DIR}/client-kube-apiserver.crt`,
+          clientKey: `${K3S_SERVER_TLS_DIR}/client-kube-apiserver.key`,
+        },
       },
     },
   };

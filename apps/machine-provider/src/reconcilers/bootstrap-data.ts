@@ -2,6 +2,8 @@ import {
   BOOTSTRAP_DATA_FORMAT,
   BootstrapDataError,
   parseK3sCloudConfig,
+  readCloudConfigFiles,
+  type ParsedFile,
   type ParsedK3sBootstrap,
 } from '@capstan/k3s-bootstrap';
 import { isNotFound, SECRETS, type KubeClient } from '@capstan/kube';
@@ -12,8 +14,11 @@ interface Secret extends KubernetesObject {
   data?: Record<string, string>;
 }
 
+/** Parsed bootstrap data, with every file it writes (the host writes them all before running anything). */
+export type RunnableBootstrap = ParsedK3sBootstrap & { files?: ParsedFile[] };
+
 export type BootstrapDataResult =
-  | { kind: 'parsed'; parsed: ParsedK3sBootstrap }
+  | { kind: 'parsed'; parsed: RunnableBootstrap }
   | { kind: 'missing'; message: string }
   /** The data exists but cannot be run; `message` names what could not be read, never the content. */
   | { kind: 'invalid'; message: string };
@@ -49,7 +54,8 @@ export async function readBootstrapData(
   if (value === undefined)
     return { kind: 'invalid', message: `bootstrap data secret ${secretName} has no key "value"` };
   try {
-    return { kind: 'parsed', parsed: parseK3sCloudConfig(Buffer.from(value, 'base64').toString('utf8')) };
+    const document = Buffer.from(value, 'base64').toString('utf8');
+    return { kind: 'parsed', parsed: { ...parseK3sCloudConfig(document), files: readCloudConfigFiles(document) } };
   } catch (error) {
     if (error instanceof BootstrapDataError) return { kind: 'invalid', message: error.message };
     throw error;

@@ -1,12 +1,25 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { SimMachine } from '@capstan/api';
-import { BOOTSTRAP_SENTINEL_PATH, BootstrapDataError, type ParsedK3sBootstrap } from '@capstan/k3s-bootstrap';
+import {
+  BOOTSTRAP_SENTINEL_PATH,
+  BootstrapDataError,
+  K3S_SERVER_TLS_DIR,
+  type ParsedFile,
+  type ParsedK3sBootstrap,
+} from '@capstan/k3s-bootstrap';
+import { issueClientCertificate, loadCertificateAuthority } from '@capstan/pki';
+import { pinnedKubeApiserverVersions, resolveKubeApiserverVersion } from '@capstan/testing';
 import {
   clusterApiSpecFrom,
   clusterKeyOf,
   isSimError,
+  kubeApiserverArgsOf,
   nodeIdentityFrom,
+  readInstalledK3s,
+  readMachineK3sConfig,
+  writeMachineFiles,
+  writeSimInstaller,
   serverEndpointOf,
   SimConditionReason,
   type ClusterApi,
@@ -133,6 +146,73 @@ export function startNode(
     token: host.parsed.token,
     onChange: options.onChange,
   });
+}
+
+/**
+ * The host runs its bootstrap data: every file below the machine's own directory (its filesystem root), the sim's
+ * stand-in for K3s's install.sh where the data and later plans run it, and for servers the client certificate K3s
+ * makes itself (`client-kube-apiserver`, what plan probes of the API server present); then the node agent starts
+ * when the data starts one. Files are written once per boot; the agent is started again (or adopted) whenever it is
+ * not running.
+ */
+export async function runHost(
+  runtime: SimRuntime,
+  host: MachineHost & { parsed: { files?: ParsedFile[] } },
+  options: { firstBoot: boolean; onInstall: () => void },
+): Promise<void> {
+  const { machine, parsed } = host;
+  const namespace = machine.metadata!.namespace!;
+  const name = machine.metadata!.name!;
+  const root = runtime.stateDir.machineDir(namespace, name);
+  if (options.firstBoot && parsed.files) {
+    writeMachineFiles(root, parsed.files);
+    writeSimInstaller(root, parsed.installScriptPath, { version: parsed.version, exec: isServerRole(parsed) ? 'server' : 'agent' }, availableMinors());
+    if (isServerRole(parsed)) await writeK3sClientCertificate(root, parsed);
+  }
+  if (!parsed.startsNodeAgent) return;
+  const key = `${namespace}/${name}`;
+  runtime.machineAgents.watchInstalls(key, root, options.onInstall);
+  await runtime.machineAgents.ensure(key, root);
+}
+
+/** The Kubernetes minors of the pinned kube-apiservers: the K3s releases the sim can install. */
+function availableMinors(): string[] {
+  return pinnedKubeApiserverVersions().map(({ version }) => version.replace(/^v(\d+\.\d+)\..*$/, '$1'));
+}
+
+const K3S_CLIENT_CERT = `${K3S_SERVER_TLS_DIR}/client-kube-apiserver.crt`;
+const K3S_CLIENT_KEY = `${K3S_SERVER_TLS_DIR}/client-kube-apiserver.key`;
+
+async function writeK3sClientCertificate(root: string, parsed: ParsedK3sBootstrap): Promise<void> {
+  const clientCA = parsed.serverTls.clientCA;
+  if (!clientCA) return;
+  const ca = await loadCertificateAuthority(clientCA);
+  const issued = await issueClientCertificate(ca, { commonName: 'system:apiserver', organizations: ['system:masters'] });
+  writeMachineFiles(root, [
+    { path: K3S_CLIENT_CERT, permissions: '0644', content: Buffer.from(issued.certPem) },
+    { path: K3S_CLIENT_KEY, permissions: '0600', content: Buffer.from(issued.keyPem) },
+  ]);
+}
+
+/**
+ * What the machine installed last (a plan may have run install.sh again): the node reports that release, and a
+ * server's cluster API server runs that minor's kube-apiserver with the machine's `kube-apiserver-arg`.
+ */
+export async function applyInstalled(runtime: SimRuntime, host: MachineHost): Promise<{ version: string; restarted: boolean } | undefined> {
+  const { machine, parsed } = host;
+  const root = runtime.stateDir.machineDir(machine.metadata!.namespace!, machine.metadata!.name!);
+  const installed = readInstalledK3s(root);
+  if (!installed) return undefined;
+  runtime.nodeAgent(`${machine.metadata!.namespace}/${machine.metadata!.name}`)?.reinstalled(installed.version);
+  if (!isServerRole(parsed)) return { version: installed.version, restarted: false };
+  const binary = resolveKubeApiserverVersion(installed.version);
+  if (!binary) return { version: installed.version, restarted: false };
+  const { restarted } = await runtime.reinstallClusterApi(clusterKeyOf(host.cluster.namespace, host.cluster.clusterName), {
+    version: installed.version,
+    kubeApiserver: binary.path,
+    extraArgs: kubeApiserverArgsOf(readMachineK3sConfig(root)),
+  });
+  return { version: installed.version, restarted };
 }
 
 /** The bootstrap sentinel, written below the machine's own folder of the state dir, never on the host. */

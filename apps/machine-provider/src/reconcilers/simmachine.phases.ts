@@ -19,8 +19,10 @@ import {
 } from '@capstan/sim';
 import { readBootstrapData, type BootstrapDataResult } from './bootstrap-data.js';
 import {
+  applyInstalled,
   bringUpServer,
   isServerRole,
+  runHost,
   startNode,
   writeSentinel,
   type MachineHost,
@@ -91,7 +93,7 @@ export async function provision(ms: MachineScope, deps: MachinePhaseDeps): Promi
   const host = hostOf(ms.scope.obj, ready.cluster, parsed);
   const server = await reconcileServer(deps, host);
   if (isHalt(server)) return halt(ms, server);
-  report(ms, reconcileHost(ms, deps, host, server.apiServer));
+  report(ms, await reconcileHost(ms, deps, host, server.apiServer));
   return server.apiServer ? { requeueAfter: SERVER_HEALTH_PERIOD_MS } : undefined;
 }
 
@@ -121,8 +123,11 @@ export async function keepRunning(ms: MachineScope, deps: MachinePhaseDeps): Pro
     deletedByFault: nodeDeletedByFault(simMachine),
     onChange: () => deps.enqueue(simMachine),
   });
+  await runHost(deps.runtime, host, { firstBoot: false, onInstall: () => deps.enqueue(simMachine) });
+  const installed = await applyInstalled(deps.runtime, host);
+  if (installed?.restarted) ms.scope.rc.log.info({ version: installed.version }, 'K3s reinstalled: API server restarted');
   report(ms, {
-    ready: provisionedReady(`booted as K3s ${parsed.role} ${parsed.version}`),
+    ready: provisionedReady(`booted as K3s ${parsed.role} ${installed?.version ?? parsed.version}`),
     apiServer,
     node: nodeCondition(agent.status),
   });
@@ -248,13 +253,13 @@ const apiServerRunning = (url: string): ConditionFields => ({
   message: `the cluster API answers at ${url}`,
 });
 
-/** Phase 5: the host has run its bootstrap data: sentinel written, provider ID recorded, node started. */
-function reconcileHost(
+/** Phase 5: the host has run its bootstrap data: files and sentinel written, provider ID recorded, node started. */
+async function reconcileHost(
   ms: MachineScope,
   deps: MachinePhaseDeps,
   host: MachineHost,
   apiServer: ConditionFields | undefined,
-): SimMachineObservation {
+): Promise<SimMachineObservation> {
   const simMachine = ms.scope.obj;
   const namespace = simMachine.metadata!.namespace!;
   const name = simMachine.metadata!.name!;
@@ -267,6 +272,7 @@ function reconcileHost(
     deletedByFault: false,
     onChange: () => deps.enqueue(simMachine),
   });
+  await runHost(deps.runtime, host, { firstBoot: true, onInstall: () => deps.enqueue(simMachine) });
   return provisionedObservation({
     parsed: host.parsed,
     sentinel,

@@ -121,7 +121,10 @@ export class SimMachineReconciler {
 
   async reconcile(key: string, rc: ReconcileContext): Promise<ReconcileResult | void> {
     // Gone without our finalizer (forced): the host goes too, its Node is the core's to delete.
-    if (!this.deps.simMachines.get(key)) await this.deps.runtime.removeNodeAgent(key, { deleteNode: false });
+    if (!this.deps.simMachines.get(key)) {
+      await this.deps.runtime.removeNodeAgent(key, { deleteNode: false });
+      await this.deps.runtime.machineAgents.remove(key);
+    }
     return this.run(key, rc);
   }
 
@@ -197,6 +200,7 @@ export class SimMachineReconciler {
     const name = simMachine.metadata!.name!;
     const uid = simMachine.metadata!.uid!;
     await this.deps.runtime.removeNodeAgent(`${namespace}/${name}`, { deleteNode: true });
+    await this.deps.runtime.machineAgents.remove(`${namespace}/${name}`);
     const parsed = this.plans.get(uid);
     const server = parsed ? isServerRole(parsed) : isServerMachine(simMachine);
     if (server && owners.clusterName && !this.otherServersProvisioned(simMachine, owners.clusterName)) {

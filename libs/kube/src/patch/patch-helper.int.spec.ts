@@ -51,6 +51,21 @@ describe('PatchHelper on the real API server', () => {
     expect(await next.patch(next.draft())).toEqual(removed);
   });
 
+  it('stamps a status computed for the spec it writes with the generation that spec write made', async () => {
+    const created = await widgets().create(widget(env.ns.name, 'gen', { size: 1 }));
+    const helper = new PatchHelper(widgets(), created);
+    const draft = helper.draft();
+    draft.spec = { ...draft.spec, providerID: 'sim://x' };
+    draft.status = {
+      observedGeneration: created.metadata!.generation,
+      conditions: [{ ...condition('Ready', 'True'), observedGeneration: created.metadata!.generation } as TestCondition],
+    };
+    const written = await helper.patch(draft);
+    expect(written.metadata?.generation).toBe(2);
+    expect(written.status?.observedGeneration).toBe(2);
+    expect((written.status?.conditions as { observedGeneration?: number }[])[0]?.observedGeneration).toBe(2);
+  });
+
   it('refuses a metadata or spec write made from a stale read (the reconcile starts over)', async () => {
     const created = await widgets().create(widget(env.ns.name, 'stale', { size: 1 }));
     await widgets().mergePatch({ namespace: env.ns.name, name: 'stale' }, { metadata: { finalizers: ['x/theirs'] } });

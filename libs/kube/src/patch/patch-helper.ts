@@ -83,7 +83,7 @@ export class PatchHelper<T extends PatchableObject> {
   /** Writes what `after` changes: metadata and spec first, then status. Returns the object as last written. */
   async patch(after: T, call: PatchCallOptions = {}): Promise<T> {
     let latest = await this.patchMain(after, call);
-    if (this.statusSubresource) latest = await this.patchStatus(latest, after, call);
+    if (this.statusSubresource) latest = await this.patchStatus(latest, restamped(after, this.base, latest), call);
     this.base = structuredClone(latest);
     return latest;
   }
@@ -168,6 +168,25 @@ export class PatchHelper<T extends PatchableObject> {
   private collision(what: string): StaleObjectError {
     return new StaleObjectError(`${this.resources.type.kind} ${objectKey(this.base)}: ${what} changed meanwhile`);
   }
+}
+
+/**
+ * The status computed for the spec this reconcile wrote in the same patch: its spec write bumped the generation, so
+ * what it stamped with the generation it read (`observedGeneration`, and each condition's) belongs to the new one.
+ * Without this the next reconcile would write the status again only to move the stamps.
+ */
+function restamped<T extends PatchableObject>(after: T, read: T, written: T): T {
+  const before = read.metadata?.generation;
+  const now = written.metadata?.generation;
+  if (before === undefined || now === undefined || before === now || !after.status) return after;
+  const status = { ...(after.status as Record<string, unknown>) };
+  if (status['observedGeneration'] === before) status['observedGeneration'] = now;
+  if (Array.isArray(status['conditions'])) {
+    status['conditions'] = (status['conditions'] as { observedGeneration?: number }[]).map((c) =>
+      c.observedGeneration === before ? { ...c, observedGeneration: now } : c,
+    );
+  }
+  return { ...after, status };
 }
 
 interface StatusChanges {

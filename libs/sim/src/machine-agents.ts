@@ -1,0 +1,103 @@
+import { existsSync, unwatchFile, watchFile } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { KubeClient } from '@capstan/kube';
+import { agentKubeConfig, DEFAULT_AGENT_CONFIG_PATH, HostRoot, loadAgentConfig, NodeAgent } from '@capstan/node-agent';
+import { repoRoot } from '@capstan/testing';
+import { SIM_INSTALL_RECORD_PATH } from './machine-root.js';
+import type { NodeAgentMode } from './options.js';
+import { OwnedProcess } from './owned-process.js';
+
+interface RunningAgent {
+  stop(): Promise<void>;
+}
+
+/** How often a machine's install record is looked at for a new install (cheap: one stat). */
+const INSTALL_POLL_MS = 500;
+
+/**
+ * The node agents of the sim's machines (docs/node-agent.md), each rooted in its machine's directory: a process per
+ * machine by default (adopted again after a provider restart through its pid file), or all in the provider's
+ * process for scale runs. Also watches each machine's install record, so a plan that reinstalls K3s reaches the
+ * sim runtime at once.
+ */
+export class MachineAgents {
+  private readonly agents = new Map<string, RunningAgent>();
+  private readonly watched = new Map<string, string>();
+
+  constructor(
+    private readonly mode: NodeAgentMode,
+    private readonly logger: Logger,
+    private readonly main = join(repoRoot(), 'apps/node-agent/dist/main.js'),
+  ) {}
+
+  get count(): number {
+    return this.agents.size;
+  }
+
+  /** Starts (or adopts) the agent of a machine whose bootstrap data installed one; a no-op when it runs. */
+  async ensure(machineKey: string, root: string): Promise<void> {
+    if (this.mode === 'off' || this.agents.has(machineKey)) return;
+    if (!existsSync(join(root, DEFAULT_AGENT_CONFIG_PATH))) return;
+    if (this.mode === 'in-process') {
+      const host = new HostRoot(root);
+      const config = loadAgentConfig(host, DEFAULT_AGENT_CONFIG_PATH);
+      const client = new KubeClient(agentKubeConfig(host, config), { fieldManager: 'capstan-node-agent' });
+      const agent = new NodeAgent({
+        client,
+        namespace: config.namespace,
+        secretName: config.secretName,
+        root: host,
+        logger: this.logger.child({ machine: machineKey }),
+      });
+      agent.start();
+      this.agents.set(machineKey, {
+        stop: async () => {
+          await agent.stop();
+          await client.close();
+        },
+      });
+      return;
+    }
+    const process_ = new OwnedProcess({
+      name: 'node-agent',
+      dir: root,
+      command: process.execPath,
+      args: [this.main, '--host-root', root, '--health-port', '0', '--config', DEFAULT_AGENT_CONFIG_PATH],
+    });
+    const outcome = await process_.start();
+    this.logger.info({ machine: machineKey, pid: process_.pid, outcome }, 'node agent running');
+    this.agents.set(machineKey, { stop: () => process_.stop(5_000) });
+  }
+
+  /** Calls `onInstall` when the machine's K3s is installed again (its install record changes). */
+  watchInstalls(machineKey: string, root: string, onInstall: () => void): void {
+    if (this.watched.has(machineKey)) return;
+    const record = join(root, SIM_INSTALL_RECORD_PATH);
+    this.watched.set(machineKey, record);
+    watchFile(record, { interval: INSTALL_POLL_MS, persistent: false }, (current, previous) => {
+      if (current.mtimeMs !== previous.mtimeMs) onInstall();
+    });
+  }
+
+  /** Stops the machine's agent and its install watch (the machine is gone, or the provider stops). */
+  async remove(machineKey: string): Promise<void> {
+    const record = this.watched.get(machineKey);
+    if (record) unwatchFile(record);
+    this.watched.delete(machineKey);
+    const agent = this.agents.get(machineKey);
+    this.agents.delete(machineKey);
+    await agent?.stop();
+  }
+
+  /**
+   * The provider stops gracefully: the agents stop with it, as its API servers do (a provider killed without
+   * stopping leaves agent processes running; the next one adopts them through their pid files).
+   */
+  async shutdown(): Promise<void> {
+    for (const record of this.watched.values()) unwatchFile(record);
+    this.watched.clear();
+    await Promise.all([...this.agents.values()].map((a) => a.stop()));
+    this.agents.clear();
+  }
+}

@@ -1,0 +1,146 @@
+import { chmodSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { K3S_CONFIG_PATH, type ParsedFile } from '@capstan/k3s-bootstrap';
+
+/** Where the sim's stand-in for K3s's install.sh records what it installed (a machine path). */
+export const SIM_INSTALL_RECORD_PATH = '/var/lib/capstan/sim/install.json';
+/** The Kubernetes minors the sim can run (one pinned kube-apiserver each), one per line (a machine path). */
+export const SIM_AVAILABLE_MINORS_PATH = '/var/lib/capstan/sim/available-minors';
+/** K3s reads these after config.yaml, in name order. */
+export const K3S_CONFIG_DROP_IN_DIR = '/etc/rancher/k3s/config.yaml.d';
+
+/** What the sim's install.sh recorded: the K3s release and role the machine now runs. */
+export interface InstalledK3s {
+  version: string;
+  exec: string;
+  /** When it was installed: a change restarts the machine's K3s even with the same version. */
+  at: string;
+}
+
+const join_ = (root: string, machinePath: string) => join(root, machinePath);
+
+/**
+ * Runs the `write_files` of a machine's bootstrap data on the sim host: each file below the machine's own directory
+ * (its filesystem root), with its mode (owners are root's on the sim, as they are on a real host).
+ */
+export function writeMachineFiles(root: string, files: readonly ParsedFile[]): void {
+  for (const file of files) {
+    if (file.path.split('/').includes('..')) continue; // never outside the machine's root
+    const target = join_(root, file.path);
+    mkdirSync(dirname(target), { recursive: true, mode: 0o755 });
+    const mode = file.permissions ? parseInt(file.permissions, 8) : 0o644;
+    writeFileSync(target, file.content, { mode });
+    chmodSync(target, mode);
+  }
+}
+
+/**
+ * The sim's stand-in for get.k3s.io's install.sh, written where the bootstrap data and plans run it: it checks the
+ * wanted release against the minors the sim can run, records `INSTALL_K3S_VERSION` / `INSTALL_K3S_EXEC` in
+ * `install.json`, and the sim runtime restarts the machine's K3s with it (the API server binary of that minor and
+ * the arguments of config.yaml and config.yaml.d/*.yaml), as the real script restarts the k3s service.
+ */
+export function writeSimInstaller(
+  root: string,
+  scriptPath: string,
+  booted: { version: string; exec: string },
+  availableMinors: readonly string[],
+): void {
+  const script = `#!/bin/sh
+# Capstan sim: stands in for get.k3s.io's install.sh on a simulated host (docs/sim.md).
+set -eu
+version="\${INSTALL_K3S_VERSION:?INSTALL_K3S_VERSION is required}"
+exec_role="\${INSTALL_K3S_EXEC:-${booted.exec}}"
+minor=$(printf '%s' "$version" | sed -n 's/^v\\([0-9]*\\.[0-9]*\\)\\..*/\\1/p')
+if ! grep -qx "$minor" "$CAPSTAN_HOST_ROOT${SIM_AVAILABLE_MINORS_PATH}"; then
+  echo "k3s $version is not available on this host (minors: $(tr '\\n' ' ' < "$CAPSTAN_HOST_ROOT${SIM_AVAILABLE_MINORS_PATH}"))" >&2
+  exit 1
+fi
+record="$CAPSTAN_HOST_ROOT${SIM_INSTALL_RECORD_PATH}"
+mkdir -p "$(dirname "$record")"
+printf '{"version":"%s","exec":"%s","at":"%s"}\\n' "$version" "$exec_role" "$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)" > "$record.tmp"
+mv "$record.tmp" "$record"
+echo "k3s $version installed; k3s-$exec_role restarting"
+`;
+  const target = join_(root, scriptPath);
+  mkdirSync(dirname(target), { recursive: true, mode: 0o755 });
+  writeFileSync(target, script, { mode: 0o755 });
+  chmodSync(target, 0o755);
+  const minors = join_(root, SIM_AVAILABLE_MINORS_PATH);
+  mkdirSync(dirname(minors), { recursive: true });
+  writeFileSync(minors, `${availableMinors.join('\n')}\n`);
+  if (readInstalledK3s(root) === undefined) {
+    const record = join_(root, SIM_INSTALL_RECORD_PATH);
+    writeFileSync(`${record}.tmp`, JSON.stringify({ ...booted, at: 'boot' }));
+    renameSync(`${record}.tmp`, record);
+  }
+}
+
+export function readInstalledK3s(root: string): InstalledK3s | undefined {
+  try {
+    const parsed = JSON.parse(readFileSync(join_(root, SIM_INSTALL_RECORD_PATH), 'utf8')) as Partial<InstalledK3s>;
+    if (typeof parsed.version !== 'string' || typeof parsed.exec !== 'string' || typeof parsed.at !== 'string') {
+      return undefined;
+    }
+    return parsed as InstalledK3s;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The machine's K3s configuration as K3s reads it: config.yaml, then every config.yaml.d/*.yaml in name order;
+ * a later file's key replaces an earlier one, and a key ending in `+` appends to the list (K3s's merge rules).
+ * Unreadable drop-ins are skipped, as K3s would fail on them and keep the old process.
+ */
+export function readMachineK3sConfig(root: string): Record<string, unknown> {
+  const merged: Record<string, unknown> = {};
+  const apply = (text: string) => {
+    let doc: unknown;
+    try {
+      doc = parseYaml(text);
+    } catch {
+      return;
+    }
+    if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return;
+    for (const [key, value] of Object.entries(doc as Record<string, unknown>)) {
+      if (key.endsWith('+')) {
+        const base = key.slice(0, -1);
+        const existing = merged[base];
+        const list = Array.isArray(existing) ? existing : existing === undefined ? [] : [existing];
+        merged[base] = [...list, ...(Array.isArray(value) ? value : [value])];
+      } else {
+        merged[key] = value;
+      }
+    }
+  };
+  try {
+    apply(readFileSync(join_(root, K3S_CONFIG_PATH), 'utf8'));
+  } catch {
+    /* no config: K3s runs with its defaults */
+  }
+  let dropIns: string[] = [];
+  try {
+    dropIns = readdirSync(join_(root, K3S_CONFIG_DROP_IN_DIR)).filter((f) => f.endsWith('.yaml') || f.endsWith('.yml'));
+  } catch {
+    /* none */
+  }
+  for (const file of dropIns.sort()) {
+    try {
+      apply(readFileSync(join_(root, join(K3S_CONFIG_DROP_IN_DIR, file)), 'utf8'));
+    } catch {
+      /* unreadable: skipped */
+    }
+  }
+  return merged;
+}
+
+/** `kube-apiserver-arg` of a merged K3s config, as `--name=value` arguments. */
+export function kubeApiserverArgsOf(config: Record<string, unknown>): string[] {
+  const raw = config['kube-apiserver-arg'];
+  const list = Array.isArray(raw) ? raw : typeof raw === 'string' ? [raw] : [];
+  return list
+    .filter((arg): arg is string => typeof arg === 'string' && /^-{0,2}[A-Za-z0-9][-A-Za-z0-9]*(=.*)?$/.test(arg))
+    .map((arg) => `--${arg.replace(/^-+/, '')}`);
+}
