@@ -21,6 +21,10 @@ COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/libs ./libs
 COPY --from=build /src/apps/${APP}/package.json ./apps/${APP}/
 COPY --from=build /src/apps/${APP}/dist ./apps/${APP}/dist
+# The sim machine provider runs a node agent per machine (docs/node-agent.md); on a real host it is installed by
+# the bootstrap data. The image holds one kube-apiserver minor: plans that install another need it on PATH.
+COPY --from=build /src/apps/node-agent/package.json ./apps/node-agent/
+COPY --from=build /src/apps/node-agent/dist ./apps/node-agent/dist
 COPY --from=sim-binaries /out/ /usr/local/bin/
 ENV APP=${APP}
 USER 65532:65532

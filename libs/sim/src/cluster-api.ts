@@ -21,8 +21,10 @@ export interface InstalledServer {
   version: string;
   /** The kube-apiserver binary of that minor. */
   kubeApiserver: string;
-  /** `kube-apiserver-arg` of the machine's K3s config, as `--name=value`. */
+  /** `kube-apiserver-arg` of the machine's K3s config when it was installed, as `--name=value`. */
   extraArgs: string[];
+  /** When it was installed (`boot` for the bootstrap data's install): a new install restarts the server. */
+  installedAt: string;
 }
 
 /** The API of one workload cluster: its own kube-apiserver (dedicated) or a front proxy to the shared one. */

@@ -170,14 +170,9 @@ export class SimRuntime {
     return this.withLock(clusterKey, async () => {
       const existing = this.clusters.get(clusterKey);
       if (!existing || existing.spec.mode === 'shared') return { restarted: false };
-      const current = existing.spec.installed;
-      if (
-        current?.kubeApiserver === installed.kubeApiserver &&
-        JSON.stringify(current.extraArgs) === JSON.stringify(installed.extraArgs)
-      ) {
-        if (current.version !== installed.version) existing.spec.installed = installed;
-        return { restarted: false };
-      }
+      // The bootstrap install runs what the API server was started with; only a later install restarts it.
+      const current = existing.spec.installed ?? { installedAt: 'boot' };
+      if (current.installedAt === installed.installedAt) return { restarted: false };
       await existing.stop();
       const api = this.createClusterApi({ ...existing.spec, installed });
       this.clusters.set(clusterKey, api);

@@ -112,8 +112,7 @@ describe('a 1 control plane + 2 worker sim cluster', () => {
       instructions: [
         {
           name: 'install',
-          command: 'sh',
-          args: ['/opt/k3s/install.sh'],
+          command: '/opt/k3s/install.sh',
           env: ['INSTALL_K3S_VERSION=v1.35.4+k3s1', 'INSTALL_K3S_EXEC=server'],
           saveOutput: true,
         },

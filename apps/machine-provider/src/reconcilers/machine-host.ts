@@ -23,6 +23,7 @@ import {
   serverEndpointOf,
   SimConditionReason,
   type ClusterApi,
+  type InstalledServer,
   type NodeAgent,
   type SimClusterRef,
   type SimRuntime,
@@ -76,7 +77,8 @@ export async function bringUpServer(
   }
   let spec;
   try {
-    spec = clusterApiSpecFrom(host.parsed, host.cluster);
+    const installed = installedServerOf(runtime, host);
+    spec = { ...clusterApiSpecFrom(host.parsed, host.cluster), ...(installed && { installed }) };
   } catch (error) {
     if (error instanceof BootstrapDataError) {
       return {
@@ -200,19 +202,35 @@ async function writeK3sClientCertificate(root: string, parsed: ParsedK3sBootstra
  */
 export async function applyInstalled(runtime: SimRuntime, host: MachineHost): Promise<{ version: string; restarted: boolean } | undefined> {
   const { machine, parsed } = host;
-  const root = runtime.stateDir.machineDir(machine.metadata!.namespace!, machine.metadata!.name!);
-  const installed = readInstalledK3s(root);
+  const installed = readInstalledK3s(machineRoot(runtime, host));
   if (!installed) return undefined;
   runtime.nodeAgent(`${machine.metadata!.namespace}/${machine.metadata!.name}`)?.reinstalled(installed.version);
-  if (!isServerRole(parsed)) return { version: installed.version, restarted: false };
+  const server = isServerRole(parsed) ? installedServerOf(runtime, host) : undefined;
+  if (!server) return { version: installed.version, restarted: false };
+  const { restarted } = await runtime.reinstallClusterApi(clusterKeyOf(host.cluster.namespace, host.cluster.clusterName), server);
+  return { version: installed.version, restarted };
+}
+
+/**
+ * What a server machine installed after its bootstrap (a plan ran install.sh): that minor's kube-apiserver and the
+ * `kube-apiserver-arg` of its K3s config at that time. Undefined while it runs what the bootstrap data installed.
+ */
+export function installedServerOf(runtime: SimRuntime, host: MachineHost): InstalledServer | undefined {
+  const root = machineRoot(runtime, host);
+  const installed = readInstalledK3s(root);
+  if (!installed || installed.at === 'boot') return undefined;
   const binary = resolveKubeApiserverVersion(installed.version);
-  if (!binary) return { version: installed.version, restarted: false };
-  const { restarted } = await runtime.reinstallClusterApi(clusterKeyOf(host.cluster.namespace, host.cluster.clusterName), {
+  if (!binary) return undefined;
+  return {
     version: installed.version,
     kubeApiserver: binary.path,
     extraArgs: kubeApiserverArgsOf(readMachineK3sConfig(root)),
-  });
-  return { version: installed.version, restarted };
+    installedAt: installed.at,
+  };
+}
+
+function machineRoot(runtime: SimRuntime, host: MachineHost): string {
+  return runtime.stateDir.machineDir(host.machine.metadata!.namespace!, host.machine.metadata!.name!);
 }
 
 /** The bootstrap sentinel, written below the machine's own folder of the state dir, never on the host. */

@@ -61,7 +61,9 @@ export function runCommand(
   const combined = new Tail();
   return new Promise((resolve) => {
     let killed: CommandResult['killed'];
-    const child = spawn(spec.command, spec.args ?? [], {
+    // An absolute command is a program on the machine: under the host root (the same path on a real host).
+    const command = spec.command.startsWith('/') ? root.resolve(spec.command) : spec.command;
+    const child = spawn(command, spec.args ?? [], {
       cwd: root.resolve(spec.workingDirectory ?? defaultDirectory),
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
