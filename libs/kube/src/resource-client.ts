@@ -1,5 +1,6 @@
 import { HttpMethod, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
 import type { KubeClient } from './client.js';
+import { isNotFound } from './errors.js';
 import { apiVersionOf, refOf, resourcePath, type ObjectRef, type ResourceType } from './resource.js';
 
 export interface ListOptions {
@@ -57,6 +58,16 @@ export class ResourceClient<T extends KubernetesObject = KubernetesObject> {
 
   get(ref: ObjectRef, signal?: AbortSignal): Promise<T> {
     return this.client.request<T>({ method: HttpMethod.GET, path: this.path(ref), signal });
+  }
+
+  /** The object, or undefined when it does not exist. */
+  async getIfExists(ref: ObjectRef, signal?: AbortSignal): Promise<T | undefined> {
+    try {
+      return await this.get(ref, signal);
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
   }
 
   /** One page; pass `limit` and the returned `continue` to page. */

@@ -1,3 +1,4 @@
+import { eventDataBase } from '@capstan/events';
 import { INFRASTRUCTURE_GROUP, type RESOURCES, type ContractVersionedObjectReference } from '@capstan/api';
 import type { KubernetesObject } from '@kubernetes/client-node';
 
@@ -5,18 +6,7 @@ type SimKind = typeof RESOURCES.SimCluster.kind | typeof RESOURCES.SimMachine.ki
 
 /** What every hand-off event of a sim object carries: the object, its version, its cluster. */
 export function handoffEventBase(obj: KubernetesObject, kind: SimKind, clusterName: string) {
-  return {
-    object: {
-      apiGroup: INFRASTRUCTURE_GROUP,
-      kind,
-      namespace: obj.metadata!.namespace!,
-      name: obj.metadata!.name!,
-      uid: obj.metadata!.uid!,
-    },
-    generation: obj.metadata?.generation ?? 0,
-    resourceVersion: obj.metadata!.resourceVersion!,
-    clusterName,
-  };
+  return eventDataBase(obj, { group: INFRASTRUCTURE_GROUP, kind }, clusterName);
 }
 
 /** The `namespace/name` key a Cluster or Machine reference names, when it names a sim object of `kind`. */

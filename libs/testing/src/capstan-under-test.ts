@@ -14,7 +14,10 @@ export interface CapstanUnderTest {
   logDir: string;
   /** The machine-provider's sim state dir: each machine's filesystem root is `machines/<namespace>/<name>`. */
   simStateDir: string;
-  /** Stops the services, then deletes the namespace and the logs (kept when `keepLogs`). */
+  /**
+   * Stops the services and the workload API servers and node agents this run's sim state dir records, then
+   * deletes the namespace, the sim state and the logs (kept when `keepLogs`).
+   */
   stop(options?: { keepLogs?: boolean }): Promise<void>;
 }
 
@@ -33,14 +36,16 @@ export async function startCapstan(
   await installCapstanCrds(namespace.kc);
   const id = randomBytes(3).toString('hex');
   const logDir = mkdtempSync(join(tmpdir(), `capstan-${prefix}-logs-`));
-  // The sim hosts of this run keep their state apart from any other run's.
-  const simStateDir = mkdtempSync(join(tmpdir(), `capstan-${prefix}-sim-`));
+  // The sim hosts of this run keep their state apart from any other run's (a caller's own dir is kept).
+  const givenSimStateDir = options.env?.['CAPSTAN_SIM_STATE_DIR'];
+  const simStateDir = givenSimStateDir ?? mkdtempSync(join(tmpdir(), `capstan-${prefix}-sim-`));
   const etcdUrl = process.env['CAPSTAN_TEST_ETCD_URL'];
   const services = await startLocalServices({
     kubeconfigPath: process.env['CAPSTAN_TEST_KUBECONFIG']!,
     natsUrl: testNatsUrl(),
     logDir,
-    env: { ...(etcdUrl ? { CAPSTAN_SIM_ETCD_URL: etcdUrl } : {}), CAPSTAN_SIM_STATE_DIR: simStateDir, ...options.env },
+    simStateDir,
+    env: { ...(etcdUrl ? { CAPSTAN_SIM_ETCD_URL: etcdUrl } : {}), ...options.env },
     namespace: namespace.name,
     subjectRoot: `${prefix}${id}`,
     streamName: `${prefix.toUpperCase()}_${id.toUpperCase()}`,
@@ -54,7 +59,7 @@ export async function startCapstan(
     stop: async ({ keepLogs } = {}) => {
       await stopLocalServices(services);
       await namespace.delete();
-      rmSync(simStateDir, { recursive: true, force: true });
+      if (givenSimStateDir === undefined) rmSync(simStateDir, { recursive: true, force: true });
       if (!keepLogs) rmSync(logDir, { recursive: true, force: true });
     },
   };

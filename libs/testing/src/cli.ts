@@ -8,6 +8,7 @@ import {
   resolveNatsServer,
 } from './binaries.js';
 import { startLocalEnvironment } from './local-environment.js';
+import { stopRecordedSimProcesses } from './local-services.js';
 import { stopPid } from './processes.js';
 import { repoRoot } from './repo.js';
 
@@ -17,6 +18,8 @@ interface EnvFile {
   etcdUrl: string;
   apiServerUrl: string;
   workDir: string;
+  /** The sim state dir for `capstan init --local` against this environment (absent in files from older checkouts). */
+  simStateDir?: string;
   pids: Record<string, number>;
 }
 
@@ -42,13 +45,17 @@ async function up(): Promise<void> {
     etcdUrl: env.etcdUrl,
     apiServerUrl: env.apiServerUrl,
     workDir: env.workDir,
+    simStateDir: env.simStateDir,
     pids: Object.fromEntries(env.processes.map((p) => [p.name, p.pid])),
   };
   writeFileSync(envFile, JSON.stringify(state, null, 2));
   out(`kube-apiserver ${env.apiServerUrl} (Kubernetes ${env.binaries.kubernetesVersion})`);
   out(`nats-server    ${env.natsUrl}`);
+  out(`sim state      ${env.simStateDir}`);
   out(`state          ${envFile}`);
-  out(`export KUBECONFIG=${env.kubeconfigPath}`);
+  // The sim's workload API servers go into this environment's etcd and state dir, so env:down stops them too.
+  out(`export KUBECONFIG=${env.kubeconfigPath} CAPSTAN_SIM_STATE_DIR=${env.simStateDir} CAPSTAN_SIM_ETCD_URL=${env.etcdUrl}`);
+  out(`then: node apps/cli/bin/capstan.js init --local --nats-url ${env.natsUrl}`);
   out(`stop with: npm run env:down`);
 }
 
@@ -58,6 +65,8 @@ async function down(): Promise<void> {
     return;
   }
   const state = JSON.parse(readFileSync(envFile, 'utf8')) as EnvFile;
+  const simProcesses = await stopRecordedSimProcesses(state.simStateDir ?? join(state.workDir, 'sim'));
+  if (simProcesses.length > 0) out(`stopped ${simProcesses.length} sim processes (workload API servers, node agents)`);
   await Promise.all(Object.values(state.pids).map((pid) => stopPid(pid)));
   rmSync(state.workDir, { recursive: true, force: true });
   rmSync(envFile, { force: true });

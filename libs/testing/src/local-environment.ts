@@ -7,6 +7,7 @@ import { resolveControlPlaneBinaries, resolveNatsServer, type ControlPlaneBinari
 import { TestEnvironmentError } from './errors.js';
 import { renderKubeconfig } from './kubeconfig.js';
 import { freePort } from './ports.js';
+import { stopRecordedSimProcesses } from './local-services.js';
 import { startProcess, stopPid, waitUntilReady, type ManagedProcess } from './processes.js';
 import { forgetProcesses, recordProcesses, reapOrphans } from './reaper.js';
 import { connect as natsConnect } from './nats-probe.js';
@@ -21,6 +22,11 @@ export interface LocalEnvironmentOptions {
 
 export interface LocalEnvironment {
   workDir: string;
+  /**
+   * `<workDir>/sim`: the CAPSTAN_SIM_STATE_DIR for a machine-provider run against this environment. stop() stops
+   * the workload API servers and node agents its pid files name, then removes it with the rest of the work dir.
+   */
+  simStateDir: string;
   kubeconfigPath: string;
   kubeconfig: string;
   apiServerUrl: string;
@@ -42,8 +48,12 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions = {
   const natsServer = resolveNatsServer();
   const workDir = options.workDir ?? mkdtempSync(join(tmpdir(), 'capstan-env-'));
   mkdirSync(workDir, { recursive: true });
+  const simStateDir = join(workDir, 'sim');
+  mkdirSync(simStateDir, { recursive: true, mode: 0o700 });
   const started: ManagedProcess[] = [];
   const stop = async () => {
+    // Workload API servers first: they keep data in this environment's etcd when started with its URL.
+    await stopRecordedSimProcesses(simStateDir);
     await Promise.all(started.map((p) => stopPid(p.pid)));
     forgetProcesses(started.map((p) => p.pid));
     rmSync(workDir, { recursive: true, force: true });
@@ -63,6 +73,7 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions = {
     writeFileSync(kubeconfigPath, api.kubeconfig, { mode: 0o600 });
     return {
       workDir,
+      simStateDir,
       kubeconfigPath,
       kubeconfig: api.kubeconfig,
       apiServerUrl: api.url,

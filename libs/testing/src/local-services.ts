@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, openSync, closeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './ports.js';
+import { isAlive, stopPid } from './processes.js';
 
 /** The five services `capstan init --local`, the demo and the end-to-end tests run, in start order. */
 export const LOCAL_SERVICES = ['core', 'cluster-provider', 'machine-provider', 'bootstrap-provider', 'control-plane-provider'] as const;
@@ -14,6 +15,8 @@ export interface LocalService {
   url: string;
   logFile: string;
   child: ChildProcess;
+  /** The machine-provider's sim state dir; stopLocalServices stops what its pid files still name. */
+  simStateDir?: string;
 }
 
 export interface StartLocalServicesOptions {
@@ -22,6 +25,13 @@ export interface StartLocalServicesOptions {
   logDir: string;
   /** Extra environment for the services (e.g. the sim's shared etcd). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * The machine-provider's CAPSTAN_SIM_STATE_DIR: its workload API servers' certificates and pid files, its node
+   * agents' machine roots. Give each environment its own: two providers on one dir take each other's servers for
+   * leftovers and stop them. Unset: CAPSTAN_SIM_STATE_DIR from `env` or this process, else `.capstan/sim` under the
+   * current directory (next to `capstan init --local`'s default `.capstan/logs`), never the per-user default.
+   */
+  simStateDir?: string;
   syncPeriodSeconds?: number;
   /** Watch only this namespace (several sets of services can then share one API server). */
   namespace?: string;
@@ -67,6 +77,10 @@ async function waitReady(service: LocalService, timeoutMs: number): Promise<void
  */
 export async function startLocalServices(options: StartLocalServicesOptions): Promise<LocalService[]> {
   mkdirSync(options.logDir, { recursive: true });
+  const simStateDir = resolve(
+    options.simStateDir ?? options.env?.['CAPSTAN_SIM_STATE_DIR'] ?? process.env['CAPSTAN_SIM_STATE_DIR'] ?? join('.capstan', 'sim'),
+  );
+  const env = { ...process.env, ...options.env, CAPSTAN_SIM_STATE_DIR: simStateDir };
   const started: LocalService[] = [];
   try {
     for (const name of LOCAL_SERVICES) {
@@ -90,9 +104,16 @@ export async function startLocalServices(options: StartLocalServicesOptions): Pr
         ...(options.streamName ? ['--stream-name', options.streamName] : []),
         ...(options.logLevel ? ['--log-level', options.logLevel] : []),
       ];
-      const child = spawn(process.execPath, args, { stdio: ['ignore', fd, fd], env: { ...process.env, ...options.env } });
+      const child = spawn(process.execPath, args, { stdio: ['ignore', fd, fd], env });
       closeSync(fd);
-      const service: LocalService = { name, pid: child.pid!, url: `http://127.0.0.1:${port}`, logFile, child };
+      const service: LocalService = {
+        name,
+        pid: child.pid!,
+        url: `http://127.0.0.1:${port}`,
+        logFile,
+        child,
+        ...(name === 'machine-provider' ? { simStateDir } : {}),
+      };
       started.push(service);
       await waitReady(service, options.readyTimeoutMs ?? 60_000);
       options.onProgress?.(name, 'ready');
@@ -104,7 +125,11 @@ export async function startLocalServices(options: StartLocalServicesOptions): Pr
   }
 }
 
-/** SIGTERM (graceful: drain reconciles, release leases), then SIGKILL after the grace period. */
+/**
+ * SIGTERM (graceful: drain reconciles, release leases), then SIGKILL after the grace period. Then what the
+ * machine-provider's sim state dir still records as running (it was killed before it stopped its workload API
+ * servers and node agents) is stopped too: only those, so another environment's processes are never touched.
+ */
 export async function stopLocalServices(services: LocalService[], graceMs = 15_000): Promise<void> {
   await Promise.all(
     [...services].reverse().map(
@@ -120,4 +145,69 @@ export async function stopLocalServices(services: LocalService[], graceMs = 15_0
         }),
     ),
   );
+  const simStateDirs = new Set(services.flatMap((s) => (s.simStateDir ? [s.simStateDir] : [])));
+  for (const dir of simStateDirs) await stopRecordedSimProcesses(dir);
+}
+
+/** One line per service: name, URL (health, metrics, admin API) and pid, as `capstan init --local` prints them. */
+export function localServiceLines(services: readonly LocalService[]): string[] {
+  return services.map((s) => `  ${s.name.padEnd(24)} ${s.url}  pid ${s.pid}`);
+}
+
+/** A process a sim state dir's pid file (`<name>.pid.json`, libs/sim's OwnedProcess) names and that still runs it. */
+export interface RecordedSimProcess {
+  name: string;
+  pid: number;
+  pidFile: string;
+}
+
+/**
+ * The live processes recorded under a sim state dir: workload API servers (`clusters/<ns>/<name>/`, `shared/`),
+ * node agents (`machines/<ns>/<name>/`) and the sim's own etcd (`etcd/`). A pid whose command line is no longer
+ * the recorded one was recycled by the kernel and is left out.
+ */
+export function recordedSimProcesses(simStateDir: string): RecordedSimProcess[] {
+  return pidFilesUnder(simStateDir, 4).flatMap((pidFile) => {
+    const record = readPidRecord(pidFile);
+    if (!record || !isAlive(record.pid) || !runsCommand(record.pid, [record.command, ...record.args])) return [];
+    return [{ name: pidFile.slice(pidFile.lastIndexOf('/') + 1, -'.pid.json'.length), pid: record.pid, pidFile }];
+  });
+}
+
+/** Stops what `recordedSimProcesses` finds, etcd last (API servers shut down cleanly while it still answers). */
+export async function stopRecordedSimProcesses(simStateDir: string): Promise<RecordedSimProcess[]> {
+  const found = recordedSimProcesses(simStateDir);
+  const etcd = found.filter((p) => p.name === 'etcd');
+  await Promise.all(found.filter((p) => p.name !== 'etcd').map((p) => stopPid(p.pid)));
+  await Promise.all(etcd.map((p) => stopPid(p.pid)));
+  return found;
+}
+
+function pidFilesUnder(dir: string, depth: number): string[] {
+  if (depth < 0 || !existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return pidFilesUnder(path, depth - 1);
+    return entry.isFile() && entry.name.endsWith('.pid.json') ? [path] : [];
+  });
+}
+
+function readPidRecord(file: string): { pid: number; command: string; args: string[] } | undefined {
+  try {
+    const record = JSON.parse(readFileSync(file, 'utf8')) as { pid?: unknown; command?: unknown; args?: unknown };
+    const { pid, command, args } = record;
+    if (typeof pid !== 'number' || typeof command !== 'string' || !Array.isArray(args)) return undefined;
+    return { pid, command, args: args.map(String) };
+  } catch {
+    return undefined;
+  }
+}
+
+function runsCommand(pid: number, commandLine: string[]): boolean {
+  try {
+    const running = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((part) => part !== '');
+    return running.length === commandLine.length && running.every((part, i) => part === commandLine[i]);
+  } catch {
+    return false;
+  }
 }

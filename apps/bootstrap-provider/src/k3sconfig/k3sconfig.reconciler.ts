@@ -11,7 +11,7 @@ import {
   type K3sControlPlane,
   type Machine,
 } from '@capstan/api';
-import type { EventPublisher } from '@capstan/events';
+import { eventDataBase, type EventPublisher } from '@capstan/events';
 import { BootstrapRenderError, renderK3sCloudConfig, type K3sRole } from '@capstan/k3s-bootstrap';
 import {
   deepEqual,
@@ -158,16 +158,7 @@ export class K3sConfigReconciler {
     scope.announce({
       name: 'bootstrap.data-secret-created',
       data: {
-        object: {
-          apiGroup: RESOURCES.K3sConfig.group,
-          kind: RESOURCES.K3sConfig.kind,
-          namespace: written.metadata.namespace!,
-          name: written.metadata.name!,
-          uid: written.metadata.uid!,
-        },
-        generation: written.metadata.generation ?? 0,
-        resourceVersion: written.metadata.resourceVersion!,
-        clusterName: machine.spec.clusterName,
+        ...eventDataBase(written, RESOURCES.K3sConfig, machine.spec.clusterName),
         dataSecretName,
         machineName: machine.metadata.name!,
       },

@@ -10,7 +10,7 @@ import {
   type Machine,
 } from '@capstan/api';
 import { K3S_SERVER_TLS_DIR, type K3sRole, type NodeAgentBootstrap } from '@capstan/k3s-bootstrap';
-import { isAlreadyExists, isNotFound, type KubeClient, type ResourceClient } from '@capstan/kube';
+import { isAlreadyExists, type KubeClient, type ResourceClient } from '@capstan/kube';
 import {
   decodeSecretData,
   ensurePlanAccess,
@@ -23,6 +23,7 @@ import {
   text,
   type MachinePlan,
 } from '@capstan/node-agent';
+import { eventDataBase } from '@capstan/events';
 import type { OwedEvent } from '@capstan/provider-kit';
 
 /** Label on a plan Secret naming its Machine. */
@@ -184,16 +185,7 @@ export function planEvents(
 ): OwedEvent[] {
   if (!after.checksum) return [];
   const base = {
-    object: {
-      apiGroup: RESOURCES.Machine.group,
-      kind: RESOURCES.Machine.kind,
-      namespace: machine.metadata.namespace!,
-      name: machine.metadata.name!,
-      uid: machine.metadata.uid!,
-    },
-    generation: machine.metadata.generation ?? 0,
-    resourceVersion: machine.metadata.resourceVersion!,
-    clusterName: machine.spec.clusterName,
+    ...eventDataBase(machine, RESOURCES.Machine, machine.spec.clusterName),
     planSecretName: after.secretName,
     checksum: after.checksum,
     revision: after.revision ?? 0,
@@ -233,12 +225,5 @@ export async function readPlanSecret(
   machineName: string,
 ): Promise<V1Secret | undefined> {
   const name = planSecretName(machineName);
-  const cached = cache.getByName(namespace, name);
-  if (cached) return cached;
-  try {
-    return await secrets.get({ namespace, name });
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
+  return cache.getByName(namespace, name) ?? secrets.getIfExists({ namespace, name });
 }

@@ -1,5 +1,5 @@
 import type { V1Secret } from '@kubernetes/client-node';
-import { isNotFound, type ResourceClient } from '@capstan/kube';
+import type { ResourceClient } from '@capstan/kube';
 
 export { SECRETS } from '@capstan/kube';
 
@@ -12,15 +12,10 @@ export function secretText(secret: V1Secret | undefined, key: string): string | 
 export const base64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
 
 /** A Secret read from the API, or undefined when there is none. */
-export async function getSecretIfExists(
+export function getSecretIfExists(
   secrets: ResourceClient<V1Secret>,
   namespace: string,
   name: string,
 ): Promise<V1Secret | undefined> {
-  try {
-    return await secrets.get({ namespace, name });
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
+  return secrets.getIfExists({ namespace, name });
 }

@@ -5,6 +5,7 @@ import {
   type K3sControlPlane,
   type K3sControlPlaneStatus,
 } from '@capstan/api';
+import { eventDataBase } from '@capstan/events';
 import { deepEqual } from '@capstan/kube';
 import type { OwedEvent, ReconcileScope } from '@capstan/provider-kit';
 import type { ControlPlaneMachine } from '../planning/control-plane-machine.js';
@@ -77,18 +78,7 @@ export function statusTransitionEvents(
   next: K3sControlPlaneStatus,
   clusterName: string,
 ): OwedEvent[] {
-  const base = {
-    object: {
-      apiGroup: RESOURCES.K3sControlPlane.group,
-      kind: RESOURCES.K3sControlPlane.kind,
-      namespace: kcp.metadata.namespace!,
-      name: kcp.metadata.name!,
-      uid: kcp.metadata.uid!,
-    },
-    generation: kcp.metadata.generation ?? 0,
-    resourceVersion: kcp.metadata.resourceVersion!,
-    clusterName,
-  };
+  const base = eventDataBase(kcp, RESOURCES.K3sControlPlane, clusterName);
   const counts = {
     replicas: next.replicas ?? 0,
     readyReplicas: next.readyReplicas ?? 0,

@@ -1,5 +1,5 @@
 import type { V1Secret } from '@kubernetes/client-node';
-import { isNotFound, type ResourceClient } from '@capstan/kube';
+import type { ResourceClient } from '@capstan/kube';
 
 export { SECRETS } from '@capstan/kube';
 
@@ -16,11 +16,5 @@ export async function findSecret(
   namespace: string,
   name: string,
 ): Promise<V1Secret | undefined> {
-  if (cached) return cached;
-  try {
-    return await secrets.get({ namespace, name });
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
+  return cached ?? secrets.getIfExists({ namespace, name });
 }

@@ -44,3 +44,30 @@ export class ContractReference {
   @Matches(DNS_SUBDOMAIN_PATTERN)
   name!: string;
 }
+
+/** What every event's `data` says of its object (see EventData): which object, at which version, in which cluster. */
+export function eventDataBase(
+  obj: {
+    metadata?: { namespace?: string; name?: string; uid?: string; generation?: number; resourceVersion?: string };
+  },
+  type: { group: string; kind: string },
+  clusterName: string,
+): {
+  object: { apiGroup: string; kind: string; namespace: string; name: string; uid: string };
+  generation: number;
+  resourceVersion: string;
+  clusterName: string;
+} {
+  return {
+    object: {
+      apiGroup: type.group,
+      kind: type.kind,
+      namespace: obj.metadata!.namespace!,
+      name: obj.metadata!.name!,
+      uid: obj.metadata!.uid!,
+    },
+    generation: obj.metadata?.generation ?? 0,
+    resourceVersion: obj.metadata!.resourceVersion!,
+    clusterName,
+  };
+}

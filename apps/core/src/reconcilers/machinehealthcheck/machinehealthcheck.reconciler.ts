@@ -16,6 +16,7 @@ import {
   type ReconcileResult,
   type Reconciler,
 } from '@capstan/kube';
+import { eventDataBase } from '@capstan/events';
 import type { EventOutbox, OwedEvent, ReconcileScope } from '@capstan/provider-kit';
 import {
   WorkloadClusterUnavailableError,
@@ -271,16 +272,7 @@ function remediationAllowedCondition(allowed: boolean, message: string | undefin
 
 function eventData(machine: Machine, mhc: MachineHealthCheck) {
   return {
-    object: {
-      apiGroup: RESOURCES.Machine.group,
-      kind: RESOURCES.Machine.kind,
-      namespace: machine.metadata.namespace!,
-      name: machine.metadata.name!,
-      uid: machine.metadata.uid!,
-    },
-    generation: machine.metadata.generation ?? 0,
-    resourceVersion: machine.metadata.resourceVersion!,
-    clusterName: machine.spec.clusterName,
+    ...eventDataBase(machine, RESOURCES.Machine, machine.spec.clusterName),
     phase: machine.status?.phase ?? 'Pending',
     controlPlane: Object.hasOwn(machine.metadata.labels ?? {}, LABELS.controlPlane),
     machineHealthCheck: mhc.metadata.name!,
