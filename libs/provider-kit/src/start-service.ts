@@ -18,6 +18,9 @@ import { createLogger, KubernetesAdminGuard, Readiness, ServiceEndpointsModule }
 import { KubeConfig } from '@kubernetes/client-node';
 import { AdminController, OpenApiController } from './admin.controller.js';
 import { EventOutbox } from './reconciler-kit/event-outbox.js';
+
+/** How long a publish waits for the stream's acknowledgement. */
+export const PUBLISH_TIMEOUT_MS = 5_000;
 import { ControllerRegistry } from './controller-registry.js';
 import { type ServiceContext } from './service-context.js';
 import { type ServiceDefinition } from './service-definition.js';
@@ -95,7 +98,14 @@ export async function startService(
   try {
     await provisionEventStreams(await bus.jsm(), { topology });
     const metrics = EventBusMetrics.on(registry);
-    const publisher = new EventPublisher(bus, { source: `/capstan/${definition.name}`, topology, metrics, logger });
+    // Bounded like every remote call: a stream that does not acknowledge within this fails the publish (owed).
+    const publisher = new EventPublisher(bus, {
+      source: `/capstan/${definition.name}`,
+      topology,
+      metrics,
+      logger,
+      timeoutMs: PUBLISH_TIMEOUT_MS,
+    });
     const readiness = new Readiness();
     readiness.register({ name: 'caches', check: () => ({ ready: manager.hasSynced(), detail: manager.hasSynced() ? undefined : 'informer caches syncing' }) });
     readiness.register(eventBusReadinessCheck(bus, topology));
