@@ -4,7 +4,8 @@ import { stringify } from 'yaml';
 export interface Output {
   line(text: string): void;
   data(value: unknown, format: OutputFormat): void;
-  error(text: string): void;
+  /** One line `Error: text`; `detail` (a stack, for CAPSTAN_DEBUG) goes below it verbatim. */
+  error(text: string, detail?: string): void;
   progress(text: string): Progress;
   readonly colour: boolean;
 }
@@ -25,7 +26,7 @@ export function terminalOutput(stdout: NodeJS.WriteStream = process.stdout, stde
     colour: stdout.isTTY === true && !process.env['NO_COLOR'],
     line: (text) => stdout.write(`${text}\n`),
     data: (value, format) => stdout.write(format === 'json' ? `${JSON.stringify(value, null, 2)}\n` : stringify(value)),
-    error: (text) => stderr.write(`Error: ${text}\n`),
+    error: (text, detail) => stderr.write(`Error: ${text}\n${detail ? `${detail}\n` : ''}`),
     progress(text) {
       let current = text;
       let frame = 0;

@@ -6,6 +6,7 @@ import { generateCommand } from './commands/generate.js';
 import { initCommand } from './commands/init.js';
 import { getCommand } from './commands/get.js';
 import { planCommand } from './commands/plan.js';
+import { scaleCommand } from './commands/scale.js';
 import { type Output } from './output.js';
 
 export function buildProgram(output: Output): Command {
@@ -17,6 +18,7 @@ export function buildProgram(output: Output): Command {
   program.addCommand(initCommand(output));
   program.addCommand(generateCommand(output));
   program.addCommand(getCommand(output));
+  program.addCommand(scaleCommand(output));
   program.addCommand(describeCommand(output));
   program.addCommand(deleteCommand(output));
   program.addCommand(eventsCommand(output));

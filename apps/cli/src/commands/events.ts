@@ -1,7 +1,9 @@
 import { Command, Option } from 'commander';
-import { EventBusConnection, eventTopology, EVENT_SOURCES, type EventSource } from '@capstan/events';
+import { eventTopology, EVENT_SOURCES, type EventSource } from '@capstan/events';
 import { formatEvent, tailEvents } from '../events/tail-events.js';
 import { type Output } from '../output.js';
+import { connectEventBus } from '../runtime/event-bus.js';
+import { NATS_URL_DEFAULTS, resolveNatsTarget } from '../runtime/local-env.js';
 
 const duration = (value: string): number => {
   const match = /^(\d+)(s|m|h)$/.exec(value);
@@ -17,7 +19,8 @@ export function eventsCommand(output: Output): Command {
     .option('-n, --namespace <namespace>', 'only events of objects in this namespace')
     .addOption(new Option('--source <source>', 'lifecycle (core), handoff (providers) or all').choices([...EVENT_SOURCES, 'all']).default('lifecycle'))
     .option('--since <duration>', 'also print events of this long ago (30s, 10m, 2h)', duration)
-    .option('--nats-url <url>', 'NATS server', process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222')
+    // No commander default: the URL is resolved when the command runs, so its origin is known for errors.
+    .option('--nats-url <url>', `NATS server ${NATS_URL_DEFAULTS}`)
     .option('--stream-name <name>', 'event stream', 'CAPSTAN')
     .option('--subject-root <token>', 'first subject token', 'capstan')
     .addOption(new Option('-o, --output <format>', 'print each event as a JSON line').choices(['json']))
@@ -29,12 +32,12 @@ export function eventsCommand(output: Output): Command {
         namespace?: string;
         source: EventSource | 'all';
         since?: number;
-        natsUrl: string;
+        natsUrl?: string;
         streamName: string;
         subjectRoot: string;
         output?: 'json';
       }) => {
-        const connection = await EventBusConnection.connect({ servers: opts.natsUrl, name: 'capstan-cli' });
+        const connection = await connectEventBus(resolveNatsTarget(opts.natsUrl), { name: 'capstan-cli', stream: opts.streamName });
         const abort = new AbortController();
         const stop = () => abort.abort();
         process.once('SIGINT', stop);

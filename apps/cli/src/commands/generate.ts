@@ -1,17 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
-import { generateCluster, templateVariables } from '../generate/cluster-template.js';
-import { type Output } from '../output.js';
+import { generateCluster, templateVariables, UnknownTemplateError } from '../generate/cluster-template.js';
+import { MissingVariablesError } from '../generate/substitute.js';
+import { countArgument } from '../generate/validate.js';
+import { CliError, type Output } from '../output.js';
 
 function readFrom(source: string): string {
   return readFileSync(source === '-' ? 0 : source, 'utf8');
 }
-
-const integer = (value: string): number => {
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 0) throw new Error(`expected a whole number, got "${value}"`);
-  return parsed;
-};
 
 export function generateCommand(output: Output): Command {
   const generate = new Command('generate').description('Generate YAML for a workload cluster');
@@ -20,8 +16,12 @@ export function generateCommand(output: Output): Command {
     .description('Generate the objects of a workload cluster from a template')
     .argument('<name>', 'name of the cluster')
     .option('--kubernetes-version <version>', 'Kubernetes version of the cluster (KUBERNETES_VERSION)')
-    .option('--control-plane-machine-count <n>', 'control plane machines (CONTROL_PLANE_MACHINE_COUNT)', integer)
-    .option('--worker-machine-count <n>', 'worker machines (WORKER_MACHINE_COUNT)', integer)
+    .option(
+      '--control-plane-machine-count <n>',
+      'control plane machines (CONTROL_PLANE_MACHINE_COUNT); odd for K3s embedded etcd',
+      countArgument('--control-plane-machine-count'),
+    )
+    .option('--worker-machine-count <n>', 'worker machines (WORKER_MACHINE_COUNT)', countArgument('--worker-machine-count'))
     .addOption(new Option('-i, --infrastructure <name>', 'infrastructure provider').default('sim'))
     .option('-f, --flavor <flavor>', 'template flavor: cluster-template-<infrastructure>-<flavor>.yaml')
     .option('-n, --target-namespace <namespace>', 'namespace of the cluster objects (NAMESPACE)')
@@ -33,7 +33,10 @@ export function generateCommand(output: Output): Command {
 Examples:
   capstan generate cluster demo --kubernetes-version v1.34.4 --worker-machine-count 2 | kubectl apply -f -
   KUBERNETES_VERSION=v1.34.4 capstan generate cluster demo -n fleet --control-plane-machine-count 3
-  capstan generate cluster demo --list-variables`,
+  capstan generate cluster demo --list-variables
+
+Refused before anything is printed: a name or namespace that is not an RFC 1123 label (63 characters at most),
+a version that is not vX.Y.Z[+k3sN], a negative count, an even control plane count (K3s embedded etcd: quorum).`,
     )
     .action(
       (
@@ -59,8 +62,9 @@ Examples:
           for (const v of vars.optional) output.line(`  - ${v.name.padEnd(32)} (defaults to "${v.defaultValue}")`);
           return;
         }
-        output.line(
-          generateCluster({
+        let yaml: string;
+        try {
+          yaml = generateCluster({
             clusterName: name,
             infrastructure: opts.infrastructure,
             flavor: opts.flavor,
@@ -70,8 +74,13 @@ Examples:
             workerMachineCount: opts.workerMachineCount,
             templateText,
             env: process.env,
-          }).trimEnd(),
-        );
+          });
+        } catch (error) {
+          // The user's input, not a bug: one line, no stack trace.
+          if (error instanceof UnknownTemplateError || error instanceof MissingVariablesError) throw new CliError(error.message);
+          throw error;
+        }
+        output.line(yaml.trimEnd());
       },
     );
   return generate;

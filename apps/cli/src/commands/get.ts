@@ -1,7 +1,10 @@
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { Command } from 'commander';
+import { getCluster } from '../describe/fetch.js';
 import { CliError, type Output } from '../output.js';
 import { loadKubeConfig, namespaceOf, type KubeconfigOptions } from '../kubeconfig.js';
+import { getClustersCommand } from './get-clusters.js';
+import { getMachinesCommand } from './get-machines.js';
 
 /** Reads `<cluster>-kubeconfig` (key `value`), as `clusterctl get kubeconfig` does. */
 export async function workloadKubeconfig(kc: KubeConfig, namespace: string, cluster: string): Promise<string> {
@@ -12,6 +15,8 @@ export async function workloadKubeconfig(kc: KubeConfig, namespace: string, clus
     secret = await core.readNamespacedSecret({ name: secretName, namespace });
   } catch (error) {
     if ((error as { code?: number }).code === 404) {
+      // No secret is only the control plane's fault when the Cluster exists: getCluster says "not found" otherwise.
+      await getCluster(kc, namespace, cluster);
       throw new CliError(`Secret ${namespace}/${secretName} not found: cluster ${cluster} has no kubeconfig yet (is its control plane initialized?)`);
     }
     throw error;
@@ -22,7 +27,12 @@ export async function workloadKubeconfig(kc: KubeConfig, namespace: string, clus
 }
 
 export function getCommand(output: Output): Command {
-  const get = new Command('get').description('Get information from the management cluster');
+  const get = new Command('get')
+    .description('Get information from the management cluster')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  capstan get clusters\n  capstan get machines -c demo -o wide\n  capstan get kubeconfig demo > demo.kubeconfig',
+    );
   get
     .command('kubeconfig')
     .description("Print a workload cluster's admin kubeconfig")
@@ -35,5 +45,7 @@ export function getCommand(output: Output): Command {
       const kc = loadKubeConfig(opts);
       output.line((await workloadKubeconfig(kc, namespaceOf(kc, opts.namespace), cluster)).trimEnd());
     });
+  get.addCommand(getClustersCommand(output));
+  get.addCommand(getMachinesCommand(output));
   return get;
 }

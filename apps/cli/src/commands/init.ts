@@ -1,9 +1,11 @@
 import { AppsV1Api } from '@kubernetes/client-node';
 import { Command } from 'commander';
 import { applyOrder, deployDir, installCrds, loadKustomization, ManifestApplier } from '@capstan/manifests';
-import { loadKubeConfig, type KubeconfigOptions } from '../kubeconfig.js';
+import { kubeconfigFile, loadKubeConfig, resolveKubeconfigSource, type KubeconfigOptions } from '../kubeconfig.js';
 import { startLocalServices, stopLocalServices } from '@capstan/testing';
 import { CliError, type Output } from '../output.js';
+import { connectEventBus, printableNatsUrl } from '../runtime/event-bus.js';
+import { NATS_URL_DEFAULTS, readLocalEnv, resolveNatsTarget, type NatsTarget } from '../runtime/local-env.js';
 
 const FIELD_MANAGER = 'capstan-cli';
 
@@ -15,7 +17,7 @@ const seconds = (value: string): number => {
 
 interface InitOptions extends KubeconfigOptions {
   local?: boolean;
-  natsUrl: string;
+  natsUrl?: string;
   waitTimeout: number;
   logDir: string;
 }
@@ -24,7 +26,7 @@ export function initCommand(output: Output): Command {
   return new Command('init')
     .description('Install Capstan into a management cluster: CRDs, RBAC and the service Deployments')
     .option('--local', 'install only the CRDs and run the five services here as local processes (the embedded default)')
-    .option('--nats-url <url>', 'NATS server for --local', process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222')
+    .option('--nats-url <url>', `NATS server for --local ${NATS_URL_DEFAULTS}`)
     .option('--log-dir <dir>', 'where --local writes the services’ logs', '.capstan/logs')
     .option('--wait-timeout <duration>', 'how long to wait for the components to be ready', seconds, 300)
     .option('--kubeconfig <path>', 'kubeconfig of the management cluster')
@@ -32,6 +34,7 @@ export function initCommand(output: Output): Command {
     .addHelpText('after', '\nExamples:\n  capstan init\n  capstan init --local --nats-url nats://127.0.0.1:4222')
     .action(async (opts: InitOptions) => {
       const kc = loadKubeConfig(opts);
+      const local = opts.local ? await prepareLocal(opts, output) : undefined;
       const applier = new ManifestApplier(kc);
       const manifests = applyOrder(loadKustomization(deployDir()));
       const crds = manifests.filter((m) => m.kind === 'CustomResourceDefinition');
@@ -44,8 +47,8 @@ export function initCommand(output: Output): Command {
       }
       progress.done(`Installed ${crds.length} CRDs`);
 
-      if (opts.local) {
-        await runLocally(opts, output, kubeconfigPathOf(opts));
+      if (local) {
+        await runLocally(opts, output, local);
         return;
       }
       const rest = manifests.filter((m) => m.kind !== 'CustomResourceDefinition');
@@ -79,17 +82,42 @@ export function initCommand(output: Output): Command {
     });
 }
 
-function kubeconfigPathOf(opts: KubeconfigOptions): string {
-  const path = opts.kubeconfig ?? process.env['KUBECONFIG']?.split(':')[0];
-  if (!path) throw new CliError('init --local needs --kubeconfig or $KUBECONFIG (the services run as separate processes)');
-  return path;
+interface LocalRun {
+  kubeconfigPath: string;
+  nats: NatsTarget;
+  env: NodeJS.ProcessEnv;
 }
 
-async function runLocally(opts: InitOptions, output: Output, kubeconfigPath: string): Promise<void> {
+/** What --local's services get, checked before anything is installed. */
+async function prepareLocal(opts: InitOptions, output: Output): Promise<LocalRun> {
+  const source = resolveKubeconfigSource(opts);
+  const kubeconfigPath = kubeconfigFile(source);
+  // Services against `npm run env:up`'s cluster keep the sim's workload API servers in that environment's
+  // etcd and state dir, so `npm run env:down` stops them too (unless the caller chose others).
+  const localEnv = source.origin.kind === 'env-file' ? readLocalEnv() : undefined;
+  const env: NodeJS.ProcessEnv = {};
+  if (localEnv?.etcdUrl && !process.env['CAPSTAN_SIM_ETCD_URL']) env['CAPSTAN_SIM_ETCD_URL'] = localEnv.etcdUrl;
+  if (localEnv?.simStateDir && !process.env['CAPSTAN_SIM_STATE_DIR']) env['CAPSTAN_SIM_STATE_DIR'] = localEnv.simStateDir;
+
+  // A dead NATS would otherwise surface as five services that never get ready, the reason only in their logs.
+  const nats = resolveNatsTarget(opts.natsUrl);
+  const probe = output.progress(`Connecting to NATS at ${printableNatsUrl(nats.url)}`);
+  try {
+    await (await connectEventBus(nats, { name: 'capstan-cli-init' })).close();
+  } catch (error) {
+    probe.fail();
+    throw error;
+  }
+  probe.done();
+  return { kubeconfigPath, nats, env };
+}
+
+async function runLocally(opts: InitOptions, output: Output, { kubeconfigPath, nats, env }: LocalRun): Promise<void> {
   const progress = output.progress('Starting the services');
   const services = await startLocalServices({
     kubeconfigPath,
-    natsUrl: opts.natsUrl,
+    natsUrl: nats.url,
+    env,
     logDir: opts.logDir,
     onProgress: (name, state) => progress.update(`${state === 'ready' ? 'Started' : 'Starting'} ${name}`),
     readyTimeoutMs: opts.waitTimeout * 1000,

@@ -1,19 +1,27 @@
 // `npm run demo [-- --once]`: a real cluster provisioned on this machine with nothing installed by hand.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { applyOrder, deployDir, installCrds, loadKustomization, ManifestApplier, type Manifest } from '@capstan/manifests';
 
 import { workloadKubeconfig } from '../commands/get.js';
-import { getCluster } from '../describe/fetch.js';
 import { buildTree, renderTree, treeRows } from '../describe/tree.js';
 import { generateCluster } from '../generate/cluster-template.js';
-import { startLocalServices, startTestEnvironment, stopLocalServices, type LocalService, type TestEnvironment } from '@capstan/testing';
+import {
+  localServiceLines,
+  startLocalServices,
+  startTestEnvironment,
+  stopLocalServices,
+  type LocalService,
+  type TestEnvironment,
+} from '@capstan/testing';
 import { CliError, terminalOutput } from '../output.js';
+import { createDemoWorkDir, pruneEndedDemoRuns } from './demo-work-dir.js';
 import { nodesTable } from './nodes-table.js';
 import { waitForClusterAvailable } from './wait-for-cluster.js';
+import { deleteClusterInManagement, formatElapsed } from './wait-for-deletion.js';
 
 const CLUSTER = 'demo';
 const NAMESPACE = 'default';
@@ -28,16 +36,26 @@ const onSignal = () => {
 };
 process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
-const stateDir = resolve('.capstan', 'demo');
+/** Paths as the user can type them: relative to the repository root, where `npm run demo` runs. */
+const shown = (path: string) => {
+  const inRepo = relative(process.cwd(), path);
+  return inRepo.startsWith('..') ? path : inRepo;
+};
 
 async function main(): Promise<void> {
   const startedAt = Date.now();
-  const elapsed = () => `${((Date.now() - startedAt) / 1000).toFixed(0)}s`;
+  const elapsed = () => formatElapsed(Date.now() - startedAt);
+  pruneEndedDemoRuns();
+  const workDir = createDemoWorkDir();
   let environment: TestEnvironment | undefined;
   let services: LocalService[] = [];
-  const teardown = async () => {
+  // Services first (the machine-provider stops its workload API servers; what its pid files still name is stopped
+  // after it), then the management cluster. The logs stay until the next demo starts; so does the sim state (API
+  // server and node agent logs) when the demo failed.
+  const teardown = async ({ keepSimState }: { keepSimState: boolean }) => {
     await stopLocalServices(services);
     await environment?.stop();
+    if (!keepSimState) rmSync(workDir.simStateDir, { recursive: true, force: true });
   };
   try {
     const envProgress = output.progress('Starting the management cluster (etcd, kube-apiserver) and NATS JetStream');
@@ -56,12 +74,14 @@ async function main(): Promise<void> {
     services = await startLocalServices({
       kubeconfigPath: environment.kubeconfigPath,
       natsUrl: environment.natsUrl,
-      logDir: join(stateDir, 'logs'),
+      logDir: workDir.logDir,
+      simStateDir: workDir.simStateDir,
       env: environment.etcdUrl ? { CAPSTAN_SIM_ETCD_URL: environment.etcdUrl } : {},
       syncPeriodSeconds: 30,
       onProgress: (name, state) => serviceProgress.update(`${state === 'ready' ? 'Started' : 'Starting'} ${name}`),
     });
-    serviceProgress.done(`Running ${services.map((s) => s.name).join(', ')} (logs in ${join(stateDir, 'logs')})`);
+    serviceProgress.done(`Running ${services.length} services (logs in ${shown(workDir.logDir)}, sim state in ${shown(workDir.simStateDir)})`);
+    for (const line of localServiceLines(services)) output.line(line);
 
     const yaml = generateCluster({
       clusterName: CLUSTER,
@@ -73,6 +93,8 @@ async function main(): Promise<void> {
       env: {},
     });
     for (const doc of parseAllDocuments(yaml)) await applier.apply(doc.toJS() as Manifest, { fieldManager: 'capstan-cli' });
+    const appliedAt = Date.now();
+    const sinceApply = () => formatElapsed(Date.now() - appliedAt);
     output.line(`Applied cluster ${NAMESPACE}/${CLUSTER}: 1 control plane machine, 2 workers (capstan generate cluster ${CLUSTER} ...)`);
 
     const clusterProgress = output.progress(`Provisioning cluster ${CLUSTER}`);
@@ -82,21 +104,20 @@ async function main(): Promise<void> {
       onProgress: (p) =>
         clusterProgress.update(
           `Provisioning cluster ${CLUSTER}: phase ${p.phase}, ${p.machines.running}/${p.machines.total} machines running` +
-            `${p.waitingFor ? `, ${p.waitingFor}` : ''} (${elapsed()})`,
+            `${p.waitingFor ? `, ${p.waitingFor}` : ''} (${sinceApply()})`,
         ),
     }).catch((error: Error) => {
       clusterProgress.fail();
       throw new CliError(error.message);
     });
-    clusterProgress.done(`Cluster ${CLUSTER} is Available after ${elapsed()}`);
+    clusterProgress.done(`Cluster ${CLUSTER} is Available ${sinceApply()} after apply`);
 
     output.line('');
     output.line(`$ capstan describe cluster ${CLUSTER}`);
     output.line(renderTree(treeRows(buildTree(objects)), output.colour));
 
     const kubeconfig = await workloadKubeconfig(kc, NAMESPACE, CLUSTER);
-    mkdirSync(stateDir, { recursive: true });
-    const kubeconfigPath = join(stateDir, `${CLUSTER}.kubeconfig`);
+    const kubeconfigPath = shown(join(workDir.root, `${CLUSTER}.kubeconfig`));
     writeFileSync(kubeconfigPath, kubeconfig, { mode: 0o600 });
     output.line('');
     output.line(`Workload kubeconfig: ${kubeconfigPath}`);
@@ -107,24 +128,33 @@ async function main(): Promise<void> {
 
     if (once) {
       const deleting = output.progress(`Deleting cluster ${CLUSTER}`);
-      await deleteCluster(kc, (reason) => deleting.update(`Deleting cluster ${CLUSTER}: ${reason}`));
-      deleting.done(`Cluster ${CLUSTER} deleted after ${elapsed()}`);
+      const took = await deleteClusterInManagement(kc, NAMESPACE, CLUSTER, {
+        timeoutMs: 180_000,
+        signal: interrupted.signal,
+        onProgress: (progress, ms) => deleting.update(`Deleting cluster ${CLUSTER}: ${progress} (${formatElapsed(ms)})`),
+      }).catch((error: Error) => {
+        deleting.fail();
+        throw error;
+      });
+      deleting.done(`Cluster ${CLUSTER} deleted ${formatElapsed(took)} after the delete request`);
     } else {
       output.line(`Demo ready in ${elapsed()}. Running until Ctrl-C.`);
       await new Promise<void>((resolveWait) => interrupted.signal.addEventListener('abort', () => resolveWait(), { once: true }));
     }
     const stopping = output.progress('Stopping services and the management cluster');
-    await teardown();
-    stopping.done(`Done in ${elapsed()}`);
+    await teardown({ keepSimState: false });
+    stopping.done(`Stopped; the demo took ${elapsed()} (logs stay in ${shown(workDir.logDir)} until the next demo)`);
   } catch (error) {
-    if (interrupted.signal.aborted) {
-      output.line('Interrupted: stopping everything');
-    } else {
+    const failed = !interrupted.signal.aborted;
+    if (failed) {
       output.error(error instanceof Error ? error.message : String(error));
-      for (const s of services) output.error(`  ${s.name} log: ${s.logFile}`);
+      for (const s of services) output.error(`  ${s.name} log: ${shown(s.logFile)}`);
+      output.error(`  workload API server and node agent logs: ${shown(workDir.simStateDir)}`);
       process.exitCode = 1;
+    } else {
+      output.line('Interrupted: stopping everything');
     }
-    await teardown();
+    await teardown({ keepSimState: failed });
   }
 }
 
@@ -137,21 +167,6 @@ async function getNodes(kubeconfigPath: string, kubeconfig: string): Promise<str
     workload.loadFromString(kubeconfig);
     const nodes = await workload.makeApiClient(CoreV1Api).listNode();
     return nodesTable(nodes.items);
-  }
-}
-
-async function deleteCluster(kc: KubeConfig, onReason: (reason: string) => void): Promise<void> {
-  await kc
-    .makeApiClient(CustomObjectsApi)
-    .deleteNamespacedCustomObject({ group: 'cluster.x-k8s.io', version: 'v1beta2', namespace: NAMESPACE, plural: 'clusters', name: CLUSTER });
-  const deadline = Date.now() + 180_000;
-  for (;;) {
-    const cluster = await getCluster(kc, NAMESPACE, CLUSTER).catch(() => undefined);
-    if (!cluster) return;
-    const deleting = cluster.status?.conditions?.find((c) => c.type === 'Deleting');
-    if (deleting?.reason) onReason(deleting.reason);
-    if (Date.now() > deadline) throw new CliError(`Cluster ${CLUSTER} still exists after 180s (${deleting?.reason ?? 'no Deleting reason'})`);
-    await new Promise((r) => setTimeout(r, 1000));
   }
 }
 

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { listVariables, substitute, type TemplateVariable } from './substitute.js';
+import { InvalidClusterError, renderedProblems, variableProblems } from './validate.js';
 
 export interface GenerateClusterOptions {
   clusterName: string;
@@ -58,9 +59,18 @@ function variables(options: GenerateClusterOptions): Record<string, string | und
   return values;
 }
 
+/** Renders the template; refuses (InvalidClusterError) what the API server or a provider would refuse later. */
 export function generateCluster(options: GenerateClusterOptions): string {
   const template = options.templateText ?? builtInTemplate(options.infrastructure, options.flavor);
-  return substitute(template, variables(options));
+  const values = variables(options);
+  // Only what the template uses: an unrelated KUBERNETES_VERSION in the environment is no reason to refuse.
+  const used = new Set(listVariables(template).map((v) => v.name));
+  const invalid = variableProblems(Object.fromEntries(Object.entries(values).filter(([name]) => used.has(name))));
+  if (invalid.length > 0) throw new InvalidClusterError(invalid);
+  const rendered = substitute(template, values);
+  const refused = renderedProblems(rendered);
+  if (refused.length > 0) throw new InvalidClusterError(refused);
+  return rendered;
 }
 
 export interface TemplateVariables {
