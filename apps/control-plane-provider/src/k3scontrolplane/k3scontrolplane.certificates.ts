@@ -72,8 +72,9 @@ export async function ensureClusterCertificates(
       continue;
     }
     const pair = await generateClusterCertificate(clusterName, purpose);
-    pairs[purpose] = await createCertificateSecret(kcp, clusterName, purpose, pair, secrets.client);
-    created.push(name);
+    const outcome = await createCertificateSecret(kcp, clusterName, purpose, pair, secrets.client);
+    pairs[purpose] = outcome.pair;
+    if (outcome.created) created.push(name);
   }
   return { certificates: pairs as ClusterCertificates, created };
 }
@@ -84,7 +85,7 @@ async function createCertificateSecret(
   purpose: ClusterCertificatePurpose,
   pair: KeyPairPem,
   secrets: ResourceClient<V1Secret>,
-): Promise<KeyPairPem> {
+): Promise<{ pair: KeyPairPem; created: boolean }> {
   const shape = clusterCertificateSecret(clusterName, purpose, pair);
   const secret: V1Secret = {
     apiVersion: 'v1',
@@ -96,11 +97,11 @@ async function createCertificateSecret(
   setControllerReference(kcp, secret);
   try {
     await secrets.create(secret);
-    return pair;
+    return { pair, created: true };
   } catch (error) {
     if (!isAlreadyExists(error)) throw error;
-    // Another reconcile won the race: its certificate is the cluster's.
+    // Another reconcile won the race: its certificate is the cluster's, and it is not reported as generated here.
     const winner = await secrets.get({ namespace: kcp.metadata.namespace!, name: shape.name });
-    return keyPairFromSecretData(shape.name, winner.data);
+    return { pair: keyPairFromSecretData(shape.name, winner.data), created: false };
   }
 }
