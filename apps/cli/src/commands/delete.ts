@@ -42,7 +42,7 @@ export function deleteCommand(output: Output): Command {
         });
         if (!cluster) break;
         const deleting = condition(cluster, 'Deleting');
-        if (deleting?.reason) progress.update(`Deleting cluster ${namespace}/${name}: ${deleting.reason}${deleting.message ? ` (${deleting.message.split('\n')[0]})` : ''}`);
+        progress.update(`Deleting cluster ${namespace}/${name}: ${deletionStep(cluster)}`);
         if (Date.now() > deadline) {
           progress.fail();
           throw new CliError(`Cluster ${namespace}/${name} still exists after ${opts.waitTimeout}s${deleting?.reason ? ` (${deleting.reason})` : ''}`);
@@ -52,4 +52,15 @@ export function deleteCommand(output: Output): Command {
       progress.done(`Cluster ${namespace}/${name} deleted`);
     });
   return del;
+}
+
+/**
+ * Where a Cluster's deletion is. Until the core has seen the deletion, its Deleting condition still says
+ * NotDeleting from before the request, so that is not shown.
+ */
+export function deletionStep(cluster: Parameters<typeof condition>[0]): string {
+  const deleting = cluster?.metadata?.deletionTimestamp ? condition(cluster, 'Deleting') : undefined;
+  if (deleting?.status !== 'True') return 'waiting for the core to start deleting';
+  const message = deleting.message?.split('\n')[0];
+  return message ? `${deleting.reason} (${message})` : (deleting.reason ?? 'Deleting');
 }
