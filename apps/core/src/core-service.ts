@@ -26,6 +26,11 @@ export function createCoreService(options: CoreServiceOptions = {}): ServiceDefi
     options.watchExternalProviders ?? process.env['WATCH_EXTERNAL_PROVIDERS'] === 'true';
   return {
     name: 'core',
+    helpText: [
+      'Core flags:',
+      '  --watch-external-providers  watch the provider kinds the Clusters and Machines reference (also',
+      '                              WATCH_EXTERNAL_PROVIDERS=true) instead of reading them on hand-off events',
+    ].join('\n'),
     consumes: 'handoff.>',
     modules: [HandoffModule],
     setup(context: ServiceContext) {

@@ -12,6 +12,7 @@ import {
   type KubeStatus,
 } from './errors.js';
 import type { IndexFunc } from './indexers.js';
+import { JsonValueSplitter } from './json-stream.js';
 import { objectKey } from './keys.js';
 import { defaultLogger } from './logger.js';
 import type { ResourceClient } from './resource-client.js';
@@ -364,7 +365,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     onConnected();
     const reader = body.getReader();
     const decoder = new TextDecoder();
-    let buffer = '';
+    const splitter = new JsonValueSplitter();
     try {
       for (;;) {
         let chunk: Awaited<ReturnType<typeof reader.read>>;
@@ -375,17 +376,11 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
         }
         const { value, done } = chunk;
         if (done) return 'closed';
-        buffer += decoder.decode(value, { stream: true });
-        let start = 0;
-        let newline: number;
-        while ((newline = buffer.indexOf('\n', start)) >= 0) {
-          const line = buffer.slice(start, newline);
-          start = newline + 1;
-          if (line.trim() === '') continue;
+        // A JSON sequence, not lines: some servers pretty-print each event across lines.
+        for (const text of splitter.push(decoder.decode(value, { stream: true }))) {
           onActivity();
-          if (this.apply(JSON.parse(line) as WatchEvent, path) === 'gone') return 'gone';
+          if (this.apply(JSON.parse(text) as WatchEvent, path) === 'gone') return 'gone';
         }
-        buffer = buffer.slice(start);
       }
     } finally {
       await reader.cancel().catch(() => undefined);

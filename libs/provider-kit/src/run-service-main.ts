@@ -7,7 +7,7 @@ import { type ServiceDefinition } from './service-definition.js';
 export async function runServiceMain(definition: ServiceDefinition, argv: string[] = process.argv.slice(2)): Promise<void> {
   let options;
   try {
-    options = parseServiceOptions(definition.name, argv);
+    options = parseServiceOptions(definition.name, argv, process.env, definition.helpText);
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.exitCode !== 0) process.stderr.write(`${error.message}\n`);

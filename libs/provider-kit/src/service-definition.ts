@@ -14,4 +14,6 @@ export interface ServiceDefinition {
   modules?: Type[];
   /** Subjects of the service's durable consumer, below the root, e.g. `handoff.>`; none: no consumer. */
   consumes?: string;
+  /** The service's own flags and environment, shown after the shared ones in `--help`. */
+  helpText?: string;
 }

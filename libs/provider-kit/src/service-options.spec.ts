@@ -24,3 +24,21 @@ describe('parseServiceOptions', () => {
     expect(() => parseServiceOptions('core', ['--concurrency', 'many'], {})).toThrow(/whole number/);
   });
 });
+
+describe('a service help text', () => {
+  it("lists the service's own flags after the shared ones", () => {
+    let printed = '';
+    const write = process.stdout.write;
+    process.stdout.write = ((text: string) => {
+      printed += text;
+      return true;
+    }) as typeof process.stdout.write;
+    try {
+      expect(() => parseServiceOptions('core', ['--help'], {}, 'Core flags:\n  --watch-external-providers  ...')).toThrow();
+    } finally {
+      process.stdout.write = write;
+    }
+    expect(printed).toContain('--nats-url');
+    expect(printed).toContain('Core flags:\n  --watch-external-providers');
+  });
+});

@@ -52,7 +52,12 @@ export function defaultServiceOptions(service: string, env: NodeJS.ProcessEnv = 
 }
 
 /** Parses a service's command line (`node apps/<service>/dist/main.js --help` lists the flags). */
-export function parseServiceOptions(service: string, argv: string[], env: NodeJS.ProcessEnv = process.env): ServiceOptions {
+export function parseServiceOptions(
+  service: string,
+  argv: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  helpText?: string,
+): ServiceOptions {
   const defaults = defaultServiceOptions(service, env);
   const program = new Command(`capstan-${service}`)
     .description(`Capstan ${service} service`)
@@ -70,6 +75,7 @@ export function parseServiceOptions(service: string, argv: string[], env: NodeJS
     .option('--stream-name <name>', 'JetStream stream of the event bus', defaults.streamName)
     .option('--subject-root <token>', 'first subject token of the event bus', defaults.subjectRoot)
     .option('--log-level <level>', 'pino log level', defaults.logLevel)
+    .addHelpText('after', helpText ? `\n${helpText}` : '')
     .exitOverride()
     // Errors surface as the thrown CommanderError (the service's main prints it once).
     .configureOutput({ writeOut: (text) => process.stdout.write(text), writeErr: () => undefined });

@@ -29,6 +29,10 @@ describe('generate cluster (sim)', () => {
     expect(new Set(docs.map((d) => d.metadata.namespace))).toEqual(new Set(['fleet']));
     expect(docs.find((d) => d.kind === 'K3sControlPlane')!.spec).toMatchObject({ replicas: 3, version: 'v1.34.4' });
     expect(docs.find((d) => d.kind === 'MachineDeployment')!.spec).toMatchObject({ replicas: 2, clusterName: 'demo' });
+    // Complete for upstream's core too, which refuses a MachineDeployment without a rollout strategy type.
+    expect(docs.find((d) => d.kind === 'MachineDeployment')!.spec).toMatchObject({
+      rollout: { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } } },
+    });
   });
 
   it('takes flags over environment variables and defaults the counts as clusterctl does', () => {

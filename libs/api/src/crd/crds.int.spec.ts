@@ -173,6 +173,12 @@ describe('generated CRDs on a real API server', () => {
     expect(await refusal(create(fresh(badMode)))).toMatch(/spec\.mode: Unsupported value: "huge"/);
   });
 
+  it('refuses a Cluster whose name cannot be a label value (over 63 characters), naming the rule', async () => {
+    const long = { ...cluster(), metadata: { ...cluster().metadata, name: `c${'x'.repeat(63)}`, namespace: ns.name } };
+    expect(await refusal(create(long))).toMatch(/metadata\.name must be at most 63 characters/);
+    await create({ ...long, metadata: { ...long.metadata, name: `c${'x'.repeat(62)}` } });
+  });
+
   it('refuses a Machine whose bootstrap has neither configRef nor dataSecretName', async () => {
     const bare = withSpec(machine(), (s) => (s['bootstrap'] = {}));
     expect(await refusal(create(fresh(bare)))).toMatch(

@@ -215,6 +215,11 @@ const refGroupKindFixed = (field: string) =>
   `!has(oldSelf.${field}) || (has(self.${field}) && self.${field}.apiGroup == oldSelf.${field}.apiGroup && self.${field}.kind == oldSelf.${field}.kind)`;
 
 @Description('Cluster is the Schema for the clusters API: a Kubernetes cluster managed by Cluster API.')
+// Upstream's webhook refuses it too: the name becomes the cluster-name label value of every object of the cluster.
+@Cel(
+  'self.metadata.name.size() <= 63',
+  'metadata.name must be at most 63 characters: it is the cluster.x-k8s.io/cluster-name label of every object of the cluster',
+)
 @CustomResource({
   resource: RESOURCES.Cluster,
   shortNames: ['cl'],

@@ -124,7 +124,19 @@ describe('machine phases', () => {
     );
     expect(running.phase).toBe('Running');
     expect(running.nodeRef).toEqual({ name: 'node-1' });
-    expect(running.nodeInfo).toEqual({ kubeletVersion: 'v1.34.0' });
+    // Every field, the empty ones too: upstream's Machine CRD requires all ten.
+    expect(running.nodeInfo).toEqual({
+      machineID: '',
+      systemUUID: '',
+      bootID: '',
+      kernelVersion: '',
+      osImage: '',
+      containerRuntimeVersion: '',
+      kubeletVersion: 'v1.34.0',
+      kubeProxyVersion: '',
+      operatingSystem: '',
+      architecture: '',
+    });
     for (const type of [
       'BootstrapConfigReady',
       'InfrastructureReady',

@@ -150,15 +150,20 @@ export function availableIn(
   return Math.max(0, due - now.getTime());
 }
 
+/**
+ * The Node's `status.nodeInfo`, all ten fields as the Node reports them, empty ones included: upstream's Machine
+ * CRD requires every field (its core copies the struct whole), so leaving an empty one out makes the whole status
+ * write fail there.
+ */
 function nodeInfo(node: V1Node): NodeSystemInfo | undefined {
   const source = node.status?.nodeInfo as Record<string, unknown> | undefined;
   if (!source) return undefined;
   const info: Record<string, string> = {};
   for (const field of NODE_INFO_FIELDS) {
     const value = source[field];
-    if (typeof value === 'string' && value !== '') info[field] = value;
+    info[field] = typeof value === 'string' ? value : '';
   }
-  return Object.keys(info).length > 0 ? (info as NodeSystemInfo) : undefined;
+  return info as NodeSystemInfo;
 }
 
 function referenceCondition<C>(
