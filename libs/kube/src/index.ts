@@ -25,3 +25,4 @@ export * from './call-bounds.js';
 export * from './patch/json-diff.js';
 export * from './patch/own-writes.js';
 export * from './patch/patch-helper.js';
+export * from './describe-failure.js';

@@ -8,6 +8,5 @@ export * from './service-options.js';
 export * from './start-service.js';
 export * from './tokens.js';
 export * from './reconciler-kit/event-outbox.js';
-export * from './reconciler-kit/failure.js';
 export * from './reconciler-kit/object-reconciler.js';
 export * from './reconciler-kit/event-handlers.js';

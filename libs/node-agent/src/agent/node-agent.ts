@@ -1,7 +1,7 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { Informer, isNotFound, SECRETS, type KubeClient } from '@capstan/kube';
+import { describeFailure, Informer, isNotFound, SECRETS, type KubeClient } from '@capstan/kube';
 import { applyPlan } from '../apply/apply-plan.js';
 import type { HostRoot } from '../apply/host-root.js';
 import { InvalidPlanError, parsePlan } from '../plan/parse-plan.js';
@@ -256,9 +256,7 @@ function probeReport(statuses: Record<string, ProbeStatus>): Record<string, unkn
   );
 }
 
-/** An error message for the agent's logs: names of calls and codes, no secret content (plan paths are not secret). */
-function safeMessage(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}`.slice(0, 300) : 'unknown error';
-}
+/** An error for the agent's logs: the call and status that failed, never a request or response body. */
+const safeMessage = describeFailure;
 
 

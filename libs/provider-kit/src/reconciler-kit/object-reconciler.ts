@@ -8,6 +8,7 @@ import {
   type PausingCluster,
 } from '@capstan/api';
 import {
+  describeFailure,
   isConflict,
   isNotFound,
   PatchHelper,
@@ -19,7 +20,6 @@ import {
   type Reconciler,
   type ResourceClient,
 } from '@capstan/kube';
-import { describeFailure } from './failure.js';
 import type { EventOutbox, OwedEvent } from './event-outbox.js';
 
 /** The condition the kit sets False when a reconcile fails part way, and True again once one succeeds. */

@@ -1,5 +1,6 @@
-import { KubeApiError, KubeTransportError, ReconcileTimeoutError } from '@capstan/kube';
-import { describeFailure } from './failure.js';
+import { ReconcileTimeoutError } from './controller.js';
+import { describeFailure } from './describe-failure.js';
+import { KubeApiError, KubeTransportError } from './errors.js';
 
 describe('describeFailure', () => {
   it('names the call and status of an API error, never the server message (it can quote the object)', () => {

@@ -1,4 +1,5 @@
-import { KubeApiError, KubeTransportError, ReconcileTimeoutError } from '@capstan/kube';
+import { ReconcileTimeoutError } from './controller.js';
+import { KubeApiError, KubeTransportError } from './errors.js';
 
 /** Longest message a condition gets; the rest of a failure is in the logs. */
 const MAX_MESSAGE = 256;
