@@ -431,7 +431,17 @@ describe('control-plane-provider with a real API server, event bus and workload 
 
   it('rolls out a version change by surging one machine and deleting one old machine at a time', async () => {
     const start = history.length;
+    // Before: every machine UpToDate (the control plane owns that condition on its Machines, as upstream's KCP).
+    await until('UpToDate True on every machine', async () =>
+      (await live()).every((m) => getCondition(m.status?.conditions, 'UpToDate')?.status === 'True'),
+    );
     await kcps().mergePatch({ namespace: ns.name, name: 'demo-cp' }, { spec: { version: 'v1.32.0' } });
+    const outdated = await until('an old machine not UpToDate, saying why', async () => {
+      const c = (await live()).map((m) => getCondition(m.status?.conditions, 'UpToDate')).find((x) => x?.status === 'False');
+      return c;
+    });
+    expect(outdated).toMatchObject({ reason: 'NotUpToDate' });
+    expect(outdated.message).toMatch(/v1\.32\.0/);
     await until(
       'RollingOut',
       async () => getCondition((await getKcp()).status?.conditions, 'RollingOut')?.status === 'True',

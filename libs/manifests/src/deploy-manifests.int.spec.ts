@@ -88,6 +88,7 @@ describe('deploy/ manifests', () => {
         ['bootstrap-provider', { group: 'rbac.authorization.k8s.io', resource: 'roles', verb: 'create', namespace: 'default' }],
         ['bootstrap-provider', { group: 'rbac.authorization.k8s.io', resource: 'rolebindings', verb: 'create', namespace: 'default' }],
         ['control-plane-provider', { group: 'cluster.x-k8s.io', resource: 'machines', verb: 'create', namespace: 'default' }],
+        ['control-plane-provider', { group: 'cluster.x-k8s.io', resource: 'machines', subresource: 'status', verb: 'patch', namespace: 'default' }],
         ['control-plane-provider', { group: 'controlplane.capstan.dev', resource: 'k3scontrolplanes', subresource: 'status', verb: 'patch', namespace: 'default' }],
       ];
       for (const service of SERVICES) {
@@ -103,6 +104,9 @@ describe('deploy/ manifests', () => {
       const forbidden: [Service, V1ResourceAttributes][] = [];
       for (const service of SERVICES.filter((s) => s !== 'core')) {
         forbidden.push([service, { group: 'cluster.x-k8s.io', resource: 'clusters', subresource: 'status', verb: 'patch', namespace: 'default' }]);
+      }
+      // Only the core and the control plane (UpToDate on its own Machines) write Machine status.
+      for (const service of SERVICES.filter((s) => s !== 'core' && s !== 'control-plane-provider')) {
         forbidden.push([service, { group: 'cluster.x-k8s.io', resource: 'machines', subresource: 'status', verb: 'patch', namespace: 'default' }]);
       }
       for (const service of SERVICES) {

@@ -1,9 +1,19 @@
-import type { K3sControlPlane, Machine } from '@capstan/api';
+import {
+  ConditionReason,
+  ConditionStatus,
+  ConditionType,
+  setCondition,
+  type ConditionInput,
+  type K3sControlPlane,
+  type Machine,
+} from '@capstan/api';
 import {
   BY_OWNER,
   getControllerOf,
   isBeingDeleted,
+  isConflict,
   isNotFound,
+  PatchHelper,
   type Informer,
   type ResourceClient,
 } from '@capstan/kube';
@@ -69,6 +79,54 @@ export async function syncTemplateFields(
       scope.log.info({ machine: machine.metadata.name }, 'machine template fields applied in place');
     } catch (error) {
       if (!isNotFound(error)) throw error;
+    }
+  }
+}
+
+/** The condition a control plane owns on its Machines (as upstream's KubeadmControlPlane does). */
+export const MACHINE_UP_TO_DATE = ConditionType.UpToDate;
+
+/** `UpToDate` for one machine: True, or False naming what differs from the control plane's spec. */
+export function upToDateCondition(fact: ControlPlaneMachine): ConditionInput {
+  return fact.upToDate
+    ? { type: MACHINE_UP_TO_DATE, status: ConditionStatus.True, reason: ConditionReason.UpToDate }
+    : {
+        type: MACHINE_UP_TO_DATE,
+        status: ConditionStatus.False,
+        reason: ConditionReason.NotUpToDate,
+        message: fact.outdatedReasons.map((r) => `* ${r}`).join('\n'),
+      };
+}
+
+/**
+ * Sets `UpToDate` on every live machine of the control plane, through a PatchHelper that owns only that condition:
+ * the Machine controller's and a MachineHealthCheck's conditions are merged, never overwritten. A machine whose
+ * condition already says so is not written.
+ */
+export async function syncUpToDateConditions(
+  scope: ControlPlaneScope,
+  machineClient: ResourceClient<Machine>,
+): Promise<void> {
+  const byName = new Map(scope.machines.map((m) => [m.metadata.name!, m]));
+  for (const fact of scope.facts) {
+    const machine = byName.get(fact.name);
+    if (!machine || fact.deleting) continue;
+    const helper = new PatchHelper(machineClient, machine, { ownedConditions: [MACHINE_UP_TO_DATE] });
+    const draft = helper.draft();
+    draft.status = {
+      ...draft.status,
+      conditions: setCondition(
+        draft.status?.conditions,
+        { ...upToDateCondition(fact), observedGeneration: machine.metadata.generation },
+        scope.now,
+      ),
+    };
+    if (!helper.hasChanges(draft)) continue;
+    try {
+      await helper.patch(draft);
+    } catch (error) {
+      // Gone meanwhile, or changed by someone else: the next reconcile of the control plane sets it.
+      if (!isNotFound(error) && !isConflict(error)) throw error;
     }
   }
 }

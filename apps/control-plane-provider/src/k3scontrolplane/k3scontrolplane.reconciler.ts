@@ -33,7 +33,12 @@ import type { StatusInputs } from '../planning/control-plane-status.js';
 import { MachineExpectations } from './expectations.js';
 import { reconcileCertificates, type SecretAccess } from './k3scontrolplane.certificates.js';
 import { controlPlaneEndpointOf, reconcileKubeconfig } from './k3scontrolplane.kubeconfig.js';
-import { machineFacts, ownedMachines, syncTemplateFields } from './k3scontrolplane.machines.js';
+import {
+  machineFacts,
+  ownedMachines,
+  syncTemplateFields,
+  syncUpToDateConditions,
+} from './k3scontrolplane.machines.js';
 import {
   probeAgainAfter,
   probeWorkloadApi,
@@ -127,6 +132,7 @@ export class K3sControlPlaneReconciler {
     };
 
     await syncTemplateFields(scope, this.machineClient);
+    await syncUpToDateConditions(scope, this.machineClient);
     const certificates = await reconcileCertificates(scope, this.secrets);
     const gate = controlPlaneEndpointOf(cluster);
     if ('blockedBy' in gate) {
