@@ -108,6 +108,25 @@ describe('PatchHelper on the real API server', () => {
     expect(ownWrites.isOwn(written)).toBe(true);
   });
 
+  it("never deletes another owner's condition that its computed status lacks", async () => {
+    await widgets().create(widget(env.ns.name, 'keep'));
+    const seeded = await widgets().mergePatch(
+      { namespace: env.ns.name, name: 'keep' },
+      { status: { conditions: [condition('Ready', 'False'), condition('Health', 'True')] } },
+      { subresource: 'status' },
+    );
+    const ours = new PatchHelper(widgets(), seeded, { ownedConditions: ['Ready'] });
+    const draft = ours.draft();
+    draft.status = { conditions: [condition('Ready', 'True')] };
+    const written = await ours.patch(draft);
+    expect(conditionsOf(written)).toEqual([condition('Ready', 'True'), condition('Health', 'True')]);
+    // Its owner can remove it.
+    const owner = new PatchHelper(widgets(), written, { ownedConditions: ['Health'] });
+    const removal = owner.draft();
+    removal.status = { conditions: [condition('Ready', 'True')] };
+    expect(conditionsOf(await owner.patch(removal))).toEqual([condition('Ready', 'True')]);
+  });
+
   it('is a conflict when both changed the same field or a condition it does not own', async () => {
     const created = await widgets().create(widget(env.ns.name, 'collide'));
     const seeded = await widgets().mergePatch(

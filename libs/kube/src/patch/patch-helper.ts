@@ -18,7 +18,8 @@ export interface PatchHelperOptions {
   /**
    * The condition types this controller owns. A status write that loses a race is merged onto the fresh object:
    * owned conditions are written as computed; a condition of another owner that both this reconcile and someone
-   * else changed is a conflict (the reconcile starts over), and one this reconcile left alone is never touched.
+   * else changed is a conflict (the reconcile starts over), one this reconcile left alone is never touched, and one
+   * missing from what this reconcile computed is never deleted (only owners remove their conditions).
    */
   ownedConditions?: readonly string[];
   /** Where the versions this controller wrote are recorded (their watch events need no second reconcile). */
@@ -150,6 +151,9 @@ export class PatchHelper<T extends PatchableObject> {
     const baseConditions = (base['conditions'] ?? []) as ConditionLike[];
     const conditions = [...((current['conditions'] ?? []) as ConditionLike[])];
     for (const [type, value] of changes.conditions) {
+      // A controller never deletes a condition it does not own: a status computed from a copy that lacked it
+      // (an older read) must not take another owner's condition away.
+      if (value === undefined && this.owned.size > 0 && !this.owned.has(type)) continue;
       const index = conditions.findIndex((c) => c.type === type);
       const now = index >= 0 ? conditions[index] : undefined;
       const was = baseConditions.find((c) => c.type === type);
