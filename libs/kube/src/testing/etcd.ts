@@ -1,5 +1,17 @@
-/** Compacts etcd's history up to its current revision (through etcd's JSON gateway); returns that revision. */
+/**
+ * Compacts etcd's history up to its current revision (through etcd's JSON gateway); returns that revision. A write
+ * first moves the revision past anything a client has seen (a bookmark can bring a watcher up to the latest one),
+ * so every client's resourceVersion is compacted away and its next watch gets 410.
+ */
 export async function compactEtcd(etcdUrl: string): Promise<number> {
+  const bump = await fetch(`${etcdUrl}/v3/kv/put`, {
+    method: 'POST',
+    body: JSON.stringify({
+      key: Buffer.from('capstan-compaction-probe').toString('base64'),
+      value: Buffer.from(String(Date.now())).toString('base64'),
+    }),
+  });
+  if (!bump.ok) throw new Error(`etcd put: ${bump.status}`);
   const range = await fetch(`${etcdUrl}/v3/kv/range`, {
     method: 'POST',
     body: JSON.stringify({ key: Buffer.from('capstan-compaction-probe').toString('base64') }),
