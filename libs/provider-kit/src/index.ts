@@ -10,3 +10,4 @@ export * from './tokens.js';
 export * from './reconciler-kit/event-outbox.js';
 export * from './reconciler-kit/object-reconciler.js';
 export * from './reconciler-kit/event-handlers.js';
+export * from './reconciler-kit/machine-condition-writer.js';

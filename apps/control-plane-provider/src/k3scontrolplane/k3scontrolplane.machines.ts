@@ -2,7 +2,6 @@ import {
   ConditionReason,
   ConditionStatus,
   ConditionType,
-  setCondition,
   type ConditionInput,
   type K3sControlPlane,
   type Machine,
@@ -13,10 +12,10 @@ import {
   isBeingDeleted,
   isConflict,
   isNotFound,
-  PatchHelper,
   type Informer,
   type ResourceClient,
 } from '@capstan/kube';
+import { MachineConditionWriter, setMachineCondition } from '@capstan/provider-kit';
 import { CONTROL_PLANE_ANNOTATIONS } from '../planning/annotations.js';
 import type { ControlPlaneMachine } from '../planning/control-plane-machine.js';
 import { controlPlaneMachineFrom, timestampMs, type DesiredMachineSpec } from '../planning/machine-facts.js';
@@ -99,34 +98,25 @@ export function upToDateCondition(fact: ControlPlaneMachine): ConditionInput {
 }
 
 /**
- * Sets `UpToDate` on every live machine of the control plane, through a PatchHelper that owns only that condition:
- * the Machine controller's and a MachineHealthCheck's conditions are merged, never overwritten. A machine whose
+ * Sets `UpToDate` on every live machine of the control plane, through a writer that owns only that condition: the
+ * Machine controller's and a MachineHealthCheck's conditions are merged, never overwritten. A machine whose
  * condition already says so is not written.
  */
 export async function syncUpToDateConditions(
   scope: ControlPlaneScope,
   machineClient: ResourceClient<Machine>,
 ): Promise<void> {
+  const writer = new MachineConditionWriter(machineClient, [MACHINE_UP_TO_DATE]);
   const byName = new Map(scope.machines.map((m) => [m.metadata.name!, m]));
   for (const fact of scope.facts) {
     const machine = byName.get(fact.name);
     if (!machine || fact.deleting) continue;
-    const helper = new PatchHelper(machineClient, machine, { ownedConditions: [MACHINE_UP_TO_DATE] });
-    const draft = helper.draft();
-    draft.status = {
-      ...draft.status,
-      conditions: setCondition(
-        draft.status?.conditions,
-        { ...upToDateCondition(fact), observedGeneration: machine.metadata.generation },
-        scope.now,
-      ),
-    };
-    if (!helper.hasChanges(draft)) continue;
+    const condition = { ...upToDateCondition(fact), observedGeneration: machine.metadata.generation };
     try {
-      await helper.patch(draft);
+      await writer.write(machine, (draft) => setMachineCondition(draft, condition, scope.now));
     } catch (error) {
-      // Gone meanwhile, or changed by someone else: the next reconcile of the control plane sets it.
-      if (!isNotFound(error) && !isConflict(error)) throw error;
+      // Changed by someone else meanwhile: the next reconcile of the control plane sets it.
+      if (!isConflict(error)) throw error;
     }
   }
 }

@@ -105,6 +105,7 @@ export class EventOutbox {
     for (let i = 0; i < queue.length; i++) {
       const event = queue[i]!;
       try {
+        // An OwedEvent pairs name and data, but TypeScript cannot narrow publish's generic across that union.
         await this.options.publisher.publish(event.name, event.data as never);
       } catch (error) {
         this.log.warn(

@@ -52,7 +52,7 @@ export interface DeletionResult extends ReconcileResult {
 }
 
 export interface ObjectReconcilerDefinition<T extends ReconciledObject> {
-  /** Kind name for logs. */
+  /** Where the object is read from: the shared informer of its kind. */
   cache: { get(key: string): T | undefined };
   resources: ResourceClient<T>;
   /** The condition types this controller owns (see PatchHelper); `Paused` and `ReconcileSucceeded` are added. */

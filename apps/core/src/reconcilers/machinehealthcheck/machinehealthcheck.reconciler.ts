@@ -24,7 +24,7 @@ import {
   type WorkloadClusters,
 } from '../../remote/workload-clusters.js';
 import { selectorMatches } from '../shared/label-selector.js';
-import { MachineConditionWriter } from '../shared/machine-condition-writer.js';
+import { MachineConditionWriter } from '@capstan/provider-kit';
 import { withConditions } from '../shared/machine-conditions.js';
 import { setClusterLabelAndOwner } from '../shared/ownership.js';
 import type { WorkloadContext } from '../shared/workload-context.js';

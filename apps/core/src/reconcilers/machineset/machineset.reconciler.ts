@@ -26,7 +26,7 @@ import {
 import type { DeletionResult, ReconcileScope } from '@capstan/provider-kit';
 import { ProviderKindError } from '../../external/provider-kinds.js';
 import { selectorMatches } from '../shared/label-selector.js';
-import { MachineConditionWriter, setMachineCondition } from '../shared/machine-condition-writer.js';
+import { MachineConditionWriter, setMachineCondition } from '@capstan/provider-kit';
 import { MACHINE_SUMMARY_CONDITIONS } from '../shared/machine-conditions.js';
 import { isDeleting } from '../shared/machine-state.js';
 import { deleteIfPresent, ownerReferenceTo, setClusterLabelAndOwner } from '../shared/ownership.js';

@@ -14,7 +14,7 @@ import {
   removeMachineCondition,
   setMachineCondition,
   type MachineConditionWriter,
-} from '../shared/machine-condition-writer.js';
+} from '@capstan/provider-kit';
 import { isDeleting, needsOwnerRemediation } from '../shared/machine-state.js';
 import { deleteIfPresent } from '../shared/ownership.js';
 import { planRemediation } from './remediation-plan.js';

@@ -4,7 +4,7 @@ import {
   MachineConditionWriter,
   removeMachineCondition,
   setMachineCondition,
-} from './machine-condition-writer.js';
+} from '@capstan/provider-kit';
 import { running } from './testing/machine-builder.js';
 
 const now = new Date('2026-06-01T12:00:00Z');
