@@ -10,6 +10,8 @@ import {
 } from '@capstan/api';
 import { getControllerOf, groupOf } from '@capstan/kube';
 import type { ServiceDefinition } from '@capstan/provider-kit';
+import { serveCanUpdateMachine } from '@capstan/events';
+import { answerCanUpdate } from './k3sconfig/can-update-responder.js';
 import { configKeysOfCluster, K3sConfigReconciler } from './k3sconfig/k3sconfig.reconciler.js';
 import type { AgentConnection } from './k3sconfig/machine-plan.js';
 import { SECRETS } from './k3sconfig/secrets.js';
@@ -66,6 +68,14 @@ export const bootstrapProviderService: ServiceDefinition = {
     });
     const ofCluster = (namespace: string | undefined, clusterName: string | undefined) =>
       clusterName ? configKeysOfCluster(configs, machines, namespace, clusterName) : [];
+
+    // Asked by the core and the control plane provider before an in-place update (docs/in-place-updates.md).
+    serveCanUpdateMachine(
+      context.bus.nc,
+      RESOURCES.K3sConfig.kind,
+      (request) => answerCanUpdate({ client: context.client, configs, machines, controlPlanes }, request),
+      context.logger,
+    );
 
     context.addController<K3sConfig>({
       name: K3SCONFIG_CONTROLLER,

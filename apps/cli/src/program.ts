@@ -7,6 +7,7 @@ import { initCommand } from './commands/init.js';
 import { getCommand } from './commands/get.js';
 import { planCommand } from './commands/plan.js';
 import { scaleCommand } from './commands/scale.js';
+import { upgradeCommand } from './commands/upgrade.js';
 import { type Output } from './output.js';
 
 export function buildProgram(output: Output): Command {
@@ -19,6 +20,7 @@ export function buildProgram(output: Output): Command {
   program.addCommand(generateCommand(output));
   program.addCommand(getCommand(output));
   program.addCommand(scaleCommand(output));
+  program.addCommand(upgradeCommand(output));
   program.addCommand(describeCommand(output));
   program.addCommand(deleteCommand(output));
   program.addCommand(eventsCommand(output));

@@ -34,3 +34,4 @@ export * from './nest/jetstream.client.js';
 export * from './nest/event-bus.health.js';
 export * from './nest/events.module.js';
 export * from './subjects/cluster-events.js';
+export * from './rpc/can-update-machine.js';

@@ -28,7 +28,7 @@ export function describeFailure(error: unknown): string {
   }
   if (error instanceof ReconcileTimeoutError) return error.message;
   const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  return mask(message).slice(0, MAX_MESSAGE);
+  return maskSecrets(message).slice(0, MAX_MESSAGE);
 }
 
 const SECRET_LIKE = [
@@ -38,6 +38,7 @@ const SECRET_LIKE = [
   /\b[a-z0-9]{6}\.[a-z0-9]{16}\b/g, // bootstrap tokens
 ];
 
-function mask(text: string): string {
+/** `text` with anything that looks like a key, certificate, token or long base64 run replaced by `[redacted]`. */
+export function maskSecrets(text: string): string {
   return SECRET_LIKE.reduce((masked, pattern) => masked.replace(pattern, '[redacted]'), text);
 }

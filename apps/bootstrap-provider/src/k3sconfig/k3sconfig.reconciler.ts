@@ -8,6 +8,7 @@ import {
   RESOURCES,
   type Cluster,
   type K3sConfig,
+  type K3sConfigInPlaceUpdateStatus,
   type K3sControlPlane,
   type Machine,
 } from '@capstan/api';
@@ -49,6 +50,7 @@ import {
   readPlanSecret,
   type AgentConnection,
 } from './machine-plan.js';
+import { requestedUpdate, updateOutcome, updatePlanFor, writePlan } from './in-place-update.js';
 import { bootstrapInputFor, k3sReleaseFor } from './render-input.js';
 import { getSecretIfExists, SECRETS } from './secrets.js';
 
@@ -108,6 +110,7 @@ export class K3sConfigReconciler {
     const step = await this.converge(config, machine, scope.rc);
     config.status = desiredK3sConfigStatus(config.status, step.outcome, config.metadata.generation);
     if (step.planSecretName) config.status.plan ??= { secretName: step.planSecretName };
+    if (step.outcome.state === 'created') await this.startInPlaceUpdate(scope, machine);
     const planEventsOwed = await this.observePlan(scope, machine);
     if (!deepEqual(scope.original.status, config.status)) {
       scope.rc.log.info(
@@ -138,7 +141,89 @@ export class K3sConfigReconciler {
       config.status.conditions,
       { ...planAppliedCondition(plan, secret), observedGeneration: config.metadata.generation },
     );
-    return planEvents(scope.original.status?.plan, plan, machine, secret);
+    const events = planEvents(scope.original.status?.plan, plan, machine, secret);
+    const update = config.status.inPlaceUpdate;
+    if (update) {
+      const token = await this.joinTokenOf(machine);
+      const outcome = updateOutcome(update, plan, secret, token ? [token] : []);
+      config.status.inPlaceUpdate = outcome;
+      const before = scope.original.status?.inPlaceUpdate;
+      const newlySucceeded =
+        outcome.state === 'Succeeded' &&
+        !(before?.state === 'Succeeded' && before.target === outcome.target && before.planChecksum === outcome.planChecksum);
+      if (newlySucceeded && outcome.planChecksum) {
+        events.push({
+          name: 'machine.updated',
+          data: {
+            ...eventDataBase(machine, RESOURCES.Machine, machine.spec.clusterName),
+            target: outcome.target,
+            planChecksum: outcome.planChecksum,
+          },
+        });
+      }
+    }
+    return events;
+  }
+
+  /**
+   * Starts the in-place update the Machine asks for once the core let it start: writes the machine's new plan (its
+   * K3s config, files, and the install script with the new release when K3s restarts) and records its checksum in
+   * `status.inPlaceUpdate`. A new target (the spec changed again) gets a new plan; the same target never a second.
+   */
+  private async startInPlaceUpdate(scope: ReconcileScope<K3sConfig>, machine: Machine): Promise<void> {
+    const config = scope.obj;
+    const status = config.status!;
+    const requested = requestedUpdate(machine);
+    if (!requested) return;
+    let update: K3sConfigInPlaceUpdateStatus =
+      status.inPlaceUpdate?.target === requested.target
+        ? status.inPlaceUpdate
+        : { target: requested.target, state: 'Updating' };
+    status.inPlaceUpdate = update;
+    if (!status.plan?.secretName) {
+      status.inPlaceUpdate = { ...update, state: 'Failed', message: 'the machine has no node agent to apply a plan' };
+      return;
+    }
+    if (!requested.ready || update.planChecksum) return;
+    const cluster = this.clusterOfMachine(machine);
+    const endpoint = cluster?.spec?.controlPlaneEndpoint;
+    if (!cluster || !endpoint) return;
+    const namespace = config.metadata.namespace!;
+    const spec = config.spec ?? {};
+    const version = k3sReleaseFor(spec.version, machine.spec.version);
+    const files = await resolveFiles(namespace, spec.files, this.secretClient);
+    if (!version) {
+      status.inPlaceUpdate = { ...update, state: 'Failed', message: 'neither spec.version nor the Machine spec.version names a K3s release' };
+      return;
+    }
+    if (!files.resolved) {
+      status.inPlaceUpdate = { ...update, state: 'Failed', message: files.message };
+      return;
+    }
+    const role = this.roleOf(config, machine);
+    const token = await ensureJoinToken(cluster, this.secretClient, this.deps.secrets);
+    const secret = await this.secretClient.getIfExists({ namespace, name: status.plan.secretName });
+    if (!secret) return;
+    const plan = updatePlanFor({
+      render: bootstrapInputFor({ role, spec, files: files.files, version, machine, cluster, token }),
+      restart: requested.restart,
+      probes: initialPlanFor(role, endpoint).probes,
+    });
+    const planChecksum = await writePlan(this.secretClient, secret, plan);
+    update = { target: requested.target, planChecksum, state: 'Updating' };
+    status.inPlaceUpdate = update;
+    scope.rc.log.info({ target: requested.target, restart: requested.restart, version }, 'in-place update plan written');
+  }
+
+  /** The role a running machine has in its K3s config (the init server keeps `cluster-init`). */
+  private roleOf(config: K3sConfig, machine: Machine): K3sRole {
+    if (!(LABELS.controlPlane in (machine.metadata.labels ?? {}))) return 'agent';
+    return config.metadata.annotations?.[K3S_INIT_SERVER_ANNOTATION] === 'true' ? 'init-server' : 'join-server';
+  }
+
+  private async joinTokenOf(machine: Machine): Promise<string | undefined> {
+    const cluster = this.clusterOfMachine(machine);
+    return cluster ? ensureJoinToken(cluster, this.secretClient, this.deps.secrets) : undefined;
   }
 
   /** The Kubernetes Event and the hand-off event of a data secret this reconcile created. */

@@ -1,15 +1,10 @@
 import { Command, Option } from 'commander';
 import { eventTopology, EVENT_SOURCES, type EventSource } from '@capstan/events';
+import { durationMs } from '../duration.js';
 import { formatEvent, tailEvents } from '../events/tail-events.js';
 import { type Output } from '../output.js';
 import { connectEventBus } from '../runtime/event-bus.js';
 import { NATS_URL_DEFAULTS, resolveNatsTarget } from '../runtime/local-env.js';
-
-const duration = (value: string): number => {
-  const match = /^(\d+)(s|m|h)$/.exec(value);
-  if (!match) throw new Error(`expected a duration like 30s, 10m or 2h, got "${value}"`);
-  return Number(match[1]) * { s: 1, m: 60, h: 3600 }[match[2] as 's' | 'm' | 'h'] * 1000;
-};
 
 export function eventsCommand(output: Output): Command {
   return new Command('events')
@@ -18,7 +13,7 @@ export function eventsCommand(output: Output): Command {
     .option('--kind <kind>', 'only events about this kind (e.g. Machine, Cluster)')
     .option('-n, --namespace <namespace>', 'only events of objects in this namespace')
     .addOption(new Option('--source <source>', 'lifecycle (core), handoff (providers) or all').choices([...EVENT_SOURCES, 'all']).default('lifecycle'))
-    .option('--since <duration>', 'also print events of this long ago (30s, 10m, 2h)', duration)
+    .option('--since <duration>', 'also print events of this long ago (30s, 10m, 2h)', durationMs)
     // No commander default: the URL is resolved when the command runs, so its origin is known for errors.
     .option('--nats-url <url>', `NATS server ${NATS_URL_DEFAULTS}`)
     .option('--stream-name <name>', 'event stream', 'CAPSTAN')

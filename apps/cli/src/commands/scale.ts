@@ -1,7 +1,7 @@
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { Command } from 'commander';
 import { RESOURCES, type MachineDeployment } from '@capstan/api';
-import { getCluster, resolveReference, type ContractReference } from '../describe/fetch.js';
+import { controlPlaneRefOf, getCluster, getObject, resolveReference } from '../describe/fetch.js';
 import { controlPlaneReplicasProblem, countArgument, hasEmbeddedEtcd } from '../generate/validate.js';
 import { loadKubeConfig, namespaceOf, type KubeconfigOptions } from '../kubeconfig.js';
 import { CliError, type Output } from '../output.js';
@@ -23,10 +23,7 @@ const isNotFound = (error: unknown) => (error as { code?: number }).code === 404
 async function scaleTo(kc: KubeConfig, target: ScaleTarget, replicas: number): Promise<number | undefined> {
   const api = kc.makeApiClient(CustomObjectsApi);
   const { group, version, plural, namespace, name } = target;
-  const current = (await api.getNamespacedCustomObject({ group, version, namespace, plural, name }).catch((error: unknown) => {
-    if (isNotFound(error)) throw new CliError(`${target.kind} ${namespace}/${name} not found`);
-    throw error;
-  })) as { spec?: { replicas?: number } };
+  const current = await getObject<{ spec?: { replicas?: number } }>(kc, target, namespace, name);
   const body = { spec: { replicas } };
   const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
   try {
@@ -72,8 +69,7 @@ Examples:
         const cluster = await getCluster(kc, namespace, clusterName);
         let target: ScaleTarget;
         if (opts.controlPlane) {
-          const ref = (cluster.spec as { controlPlaneRef?: ContractReference } | undefined)?.controlPlaneRef;
-          if (!ref?.name) throw new CliError(`Cluster ${namespace}/${clusterName} has no control plane (spec.controlPlaneRef)`);
+          const ref = controlPlaneRefOf(cluster);
           if (hasEmbeddedEtcd(ref)) {
             const problem = controlPlaneReplicasProblem(`--replicas for ${ref.kind} ${namespace}/${ref.name}`, opts.replicas);
             if (problem) throw new CliError(problem);

@@ -21,15 +21,33 @@ export async function resolveReference(kc: KubeConfig, ref: Pick<ContractReferen
   return { plural: crd.spec.names.plural, version };
 }
 
-export async function getCluster(kc: KubeConfig, namespace: string, name: string): Promise<DescribedObject> {
+/** Reads one object of a custom kind; a missing one is refused as `<Kind> <namespace>/<name> not found`. */
+export async function getObject<T = DescribedObject>(
+  kc: KubeConfig,
+  resource: { group: string; version: string; plural: string; kind: string },
+  namespace: string,
+  name: string,
+): Promise<T> {
+  const { group, version, plural } = resource;
   try {
-    return (await kc
-      .makeApiClient(CustomObjectsApi)
-      .getNamespacedCustomObject({ ...CAPI, namespace, plural: 'clusters', name })) as DescribedObject;
+    return (await kc.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({ group, version, namespace, plural, name })) as T;
   } catch (error) {
-    if ((error as { code?: number }).code === 404) throw new CliError(`Cluster ${namespace}/${name} not found`);
+    if ((error as { code?: number }).code === 404) throw new CliError(`${resource.kind} ${namespace}/${name} not found`);
     throw error;
   }
+}
+
+export function getCluster(kc: KubeConfig, namespace: string, name: string): Promise<DescribedObject> {
+  return getObject(kc, { ...CAPI, plural: 'clusters', kind: 'Cluster' }, namespace, name);
+}
+
+/** The Cluster's spec.controlPlaneRef; refused when it has none, as a cluster of workers only has no control plane to act on. */
+export function controlPlaneRefOf(cluster: DescribedObject): ContractReference {
+  const ref = (cluster.spec as { controlPlaneRef?: ContractReference } | undefined)?.controlPlaneRef;
+  if (!ref?.name) {
+    throw new CliError(`Cluster ${cluster.metadata.namespace ?? ''}/${cluster.metadata.name} has no control plane (spec.controlPlaneRef)`);
+  }
+  return ref;
 }
 
 /** Everything `describe cluster` shows, read from the management cluster. */

@@ -6,8 +6,8 @@ import { BY_REFERENCE, referenceIndexValue, type OwnerKeys } from '../external/r
 /** Roles of hand-off events about objects a Cluster references, and about objects a Machine references. */
 const CLUSTER_ROLES = new Set(['infrastructure-cluster', 'control-plane']);
 const MACHINE_ROLES = new Set(['bootstrap', 'infrastructure-machine']);
-/** Roles of hand-off events about a Machine itself (what its node agent did with its plan). */
-const OWN_MACHINE_ROLES = new Set(['machine-plan']);
+/** Roles of hand-off events about a Machine itself (what its node agent did with its plan, its in-place update). */
+const OWN_MACHINE_ROLES = new Set(['machine-plan', 'machine']);
 
 /**
  * The Cluster or Machine keys a hand-off event names: the owner named in the event (`clusterName`,

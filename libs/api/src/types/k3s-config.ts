@@ -341,6 +341,37 @@ export class K3sConfigPlanStatusSchema {
 }
 export type K3sConfigPlanStatus = K3sConfigPlanStatusSchema;
 
+export const IN_PLACE_UPDATE_STATES = ['Updating', 'Succeeded', 'Failed'] as const;
+
+@Description(
+  'K3sConfigInPlaceUpdateStatus reports an in-place update of the machine (contract field read by the core): the target the Machine asked for, and how the machine plan that applies it went.',
+)
+export class K3sConfigInPlaceUpdateStatusSchema {
+  @Description('target is the in-place.capstan.dev/update-in-progress value of the Machine this update is for.')
+  @IsString()
+  @MinLength(1)
+  @MaxLength(64)
+  target!: string;
+
+  @Description('planChecksum is the sha256 of the machine plan written for this update.')
+  @IsOptional()
+  @IsString()
+  @Matches(/^[a-f0-9]{64}$/)
+  planChecksum?: string;
+
+  @Description('state is Updating, Succeeded (plan applied and probes healthy) or Failed.')
+  @IsString()
+  @IsIn(IN_PLACE_UPDATE_STATES)
+  state!: (typeof IN_PLACE_UPDATE_STATES)[number];
+
+  @Description('message says what failed: the failing step and the tail of its output, secrets masked.')
+  @IsOptional()
+  @IsString()
+  @MaxLength(2048)
+  message?: string;
+}
+export type K3sConfigInPlaceUpdateStatus = K3sConfigInPlaceUpdateStatusSchema;
+
 @Description('K3sConfigStatus defines the observed state of K3sConfig.')
 export class K3sConfigStatusSchema {
   @ConditionsField('Ready, DataSecretAvailable, PlanApplied, Paused')
@@ -350,6 +381,11 @@ export class K3sConfigStatusSchema {
   @IsOptional()
   @Nested(() => K3sConfigPlanStatusSchema)
   plan?: K3sConfigPlanStatusSchema;
+
+  @Description('inPlaceUpdate reports the in-place update the Machine asked for, once one was asked for.')
+  @IsOptional()
+  @Nested(() => K3sConfigInPlaceUpdateStatusSchema)
+  inPlaceUpdate?: K3sConfigInPlaceUpdateStatusSchema;
 
   @Description(
     'initialization provides observations of the K3sConfig initialization (Cluster API contract fields).',

@@ -1,3 +1,4 @@
+import { IN_PLACE_POLICIES, type InPlacePolicy } from '../constants/in-place.js';
 import { IsBoolean, IsIn, IsOptional, IsRFC3339, IsString, MaxLength, MinLength } from 'class-validator';
 import { RESOURCES } from '../constants/resources.js';
 import { Cel, CustomResource, Default, Description, MinProperties, Nested } from '../schema/decorators.js';
@@ -104,6 +105,14 @@ export class K3sControlPlaneRolloutSpecSchema {
   @Nested(() => K3sControlPlaneRolloutStrategySchema)
   @Default({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 1 } })
   strategy?: K3sControlPlaneRolloutStrategySchema;
+
+  @Description(
+    'inPlace says whether changes are applied to existing control plane Machines through machine plans, one machine at a time: Never (replace Machines, the default), Preferred (in place when the bootstrap provider can, else replace) or Required (never replace for a spec change; a change that cannot be applied in place stops with a condition naming the field).',
+  )
+  @IsOptional()
+  @IsIn(IN_PLACE_POLICIES)
+  @Default('Never')
+  inPlace?: InPlacePolicy;
 }
 export type K3sControlPlaneRolloutSpec = K3sControlPlaneRolloutSpecSchema;
 

@@ -1,3 +1,4 @@
+import { IN_PLACE_POLICIES, type InPlacePolicy } from '../constants/in-place.js';
 import { IsBoolean, IsIn, IsOptional, IsRFC3339 } from 'class-validator';
 import { RESOURCES } from '../constants/resources.js';
 import { Cel, CustomResource, Default, Description, MinProperties, Nested } from '../schema/decorators.js';
@@ -77,6 +78,14 @@ export class MachineDeploymentRolloutSpecSchema {
   @Nested(() => MachineDeploymentRolloutStrategySchema)
   @Default({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } })
   strategy?: MachineDeploymentRolloutStrategySchema;
+
+  @Description(
+    'inPlace says whether changes are applied to existing Machines through machine plans: Never (replace Machines, the default), Preferred (in place when the providers can, else replace) or Required (never replace for a spec change; a change that cannot be applied in place stops the rollout with a condition naming the field).',
+  )
+  @IsOptional()
+  @IsIn(IN_PLACE_POLICIES)
+  @Default('Never')
+  inPlace?: InPlacePolicy;
 }
 export type MachineDeploymentRolloutSpec = MachineDeploymentRolloutSpecSchema;
 

@@ -25,7 +25,12 @@ import {
   MachineRunningData,
   MachineUnhealthyData,
 } from './lifecycle-events.js';
-import { MachinePlanAppliedData, MachinePlanFailedData, MachinePlanProbesHealthyData } from './machine-plan-events.js';
+import {
+  MachinePlanAppliedData,
+  MachinePlanFailedData,
+  MachinePlanProbesHealthyData,
+  MachineUpdatedData,
+} from './machine-plan-events.js';
 
 /** Prefix of every CloudEvents `type`: `dev.capstan.<source>.<subject role>.<event>`. */
 export const EVENT_TYPE_PREFIX = 'dev.capstan';
@@ -233,6 +238,13 @@ export const EVENT_CATALOGUE = {
     'machine-plan.probes-healthy',
     MachinePlanProbesHealthyData,
     'Every probe of the applied plan is healthy; carries the probe names.',
+    'Machine',
+  ),
+  'machine.updated': define(
+    'handoff',
+    'machine.updated',
+    MachineUpdatedData,
+    "The Machine's in-place update is done (its plan applied, probes healthy); carries the target and plan checksum.",
     'Machine',
   ),
 } as const;

@@ -42,3 +42,15 @@ export class MachinePlanProbesHealthyData extends MachinePlanData {
   @MaxLength(63, { each: true })
   probes!: string[];
 }
+
+/** The Machine's in-place update is done: its plan for the target applied and every probe is healthy. */
+export class MachineUpdatedData extends EventData {
+  /** The `in-place.capstan.dev/update-in-progress` target the update was for. */
+  @IsString()
+  @MaxLength(64)
+  target!: string;
+
+  /** sha256 of the plan that applied the update. */
+  @Matches(SHA256_HEX)
+  planChecksum!: string;
+}

@@ -1,0 +1,161 @@
+import type { V1Secret } from '@kubernetes/client-node';
+import { gunzipSync } from 'node:zlib';
+import { stringify } from 'yaml';
+import {
+  IN_PLACE_ANNOTATIONS,
+  type K3sConfigInPlaceUpdateStatus,
+  type K3sConfigPlanStatus,
+  type Machine,
+} from '@capstan/api';
+import {
+  K3S_CONFIG_PATH,
+  K3S_INSTALL_SCRIPT_PATH,
+  execFor,
+  k3sConfigFor,
+  YAML_OPTIONS,
+  type K3sBootstrapInput,
+} from '@capstan/k3s-bootstrap';
+import { maskSecrets, type ResourceClient } from '@capstan/kube';
+import {
+  decodeSecretData,
+  gunzipJson,
+  PLAN_KEYS,
+  planChecksum,
+  text,
+  type MachinePlan,
+  type PlanFile,
+} from '@capstan/node-agent';
+
+// The bootstrap provider's half of an in-place update (docs/in-place-updates.md): once the core says the machine
+// may start (`ready-to-update` equals `update-in-progress`), the machine's plan becomes its K3s config file, the
+// user's files and, when K3s restarts, the install script with the new release; the agent applies it; the
+// outcome goes to `status.inPlaceUpdate` (the contract field the core reads) and `machine.updated`.
+
+/** How much of a failed instruction's output a condition shows (its tail). */
+const OUTPUT_TAIL = 512;
+
+export interface UpdatePlanInput {
+  /** The renderer's input for this machine now (role, spec with the new release, endpoint, token). */
+  render: K3sBootstrapInput;
+  /** Restart K3s: run the install script with the new release (the core drained the node first). */
+  restart: boolean;
+  /** The probes of the machine's plan (kept across updates). */
+  probes: MachinePlan['probes'];
+}
+
+/** The plan that brings a running machine to `render`'s configuration. */
+export function updatePlanFor(input: UpdatePlanInput): MachinePlan {
+  const { render } = input;
+  const files: PlanFile[] = [
+    {
+      path: K3S_CONFIG_PATH,
+      permissions: '0600',
+      content: Buffer.from(stringify(k3sConfigFor(render), YAML_OPTIONS)).toString('base64'),
+    },
+    ...(render.spec.files ?? []).map((file) => ({
+      path: file.path,
+      ...(file.permissions !== undefined && { permissions: file.permissions }),
+      content: fileBytes(file.content, file.encoding).toString('base64'),
+    })),
+  ];
+  const scriptPath = render.spec.airGapped
+    ? (render.spec.airGappedInstallScriptPath ?? K3S_INSTALL_SCRIPT_PATH)
+    : K3S_INSTALL_SCRIPT_PATH;
+  return {
+    files,
+    ...(input.restart && {
+      instructions: [
+        {
+          name: 'install',
+          command: '/bin/sh',
+          args: [scriptPath],
+          env: [
+            `INSTALL_K3S_VERSION=${render.spec.version}`,
+            `INSTALL_K3S_EXEC=${execFor(render.role)}`,
+            ...(render.spec.airGapped ? ['INSTALL_K3S_SKIP_DOWNLOAD=true'] : []),
+          ],
+          saveOutput: true,
+        },
+      ],
+    }),
+    ...(input.probes && Object.keys(input.probes).length > 0 && { probes: input.probes }),
+  };
+}
+
+/** The update the Machine asks for, and whether the core let it start. */
+export function requestedUpdate(machine: Machine): { target: string; ready: boolean; restart: boolean } | undefined {
+  const annotations = machine.metadata.annotations ?? {};
+  const target = annotations[IN_PLACE_ANNOTATIONS.updateInProgress];
+  if (!target) return undefined;
+  return {
+    target,
+    ready: annotations[IN_PLACE_ANNOTATIONS.readyToUpdate] === target,
+    restart: annotations[IN_PLACE_ANNOTATIONS.restart] === 'true',
+  };
+}
+
+/** Writes `plan` as the machine's new plan (state pending), unless the Secret already holds it. */
+export async function writePlan(
+  secrets: ResourceClient<V1Secret>,
+  secret: V1Secret,
+  plan: MachinePlan,
+): Promise<string> {
+  const raw = JSON.stringify(plan);
+  const checksum = planChecksum(Buffer.from(raw));
+  const current = decodeSecretData(secret.data)[PLAN_KEYS.plan];
+  if (current && planChecksum(current) === checksum) return checksum;
+  await secrets.mergePatch(
+    { namespace: secret.metadata!.namespace, name: secret.metadata!.name! },
+    {
+      metadata: { resourceVersion: secret.metadata!.resourceVersion },
+      data: {
+        [PLAN_KEYS.plan]: Buffer.from(raw).toString('base64'),
+        [PLAN_KEYS.state]: Buffer.from('pending').toString('base64'),
+      },
+    },
+  );
+  return checksum;
+}
+
+/**
+ * Where the update stands, from the plan the agent reported on: Succeeded once the update's plan applied and its
+ * probes (if any) are healthy; Failed with the failing step and the tail of its output, secrets masked.
+ */
+export function updateOutcome(
+  update: K3sConfigInPlaceUpdateStatus,
+  plan: K3sConfigPlanStatus,
+  secret: V1Secret | undefined,
+  knownSecrets: readonly string[],
+): K3sConfigInPlaceUpdateStatus {
+  if (!update.planChecksum || plan.checksum !== update.planChecksum || !secret) return update;
+  if (plan.state === 'failed') {
+    const data = decodeSecretData(secret.data);
+    const step = text(data, PLAN_KEYS.failureMessage) ?? 'failed';
+    const output = Object.values(gunzipJson<Record<string, string>>(data[PLAN_KEYS.failedOutput]) ?? {}).join('\n');
+    let tail = output.trim().slice(-OUTPUT_TAIL);
+    for (const value of knownSecrets) if (value) tail = tail.split(value).join('[redacted]');
+    const message = maskSecrets(tail ? `${step}: ${tail}` : step).slice(0, 2048);
+    return { ...update, state: 'Failed', message };
+  }
+  const applied = plan.state === 'succeeded' && plan.appliedChecksum === update.planChecksum;
+  if (applied && plan.probesHealthy !== false) {
+    const { message: _cleared, ...rest } = update;
+    return { ...rest, state: 'Succeeded' };
+  }
+  const { message: _cleared, ...rest } = update;
+  return { ...rest, state: 'Updating' };
+}
+
+/** A K3sConfig file's bytes on the machine (cloud-init's `encoding` values). */
+function fileBytes(content: string, encoding: string | undefined): Buffer {
+  switch (encoding) {
+    case 'base64':
+      return Buffer.from(content, 'base64');
+    case 'gzip+base64':
+      return gunzipSync(Buffer.from(content, 'base64'));
+    case 'gzip':
+      return gunzipSync(Buffer.from(content, 'latin1'));
+    default:
+      return Buffer.from(content);
+  }
+}

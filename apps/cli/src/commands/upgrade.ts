@@ -1,0 +1,206 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import { Command, Option } from 'commander';
+import { LABELS, RESOURCES, readControlPlane, type Machine, type MachineDeployment } from '@capstan/api';
+import { formatElapsed } from '../demo/wait-for-deletion.js';
+import { controlPlaneRefOf, getCluster, getObject, resolveReference } from '../describe/fetch.js';
+import { durationMs } from '../duration.js';
+import { kubernetesVersionProblem } from '../generate/validate.js';
+import { loadKubeConfig, namespaceOf, type KubeconfigOptions } from '../kubeconfig.js';
+import { CliError, type Output, type Progress } from '../output.js';
+import { listObjects } from '../tables/fetch.js';
+import {
+  controlPlaneProgress,
+  controlPlaneRollout,
+  isControlPlaneUpgraded,
+  isMachineDeploymentUpgraded,
+  machineDeploymentProgress,
+  machineDeploymentRollout,
+  updatingMachineNames,
+  upgradeCommandLine,
+  upgradeProblem,
+} from '../upgrade/rollout.js';
+
+const POLL_MS = 2000;
+const DEFAULT_TIMEOUT_MS = 30 * 60 * 1000;
+
+interface UpgradeOptions extends KubeconfigOptions {
+  kubernetesVersion: string;
+  namespace?: string;
+  wait?: boolean;
+  timeout: number;
+}
+
+interface ObjectTarget {
+  group: string;
+  version: string;
+  plural: string;
+  kind: string;
+  namespace: string;
+  name: string;
+}
+
+/** What one poll saw: how far the rollout is (`updated 1/3 ...`), and whether it is over. */
+interface Observation {
+  progress: string;
+  done: boolean;
+}
+
+const label = (target: ObjectTarget) => `${target.kind} ${target.namespace}/${target.name}`;
+
+function versionArgument(value: string): string {
+  const problem = kubernetesVersionProblem('--kubernetes-version', value);
+  if (problem) throw new CliError(problem);
+  return value;
+}
+
+async function mergePatch(kc: KubeConfig, target: ObjectTarget, body: object): Promise<void> {
+  const { group, version, plural, namespace, name } = target;
+  await kc
+    .makeApiClient(CustomObjectsApi)
+    .patchNamespacedCustomObject({ group, version, namespace, plural, name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+}
+
+async function updatingMachines(kc: KubeConfig, namespace: string, labelSelector: string): Promise<string[]> {
+  return updatingMachineNames(await listObjects<Machine>(kc, RESOURCES.Machine, { namespace, labelSelector }));
+}
+
+/**
+ * Polls `observe` every 2 s until it reports done, printing a line whenever the progress of `subject` changes;
+ * past the deadline, fails with the last progress and `hint` (what is left to do).
+ */
+async function follow(
+  output: Output,
+  subject: string,
+  observe: () => Promise<Observation>,
+  limit: { deadline: number; timeoutMs: number; target: string; hint: string },
+): Promise<void> {
+  let progress: Progress | undefined;
+  for (;;) {
+    const observation = await observe();
+    const line = `${subject}: ${observation.progress}`;
+    const done = observation.done;
+    if (progress) progress.update(line);
+    else progress = output.progress(line);
+    if (done) return progress.done(line);
+    const left = limit.deadline - Date.now();
+    if (left <= 0) {
+      progress.fail(line);
+      throw new CliError(`timed out after ${formatElapsed(limit.timeoutMs)} waiting for the upgrade to ${limit.target}: ${line}; ${limit.hint}`);
+    }
+    await sleep(Math.min(POLL_MS, left));
+  }
+}
+
+async function upgradeCluster(output: Output, clusterName: string, opts: UpgradeOptions): Promise<void> {
+  const target = opts.kubernetesVersion;
+  const kc = loadKubeConfig(opts);
+  const namespace = namespaceOf(kc, opts.namespace);
+  const cluster = await getCluster(kc, namespace, clusterName);
+  const ref = controlPlaneRefOf(cluster);
+  const controlPlane: ObjectTarget = { group: ref.apiGroup, ...(await resolveReference(kc, ref)), kind: ref.kind, namespace, name: ref.name };
+  const current = readControlPlane(await getObject(kc, controlPlane, namespace, controlPlane.name)).version;
+  const problem = upgradeProblem(target, current, label(controlPlane));
+  if (problem) throw new CliError(problem);
+  // The core labels every MachineDeployment with its cluster: the API server does the filtering.
+  const deployments = await listObjects<MachineDeployment>(kc, RESOURCES.MachineDeployment, {
+    namespace,
+    labelSelector: `${LABELS.clusterName}=${clusterName}`,
+  });
+
+  if (current === target) {
+    output.line(`${label(controlPlane)} is already at ${target}`);
+  } else {
+    await mergePatch(kc, controlPlane, { spec: { version: target } });
+    output.line(`${label(controlPlane)} upgrading from ${current ?? 'unset'} to ${target}`);
+  }
+
+  const observeControlPlane = async (): Promise<Observation> => {
+    const object = await getObject(kc, controlPlane, namespace, controlPlane.name);
+    const rollout = controlPlaneRollout(object);
+    // The contract's status.selector picks the control plane's machines; before any status, K3s's own labels do.
+    const selector = readControlPlane(object).selector ?? `${LABELS.clusterName}=${clusterName},${LABELS.controlPlane}`;
+    const updating = await updatingMachines(kc, namespace, selector);
+    return { progress: controlPlaneProgress(rollout, updating), done: isControlPlaneUpgraded(rollout, target, updating) };
+  };
+  const deploymentTarget = (md: MachineDeployment): ObjectTarget => ({ ...RESOURCES.MachineDeployment, namespace, name: md.metadata.name ?? '' });
+  const upgradeDeployments = async () => {
+    for (const md of deployments) {
+      const before = md.spec.template.spec.version;
+      if (before === target) {
+        output.line(`${label(deploymentTarget(md))} is already at ${target}`);
+        continue;
+      }
+      await mergePatch(kc, deploymentTarget(md), { spec: { template: { spec: { version: target } } } });
+      output.line(`${label(deploymentTarget(md))} upgrading from ${before ?? 'unset'} to ${target}`);
+    }
+  };
+  const againCommand = upgradeCommandLine(clusterName, target, { ...opts, namespace });
+
+  if (!opts.wait) {
+    const pending = deployments.filter((md) => md.spec.template.spec.version !== target);
+    if (pending.length === 0) return;
+    const controlPlaneNow = await observeControlPlane();
+    if (controlPlaneNow.done) {
+      await upgradeDeployments();
+      return;
+    }
+    // Workers never run a newer version than their control plane: they follow once it is done, as upstream orders it.
+    const names = pending.map((md) => md.metadata.name).join(', ');
+    output.line(
+      `MachineDeployment${pending.length === 1 ? '' : 's'} ${names} in ${namespace} ${pending.length === 1 ? 'is' : 'are'} upgraded after the control plane ` +
+        `(now ${controlPlaneNow.progress}); once it is up to date, run:\n  ${againCommand}`,
+    );
+    return;
+  }
+
+  const limit = { deadline: Date.now() + opts.timeout, timeoutMs: opts.timeout, target };
+  await follow(output, label(controlPlane), observeControlPlane, {
+    ...limit,
+    hint: `the MachineDeployments are not upgraded yet; once the control plane is up to date, run: ${againCommand}`,
+  });
+  await upgradeDeployments();
+  for (const md of deployments) {
+    const mdTarget = deploymentTarget(md);
+    await follow(
+      output,
+      label(mdTarget),
+      async () => {
+        const deployment = await getObject<MachineDeployment>(kc, mdTarget, namespace, mdTarget.name);
+        const rollout = machineDeploymentRollout(deployment);
+        const updating = await updatingMachines(kc, namespace, deployment.status?.selector ?? `${LABELS.deploymentName}=${mdTarget.name}`);
+        return { progress: machineDeploymentProgress(rollout, updating), done: isMachineDeploymentUpgraded(rollout, updating) };
+      },
+      { ...limit, hint: `the rollout goes on; run the same command to follow it again` },
+    );
+  }
+  output.line(`Cluster ${namespace}/${clusterName} upgraded to ${target}`);
+}
+
+export function upgradeCommand(output: Output): Command {
+  const upgrade = new Command('upgrade').description('Upgrade workload clusters');
+  upgrade
+    .command('cluster')
+    .description("Upgrade a cluster's Kubernetes version: the control plane first, then its MachineDeployments")
+    .argument('<name>', 'name of the cluster')
+    .requiredOption('--kubernetes-version <version>', 'the version to upgrade to: vX.Y.Z, optionally +k3sN', versionArgument)
+    .option('-n, --namespace <namespace>', 'namespace of the cluster')
+    .option('--wait', 'follow the control plane, then upgrade the MachineDeployments and follow them too')
+    .addOption(new Option('--timeout <duration>', 'how long --wait waits (30s, 10m, 2h)').argParser(durationMs).default(DEFAULT_TIMEOUT_MS, '30m'))
+    .option('--kubeconfig <path>', 'kubeconfig of the management cluster')
+    .option('--kubeconfig-context <context>', 'context of the management cluster kubeconfig')
+    .addHelpText(
+      'after',
+      `
+The control plane (spec.controlPlaneRef) is upgraded first. Its MachineDeployments follow once it runs the new
+version on all its machines: with --wait in the same run; without, run the same command again then (it says so).
+A version older than the control plane's is refused, and so is skipping a minor: K3s upgrades one minor at a time.
+
+Examples:
+  capstan upgrade cluster demo --kubernetes-version v1.35.4
+  capstan upgrade cluster demo --kubernetes-version v1.35.4 --wait --timeout 45m
+  capstan upgrade cluster demo --kubernetes-version v1.35.4+k3s1 -n fleet`,
+    )
+    .action((clusterName: string, opts: UpgradeOptions) => upgradeCluster(output, clusterName, opts));
+  return upgrade;
+}
