@@ -72,6 +72,7 @@ export const bootstrapProviderService: ServiceDefinition = {
     // Asked by the core and the control plane provider before an in-place update (docs/in-place-updates.md).
     serveCanUpdateMachine(
       context.bus.nc,
+      context.topology.root,
       RESOURCES.K3sConfig.kind,
       (request) => answerCanUpdate({ client: context.client, configs, machines, controlPlanes }, request),
       context.logger,

@@ -1,3 +1,4 @@
+import { askCanUpdateMachine } from '@capstan/events';
 import type { V1Secret } from '@kubernetes/client-node';
 import { LABELS, RESOURCES, type Cluster, type K3sControlPlane, type Machine } from '@capstan/api';
 import type { ServiceDefinition } from '@capstan/provider-kit';
@@ -31,6 +32,7 @@ export const controlPlaneProviderService: ServiceDefinition = {
       recorder: context.recorder(K3SCONTROLPLANE_CONTROLLER),
       logger: context.logger,
       bus: context.bus,
+      askCanUpdate: (request) => askCanUpdateMachine(context.bus.nc, context.topology.root, request),
     });
     context.addController<K3sControlPlane>({
       name: K3SCONTROLPLANE_CONTROLLER,

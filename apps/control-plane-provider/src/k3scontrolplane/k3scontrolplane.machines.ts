@@ -87,6 +87,14 @@ export const MACHINE_UP_TO_DATE = ConditionType.UpToDate;
 
 /** `UpToDate` for one machine: True, or False naming what differs from the control plane's spec. */
 export function upToDateCondition(fact: ControlPlaneMachine): ConditionInput {
+  if (fact.updating) {
+    return {
+      type: MACHINE_UP_TO_DATE,
+      status: ConditionStatus.False,
+      reason: ConditionReason.Updating,
+      message: `* Updating in place to ${fact.updating}`,
+    };
+  }
   return fact.upToDate
     ? { type: MACHINE_UP_TO_DATE, status: ConditionStatus.True, reason: ConditionReason.UpToDate }
     : {

@@ -1,5 +1,6 @@
 import type { KubernetesObject, V1OwnerReference, V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import type { AskCanUpdate } from './k3scontrolplane.in-place.js';
 import {
   FINALIZERS,
   LABELS,
@@ -75,6 +76,8 @@ export interface K3sControlPlaneReconcilerDeps {
   bus?: { readonly isConnected: boolean };
   /** Whether the workload API answers through a kubeconfig; a real HTTPS probe by default. */
   probe?: WorkloadProbe;
+  /** Asks a machine's bootstrap provider whether a change can be applied in place (docs/in-place-updates.md). */
+  askCanUpdate?: AskCanUpdate;
 }
 
 /**
@@ -101,6 +104,7 @@ export class K3sControlPlaneReconciler {
       machines: deps.machines,
       kinds: new ProviderKinds(deps.client),
       expectations: this.expectations,
+      ...(deps.askCanUpdate && { askCanUpdate: deps.askCanUpdate }),
     });
     this.probe = deps.probe ?? ((kubeconfig) => probeWorkloadApi(kubeconfig));
     this.reconcile = objectReconciler<K3sControlPlane>({

@@ -29,10 +29,13 @@ import {
   newMachineName,
   TEMPLATE_FIELD_MANAGER,
 } from './machine-objects.js';
+import { inPlaceVerdict, startInPlaceUpdate, type AskCanUpdate, type InPlaceDeps } from './k3scontrolplane.in-place.js';
 import { machineKindOf, type ProviderKinds } from './provider-kinds.js';
 
 /** How soon to look again while the cache has not caught up with this controller's own machine changes. */
 export const EXPECTATION_RECHECK_MS = 2_000;
+/** How soon to ask the bootstrap provider again when it did not answer. */
+export const ASK_RETRY_MS = 10_000;
 /** How soon to look again for a missing machine template (templates are not watched). */
 export const TEMPLATE_RECHECK_MS = 15_000;
 
@@ -99,6 +102,8 @@ export interface ScalerDeps {
   machines: Pick<Informer<Machine>, 'getByName'>;
   kinds: ProviderKinds;
   expectations: MachineExpectations;
+  /** Asks a machine's bootstrap provider whether a change can be applied in place; without it, machines are replaced. */
+  askCanUpdate?: AskCanUpdate;
 }
 
 /**
@@ -113,11 +118,21 @@ export class ControlPlaneScaler {
     const settled = this.deps.expectations.satisfied(scope.kit.key, (name) =>
       this.cachedState(kcp.metadata.namespace!, name),
     );
+    const inPlace = settled && initialized ? await inPlaceVerdict(scope, this.inPlaceDeps()) : undefined;
     const plan: Plan = settled
-      ? planControlPlane(planInputFor(kcp, scope.cluster, scope.facts, initialized, scope.now.getTime()))
+      ? planControlPlane({
+          ...planInputFor(scope.kit.obj, scope.cluster, scope.facts, initialized, scope.now.getTime()),
+          ...(inPlace && { inPlace }),
+        })
       : { action: { type: 'wait', message: 'Waiting for the cache to show the last machine change' } };
     const execution = await this.execute(scope, plan.action);
+    if (inPlace?.kind === 'waiting') execution.retryAfterMs = Math.min(execution.retryAfterMs ?? Infinity, ASK_RETRY_MS);
     return { plan, settled, execution };
+  }
+
+  private inPlaceDeps(): InPlaceDeps {
+    const { client, machineClient, configClient, kinds, askCanUpdate } = this.deps;
+    return { client, machineClient, configClient, kinds, ...(askCanUpdate && { ask: askCanUpdate }) };
   }
 
   async deleteMachine(kcp: K3sControlPlane, name: string): Promise<void> {
@@ -184,6 +199,10 @@ export class ControlPlaneScaler {
           `Deleted unhealthy machine ${action.machine} (retry ${action.retryCount})`,
         );
         return { lastRemediation: record };
+      }
+      case 'update': {
+        await startInPlaceUpdate(scope, this.inPlaceDeps(), action.machine);
+        return {};
       }
       default:
         return {};

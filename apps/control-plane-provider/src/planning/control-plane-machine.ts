@@ -26,6 +26,10 @@ export interface ControlPlaneMachine {
   version?: string;
   /** Set on machines created to replace a remediated one. */
   remediationFor?: RemediationRecord;
+  /** Being updated in place: its target (`in-place.capstan.dev/update-in-progress`). */
+  updating?: string;
+  /** Its in-place update failed (the Machine's `Updating` message). */
+  updateFailed?: string;
 }
 
 /** One remediation: which machine, when, and how many times in a row replacements failed before it. */

@@ -1,4 +1,13 @@
-import { ANNOTATIONS, ConditionType, isFalse, isTrue, type Machine } from '@capstan/api';
+import {
+  ANNOTATIONS,
+  ConditionReason,
+  ConditionType,
+  getCondition,
+  isFalse,
+  isTrue,
+  updateInProgress,
+  type Machine,
+} from '@capstan/api';
 import { CONTROL_PLANE_ANNOTATIONS, parseRemediationRecord } from './annotations.js';
 import type { ControlPlaneMachine } from './control-plane-machine.js';
 
@@ -23,6 +32,8 @@ export interface DesiredMachineSpec {
 /** Why a machine differs from the desired spec; empty when it is up to date. */
 export function outdatedReasons(machine: Machine, desired: DesiredMachineSpec, now: number): string[] {
   const reasons: string[] = [];
+  const updating = updateInProgress(machine.metadata.annotations);
+  if (updating) reasons.push(`updating in place to ${updating}`);
   const version = machine.spec.version;
   if (version !== desired.version) reasons.push(`version ${version ?? '(none)'} -> ${desired.version}`);
   else if (machine.metadata.annotations?.[CONTROL_PLANE_ANNOTATIONS.specHash] !== desired.specHash) {
@@ -47,6 +58,12 @@ export function controlPlaneMachineFrom(
     machine.metadata.annotations?.[CONTROL_PLANE_ANNOTATIONS.remediationFor],
   );
   const failureDomain = machine.spec.failureDomain ?? machine.status?.failureDomain;
+  const updating = updateInProgress(machine.metadata.annotations);
+  const updatingCondition = getCondition(conditions, ConditionType.Updating);
+  const updateFailed =
+    updating && updatingCondition?.status === 'True' && updatingCondition.reason === ConditionReason.InPlaceUpdateFailed
+      ? (updatingCondition.message ?? 'in-place update failed')
+      : undefined;
   return {
     name: machine.metadata.name!,
     createdAt: timestampMs(machine.metadata.creationTimestamp),
@@ -61,5 +78,7 @@ export function controlPlaneMachineFrom(
     ...(failureDomain && { failureDomain }),
     ...(machine.spec.version && { version: machine.spec.version }),
     ...(remediationFor && { remediationFor }),
+    ...(updating && { updating }),
+    ...(updateFailed && { updateFailed }),
   };
 }

@@ -235,3 +235,49 @@ describe('planControlPlane: remediation', () => {
     });
   });
 });
+
+describe('planControlPlane in place', () => {
+  const outdated = { upToDate: false, outdatedReasons: ['version v1.34.4 -> v1.35.4'] };
+  const apply = { kind: 'apply' } as const;
+
+  it('updates the oldest out-of-date machine in place instead of surging a new one', () => {
+    const machines = [machine('a', outdated), machine('b', outdated), machine('c', outdated)];
+    expect(plan({ machines, inPlace: apply }).action).toEqual({ type: 'update', machine: 'a' });
+    expect(plan({ machines }).action).toMatchObject({ type: 'create', reason: 'rollout' });
+  });
+
+  it('updates one machine at a time, and halts at a failed update', () => {
+    const machines = [machine('a', { ...outdated, updating: 'h1' }), machine('b', outdated), machine('c', outdated)];
+    expect(plan({ machines, inPlace: apply }).action).toMatchObject({
+      type: 'wait',
+      message: expect.stringContaining('in-place update of machine(s) a'),
+    });
+    machines[0] = { ...machines[0]!, updateFailed: 'instruction install exited 1' };
+    expect(plan({ machines, inPlace: apply }).action).toMatchObject({
+      type: 'wait',
+      message: expect.stringMatching(/halted.*machine a failed: instruction install exited 1/),
+    });
+  });
+
+  it('never updates while etcd would lose quorum or another machine is not Ready', () => {
+    const machines = [machine('a', outdated), machine('b', { ready: false }), machine('c')];
+    expect(plan({ machines, inPlace: apply }).action).toMatchObject({ type: 'wait', message: expect.stringContaining('b to be Ready') });
+  });
+
+  it('updates a single control plane machine (nothing else could keep the API up)', () => {
+    expect(plan({ desiredReplicas: 1, machines: [machine('a', outdated)], inPlace: apply }).action).toEqual({
+      type: 'update',
+      machine: 'a',
+    });
+  });
+
+  it('waits, replacing nothing, when Required is blocked or the bootstrap provider has not answered', () => {
+    const machines = [machine('a', outdated), machine('b', outdated), machine('c', outdated)];
+    const reason = 'Cannot update the control plane in place (spec.machineTemplate.spec.infrastructureRef): never';
+    expect(plan({ machines, inPlace: { kind: 'blocked', reason } }).action).toEqual({ type: 'wait', message: reason });
+    expect(plan({ machines, inPlace: { kind: 'waiting', reason: 'no answer' } }).action).toEqual({
+      type: 'wait',
+      message: 'no answer',
+    });
+  });
+});

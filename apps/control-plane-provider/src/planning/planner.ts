@@ -13,7 +13,18 @@ export interface PlanInput {
   failureDomains: readonly string[];
   remediation: RemediationPolicy;
   now: number;
+  /**
+   * How out-of-date machines change (docs/in-place-updates.md): replaced (the default, and `Never`), updated in
+   * place one at a time, blocked (`Required` and not possible in place), or waiting for the bootstrap provider.
+   */
+  inPlace?: InPlaceVerdict;
 }
+
+export type InPlaceVerdict =
+  | { kind: 'apply' }
+  | { kind: 'replace' }
+  | { kind: 'blocked'; reason: string }
+  | { kind: 'waiting'; reason: string };
 
 export type CreateReason = 'initialize' | 'scale-up' | 'rollout';
 export type DeleteReason = 'scale-down' | 'rollout';
@@ -23,6 +34,7 @@ export type PlanAction =
   | { type: 'create'; reason: CreateReason; initServer: boolean; failureDomain?: string }
   | { type: 'delete'; reason: DeleteReason; machine: string }
   | { type: 'remediate'; machine: string; retryCount: number }
+  | { type: 'update'; machine: string }
   | { type: 'wait'; message: string; retryAt?: number }
   | { type: 'none' };
 
@@ -64,6 +76,12 @@ export function planControlPlane(input: PlanInput): Plan {
   }
 
   const outdated = live.filter((m) => !m.upToDate);
+  const updating = live.filter((m) => m.updating);
+  if (updating.length > 0) return withNote(waitForUpdates(updating));
+  const verdict = input.inPlace ?? { kind: 'replace' };
+  if (outdated.length > 0 && verdict.kind !== 'replace' && live.length === input.desiredReplicas) {
+    return withNote(planInPlace(input, live, outdated, verdict));
+  }
   if (outdated.length > 0) return withNote(planRollout(input, live, outdated));
   if (live.length < input.desiredReplicas) return withNote(scaleUp(input, live, 'scale-up'));
   if (live.length > input.desiredReplicas) return withNote(scaleDown(input, live, live, 'scale-down'));
@@ -123,6 +141,37 @@ function planRollout(
   }
   if (live.length <= input.desiredReplicas) return scaleUp(input, live, 'rollout');
   return scaleDown(input, live, outdated, 'rollout');
+}
+
+/** One update at a time: nothing else moves while one runs, and a failed one halts the rollout there. */
+function waitForUpdates(updating: readonly ControlPlaneMachine[]): PlanAction {
+  const failed = updating.find((m) => m.updateFailed);
+  if (failed) {
+    return { type: 'wait', message: `Rollout halted: the in-place update of machine ${failed.name} failed: ${failed.updateFailed}` };
+  }
+  return { type: 'wait', message: `Waiting for the in-place update of machine(s) ${names(updating)}` };
+}
+
+/**
+ * The next machine to update in place, oldest first, when the others are healthy and etcd keeps its quorum while
+ * it restarts (a single machine is updated anyway: there is no other to keep the API up).
+ */
+function planInPlace(
+  input: PlanInput,
+  live: readonly ControlPlaneMachine[],
+  outdated: readonly ControlPlaneMachine[],
+  verdict: Exclude<InPlaceVerdict, { kind: 'replace' }>,
+): PlanAction {
+  if (verdict.kind !== 'apply') return { type: 'wait', message: verdict.reason };
+  const candidate = [...outdated].sort((a, b) => a.createdAt - b.createdAt || (a.name < b.name ? -1 : 1))[0]!;
+  const othersNotReady = live.filter((m) => m.name !== candidate.name && !isHealthy(m));
+  if (othersNotReady.length > 0) {
+    return { type: 'wait', message: `Waiting for machine(s) ${names(othersNotReady)} to be Ready before updating ${candidate.name}` };
+  }
+  if (live.length > 1 && !canSafelyRemove(input.machines, candidate.name, input.desiredReplicas)) {
+    return { type: 'wait', message: `Updating ${candidate.name} would leave fewer healthy machines than etcd quorum` };
+  }
+  return { type: 'update', machine: candidate.name };
 }
 
 function planRemediation(input: PlanInput, live: readonly ControlPlaneMachine[]): Plan {

@@ -6,6 +6,7 @@ import {
   type MachineHealthCheck,
   type MachineSet,
 } from '@capstan/api';
+import { askCanUpdateMachine } from '@capstan/events';
 import type { ServiceContext } from '@capstan/provider-kit';
 import { ProviderKinds } from '../external/provider-kinds.js';
 import type { WorkloadClusters } from '../remote/workload-clusters.js';
@@ -31,6 +32,7 @@ export function registerWorkloadControllers(
     machineDeployments: ctx.manager.informer<MachineDeployment>(RESOURCES.MachineDeployment),
     machineHealthChecks: ctx.manager.informer<MachineHealthCheck>(RESOURCES.MachineHealthCheck),
     templates: new TemplateCloner(ctx.client, new ProviderKinds(ctx.client)),
+    askCanUpdate: (request) => askCanUpdateMachine(ctx.bus.nc, ctx.topology.root, request),
     now: () => new Date(),
   };
   // Adoption looks at objects no controller owns: indexed, so no reconcile scans the whole namespace.

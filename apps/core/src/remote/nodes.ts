@@ -47,6 +47,13 @@ export async function cordonNode(client: KubeClient, node: V1Node): Promise<bool
   return true;
 }
 
+/** Marks the node schedulable again (kubectl uncordon); false when it already was. */
+export async function uncordonNode(client: KubeClient, node: V1Node): Promise<boolean> {
+  if (node.spec?.unschedulable !== true) return false;
+  await client.resource<V1Node>(NODES).mergePatch({ name: node.metadata!.name! }, { spec: { unschedulable: null } });
+  return true;
+}
+
 /** Deletes the node; false when it was already gone. */
 export async function deleteNode(client: KubeClient, name: string): Promise<boolean> {
   try {

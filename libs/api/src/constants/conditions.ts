@@ -60,6 +60,10 @@ export const ConditionReason = {
   UpToDate: 'UpToDate',
   NotUpToDate: 'NotUpToDate',
   UpToDateUnknown: 'UpToDateUnknown',
+  /** UpToDate=False while the Machine is updated in place. */
+  Updating: 'Updating',
+  /** RollingOut on a MachineDeployment or K3sControlPlane whose Required in-place rollout cannot go on. */
+  InPlaceUpdateBlocked: 'InPlaceUpdateBlocked',
   RollingOut: 'RollingOut',
   NotRollingOut: 'NotRollingOut',
   ScalingUp: 'ScalingUp',

@@ -10,6 +10,8 @@ export interface BootstrapConfigContract {
   /** `status.dataSecretName` (same path in both contracts). */
   dataSecretName?: string;
   conditions: ReportedCondition[];
+  /** Capstan's in-place update contract (docs/in-place-updates.md): `status.inPlaceUpdate`. */
+  inPlaceUpdate?: { target: string; state: string; message?: string };
 }
 
 export function readBootstrapConfig(obj: unknown, contract?: ContractVersion): BootstrapConfigContract {
@@ -17,9 +19,13 @@ export function readBootstrapConfig(obj: unknown, contract?: ContractVersion): B
   const v1beta1 = booleanAt(obj, ['status', 'ready']);
   const created = contract === 'v1beta2' ? v1beta2 : contract === 'v1beta1' ? v1beta1 : (v1beta2 ?? v1beta1);
   const dataSecretName = stringAt(obj, ['status', 'dataSecretName']) || undefined;
+  const target = stringAt(obj, ['status', 'inPlaceUpdate', 'target']);
+  const state = stringAt(obj, ['status', 'inPlaceUpdate', 'state']);
+  const message = stringAt(obj, ['status', 'inPlaceUpdate', 'message']);
   return {
     dataSecretCreated: created === true,
     ...(dataSecretName ? { dataSecretName } : {}),
     conditions: readConditions(obj, contract),
+    ...(target && state && { inPlaceUpdate: { target, state, ...(message && { message }) } }),
   };
 }

@@ -6,8 +6,8 @@ import { errorFields, type EventBusLogger } from '../logger.js';
 // is needed before anything is written, and the asker records it on its objects, so nothing is persisted here.
 // The request names objects only; specs (which may hold file contents) are read by the provider from the API.
 
-/** Root of request/reply subjects; outside the event streams' `capstan.handoff.>` / `capstan.lifecycle.>`. */
-export const RPC_ROOT = 'capstan.rpc';
+/** Token after the subject root of request/reply subjects; outside the streams' `handoff.>` / `lifecycle.>`. */
+export const RPC_TOKEN = 'rpc';
 
 /** How long an asker waits for an answer before it retries on a later reconcile. */
 export const CAN_UPDATE_TIMEOUT_MS = 5_000;
@@ -40,9 +40,12 @@ export interface CanUpdateMachineResponse {
   fields?: string[];
 }
 
-/** `capstan.rpc.can-update-machine.<kind>`: the bootstrap config kind, lower-cased (`k3sconfig`). */
-export function canUpdateMachineSubject(bootstrapKind: string): string {
-  return `${RPC_ROOT}.can-update-machine.${bootstrapKind.toLowerCase()}`;
+/**
+ * `<root>.rpc.can-update-machine.<kind>`: the bootstrap config kind, lower-cased (`capstan.rpc.can-update-machine.k3sconfig`).
+ * The root is the event topology's, so installs (and test files) sharing a NATS server never answer each other.
+ */
+export function canUpdateMachineSubject(root: string, bootstrapKind: string): string {
+  return `${root}.${RPC_TOKEN}.can-update-machine.${bootstrapKind.toLowerCase()}`;
 }
 
 export class CanUpdateMachineError extends Error {
@@ -59,10 +62,11 @@ export class CanUpdateMachineError extends Error {
 /** Asks the bootstrap provider; throws CanUpdateMachineError when no answer comes in time or the answer is malformed. */
 export async function askCanUpdateMachine(
   nc: NatsConnection,
+  root: string,
   request: CanUpdateMachineRequest,
   timeoutMs = CAN_UPDATE_TIMEOUT_MS,
 ): Promise<CanUpdateMachineResponse> {
-  const subject = canUpdateMachineSubject(request.bootstrapConfig.kind);
+  const subject = canUpdateMachineSubject(root, request.bootstrapConfig.kind);
   let text: string;
   try {
     const reply = await nc.request(subject, JSON.stringify(request), { timeout: timeoutMs });
@@ -117,11 +121,12 @@ function parseRequest(text: string): CanUpdateMachineRequest | undefined {
  */
 export function serveCanUpdateMachine(
   nc: NatsConnection,
+  root: string,
   bootstrapKind: string,
   answer: (request: CanUpdateMachineRequest) => Promise<CanUpdateMachineResponse>,
   logger: EventBusLogger,
 ): Subscription {
-  const subject = canUpdateMachineSubject(bootstrapKind);
+  const subject = canUpdateMachineSubject(root, bootstrapKind);
   return nc.subscribe(subject, {
     queue: CAN_UPDATE_QUEUE,
     callback: (error, msg) => {

@@ -44,7 +44,7 @@ function hookNames(machine: Machine, prefix: string): string {
     .join(', ');
 }
 
-const elapsedSeconds = (since: string | Date | undefined, now: Date) =>
+export const elapsedSeconds = (since: string | Date | undefined, now: Date) =>
   since === undefined ? 0 : (now.getTime() - new Date(since).getTime()) / 1000;
 
 /**

@@ -34,6 +34,7 @@ import { type WorkloadClusters } from '../../remote/workload-clusters.js';
 import { MISSING_REFERENCE_REQUEUE_MS } from '../shared/requeue-delays.js';
 import { nextMachineDeletionStep } from './machine.deletion.js';
 import { machineEvent, machineTransitions } from './machine.events.js';
+import { reconcileInPlaceUpdate } from './machine.in-place.js';
 import { lookUpNode, syncNode } from './machine.node.js';
 import {
   availableIn,
@@ -121,6 +122,8 @@ export class MachineReconciler {
       await syncNode(lookup.access, lookup.observation.node, machine);
     }
     const now = this.now();
+    const inPlace = await reconcileInPlaceUpdate(machine, observation, lookup, now, scope.rc.log);
+    observation.updating = inPlace.updating;
     const status = computeMachineStatus(observation, now);
     await this.writeAndAnnounce(scope, status);
 
@@ -132,8 +135,11 @@ export class MachineReconciler {
       return { requeueAfter: MISSING_REFERENCE_REQUEUE_MS };
     }
     // A workload cluster that does not answer yet is not polled: its connection reports when it is up.
-    const wait = availableIn(machine, status, now);
-    return wait === undefined ? undefined : { requeueAfter: wait + 100 };
+    const available = availableIn(machine, status, now);
+    const waits = [available === undefined ? undefined : available + 100, inPlace.requeueAfter].filter(
+      (ms): ms is number => ms !== undefined,
+    );
+    return waits.length === 0 ? undefined : { requeueAfter: Math.min(...waits) };
   }
 
   private async reconcileDelete(scope: ReconcileScope<Machine>): Promise<DeletionResult | undefined> {

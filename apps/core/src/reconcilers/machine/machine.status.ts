@@ -36,6 +36,8 @@ export interface MachineObservation {
   node: NodeObservation;
   /** The current deletion step, while the Machine is being deleted. */
   deleting?: { reason: string; message: string };
+  /** `Updating`, from the in-place update step (machine.in-place.ts); NotUpdating when unset. */
+  updating?: ConditionInput;
 }
 
 /**
@@ -49,6 +51,7 @@ export const MACHINE_OWN_CONDITIONS: readonly string[] = [
   ConditionType.NodeReady,
   ConditionType.NodeHealthy,
   ConditionType.Deleting,
+  ConditionType.Updating,
   ConditionType.Ready,
   ConditionType.Available,
 ];
@@ -106,6 +109,13 @@ export function computeMachineStatus(observation: MachineObservation, now: Date 
   set(infrastructureReady(observation, infrastructureProvisioned));
   for (const input of nodeConditions(observation, conditions.all)) set(input);
   conditions.setDeleting(observation.deleting);
+  set(
+    observation.updating ?? {
+      type: ConditionType.Updating,
+      status: ConditionStatus.False,
+      reason: ConditionReason.NotUpdating,
+    },
+  );
   set(readyCondition(machine, conditions.all));
   set(availableCondition(machine, conditions.all, now));
   status.conditions = conditions.all;
@@ -133,6 +143,9 @@ export function machinePhase(
   if (bootstrapped && !provisioned) phase = MachinePhase.Provisioning;
   if (machine.spec?.providerID) phase = MachinePhase.Provisioned;
   if (status.nodeRef?.name && provisioned) phase = MachinePhase.Running;
+  if (status.conditions?.some((c) => c.type === ConditionType.Updating && c.status === ConditionStatus.True)) {
+    phase = MachinePhase.Updating;
+  }
   if (deleting) phase = MachinePhase.Deleting;
   return phase;
 }

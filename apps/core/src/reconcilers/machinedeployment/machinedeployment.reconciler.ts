@@ -1,6 +1,10 @@
 import {
   ANNOTATIONS,
+  ConditionReason,
+  ConditionStatus,
   ConditionType,
+  setCondition,
+  updateInProgress,
   FINALIZERS,
   RESOURCES,
   type Cluster,
@@ -40,6 +44,7 @@ import {
   revisionOf,
   type SetChange,
 } from './machinedeployment.sets.js';
+import { ASK_RETRY_MS, InPlaceRollout, type InPlaceOutcome } from './machinedeployment.in-place.js';
 import { planProportionalScale } from './proportional-scale.js';
 import { resolveRolloutLimits, type RolloutLimits } from './rollout-limits.js';
 import { planOnDelete, planRollingUpdate, type ScalePlan, type SetState } from './rollout-planner.js';
@@ -71,6 +76,7 @@ export const MACHINE_DEPLOYMENT_CONDITIONS = [
  */
 export class MachineDeploymentReconciler {
   private readonly setsApi: ResourceClient<MachineSet>;
+  private readonly machinesApi: ResourceClient<Machine>;
   readonly reconcile: Reconciler;
 
   constructor(
@@ -78,6 +84,7 @@ export class MachineDeploymentReconciler {
     private readonly recorder: EventRecorder,
   ) {
     this.setsApi = workload.client.resource<MachineSet>(RESOURCES.MachineSet);
+    this.machinesApi = workload.client.resource<Machine>(RESOURCES.Machine);
     this.reconcile = workloadReconciler<MachineDeployment>(workload, RESOURCES.MachineDeployment, {
       cache: workload.machineDeployments,
       ownedConditions: MACHINE_DEPLOYMENT_CONDITIONS,
@@ -100,13 +107,16 @@ export class MachineDeploymentReconciler {
     const now = this.workload.now();
     const limits = resolveRolloutLimits(deployment);
     let observed = this.observe(deployment, cluster);
+    let inPlace: InPlaceOutcome | undefined;
     if (!deployment.spec.paused) {
-      await this.rollout(observed, limits, now, rc);
+      inPlace = await this.rollout(observed, limits, now, rc);
       observed = this.observe(deployment, cluster);
       await this.cleanUpOldSets(observed, now);
       observed = this.observe(deployment, cluster);
     }
     setStatus(observed, limits, now);
+    if (inPlace) reportInPlace(deployment, inPlace);
+    if (inPlace?.kind === 'waiting') return { requeueAfter: ASK_RETRY_MS };
 
     // A rollout.after still ahead needs a reconcile when it comes: nothing else would trigger one.
     const after = timeMs(deployment.spec.rollout?.after);
@@ -127,7 +137,7 @@ export class MachineDeploymentReconciler {
     limits: RolloutLimits,
     now: Date,
     rc: ReconcileContext,
-  ): Promise<void> {
+  ): Promise<InPlaceOutcome | undefined> {
     const { deployment, sets } = observed;
     const current = findCurrentMachineSet(deployment, sets, now);
     const old = sets.filter((ms) => ms !== current);
@@ -159,11 +169,30 @@ export class MachineDeploymentReconciler {
         if (target === undefined && (ms.spec.replicas ?? 1) === 0) continue;
         await this.updateSet(deployment, ms, { replicas: target, limits }, rc);
       }
-      return;
+      return undefined;
     }
 
     const revision = Math.max(0, ...old.map(revisionOf)) + 1;
     const hash = templateHash(deployment.spec.template, dueRolloutAfter(deployment, now));
+
+    const inPlace = deployment.spec.rollout?.inPlace ?? 'Never';
+    const oldMachines = old.some((ms) => (observed.machinesBySet.get(ms.metadata.uid!) ?? []).length > 0);
+    if (inPlace !== 'Never' && deployment.spec.rollout?.strategy?.type !== 'OnDelete' && oldMachines) {
+      let currentSet = current ?? (await this.createSet(deployment, hash, revision, 0, limits, rc));
+      if (revisionOf(currentSet) < revision) await this.updateSet(deployment, currentSet, { revision }, rc);
+      currentSet = this.workload.machineSets.get(objectKey(currentSet)) ?? currentSet;
+      const outcome = await new InPlaceRollout({
+        workload: this.workload,
+        machinesApi: this.machinesApi,
+        setsApi: this.setsApi,
+        scaleSet: (ms, replicas) => this.updateSet(deployment, ms, { replicas, limits }, rc),
+        rc,
+      }).step(deployment, currentSet, old, observed.machinesBySet, limits);
+      if (outcome.kind !== 'replace') {
+        this.recordRevision(deployment, this.workload.machineSets.get(objectKey(currentSet)) ?? currentSet);
+        return outcome;
+      }
+    }
     const newState: SetState = current
       ? stateOf(current)
       : { name: machineSetName(deployment, hash), replicas: 0, machines: [], createdAt: now.getTime() };
@@ -199,6 +228,7 @@ export class MachineDeploymentReconciler {
       );
     }
     this.recordRevision(deployment, this.workload.machineSets.get(objectKey(currentSet)) ?? currentSet);
+    return undefined;
   }
 
   /** Active sets were last sized for another spec.replicas (upstream isScalingEvent). */
@@ -360,7 +390,10 @@ function setStatus(observed: Observed, limits: RolloutLimits, now: Date): void {
       cluster: observed.cluster,
       machineSets: sets,
       machines: [...machinesBySet.values()].flat(),
-      isUpToDate: (m) => current !== undefined && getControllerOf(m)?.uid === current.metadata.uid,
+      isUpToDate: (m) =>
+        current !== undefined &&
+        getControllerOf(m)?.uid === current.metadata.uid &&
+        !updateInProgress(m.metadata.annotations),
       limits,
       now,
     }),
@@ -376,4 +409,25 @@ function scalableOf(ms: MachineSet) {
     createdAt: createdAtOf(ms),
     ...(Number.isFinite(max) && max > 0 ? { maxReplicas: max } : {}),
   };
+}
+
+/**
+ * What an in-place rollout that cannot go on says, on RollingOut: Required and blocked (naming the field), halted at
+ * a failed update, or waiting for the bootstrap provider's answer.
+ */
+function reportInPlace(deployment: MachineDeployment, outcome: InPlaceOutcome): void {
+  const message =
+    outcome.kind === 'blocked' || outcome.kind === 'waiting'
+      ? outcome.reason
+      : outcome.kind === 'in-place' && outcome.halted
+        ? `rollout halted: ${outcome.halted}`
+        : undefined;
+  if (!message || !deployment.status) return;
+  deployment.status.conditions = setCondition(deployment.status.conditions, {
+    type: ConditionType.RollingOut,
+    status: ConditionStatus.True,
+    reason: outcome.kind === 'blocked' ? ConditionReason.InPlaceUpdateBlocked : ConditionReason.RollingOut,
+    message: `* ${message}`,
+    observedGeneration: deployment.metadata.generation,
+  });
 }

@@ -1,4 +1,5 @@
 import {
+  updateInProgress,
   ANNOTATIONS,
   ConditionReason,
   ConditionType,
@@ -45,11 +46,16 @@ export function goDuration(seconds: number): string {
   return `${s}s`;
 }
 
-/** Machines a health check leaves alone entirely: not counted, never remediated. */
+/**
+ * Machines a health check leaves alone entirely: not counted, never remediated. A Machine being updated in place
+ * restarts its node on purpose; its update reports its own failure.
+ */
 export function skipsHealthCheck(machine: Machine): boolean {
   const annotations = machine.metadata.annotations ?? {};
   return (
-    Object.hasOwn(annotations, ANNOTATIONS.skipRemediation) || Object.hasOwn(annotations, ANNOTATIONS.paused)
+    Object.hasOwn(annotations, ANNOTATIONS.skipRemediation) ||
+    Object.hasOwn(annotations, ANNOTATIONS.paused) ||
+    updateInProgress(annotations) !== undefined
   );
 }
 

@@ -1,5 +1,6 @@
 import { jsonEqual } from '@capstan/kube';
-import { FINALIZERS, LABELS, RESOURCES, type Machine, type MachineSet } from '@capstan/api';
+import { FINALIZERS, IN_PLACE_ANNOTATIONS, LABELS, RESOURCES, type Machine, type MachineSet } from '@capstan/api';
+import type { Informer } from '@capstan/kube';
 import type { ObjectReference } from '../shared/template-cloner.js';
 import { formatLabelValue } from '../shared/label-value.js';
 import { ownerReferenceTo } from '../shared/ownership.js';
@@ -84,4 +85,18 @@ function changedEntries(
 ): Record<string, string> | undefined {
   const changed = Object.entries(desired).filter(([key, value]) => current?.[key] !== value);
   return changed.length > 0 ? Object.fromEntries(changed) : undefined;
+}
+
+/**
+ * A Machine is on its way out of or into the set (in-place moves, docs/in-place-updates.md): one of its own carries
+ * `moving-to`, or a Machine of its namespace is moving to it.
+ */
+export function isMovingMachines(
+  machines: Informer<Machine>,
+  machineSet: MachineSet,
+  own: readonly Machine[],
+): boolean {
+  const movingTo = (m: Machine) => m.metadata.annotations?.[IN_PLACE_ANNOTATIONS.movingTo];
+  if (own.some((m) => movingTo(m) !== undefined)) return true;
+  return machines.list(machineSet.metadata.namespace).some((m) => movingTo(m) === machineSet.metadata.name);
 }

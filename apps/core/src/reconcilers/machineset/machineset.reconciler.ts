@@ -7,6 +7,7 @@ import {
   isFalse,
   LABELS,
   RESOURCES,
+  updateInProgress,
   type Cluster,
   type Machine,
   type MachineDeployment,
@@ -32,7 +33,7 @@ import { isDeleting } from '../shared/machine-state.js';
 import { deleteIfPresent, ownerReferenceTo, setClusterLabelAndOwner } from '../shared/ownership.js';
 import { controlledBy, ORPHANS_BY_NAMESPACE, type WorkloadContext } from '../shared/workload-context.js';
 import { clusterOf, workloadReconciler } from '../shared/workload-reconciler.js';
-import { inPlacePatch } from './machineset.machines.js';
+import { inPlacePatch, isMovingMachines } from './machineset.machines.js';
 import { remediateMachines } from './machineset.remediation.js';
 import { scaleDown, scaleUp, type ScaleDeps } from './machineset.scale.js';
 import { computeMachineSetStatus, desiredReplicas, type MachineSetObservation } from './machineset.status.js';
@@ -131,7 +132,9 @@ export class MachineSetReconciler {
       log: rc.log,
       signal: rc.signal,
     };
-    const missing = desiredReplicas(machineSet) - machines.length;
+    // While its MachineDeployment moves a Machine in or out (in place), the count is the deployment's to settle.
+    const moving = isMovingMachines(this.workload.machines, machineSet, machines);
+    const missing = moving ? 0 : desiredReplicas(machineSet) - machines.length;
     let blockedBy = missing > 0 ? this.scaleUpBlocker(machineSet, cluster, deployment, current) : undefined;
     let result: ReconcileResult | undefined;
     if (missing > 0 && !blockedBy) {
@@ -148,7 +151,7 @@ export class MachineSetReconciler {
     }
 
     const isUpToDate = deployment
-      ? () => current
+      ? (machine: Machine) => current && !updateInProgress(machine.metadata.annotations)
       : (machine: Machine) => !isFalse(machine.status?.conditions, ConditionType.UpToDate);
     setStatus(machineSet, {
       machineSet,
@@ -266,7 +269,16 @@ export class MachineSetReconciler {
           message: `* MachineDeployment ${deployment.metadata.name} rolls out a newer template`,
         };
     for (const machine of machines) {
-      await this.machineConditions.write(machine, (draft) => setMachineCondition(draft, condition, now));
+      const target = updateInProgress(machine.metadata.annotations);
+      const updating = {
+        type: ConditionType.UpToDate,
+        status: ConditionStatus.False,
+        reason: ConditionReason.Updating,
+        message: `* Updating in place to template ${target}`,
+      };
+      await this.machineConditions.write(machine, (draft) =>
+        setMachineCondition(draft, current && target ? updating : condition, now),
+      );
     }
   }
 

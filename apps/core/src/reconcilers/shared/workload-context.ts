@@ -1,3 +1,4 @@
+import type { CanUpdateMachineRequest, CanUpdateMachineResponse } from '@capstan/events';
 import type { Cluster, Machine, MachineDeployment, MachineHealthCheck, MachineSet } from '@capstan/api';
 import { BY_OWNER, getControllerOf, type IndexFunc, type Informer, type KubeClient } from '@capstan/kube';
 import type { KubernetesObject } from '@kubernetes/client-node';
@@ -12,6 +13,8 @@ export interface WorkloadContext {
   machineDeployments: Informer<MachineDeployment>;
   machineHealthChecks: Informer<MachineHealthCheck>;
   templates: TemplateCloner;
+  /** Asks a Machine's bootstrap provider whether a change can be applied in place (NATS request/reply). */
+  askCanUpdate: (request: CanUpdateMachineRequest) => Promise<CanUpdateMachineResponse>;
   now: () => Date;
 }
 

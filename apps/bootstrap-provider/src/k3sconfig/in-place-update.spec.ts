@@ -1,0 +1,74 @@
+import type { V1Secret } from '@kubernetes/client-node';
+import { gzipJson, PLAN_KEYS, planChecksum, type MachinePlan } from '@capstan/node-agent';
+import { updateOutcome, updatePlanFor } from './in-place-update.js';
+
+const render = {
+  role: 'agent' as const,
+  spec: { version: 'v1.35.4+k3s1', files: [{ path: '/etc/motd', content: 'hello' }] },
+  endpoint: { host: '10.0.0.1', port: 6443 },
+  token: 'K10secret-token::server:abcdef',
+};
+
+function secretWith(data: Record<string, Buffer | string>): V1Secret {
+  return {
+    metadata: { name: 'm-machine-plan', namespace: 'ns' },
+    data: Object.fromEntries(
+      Object.entries(data).map(([k, v]) => [k, (typeof v === 'string' ? Buffer.from(v) : v).toString('base64')]),
+    ),
+  };
+}
+
+describe('updatePlanFor', () => {
+  it('writes the K3s config and the files, and runs the install script with the new release only on restart', () => {
+    const plan = updatePlanFor({ render, restart: true, probes: undefined });
+    expect(plan.files?.map((f) => f.path)).toEqual(['/etc/rancher/k3s/config.yaml', '/etc/motd']);
+    const config = Buffer.from(plan.files![0]!.content!, 'base64').toString('utf8');
+    expect(config).toContain('token: K10secret-token::server:abcdef');
+    expect(plan.files![0]!.permissions).toBe('0600');
+    expect(plan.instructions).toEqual([
+      expect.objectContaining({
+        name: 'install',
+        args: ['/opt/k3s/install.sh'],
+        env: ['INSTALL_K3S_VERSION=v1.35.4+k3s1', 'INSTALL_K3S_EXEC=agent'],
+        saveOutput: true,
+      }),
+    ]);
+    expect(updatePlanFor({ render, restart: false, probes: undefined }).instructions).toBeUndefined();
+  });
+});
+
+describe('updateOutcome', () => {
+  const plan: MachinePlan = { files: [] };
+  const checksum = planChecksum(JSON.stringify(plan));
+  const update = { target: 'abc', planChecksum: checksum, state: 'Updating' as const };
+
+  it('succeeds once the update plan applied and its probes are healthy', () => {
+    const secret = secretWith({});
+    expect(
+      updateOutcome(update, { secretName: 's', checksum, appliedChecksum: checksum, state: 'succeeded', probesHealthy: true }, secret, []),
+    ).toEqual({ ...update, state: 'Succeeded' });
+    expect(
+      updateOutcome(update, { secretName: 's', checksum, appliedChecksum: checksum, state: 'succeeded', probesHealthy: false }, secret, []).state,
+    ).toBe('Updating');
+  });
+
+  it('ignores reports on another plan', () => {
+    const other = 'f'.repeat(64);
+    expect(updateOutcome(update, { secretName: 's', checksum: other, state: 'failed' }, secretWith({}), [])).toBe(update);
+  });
+
+  it('fails with the failing step and the tail of its output, the join token and key-like text masked', () => {
+    const secret = secretWith({
+      [PLAN_KEYS.failureMessage]: 'instruction install exited 1',
+      [PLAN_KEYS.failedOutput]: gzipJson({
+        install: `using token K10secret-token::server:abcdef\n${'A'.repeat(60)}\nk3s v1.99.0 is not available on this host`,
+      }),
+    });
+    const outcome = updateOutcome(update, { secretName: 's', checksum, state: 'failed' }, secret, [render.token]);
+    expect(outcome.state).toBe('Failed');
+    expect(outcome.message).toContain('instruction install exited 1');
+    expect(outcome.message).toContain('is not available on this host');
+    expect(outcome.message).not.toContain('K10secret');
+    expect(outcome.message).not.toContain('A'.repeat(60));
+  });
+});

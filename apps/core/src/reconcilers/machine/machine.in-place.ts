@@ -1,0 +1,135 @@
+import {
+  ANNOTATIONS,
+  ConditionReason,
+  ConditionStatus,
+  ConditionType,
+  IN_PLACE_ANNOTATIONS,
+  toRFC3339,
+  updateInProgress,
+  type ConditionInput,
+  type Machine,
+} from '@capstan/api';
+import type { Logger } from 'pino';
+import { describeDrain, drainDone, drainNode } from '../../remote/drain.js';
+import { cordonNode, uncordonNode } from '../../remote/nodes.js';
+import type { NodeLookup } from './machine.node.js';
+import { DRAIN_RETRY_MS, elapsedSeconds } from './machine.deletion.js';
+import type { MachineObservation } from './machine.status.js';
+
+// The Machine controller's half of an in-place update (docs/in-place-updates.md). A Machine carrying
+// `update-in-progress` is drained when the update restarts K3s (cordon first; `exclude-node-draining` and the
+// drain timeout as for deletion), then marked `ready-to-update` so its bootstrap provider writes the new plan. When
+// the provider reports the target Succeeded (and the Node is Ready on the new version) the node is uncordoned, the
+// annotations go and `Updating` turns False. A failed update keeps `Updating` True with the provider's message.
+
+export interface InPlaceStep {
+  /** The `Updating` condition. */
+  updating: ConditionInput;
+  requeueAfter?: number;
+}
+
+/** How often a running update is looked at when no event says it moved (the bootstrap provider announces it). */
+export const UPDATE_POLL_MS = 15_000;
+
+const notUpdating: ConditionInput = {
+  type: ConditionType.Updating,
+  status: ConditionStatus.False,
+  reason: ConditionReason.NotUpdating,
+};
+
+function updating(message: string, failed = false): ConditionInput {
+  return {
+    type: ConditionType.Updating,
+    status: ConditionStatus.True,
+    reason: failed ? ConditionReason.InPlaceUpdateFailed : ConditionReason.InPlaceUpdating,
+    message: `* ${message}`,
+  };
+}
+
+function setAnnotations(machine: Machine, changes: Record<string, string | undefined>): void {
+  const annotations = { ...machine.metadata.annotations };
+  for (const [key, value] of Object.entries(changes)) {
+    if (value === undefined) delete annotations[key];
+    else annotations[key] = value;
+  }
+  machine.metadata.annotations = annotations;
+}
+
+/** The Node runs the Machine's version (K3s reports `v1.35.4+k3s1` for `v1.35.4`). */
+function nodeOnVersion(lookup: NodeLookup, version: string | undefined): boolean {
+  if (lookup.observation.state !== 'found') return false;
+  const node = lookup.observation.node;
+  const ready = node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+  const kubelet = node.status?.nodeInfo?.kubeletVersion ?? '';
+  return ready && (!version || kubelet === version || kubelet.startsWith(`${version}+`));
+}
+
+/** One step of the Machine's in-place update; changes the Machine's annotations on the reconcile's copy. */
+export async function reconcileInPlaceUpdate(
+  machine: Machine,
+  observation: MachineObservation,
+  lookup: NodeLookup,
+  now: Date,
+  log: Logger,
+): Promise<InPlaceStep> {
+  const annotations = machine.metadata.annotations ?? {};
+  const target = updateInProgress(annotations);
+  if (!target) return { updating: notUpdating };
+  const node = lookup.observation.state === 'found' ? lookup.observation.node : undefined;
+  const client = lookup.access?.client;
+
+  if (annotations[IN_PLACE_ANNOTATIONS.readyToUpdate] !== target) {
+    const restart = annotations[IN_PLACE_ANNOTATIONS.restart] === 'true';
+    const excluded = annotations[ANNOTATIONS.excludeNodeDraining] !== undefined;
+    if (restart && node && client && !excluded) {
+      const cordonedAt = annotations[IN_PLACE_ANNOTATIONS.cordoned];
+      if (!cordonedAt) {
+        const changed = await cordonNode(client, node);
+        // Only a node this update cordoned is uncordoned after it (one a user cordoned stays so).
+        setAnnotations(machine, { [IN_PLACE_ANNOTATIONS.cordoned]: changed ? toRFC3339(now) : 'pre-existing' });
+        log.info({ node: node.metadata?.name, target }, 'node cordoned for an in-place update');
+      }
+      const timeout = machine.spec.deletion?.nodeDrainTimeoutSeconds ?? 0;
+      const started = cordonedAt && cordonedAt !== 'pre-existing' ? cordonedAt : undefined;
+      const timedOut = timeout > 0 && elapsedSeconds(started, now) > timeout;
+      const result = await drainNode(client, node.metadata!.name!);
+      if (!drainDone(result) && !timedOut) {
+        return {
+          updating: updating(`Draining Node ${node.metadata?.name} before the update: ${describeDrain(result)}`),
+          requeueAfter: DRAIN_RETRY_MS,
+        };
+      }
+      if (timedOut) log.info({ node: node.metadata?.name, timeoutSeconds: timeout }, 'drain timed out: updating anyway');
+    }
+    setAnnotations(machine, { [IN_PLACE_ANNOTATIONS.readyToUpdate]: target });
+    log.info({ target, restart }, 'in-place update may start');
+    return { updating: updating(`Updating in place to ${target}`), requeueAfter: UPDATE_POLL_MS };
+  }
+
+  const reported =
+    observation.bootstrap.state === 'found' ? observation.bootstrap.contract.inPlaceUpdate : undefined;
+  if (reported?.target === target && reported.state === 'Failed') {
+    return { updating: updating(`In-place update to ${target} failed: ${reported.message ?? 'no detail'}`, true) };
+  }
+  if (reported?.target !== target || reported.state !== 'Succeeded') {
+    return { updating: updating(`Updating in place to ${target}: waiting for the machine plan`), requeueAfter: UPDATE_POLL_MS };
+  }
+  if (!nodeOnVersion(lookup, machine.spec.version)) {
+    return {
+      updating: updating(`Updating in place to ${target}: waiting for Node to be Ready on ${machine.spec.version ?? 'its version'}`),
+      requeueAfter: DRAIN_RETRY_MS,
+    };
+  }
+  if (node && client && annotations[IN_PLACE_ANNOTATIONS.cordoned] && annotations[IN_PLACE_ANNOTATIONS.cordoned] !== 'pre-existing') {
+    await uncordonNode(client, node);
+    log.info({ node: node.metadata?.name, target }, 'node uncordoned after the in-place update');
+  }
+  setAnnotations(machine, {
+    [IN_PLACE_ANNOTATIONS.updateInProgress]: undefined,
+    [IN_PLACE_ANNOTATIONS.readyToUpdate]: undefined,
+    [IN_PLACE_ANNOTATIONS.restart]: undefined,
+    [IN_PLACE_ANNOTATIONS.cordoned]: undefined,
+  });
+  log.info({ target }, 'in-place update done');
+  return { updating: notUpdating };
+}

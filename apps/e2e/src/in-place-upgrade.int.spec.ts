@@ -1,0 +1,259 @@
+import 'reflect-metadata';
+import { KubeConfig, type KubernetesObject, type V1Node, type V1Secret } from '@kubernetes/client-node';
+import {
+  INFRASTRUCTURE_GROUP,
+  LABELS,
+  RESOURCES,
+  getCondition,
+  type Cluster,
+  type K3sConfig,
+  type K3sControlPlane,
+  type Machine,
+  type MachineDeployment,
+} from '@capstan/api';
+import { createKubeClient, Informer, isNotFound, NODES, SECRETS, type KubeClient, type ResourceType } from '@capstan/kube';
+import { eventually, startCapstan, type CapstanUnderTest, type TestNamespace } from '@capstan/testing';
+
+// In-place upgrade with real parts (docs/in-place-updates.md): the five services, sim machines with real node agents
+// applying machine plans, and a workload API server that the install instruction restarts on the new minor. A
+// 3 control plane + 2 worker cluster goes from v1.34.4 to v1.35.4 without a Machine, SimMachine or K3sConfig being
+// created or deleted; the limits are sampled from watch events (each change of a Machine or Node is seen).
+
+const CLUSTER = 'inplace';
+const KCP = `${CLUSTER}-control-plane`;
+const MD = `${CLUSTER}-md-0`;
+const FROM = 'v1.34.4';
+const TO = 'v1.35.4';
+const STEP_TIMEOUT_MS = 420_000;
+
+const until = <T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false) =>
+  eventually(probe, { message: what, timeoutMs: STEP_TIMEOUT_MS, intervalMs: 250 });
+
+const isTrueOn = (m: Machine, type: string) => getCondition(m.status?.conditions, type)?.status === 'True';
+const updating = (m: Machine) => isTrueOn(m, 'Updating');
+const isControlPlane = (m: Machine) => LABELS.controlPlane in (m.metadata.labels ?? {});
+
+interface Sample {
+  updatingControlPlane: number;
+  unavailableWorkers: number;
+  clusterAvailable: boolean;
+}
+
+describe('in-place upgrade of a K3s cluster on sim machines', () => {
+  let ns: TestNamespace;
+  let capstan: CapstanUnderTest;
+  let client: KubeClient;
+  let machines: Informer<Machine>;
+  let clusters: Informer<Cluster>;
+  let workload: KubeClient | undefined;
+  let nodes: Informer<V1Node> | undefined;
+  const samples: Sample[] = [];
+  /** Per node: was it ever unschedulable while its machine updated, and is it schedulable now. */
+  const cordoned = new Set<string>();
+
+  const create = (resource: ResourceType, body: Record<string, unknown>) =>
+    client.resource(resource).create({
+      apiVersion: resource.group ? `${resource.group}/${resource.version}` : resource.version,
+      kind: resource.kind,
+      ...body,
+    } as KubernetesObject);
+  const names = async (resource: ResourceType) =>
+    (await client.resource(resource).list({ namespace: ns.name })).items
+      .map((o) => `${o.metadata?.name}/${o.metadata?.uid}`)
+      .sort();
+
+  beforeAll(async () => {
+    capstan = await startCapstan('inplace', {
+      env: {
+        CAPSTAN_SIM_HEARTBEAT_SECONDS: '1',
+        CAPSTAN_SIM_NODE_STATUS_SECONDS: '2',
+        CAPSTAN_SIM_PROVISIONING_JITTER: '0',
+        CAPSTAN_SIM_NODE_AGENT: 'in-process',
+      },
+    });
+    ns = capstan.namespace;
+    client = createKubeClient(ns.kc);
+    machines = new Informer<Machine>(client, RESOURCES.Machine, { namespace: ns.name });
+    clusters = new Informer<Cluster>(client, RESOURCES.Cluster, { namespace: ns.name });
+    const record = () => {
+      const all = machines.list(ns.name).filter((m) => !m.metadata.deletionTimestamp);
+      const cluster = clusters.getByName(ns.name, CLUSTER);
+      samples.push({
+        updatingControlPlane: all.filter((m) => isControlPlane(m) && updating(m)).length,
+        unavailableWorkers: all.filter((m) => !isControlPlane(m) && (updating(m) || !isTrueOn(m, 'Available'))).length,
+        clusterAvailable: getCondition(cluster?.status?.conditions, 'Available')?.status === 'True',
+      });
+    };
+    machines.addEventHandler({ onAdd: record, onUpdate: record, onDelete: record });
+    clusters.addEventHandler({ onAdd: record, onUpdate: record, onDelete: record });
+    machines.start();
+    clusters.start();
+    await Promise.all([machines.waitForSync(), clusters.waitForSync()]);
+
+    const simTemplate = (name: string) =>
+      create(RESOURCES.SimMachineTemplate, {
+        metadata: { name, namespace: ns.name },
+        spec: { template: { spec: { provisioningDelaySeconds: 0 } } },
+      });
+    await create(RESOURCES.Cluster, {
+      metadata: { name: CLUSTER, namespace: ns.name },
+      spec: {
+        clusterNetwork: { pods: { cidrBlocks: ['10.42.0.0/16'] }, services: { cidrBlocks: ['10.43.0.0/16'] } },
+        infrastructureRef: { apiGroup: INFRASTRUCTURE_GROUP, kind: 'SimCluster', name: CLUSTER },
+        controlPlaneRef: { apiGroup: RESOURCES.K3sControlPlane.group, kind: 'K3sControlPlane', name: KCP },
+      },
+    });
+    await create(RESOURCES.SimCluster, { metadata: { name: CLUSTER, namespace: ns.name }, spec: { mode: 'dedicated' } });
+    await simTemplate(KCP);
+    await create(RESOURCES.K3sControlPlane, {
+      metadata: { name: KCP, namespace: ns.name },
+      spec: {
+        replicas: 3,
+        version: FROM,
+        rollout: { inPlace: 'Preferred' },
+        machineTemplate: {
+          spec: { infrastructureRef: { apiGroup: INFRASTRUCTURE_GROUP, kind: 'SimMachineTemplate', name: KCP } },
+        },
+      },
+    });
+    await simTemplate(MD);
+    await create(RESOURCES.K3sConfigTemplate, {
+      metadata: { name: MD, namespace: ns.name },
+      spec: { template: { spec: { agentConfig: { nodeLabels: ['capstan.dev/pool=md-0'] } } } },
+    });
+    await create(RESOURCES.MachineDeployment, {
+      metadata: { name: MD, namespace: ns.name },
+      spec: {
+        clusterName: CLUSTER,
+        replicas: 2,
+        rollout: {
+          inPlace: 'Preferred',
+          strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: 1 } },
+        },
+        selector: { matchLabels: { [LABELS.deploymentName]: MD } },
+        template: {
+          metadata: { labels: { [LABELS.deploymentName]: MD } },
+          spec: {
+            clusterName: CLUSTER,
+            version: FROM,
+            bootstrap: { configRef: { apiGroup: RESOURCES.K3sConfigTemplate.group, kind: 'K3sConfigTemplate', name: MD } },
+            infrastructureRef: { apiGroup: INFRASTRUCTURE_GROUP, kind: 'SimMachineTemplate', name: MD },
+          },
+        },
+      },
+    });
+  }, STEP_TIMEOUT_MS);
+
+  afterAll(async () => {
+    try {
+      await client?.resource<Cluster>(RESOURCES.Cluster).delete({ namespace: ns.name, name: CLUSTER });
+      await eventually(
+        async () => {
+          try {
+            await client.resource<Cluster>(RESOURCES.Cluster).get({ namespace: ns.name, name: CLUSTER });
+            return false;
+          } catch (error) {
+            return isNotFound(error);
+          }
+        },
+        { message: 'the cluster torn down', timeoutMs: 120_000 },
+      );
+    } finally {
+      await nodes?.stop();
+      await workload?.close();
+      await machines?.stop();
+      await clusters?.stop();
+      await client?.close();
+      await capstan?.stop();
+    }
+  }, STEP_TIMEOUT_MS);
+
+  /** Every machine Running on `version`, up to date, not updating. */
+  const converged = (version: string) =>
+    until(`every machine up to date on ${version}`, () => {
+      const all = machines.list(ns.name);
+      return (
+        all.length === 5 &&
+        all.every(
+          (m) =>
+            m.spec.version === version &&
+            isTrueOn(m, 'Available') &&
+            isTrueOn(m, 'UpToDate') &&
+            !updating(m) &&
+            !m.metadata.annotations?.['in-place.capstan.dev/update-in-progress'],
+        ) &&
+        all
+      );
+    });
+
+  it(
+    'brings the cluster up on v1.34.4 with node agents that applied their first plan',
+    async () => {
+      await until('the Cluster Available', () => clusters.getByName(ns.name, CLUSTER) && samples.at(-1)?.clusterAvailable);
+      const all = await converged(FROM);
+      expect(all.every((m) => isTrueOn(m, 'PlanApplied'))).toBe(true);
+
+      const secret = await client.resource<V1Secret>(SECRETS).get({ namespace: ns.name, name: `${CLUSTER}-kubeconfig` });
+      const kc = new KubeConfig();
+      kc.loadFromString(Buffer.from(secret.data!['value']!, 'base64').toString('utf8'));
+      workload = createKubeClient(kc);
+      nodes = new Informer<V1Node>(workload, NODES);
+      const watchCordon = (node: V1Node) => {
+        if (node.spec?.unschedulable) cordoned.add(node.metadata!.name!);
+      };
+      nodes.addEventHandler({ onAdd: watchCordon, onUpdate: (_old, node) => watchCordon(node) });
+      nodes.start();
+      await nodes.waitForSync();
+      await until('5 Ready nodes', () => nodes!.list().filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length === 5);
+    },
+    STEP_TIMEOUT_MS,
+  );
+
+  it(
+    'upgrades to v1.35.4 in place: control plane first, one machine at a time, nothing replaced',
+    async () => {
+      const before = {
+        machines: await names(RESOURCES.Machine),
+        simMachines: await names(RESOURCES.SimMachine),
+        configs: await names(RESOURCES.K3sConfig),
+        providerIDs: machines.list(ns.name).map((m) => m.spec.providerID).sort(),
+      };
+      const start = samples.length;
+      await client.resource<K3sControlPlane>(RESOURCES.K3sControlPlane).mergePatch(
+        { namespace: ns.name, name: KCP },
+        { spec: { version: TO } },
+      );
+      await until('the control plane on v1.35.4', () =>
+        machines.list(ns.name).filter((m) => isControlPlane(m) && m.spec.version === TO && isTrueOn(m, 'UpToDate') && !updating(m)).length === 3,
+      );
+      await client.resource<MachineDeployment>(RESOURCES.MachineDeployment).mergePatch(
+        { namespace: ns.name, name: MD },
+        { spec: { template: { spec: { version: TO } } } },
+      );
+      const after = await converged(TO);
+
+      expect(await names(RESOURCES.Machine)).toEqual(before.machines);
+      expect(await names(RESOURCES.SimMachine)).toEqual(before.simMachines);
+      expect(await names(RESOURCES.K3sConfig)).toEqual(before.configs);
+      expect(after.map((m) => m.spec.providerID).sort()).toEqual(before.providerIDs);
+
+      const during = samples.slice(start);
+      expect(Math.max(...during.map((s) => s.updatingControlPlane))).toBe(1);
+      expect(Math.max(...during.map((s) => s.unavailableWorkers))).toBeLessThanOrEqual(1);
+      expect(during.every((s) => s.clusterAvailable)).toBe(true);
+
+      const nodeList = await until('every node on v1.35.4 and schedulable', () => {
+        const list = nodes!.list();
+        return list.length === 5 && list.every((n) => n.status?.nodeInfo?.kubeletVersion === `${TO}+k3s1` && !n.spec?.unschedulable) && list;
+      });
+      // Every node was cordoned for its restart (and is schedulable again, above).
+      expect([...cordoned].sort()).toEqual(nodeList.map((n) => n.metadata!.name!).sort());
+      const version = await workload!.request<{ gitVersion: string }>({ method: 'GET', path: '/version' });
+      expect(version.gitVersion).toMatch(/^v1\.35\./);
+
+      const configs = (await client.resource<K3sConfig>(RESOURCES.K3sConfig).list({ namespace: ns.name })).items;
+      expect(configs.every((c) => c.status?.inPlaceUpdate?.state === 'Succeeded')).toBe(true);
+    },
+    STEP_TIMEOUT_MS * 2,
+  );
+});
