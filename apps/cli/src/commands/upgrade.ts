@@ -58,11 +58,16 @@ async function mergePatch(kc: KubeConfig, target: ObjectTarget, body: object): P
   const { group, version, plural, namespace, name } = target;
   await kc
     .makeApiClient(CustomObjectsApi)
-    .patchNamespacedCustomObject({ group, version, namespace, plural, name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    .patchNamespacedCustomObject(
+      { group, version, namespace, plural, name, body },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
 }
 
 async function updatingMachines(kc: KubeConfig, namespace: string, labelSelector: string): Promise<string[]> {
-  return updatingMachineNames(await listObjects<Machine>(kc, RESOURCES.Machine, { namespace, labelSelector }));
+  return updatingMachineNames(
+    await listObjects<Machine>(kc, RESOURCES.Machine, { namespace, labelSelector }),
+  );
 }
 
 /**
@@ -86,9 +91,65 @@ async function follow(
     const left = limit.deadline - Date.now();
     if (left <= 0) {
       progress.fail(line);
-      throw new CliError(`timed out after ${formatElapsed(limit.timeoutMs)} waiting for the upgrade to ${limit.target}: ${line}; ${limit.hint}`);
+      throw new CliError(
+        `timed out after ${formatElapsed(limit.timeoutMs)} waiting for the upgrade to ${limit.target}: ${line}; ${limit.hint}`,
+      );
     }
     await sleep(Math.min(POLL_MS, left));
+  }
+}
+
+/** The control plane's rollout: its contract counters and the machines its selector picks that are updating in place. */
+async function observeControlPlane(
+  kc: KubeConfig,
+  controlPlane: ObjectTarget,
+  clusterName: string,
+  target: string,
+): Promise<Observation> {
+  const object = await getObject(kc, controlPlane, controlPlane.namespace, controlPlane.name);
+  const rollout = controlPlaneRollout(object);
+  // The contract's status.selector picks the control plane's machines; before any status, K3s's own labels do.
+  const selector =
+    readControlPlane(object).selector ?? `${LABELS.clusterName}=${clusterName},${LABELS.controlPlane}`;
+  const updating = await updatingMachines(kc, controlPlane.namespace, selector);
+  return {
+    progress: controlPlaneProgress(rollout, updating),
+    done: isControlPlaneUpgraded(rollout, target, updating),
+  };
+}
+
+async function observeMachineDeployment(kc: KubeConfig, target: ObjectTarget): Promise<Observation> {
+  const deployment = await getObject<MachineDeployment>(kc, target, target.namespace, target.name);
+  const rollout = machineDeploymentRollout(deployment);
+  const selector = deployment.status?.selector ?? `${LABELS.deploymentName}=${target.name}`;
+  const updating = await updatingMachines(kc, target.namespace, selector);
+  return {
+    progress: machineDeploymentProgress(rollout, updating),
+    done: isMachineDeploymentUpgraded(rollout, updating),
+  };
+}
+
+const deploymentTarget = (md: MachineDeployment): ObjectTarget => ({
+  ...RESOURCES.MachineDeployment,
+  namespace: md.metadata.namespace ?? '',
+  name: md.metadata.name ?? '',
+});
+
+async function upgradeDeployments(
+  output: Output,
+  kc: KubeConfig,
+  deployments: readonly MachineDeployment[],
+  target: string,
+): Promise<void> {
+  for (const md of deployments) {
+    const before = md.spec.template.spec.version;
+    const subject = label(deploymentTarget(md));
+    if (before === target) {
+      output.line(`${subject} is already at ${target}`);
+      continue;
+    }
+    await mergePatch(kc, deploymentTarget(md), { spec: { template: { spec: { version: target } } } });
+    output.line(`${subject} upgrading from ${before ?? 'unset'} to ${target}`);
   }
 }
 
@@ -96,9 +157,14 @@ async function upgradeCluster(output: Output, clusterName: string, opts: Upgrade
   const target = opts.kubernetesVersion;
   const kc = loadKubeConfig(opts);
   const namespace = namespaceOf(kc, opts.namespace);
-  const cluster = await getCluster(kc, namespace, clusterName);
-  const ref = controlPlaneRefOf(cluster);
-  const controlPlane: ObjectTarget = { group: ref.apiGroup, ...(await resolveReference(kc, ref)), kind: ref.kind, namespace, name: ref.name };
+  const ref = controlPlaneRefOf(await getCluster(kc, namespace, clusterName));
+  const controlPlane: ObjectTarget = {
+    group: ref.apiGroup,
+    ...(await resolveReference(kc, ref)),
+    kind: ref.kind,
+    namespace,
+    name: ref.name,
+  };
   const current = readControlPlane(await getObject(kc, controlPlane, namespace, controlPlane.name)).version;
   const problem = upgradeProblem(target, current, label(controlPlane));
   if (problem) throw new CliError(problem);
@@ -114,65 +180,40 @@ async function upgradeCluster(output: Output, clusterName: string, opts: Upgrade
     await mergePatch(kc, controlPlane, { spec: { version: target } });
     output.line(`${label(controlPlane)} upgrading from ${current ?? 'unset'} to ${target}`);
   }
-
-  const observeControlPlane = async (): Promise<Observation> => {
-    const object = await getObject(kc, controlPlane, namespace, controlPlane.name);
-    const rollout = controlPlaneRollout(object);
-    // The contract's status.selector picks the control plane's machines; before any status, K3s's own labels do.
-    const selector = readControlPlane(object).selector ?? `${LABELS.clusterName}=${clusterName},${LABELS.controlPlane}`;
-    const updating = await updatingMachines(kc, namespace, selector);
-    return { progress: controlPlaneProgress(rollout, updating), done: isControlPlaneUpgraded(rollout, target, updating) };
-  };
-  const deploymentTarget = (md: MachineDeployment): ObjectTarget => ({ ...RESOURCES.MachineDeployment, namespace, name: md.metadata.name ?? '' });
-  const upgradeDeployments = async () => {
-    for (const md of deployments) {
-      const before = md.spec.template.spec.version;
-      if (before === target) {
-        output.line(`${label(deploymentTarget(md))} is already at ${target}`);
-        continue;
-      }
-      await mergePatch(kc, deploymentTarget(md), { spec: { template: { spec: { version: target } } } });
-      output.line(`${label(deploymentTarget(md))} upgrading from ${before ?? 'unset'} to ${target}`);
-    }
-  };
   const againCommand = upgradeCommandLine(clusterName, target, { ...opts, namespace });
 
   if (!opts.wait) {
     const pending = deployments.filter((md) => md.spec.template.spec.version !== target);
     if (pending.length === 0) return;
-    const controlPlaneNow = await observeControlPlane();
-    if (controlPlaneNow.done) {
-      await upgradeDeployments();
-      return;
-    }
+    const controlPlaneNow = await observeControlPlane(kc, controlPlane, clusterName, target);
+    if (controlPlaneNow.done) return upgradeDeployments(output, kc, deployments, target);
     // Workers never run a newer version than their control plane: they follow once it is done, as upstream orders it.
-    const names = pending.map((md) => md.metadata.name).join(', ');
+    const names = pending.map((md) => `${namespace}/${md.metadata.name ?? ''}`).join(', ');
+    const one = pending.length === 1;
     output.line(
-      `MachineDeployment${pending.length === 1 ? '' : 's'} ${names} in ${namespace} ${pending.length === 1 ? 'is' : 'are'} upgraded after the control plane ` +
+      `MachineDeployment${one ? '' : 's'} ${names} ${one ? 'is' : 'are'} upgraded after the control plane ` +
         `(now ${controlPlaneNow.progress}); once it is up to date, run:\n  ${againCommand}`,
     );
     return;
   }
 
   const limit = { deadline: Date.now() + opts.timeout, timeoutMs: opts.timeout, target };
-  await follow(output, label(controlPlane), observeControlPlane, {
-    ...limit,
-    hint: `the MachineDeployments are not upgraded yet; once the control plane is up to date, run: ${againCommand}`,
-  });
-  await upgradeDeployments();
+  await follow(
+    output,
+    label(controlPlane),
+    () => observeControlPlane(kc, controlPlane, clusterName, target),
+    {
+      ...limit,
+      hint: `the MachineDeployments are not upgraded yet; once the control plane is up to date, run: ${againCommand}`,
+    },
+  );
+  await upgradeDeployments(output, kc, deployments, target);
   for (const md of deployments) {
     const mdTarget = deploymentTarget(md);
-    await follow(
-      output,
-      label(mdTarget),
-      async () => {
-        const deployment = await getObject<MachineDeployment>(kc, mdTarget, namespace, mdTarget.name);
-        const rollout = machineDeploymentRollout(deployment);
-        const updating = await updatingMachines(kc, namespace, deployment.status?.selector ?? `${LABELS.deploymentName}=${mdTarget.name}`);
-        return { progress: machineDeploymentProgress(rollout, updating), done: isMachineDeploymentUpgraded(rollout, updating) };
-      },
-      { ...limit, hint: `the rollout goes on; run the same command to follow it again` },
-    );
+    await follow(output, label(mdTarget), () => observeMachineDeployment(kc, mdTarget), {
+      ...limit,
+      hint: 'the rollout goes on; run the same command to follow it again',
+    });
   }
   output.line(`Cluster ${namespace}/${clusterName} upgraded to ${target}`);
 }
@@ -181,12 +222,22 @@ export function upgradeCommand(output: Output): Command {
   const upgrade = new Command('upgrade').description('Upgrade workload clusters');
   upgrade
     .command('cluster')
-    .description("Upgrade a cluster's Kubernetes version: the control plane first, then its MachineDeployments")
+    .description(
+      "Upgrade a cluster's Kubernetes version: the control plane first, then its MachineDeployments",
+    )
     .argument('<name>', 'name of the cluster')
-    .requiredOption('--kubernetes-version <version>', 'the version to upgrade to: vX.Y.Z, optionally +k3sN', versionArgument)
+    .requiredOption(
+      '--kubernetes-version <version>',
+      'the version to upgrade to: vX.Y.Z, optionally +k3sN',
+      versionArgument,
+    )
     .option('-n, --namespace <namespace>', 'namespace of the cluster')
     .option('--wait', 'follow the control plane, then upgrade the MachineDeployments and follow them too')
-    .addOption(new Option('--timeout <duration>', 'how long --wait waits (30s, 10m, 2h)').argParser(durationMs).default(DEFAULT_TIMEOUT_MS, '30m'))
+    .addOption(
+      new Option('--timeout <duration>', 'how long --wait waits (30s, 10m, 2h)')
+        .argParser(durationMs)
+        .default(DEFAULT_TIMEOUT_MS, '30m'),
+    )
     .option('--kubeconfig <path>', 'kubeconfig of the management cluster')
     .option('--kubeconfig-context <context>', 'context of the management cluster kubeconfig')
     .addHelpText(

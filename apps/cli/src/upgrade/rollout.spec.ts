@@ -29,7 +29,9 @@ describe('upgradeProblem', () => {
   });
 
   it('refuses what is not a Kubernetes version with the rule, before comparing anything', () => {
-    expect(upgradeProblem('1.35.4', 'v1.34.4', KCP)).toMatch(/^--kubernetes-version "1\.35\.4" is not a Kubernetes version: a semantic version vX\.Y\.Z/);
+    expect(upgradeProblem('1.35.4', 'v1.34.4', KCP)).toMatch(
+      /^--kubernetes-version "1\.35\.4" is not a Kubernetes version: a semantic version vX\.Y\.Z/,
+    );
     expect(upgradeProblem('v1.35', undefined, KCP)).toMatch(/is not a Kubernetes version/);
   });
 
@@ -50,7 +52,9 @@ describe('upgradeProblem', () => {
   });
 
   it('cannot compare with a control plane version that is not one, and has nothing to compare without one', () => {
-    expect(upgradeProblem('v1.35.4', 'latest', KCP)).toMatch(/has spec\.version "latest", which is not a Kubernetes version/);
+    expect(upgradeProblem('v1.35.4', 'latest', KCP)).toMatch(
+      /has spec\.version "latest", which is not a Kubernetes version/,
+    );
     expect(upgradeProblem('v1.35.4', undefined, KCP)).toBeUndefined();
   });
 });
@@ -64,7 +68,14 @@ describe('parseKubernetesVersion', () => {
 });
 
 describe('isControlPlaneUpgraded', () => {
-  const done: ControlPlaneRollout = { desiredReplicas: 3, replicas: 3, upToDateReplicas: 3, version: 'v1.35.4', generation: 4, observedGeneration: 4 };
+  const done: ControlPlaneRollout = {
+    desiredReplicas: 3,
+    replicas: 3,
+    upToDateReplicas: 3,
+    version: 'v1.35.4',
+    generation: 4,
+    observedGeneration: 4,
+  };
 
   it('is true when every desired machine is up to date at the target and none is updating', () => {
     expect(isControlPlaneUpgraded(done, 'v1.35.4', [])).toBe(true);
@@ -94,7 +105,13 @@ describe('isControlPlaneUpgraded', () => {
 });
 
 describe('isMachineDeploymentUpgraded', () => {
-  const done: MachineDeploymentRollout = { desiredReplicas: 2, replicas: 2, upToDateReplicas: 2, generation: 7, observedGeneration: 7 };
+  const done: MachineDeploymentRollout = {
+    desiredReplicas: 2,
+    replicas: 2,
+    upToDateReplicas: 2,
+    generation: 7,
+    observedGeneration: 7,
+  };
 
   it('is true once the core has seen the new template and every machine is up to date, no old one left', () => {
     expect(isMachineDeploymentUpgraded(done, [])).toBe(true);
@@ -123,7 +140,12 @@ describe('isMachineDeploymentUpgraded', () => {
 
 describe('progress lines', () => {
   it('shows the control plane as updated X/Y with the version its oldest machine runs', () => {
-    const rollout: ControlPlaneRollout = { desiredReplicas: 3, replicas: 4, upToDateReplicas: 1, version: 'v1.34.4' };
+    const rollout: ControlPlaneRollout = {
+      desiredReplicas: 3,
+      replicas: 4,
+      upToDateReplicas: 1,
+      version: 'v1.34.4',
+    };
     expect(controlPlaneProgress(rollout, [])).toBe('updated 1/3 (version v1.34.4)');
     expect(controlPlaneProgress(rollout, ['demo-control-plane-a', 'demo-control-plane-b'])).toBe(
       'updated 1/3 (version v1.34.4); updating: demo-control-plane-a, demo-control-plane-b',
@@ -131,20 +153,57 @@ describe('progress lines', () => {
     expect(controlPlaneProgress({ desiredReplicas: 1 }, [])).toBe('updated 0/1 (version unknown)');
   });
 
-  it('shows a MachineDeployment as updated X/Y and how many machines it has', () => {
-    expect(machineDeploymentProgress({ desiredReplicas: 2, replicas: 3, upToDateReplicas: 1 }, [])).toBe('updated 1/2 (3 machines)');
-    expect(machineDeploymentProgress({ desiredReplicas: 1, replicas: 1, upToDateReplicas: 0 }, ['demo-md-0-x'])).toBe(
-      'updated 0/1 (1 machine); updating: demo-md-0-x',
+  it('says when the counts are from before the patch, so about the old version', () => {
+    const stale = { generation: 5, observedGeneration: 4 };
+    expect(
+      controlPlaneProgress(
+        { desiredReplicas: 1, replicas: 1, upToDateReplicas: 1, version: 'v1.34.4', ...stale },
+        [],
+      ),
+    ).toBe('updated 1/1 (version v1.34.4); its controller has not seen the new version yet');
+    expect(
+      machineDeploymentProgress({ desiredReplicas: 2, replicas: 2, upToDateReplicas: 2, ...stale }, [
+        'demo-md-0-x',
+      ]),
+    ).toBe(
+      'updated 2/2 (2 machines); its controller has not seen the new version yet; updating: demo-md-0-x',
     );
+  });
+
+  it('shows a MachineDeployment as updated X/Y and how many machines it has', () => {
+    expect(machineDeploymentProgress({ desiredReplicas: 2, replicas: 3, upToDateReplicas: 1 }, [])).toBe(
+      'updated 1/2 (3 machines)',
+    );
+    expect(
+      machineDeploymentProgress({ desiredReplicas: 1, replicas: 1, upToDateReplicas: 0 }, ['demo-md-0-x']),
+    ).toBe('updated 0/1 (1 machine); updating: demo-md-0-x');
   });
 
   it('names the machines whose Updating condition is True, sorted', () => {
     const machine = (name: string, status?: string) =>
       ({
         metadata: { name },
-        status: status ? { conditions: [{ type: 'Updating', status, reason: 'InPlaceUpdating', lastTransitionTime: '2026-11-23T22:49:28Z' }] } : {},
+        status: status
+          ? {
+              conditions: [
+                {
+                  type: 'Updating',
+                  status,
+                  reason: 'InPlaceUpdating',
+                  lastTransitionTime: '2026-11-23T22:49:28Z',
+                },
+              ],
+            }
+          : {},
       }) as Machine;
-    expect(updatingMachineNames([machine('m-b', 'True'), machine('m-c', 'False'), machine('m-d'), machine('m-a', 'True')])).toEqual(['m-a', 'm-b']);
+    expect(
+      updatingMachineNames([
+        machine('m-b', 'True'),
+        machine('m-c', 'False'),
+        machine('m-d'),
+        machine('m-a', 'True'),
+      ]),
+    ).toEqual(['m-a', 'm-b']);
   });
 });
 
@@ -153,7 +212,13 @@ describe('upgradeCommandLine', () => {
     expect(upgradeCommandLine('demo', 'v1.35.4', { namespace: 'default' })).toBe(
       'capstan upgrade cluster demo --kubernetes-version v1.35.4 -n default',
     );
-    expect(upgradeCommandLine('demo', 'v1.35.4+k3s1', { namespace: 'fleet', kubeconfig: "/tmp/my configs/it's", kubeconfigContext: 'mgmt' })).toBe(
+    expect(
+      upgradeCommandLine('demo', 'v1.35.4+k3s1', {
+        namespace: 'fleet',
+        kubeconfig: "/tmp/my configs/it's",
+        kubeconfigContext: 'mgmt',
+      }),
+    ).toBe(
       `capstan upgrade cluster demo --kubernetes-version v1.35.4+k3s1 -n fleet --kubeconfig '/tmp/my configs/it'\\''s' --kubeconfig-context mgmt`,
     );
   });

@@ -1,4 +1,11 @@
-import { ConditionType, integerAt, isTrue, readControlPlane, type Machine, type MachineDeployment } from '@capstan/api';
+import {
+  ConditionType,
+  integerAt,
+  isTrue,
+  readControlPlane,
+  type Machine,
+  type MachineDeployment,
+} from '@capstan/api';
 import { kubernetesVersionProblem } from '../generate/validate.js';
 
 /**
@@ -40,10 +47,17 @@ function compareVersions(a: KubernetesVersion, b: KubernetesVersion): number {
  * (its spec.version) to `target`, or undefined when it can. K3s servers upgrade one minor at a time (their
  * embedded etcd and the Kubernetes version skew policy allow no more), so a jump of two minors is refused.
  */
-export function upgradeProblem(target: string, current: string | undefined, controlPlane: string): string | undefined {
-  const formatProblem = kubernetesVersionProblem('--kubernetes-version', target);
+export function upgradeProblem(
+  target: string,
+  current: string | undefined,
+  controlPlane: string,
+): string | undefined {
   const to = parseKubernetesVersion(target);
-  if (formatProblem || !to) return formatProblem;
+  // generate's rule and message: the two patterns accept the same versions.
+  if (!to)
+    return (
+      kubernetesVersionProblem('--kubernetes-version', target) ?? `"${target}" is not a Kubernetes version`
+    );
   // A control plane kind without spec.version has nothing a new version could be older than.
   if (current === undefined) return undefined;
   const from = parseKubernetesVersion(current);
@@ -118,41 +132,78 @@ export function updatingMachineNames(machines: readonly Machine[]): string[] {
 }
 
 /**
+ * Whether the status was written after the last change of spec. Kinds that do not report observedGeneration are
+ * taken at their word.
+ */
+function seenByController(rollout: { generation?: number; observedGeneration?: number }): boolean {
+  const { generation, observedGeneration } = rollout;
+  return observedGeneration === undefined || generation === undefined || observedGeneration >= generation;
+}
+
+/**
  * Whether the control plane runs `target` on exactly its desired machines, none of them still updating. Its
  * counters only speak of the new version once its controller has seen the change: status.version does, and so
  * does observedGeneration where the kind reports it.
  */
-export function isControlPlaneUpgraded(controlPlane: ControlPlaneRollout, target: string, updating: readonly string[]): boolean {
-  const { desiredReplicas, replicas, upToDateReplicas, version, generation, observedGeneration } = controlPlane;
-  const observed = observedGeneration === undefined || generation === undefined || observedGeneration >= generation;
+export function isControlPlaneUpgraded(
+  controlPlane: ControlPlaneRollout,
+  target: string,
+  updating: readonly string[],
+): boolean {
+  const { desiredReplicas, replicas, upToDateReplicas, version } = controlPlane;
   const desired = desiredReplicas ?? replicas;
-  return observed && version === target && desired !== undefined && upToDateReplicas === desired && replicas === desired && updating.length === 0;
+  return (
+    seenByController(controlPlane) &&
+    version === target &&
+    desired !== undefined &&
+    upToDateReplicas === desired &&
+    replicas === desired &&
+    updating.length === 0
+  );
 }
 
 /**
  * Whether every machine of the MachineDeployment is up to date and no old one is left. A MachineDeployment's
  * status has no version, so only a status written after the patch (observedGeneration) says anything about it.
  */
-export function isMachineDeploymentUpgraded(deployment: MachineDeploymentRollout, updating: readonly string[]): boolean {
-  const { desiredReplicas, replicas, upToDateReplicas, generation, observedGeneration } = deployment;
-  const observed = observedGeneration !== undefined && generation !== undefined && observedGeneration >= generation;
-  return observed && upToDateReplicas === desiredReplicas && replicas === desiredReplicas && updating.length === 0;
+export function isMachineDeploymentUpgraded(
+  deployment: MachineDeploymentRollout,
+  updating: readonly string[],
+): boolean {
+  const { desiredReplicas, replicas, upToDateReplicas, observedGeneration } = deployment;
+  return (
+    observedGeneration !== undefined &&
+    seenByController(deployment) &&
+    upToDateReplicas === desiredReplicas &&
+    replicas === desiredReplicas &&
+    updating.length === 0
+  );
 }
 
-const updatingSuffix = (updating: readonly string[]) => (updating.length > 0 ? `; updating: ${updating.join(', ')}` : '');
+/** What follows the counts: that they are from before the patch (so about the old version), the updating machines. */
+function progressSuffix(
+  rollout: { generation?: number; observedGeneration?: number },
+  updating: readonly string[],
+): string {
+  const stale = seenByController(rollout) ? '' : '; its controller has not seen the new version yet';
+  return `${stale}${updating.length > 0 ? `; updating: ${updating.join(', ')}` : ''}`;
+}
 
 /** `updated 1/3 (version v1.34.4); updating: demo-control-plane-x7k2p` */
 export function controlPlaneProgress(controlPlane: ControlPlaneRollout, updating: readonly string[]): string {
   const desired = controlPlane.desiredReplicas ?? controlPlane.replicas ?? 0;
-  return `updated ${controlPlane.upToDateReplicas ?? 0}/${desired} (version ${controlPlane.version ?? 'unknown'})${updatingSuffix(updating)}`;
+  return `updated ${controlPlane.upToDateReplicas ?? 0}/${desired} (version ${controlPlane.version ?? 'unknown'})${progressSuffix(controlPlane, updating)}`;
 }
 
 /** `updated 1/2 (3 machines); updating: demo-md-0-abc12-x7k2p` */
-export function machineDeploymentProgress(deployment: MachineDeploymentRollout, updating: readonly string[]): string {
+export function machineDeploymentProgress(
+  deployment: MachineDeploymentRollout,
+  updating: readonly string[],
+): string {
   const machines = deployment.replicas ?? 0;
   return (
     `updated ${deployment.upToDateReplicas ?? 0}/${deployment.desiredReplicas} (${machines} machine${machines === 1 ? '' : 's'})` +
-    updatingSuffix(updating)
+    progressSuffix(deployment, updating)
   );
 }
 
@@ -168,7 +219,16 @@ export function upgradeCommandLine(
   target: string,
   options: { namespace: string; kubeconfig?: string; kubeconfigContext?: string },
 ): string {
-  const words = ['capstan', 'upgrade', 'cluster', cluster, '--kubernetes-version', target, '-n', options.namespace];
+  const words = [
+    'capstan',
+    'upgrade',
+    'cluster',
+    cluster,
+    '--kubernetes-version',
+    target,
+    '-n',
+    options.namespace,
+  ];
   if (options.kubeconfig) words.push('--kubeconfig', options.kubeconfig);
   if (options.kubeconfigContext) words.push('--kubeconfig-context', options.kubeconfigContext);
   return words.map(shellWord).join(' ');
