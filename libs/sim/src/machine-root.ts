@@ -3,6 +3,11 @@ import { dirname, join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { K3S_CONFIG_PATH, type ParsedFile } from '@capstan/k3s-bootstrap';
 
+/** Where the sim writes the `at` of the install it applied (K3s restarted with it); install.sh waits for it. */
+export const SIM_INSTALL_APPLIED_PATH = '/var/lib/capstan/sim/install-applied';
+/** How long the stand-in install.sh waits for the sim to restart K3s, as the real one waits for systemd. */
+export const SIM_INSTALL_RESTART_TIMEOUT_SECONDS = 120;
+
 /** Where the sim's stand-in for K3s's install.sh records what it installed (a machine path). */
 export const SIM_INSTALL_RECORD_PATH = '/var/lib/capstan/sim/install.json';
 /** The Kubernetes minors the sim can run (one pinned kube-apiserver each), one per line (a machine path). */
@@ -59,9 +64,22 @@ if ! grep -qx "$minor" "$CAPSTAN_HOST_ROOT${SIM_AVAILABLE_MINORS_PATH}"; then
 fi
 record="$CAPSTAN_HOST_ROOT${SIM_INSTALL_RECORD_PATH}"
 mkdir -p "$(dirname "$record")"
-printf '{"version":"%s","exec":"%s","at":"%s"}\\n' "$version" "$exec_role" "$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)" > "$record.tmp"
+at="$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)"
+printf '{"version":"%s","exec":"%s","at":"%s"}\\n' "$version" "$exec_role" "$at" > "$record.tmp"
 mv "$record.tmp" "$record"
-echo "k3s $version installed; k3s-$exec_role restarting"
+echo "k3s $version installed; restarting k3s-$exec_role"
+# The real script returns once systemd restarted k3s; the sim acknowledges the restart in install-applied.
+applied="$CAPSTAN_HOST_ROOT${SIM_INSTALL_APPLIED_PATH}"
+waited=0
+while [ "$(cat "$applied" 2>/dev/null)" != "$at" ]; do
+  if [ "$waited" -ge ${SIM_INSTALL_RESTART_TIMEOUT_SECONDS * 10} ]; then
+    echo "k3s-$exec_role did not restart within ${SIM_INSTALL_RESTART_TIMEOUT_SECONDS}s" >&2
+    exit 1
+  fi
+  sleep 0.1
+  waited=$((waited + 1))
+done
+echo "k3s-$exec_role restarted"
 `;
   const target = join_(root, scriptPath);
   mkdirSync(dirname(target), { recursive: true, mode: 0o755 });
@@ -143,4 +161,12 @@ export function kubeApiserverArgsOf(config: Record<string, unknown>): string[] {
   return list
     .filter((arg): arg is string => typeof arg === 'string' && /^-{0,2}[A-Za-z0-9][-A-Za-z0-9]*(=.*)?$/.test(arg))
     .map((arg) => `--${arg.replace(/^-+/, '')}`);
+}
+
+/** The sim restarted the machine's K3s with the install recorded at `at`: the waiting install.sh returns. */
+export function acknowledgeInstall(root: string, at: string): void {
+  const target = join_(root, SIM_INSTALL_APPLIED_PATH);
+  mkdirSync(dirname(target), { recursive: true });
+  writeFileSync(`${target}.tmp`, at);
+  renameSync(`${target}.tmp`, target);
 }

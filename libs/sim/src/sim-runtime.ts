@@ -163,16 +163,18 @@ export class SimRuntime {
   /**
    * A server machine installed another release or configuration (a plan ran install.sh): the cluster's API server
    * restarts with that release's kube-apiserver binary and the machine's `kube-apiserver-arg`, keeping its data.
-   * Nothing happens when it already runs that. Shared-mode clusters keep the shared server (only the node reports
-   * the new release).
+   * Nothing happens when it already runs that or a newer install. Shared-mode clusters keep the shared server (only
+   * the node reports the new release).
    */
   reinstallClusterApi(clusterKey: string, installed: InstalledServer): Promise<{ restarted: boolean }> {
     return this.withLock(clusterKey, async () => {
       const existing = this.clusters.get(clusterKey);
       if (!existing || existing.spec.mode === 'shared') return { restarted: false };
       // The bootstrap install runs what the API server was started with; only a later install restarts it.
-      const current = existing.spec.installed ?? { installedAt: 'boot' };
-      if (current.installedAt === installed.installedAt) return { restarted: false };
+      // One API server stands in for every server machine of the cluster: it runs the newest install, so an older
+      // one (another server's, seen on its next reconcile) does not restart it back.
+      const current = existing.spec.installed;
+      if (current && Date.parse(current.installedAt) >= Date.parse(installed.installedAt)) return { restarted: false };
       await existing.stop();
       const api = this.createClusterApi({ ...existing.spec, installed });
       this.clusters.set(clusterKey, api);

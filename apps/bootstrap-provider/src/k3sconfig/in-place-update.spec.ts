@@ -28,7 +28,8 @@ describe('updatePlanFor', () => {
     expect(plan.instructions).toEqual([
       expect.objectContaining({
         name: 'install',
-        args: ['/opt/k3s/install.sh'],
+        command: 'sh',
+        args: ['-c', 'exec sh "${CAPSTAN_HOST_ROOT%/}/opt/k3s/install.sh"'],
         env: ['INSTALL_K3S_VERSION=v1.35.4+k3s1', 'INSTALL_K3S_EXEC=agent'],
         saveOutput: true,
       }),
@@ -50,6 +51,13 @@ describe('updateOutcome', () => {
     expect(
       updateOutcome(update, { secretName: 's', checksum, appliedChecksum: checksum, state: 'succeeded', probesHealthy: false }, secret, []).state,
     ).toBe('Updating');
+  });
+
+  it('keeps a finished update finished when probes flap later', () => {
+    const done = { ...update, state: 'Succeeded' as const };
+    expect(
+      updateOutcome(done, { secretName: 's', checksum, appliedChecksum: checksum, state: 'succeeded', probesHealthy: false }, secretWith({}), []),
+    ).toBe(done);
   });
 
   it('ignores reports on another plan', () => {

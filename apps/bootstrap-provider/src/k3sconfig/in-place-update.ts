@@ -67,8 +67,9 @@ export function updatePlanFor(input: UpdatePlanInput): MachinePlan {
       instructions: [
         {
           name: 'install',
-          command: '/bin/sh',
-          args: [scriptPath],
+          // The script K3s was installed with, found on the machine (the agent says where its root is).
+          command: 'sh',
+          args: ['-c', `exec sh "\${CAPSTAN_HOST_ROOT%/}${scriptPath}"`],
           env: [
             `INSTALL_K3S_VERSION=${render.spec.version}`,
             `INSTALL_K3S_EXEC=${execFor(render.role)}`,
@@ -119,7 +120,8 @@ export async function writePlan(
 
 /**
  * Where the update stands, from the plan the agent reported on: Succeeded once the update's plan applied and its
- * probes (if any) are healthy; Failed with the failing step and the tail of its output, secrets masked.
+ * probes (if any) are healthy; Failed with the failing step and the tail of its output, secrets masked. Both are
+ * final for their target: a new target starts a new update.
  */
 export function updateOutcome(
   update: K3sConfigInPlaceUpdateStatus,
@@ -127,6 +129,8 @@ export function updateOutcome(
   secret: V1Secret | undefined,
   knownSecrets: readonly string[],
 ): K3sConfigInPlaceUpdateStatus {
+  // Done is done: a probe that flaps later (another server restarting) does not reopen the update.
+  if (update.state !== 'Updating') return update;
   if (!update.planChecksum || plan.checksum !== update.planChecksum || !secret) return update;
   if (plan.state === 'failed') {
     const data = decodeSecretData(secret.data);

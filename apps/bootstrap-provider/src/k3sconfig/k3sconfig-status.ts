@@ -38,6 +38,8 @@ export function desiredK3sConfigStatus(
     ...(current?.dataSecretName && { dataSecretName: current.dataSecretName }),
     // The node agent's report is the plan observer's, kept as it is here.
     ...(current?.plan && { plan: { ...current.plan } }),
+    // So is the in-place update's (in-place-update.ts).
+    ...(current?.inPlaceUpdate && { inPlaceUpdate: { ...current.inPlaceUpdate } }),
   };
   if (outcome.state === 'created') {
     status.dataSecretName = outcome.dataSecretName;

@@ -3,6 +3,7 @@ import {
   IN_PLACE_ANNOTATIONS,
   RESOURCES,
   recordedDecision,
+  runningVersion,
   type InPlaceDecision,
   type K3sConfig,
   type Machine,
@@ -37,7 +38,7 @@ export async function inPlaceVerdict(scope: ControlPlaneScope, deps: InPlaceDeps
   const kcp = scope.kit.obj;
   const policy = kcp.spec.rollout?.inPlace ?? 'Never';
   if (policy === 'Never' || !deps.ask) return { kind: 'replace' };
-  const outdated = scope.facts.filter((f) => !f.deleting && !f.upToDate && !f.updating);
+  const outdated = scope.facts.filter((f) => !f.deleting && !f.upToDate && (!f.updating || f.updateStale));
   if (outdated.length === 0) return { kind: 'apply' };
   // Machines `rollout.after` asks to renew are replaced: that is what it is for.
   if (outdated.some((f) => f.outdatedReasons.some((r) => r.startsWith(ROLLOUT_AFTER_REASON)))) return { kind: 'replace' };
@@ -74,7 +75,7 @@ async function decide(
       const answer = await deps.ask!({
         machine: { namespace: machine.metadata.namespace!, name: machineName },
         bootstrapConfig: machine.spec.bootstrap.configRef,
-        ...(machine.spec.version && { currentVersion: machine.spec.version }),
+        ...(runningVersion(machine) && { currentVersion: runningVersion(machine) }),
         desiredVersion: kcp.spec.version,
         desiredConfigFrom: { apiGroup: RESOURCES.K3sControlPlane.group, kind: RESOURCES.K3sControlPlane.kind, name: kcp.metadata.name! },
       });

@@ -30,6 +30,8 @@ export interface ControlPlaneMachine {
   updating?: string;
   /** Its in-place update failed (the Machine's `Updating` message). */
   updateFailed?: string;
+  /** Its update failed for an earlier spec: it may be updated again, to the current one. */
+  updateStale?: boolean;
 }
 
 /** One remediation: which machine, when, and how many times in a row replacements failed before it. */

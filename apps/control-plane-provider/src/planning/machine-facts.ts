@@ -80,5 +80,6 @@ export function controlPlaneMachineFrom(
     ...(remediationFor && { remediationFor }),
     ...(updating && { updating }),
     ...(updateFailed && { updateFailed }),
+    ...(updateFailed && updating !== desired.specHash && { updateStale: true }),
   };
 }

@@ -259,6 +259,12 @@ describe('planControlPlane in place', () => {
     });
   });
 
+  it('updates a machine again whose update failed for an earlier spec', () => {
+    const failedEarlier = { ...outdated, updating: 'old', updateFailed: 'install exited 1', updateStale: true, ready: false };
+    const machines = [machine('a', failedEarlier), machine('b', outdated), machine('c', outdated)];
+    expect(plan({ machines, inPlace: apply }).action).toEqual({ type: 'update', machine: 'a' });
+  });
+
   it('never updates while etcd would lose quorum or another machine is not Ready', () => {
     const machines = [machine('a', outdated), machine('b', { ready: false }), machine('c')];
     expect(plan({ machines, inPlace: apply }).action).toMatchObject({ type: 'wait', message: expect.stringContaining('b to be Ready') });

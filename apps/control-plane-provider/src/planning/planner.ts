@@ -76,7 +76,8 @@ export function planControlPlane(input: PlanInput): Plan {
   }
 
   const outdated = live.filter((m) => !m.upToDate);
-  const updating = live.filter((m) => m.updating);
+  // A failed update for an earlier spec is not running: that machine is updated again, to the current spec.
+  const updating = live.filter((m) => m.updating && !m.updateStale);
   if (updating.length > 0) return withNote(waitForUpdates(updating));
   const verdict = input.inPlace ?? { kind: 'replace' };
   if (outdated.length > 0 && verdict.kind !== 'replace' && live.length === input.desiredReplicas) {

@@ -11,6 +11,7 @@ import {
 import { issueClientCertificate, loadCertificateAuthority } from '@capstan/pki';
 import { pinnedKubeApiserverVersions, resolveKubeApiserverVersion } from '@capstan/testing';
 import {
+  acknowledgeInstall,
   clusterApiSpecFrom,
   clusterKeyOf,
   isSimError,
@@ -206,8 +207,10 @@ export async function applyInstalled(runtime: SimRuntime, host: MachineHost): Pr
   if (!installed) return undefined;
   runtime.nodeAgent(`${machine.metadata!.namespace}/${machine.metadata!.name}`)?.reinstalled(installed.version);
   const server = isServerRole(parsed) ? installedServerOf(runtime, host) : undefined;
-  if (!server) return { version: installed.version, restarted: false };
-  const { restarted } = await runtime.reinstallClusterApi(clusterKeyOf(host.cluster.namespace, host.cluster.clusterName), server);
+  const { restarted } = server
+    ? await runtime.reinstallClusterApi(clusterKeyOf(host.cluster.namespace, host.cluster.clusterName), server)
+    : { restarted: false };
+  if (installed.at !== 'boot') acknowledgeInstall(machineRoot(runtime, host), installed.at);
   return { version: installed.version, restarted };
 }
 

@@ -62,3 +62,15 @@ export function recordedDecision(
 export function updateInProgress(annotations: Record<string, string> | undefined): string | undefined {
   return annotations?.[IN_PLACE_ANNOTATIONS.updateInProgress] || undefined;
 }
+
+/**
+ * The Kubernetes version a Machine's node runs (its kubelet's, without a build suffix such as `+k3s1`), else its
+ * spec.version: after a failed update the spec says where it was going, the node where it is.
+ */
+export function runningVersion(machine: {
+  spec?: { version?: string };
+  status?: { nodeInfo?: { kubeletVersion?: string } };
+}): string | undefined {
+  const kubelet = machine.status?.nodeInfo?.kubeletVersion;
+  return kubelet ? kubelet.replace(/\+.*$/, '') : machine.spec?.version;
+}

@@ -64,14 +64,21 @@ function nodeOnVersion(lookup: NodeLookup, version: string | undefined): boolean
   return ready && (!version || kubelet === version || kubelet.startsWith(`${version}+`));
 }
 
+/** The reconcile's copy of the Machine and its early write (the reconciler kit's scope). */
+export interface MachineWriteScope {
+  obj: Machine;
+  patchNow(): Promise<Machine>;
+}
+
 /** One step of the Machine's in-place update; changes the Machine's annotations on the reconcile's copy. */
 export async function reconcileInPlaceUpdate(
-  machine: Machine,
+  scope: MachineWriteScope,
   observation: MachineObservation,
   lookup: NodeLookup,
   now: Date,
   log: Logger,
 ): Promise<InPlaceStep> {
+  const machine = scope.obj;
   const annotations = machine.metadata.annotations ?? {};
   const target = updateInProgress(annotations);
   if (!target) return { updating: notUpdating };
@@ -82,13 +89,15 @@ export async function reconcileInPlaceUpdate(
     const restart = annotations[IN_PLACE_ANNOTATIONS.restart] === 'true';
     const excluded = annotations[ANNOTATIONS.excludeNodeDraining] !== undefined;
     if (restart && node && client && !excluded) {
-      const cordonedAt = annotations[IN_PLACE_ANNOTATIONS.cordoned];
+      let cordonedAt = annotations[IN_PLACE_ANNOTATIONS.cordoned];
       if (!cordonedAt) {
-        const changed = await cordonNode(client, node);
-        // Only a node this update cordoned is uncordoned after it (one a user cordoned stays so).
-        setAnnotations(machine, { [IN_PLACE_ANNOTATIONS.cordoned]: changed ? toRFC3339(now) : 'pre-existing' });
-        log.info({ node: node.metadata?.name, target }, 'node cordoned for an in-place update');
+        // Only a node this update cordoned is uncordoned after it (one a user cordoned stays so). Recorded before
+        // the node is touched: a write lost to a conflict must not leave a cordon nobody will lift.
+        cordonedAt = node.spec?.unschedulable === true ? 'pre-existing' : toRFC3339(now);
+        setAnnotations(scope.obj, { [IN_PLACE_ANNOTATIONS.cordoned]: cordonedAt });
+        await scope.patchNow();
       }
+      if (await cordonNode(client, node)) log.info({ node: node.metadata?.name, target }, 'node cordoned for an in-place update');
       const timeout = machine.spec.deletion?.nodeDrainTimeoutSeconds ?? 0;
       const started = cordonedAt && cordonedAt !== 'pre-existing' ? cordonedAt : undefined;
       const timedOut = timeout > 0 && elapsedSeconds(started, now) > timeout;
@@ -101,7 +110,7 @@ export async function reconcileInPlaceUpdate(
       }
       if (timedOut) log.info({ node: node.metadata?.name, timeoutSeconds: timeout }, 'drain timed out: updating anyway');
     }
-    setAnnotations(machine, { [IN_PLACE_ANNOTATIONS.readyToUpdate]: target });
+    setAnnotations(scope.obj, { [IN_PLACE_ANNOTATIONS.readyToUpdate]: target });
     log.info({ target, restart }, 'in-place update may start');
     return { updating: updating(`Updating in place to ${target}`), requeueAfter: UPDATE_POLL_MS };
   }
@@ -124,7 +133,7 @@ export async function reconcileInPlaceUpdate(
     await uncordonNode(client, node);
     log.info({ node: node.metadata?.name, target }, 'node uncordoned after the in-place update');
   }
-  setAnnotations(machine, {
+  setAnnotations(scope.obj, {
     [IN_PLACE_ANNOTATIONS.updateInProgress]: undefined,
     [IN_PLACE_ANNOTATIONS.readyToUpdate]: undefined,
     [IN_PLACE_ANNOTATIONS.restart]: undefined,

@@ -122,7 +122,7 @@ export class MachineReconciler {
       await syncNode(lookup.access, lookup.observation.node, machine);
     }
     const now = this.now();
-    const inPlace = await reconcileInPlaceUpdate(machine, observation, lookup, now, scope.rc.log);
+    const inPlace = await reconcileInPlaceUpdate(scope, observation, lookup, now, scope.rc.log);
     observation.updating = inPlace.updating;
     const status = computeMachineStatus(observation, now);
     await this.writeAndAnnounce(scope, status);

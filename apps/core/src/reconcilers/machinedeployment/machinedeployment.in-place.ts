@@ -6,6 +6,7 @@ import {
   LABELS,
   RESOURCES,
   recordedDecision,
+  runningVersion,
   updateInProgress,
   type InPlaceDecision,
   type Machine,
@@ -129,13 +130,18 @@ export class InPlaceRollout {
       await this.alignReplicas(current, oldSets, all, limits);
       await this.completeMove(machine, current, target, from ? decisions.get(from.metadata.name!) : undefined);
     }
-    const halted = all.map(updateFailed).find((failure) => failure !== undefined);
+    // A failed update for the current template halts the rollout; one for an older template is moved again.
+    const stale = (m: Machine) => updateFailed(m) !== undefined && updateInProgress(m.metadata.annotations) !== target;
+    const halted = all
+      .filter((m) => updateInProgress(m.metadata.annotations) === target)
+      .map(updateFailed)
+      .find((failure) => failure !== undefined);
     if (halted) return { kind: 'in-place', halted };
 
     let budget = all.filter((m) => isAvailable(m) && !isUpdating(m)).length - (limits.replicas - limits.maxUnavailable);
     const candidates = oldSets
       .flatMap((ms) => live(ms).map((machine) => ({ machine, set: ms })))
-      .filter(({ machine }) => !isUpdating(machine))
+      .filter(({ machine }) => !isUpdating(machine) || stale(machine))
       // Machines that are not Available anyway go first: moving them costs no availability.
       .sort(
         (a, b) =>
@@ -192,7 +198,7 @@ export class InPlaceRollout {
         const request: CanUpdateMachineRequest = {
           machine: { namespace: representative.metadata.namespace!, name: representative.metadata.name! },
           bootstrapConfig: representative.spec.bootstrap.configRef,
-          ...(representative.spec.version && { currentVersion: representative.spec.version }),
+          ...(runningVersion(representative) && { currentVersion: runningVersion(representative) }),
           ...(current.spec.template.spec.version && { desiredVersion: current.spec.template.spec.version }),
           desiredConfigFrom: desiredRef,
         };

@@ -1,0 +1,199 @@
+// `npm run bench:rollout`: the same Kubernetes upgrade (v1.34.4 -> v1.35.4) of a cluster of 1 control plane + 10
+// workers, rolled out in place (`rollout.inPlace: Preferred`) and by replacement (`Never`), with the five services as
+// processes, sim machines with real node agents and a real workload API server per cluster. Both roll one machine
+// at a time (maxSurge 0, maxUnavailable 1 for the workers; the control plane is one machine). Measures the time from
+// the spec change to every Machine up to date and Available on the new version, and the management API server's
+// requests during it per updated machine (apiserver_request_total: every client, the bench's own watch included).
+// Writes the table into docs/in-place-updates.md.
+import 'reflect-metadata';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { HttpMethod, type KubernetesObject } from '@kubernetes/client-node';
+import {
+  INFRASTRUCTURE_GROUP,
+  LABELS,
+  RESOURCES,
+  getCondition,
+  type InPlacePolicy,
+  type Machine,
+} from '@capstan/api';
+import { createKubeClient, Informer, type KubeClient, type ResourceType } from '@capstan/kube';
+import { eventually, repoRoot, startCapstan, startTestEnvironment, type CapstanUnderTest } from '@capstan/testing';
+
+const WORKERS = Number(process.env['BENCH_WORKERS'] ?? 10);
+const FROM = 'v1.34.4';
+const TO = 'v1.35.4';
+const TIMEOUT_MS = 20 * 60 * 1000;
+
+interface Result {
+  policy: InPlacePolicy;
+  seconds: number;
+  requests: number;
+  created: number;
+  deleted: number;
+}
+
+const isTrueOn = (m: Machine, type: string) => getCondition(m.status?.conditions, type)?.status === 'True';
+
+async function apiserverRequests(client: KubeClient): Promise<number> {
+  const stream = await client.stream({ method: HttpMethod.GET, path: '/metrics' });
+  const text = await new Response(stream).text();
+  let total = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('apiserver_request_total{')) total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return total;
+}
+
+async function rollout(capstan: CapstanUnderTest, client: KubeClient, policy: InPlacePolicy): Promise<Result> {
+  const ns = capstan.namespace.name;
+  const name = `roll-${policy.toLowerCase()}`;
+  const kcp = `${name}-cp`;
+  const md = `${name}-md`;
+  const create = (resource: ResourceType, body: Record<string, unknown>) =>
+    client.resource(resource).create({
+      apiVersion: `${resource.group}/${resource.version}`,
+      kind: resource.kind,
+      ...body,
+    } as KubernetesObject);
+  const machines = new Informer<Machine>(client, RESOURCES.Machine, {
+    namespace: ns,
+    labelSelector: `${LABELS.clusterName}=${name}`,
+  });
+  const created = new Set<string>();
+  const deleted = new Set<string>();
+  machines.addEventHandler({
+    onAdd: (m) => created.add(m.metadata.name!),
+    onDelete: (m) => deleted.add(m.metadata.name!),
+  });
+  machines.start();
+  await machines.waitForSync();
+
+  for (const template of [kcp, md]) {
+    await create(RESOURCES.SimMachineTemplate, {
+      metadata: { name: template, namespace: ns },
+      spec: { template: { spec: { provisioningDelaySeconds: 0 } } },
+    });
+  }
+  await create(RESOURCES.Cluster, {
+    metadata: { name, namespace: ns },
+    spec: {
+      infrastructureRef: { apiGroup: INFRASTRUCTURE_GROUP, kind: 'SimCluster', name },
+      controlPlaneRef: { apiGroup: RESOURCES.K3sControlPlane.group, kind: 'K3sControlPlane', name: kcp },
+    },
+  });
+  await create(RESOURCES.SimCluster, { metadata: { name, namespace: ns }, spec: { mode: 'dedicated' } });
+  await create(RESOURCES.K3sControlPlane, {
+    metadata: { name: kcp, namespace: ns },
+    spec: {
+      replicas: 1,
+      version: FROM,
+      rollout: { inPlace: policy },
+      machineTemplate: { spec: { infrastructureRef: { apiGroup: INFRASTRUCTURE_GROUP, kind: 'SimMachineTemplate', name: kcp } } },
+    },
+  });
+  await create(RESOURCES.K3sConfigTemplate, { metadata: { name: md, namespace: ns }, spec: { template: { spec: {} } } });
+  await create(RESOURCES.MachineDeployment, {
+    metadata: { name: md, namespace: ns },
+    spec: {
+      clusterName: name,
+      replicas: WORKERS,
+      rollout: { inPlace: policy, strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: 1 } } },
+      selector: { matchLabels: { [LABELS.deploymentName]: md } },
+      template: {
+        metadata: { labels: { [LABELS.deploymentName]: md } },
+        spec: {
+          clusterName: name,
+          version: FROM,
+          bootstrap: { configRef: { apiGroup: RESOURCES.K3sConfigTemplate.group, kind: 'K3sConfigTemplate', name: md } },
+          infrastructureRef: { apiGroup: INFRASTRUCTURE_GROUP, kind: 'SimMachineTemplate', name: md },
+        },
+      },
+    },
+  });
+  const settled = (version: string) =>
+    eventually(
+      () => {
+        const all = machines.list(ns).filter((m) => !m.metadata.deletionTimestamp);
+        return (
+          machines.list(ns).length === WORKERS + 1 &&
+          all.every((m) => m.spec.version === version && isTrueOn(m, 'Available') && isTrueOn(m, 'UpToDate') && isTrueOn(m, 'PlanApplied') && !isTrueOn(m, 'Updating'))
+        );
+      },
+      { message: `${name} settled on ${version}`, timeoutMs: TIMEOUT_MS, intervalMs: 200 },
+    );
+  await settled(FROM);
+  created.clear();
+  deleted.clear();
+
+  const requestsBefore = await apiserverRequests(client);
+  const start = performance.now();
+  await client.resource(RESOURCES.K3sControlPlane).mergePatch({ namespace: ns, name: kcp }, { spec: { version: TO } });
+  await eventually(
+    () => machines.list(ns).some((m) => LABELS.controlPlane in (m.metadata.labels ?? {}) && m.spec.version === TO && isTrueOn(m, 'UpToDate') && isTrueOn(m, 'Available')),
+    { message: `${name} control plane on ${TO}`, timeoutMs: TIMEOUT_MS, intervalMs: 200 },
+  );
+  await client.resource(RESOURCES.MachineDeployment).mergePatch({ namespace: ns, name: md }, { spec: { template: { spec: { version: TO } } } });
+  await settled(TO);
+  const seconds = (performance.now() - start) / 1000;
+  const requests = (await apiserverRequests(client)) - requestsBefore;
+  await machines.stop();
+  return { policy, seconds, requests, created: created.size, deleted: deleted.size };
+}
+
+function table(results: Result[]): string {
+  const rows = results.map(
+    (r) =>
+      `| ${r.policy === 'Never' ? 'replace (`Never`)' : 'in place (`Preferred`)'} | ${r.seconds.toFixed(1)} s | ${(r.requests / (WORKERS + 1)).toFixed(0)} | ${r.created} / ${r.deleted} |`,
+  );
+  return [
+    `Upgrade ${FROM} -> ${TO} of 1 control plane + ${WORKERS} workers, one machine at a time (${cpus().length} cores, ${new Date().toISOString().slice(0, 10)}):`,
+    '',
+    '| rollout | spec change -> every Machine up to date | management API requests per updated machine | Machines created / deleted |',
+    '|---|---|---|---|',
+    ...rows,
+  ].join('\n');
+}
+
+async function main(): Promise<void> {
+  const env = await startTestEnvironment({ noContainers: true });
+  process.env['CAPSTAN_TEST_KUBECONFIG'] = env.kubeconfigPath;
+  process.env['CAPSTAN_TEST_NATS_URL'] = env.natsUrl;
+  if (env.etcdUrl) process.env['CAPSTAN_TEST_ETCD_URL'] = env.etcdUrl;
+  const results: Result[] = [];
+  try {
+    for (const policy of ['Preferred', 'Never'] as const) {
+      const capstan = await startCapstan('bench', {
+        env: { CAPSTAN_SIM_HEARTBEAT_SECONDS: '1', CAPSTAN_SIM_NODE_STATUS_SECONDS: '2', CAPSTAN_SIM_PROVISIONING_JITTER: '0', CAPSTAN_SIM_NODE_AGENT: 'in-process' },
+      });
+      const client = createKubeClient(capstan.namespace.kc);
+      try {
+        results.push(await rollout(capstan, client, policy));
+        console.log(JSON.stringify(results.at(-1)));
+      } finally {
+        await client.close();
+        await capstan.stop();
+      }
+    }
+  } finally {
+    await env.stop();
+  }
+  const text = table(results);
+  console.log(text);
+  const doc = join(repoRoot(), 'docs/in-place-updates.md');
+  const begin = '<!-- bench:rollout begin -->';
+  const end = '<!-- bench:rollout end -->';
+  const current = readFileSync(doc, 'utf8');
+  const i = current.indexOf(begin);
+  const j = current.indexOf(end);
+  if (i >= 0 && j > i) writeFileSync(doc, `${current.slice(0, i + begin.length)}\n${text}\n${current.slice(j)}`);
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
