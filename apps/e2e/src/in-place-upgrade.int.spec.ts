@@ -1,4 +1,6 @@
 import 'reflect-metadata';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { KubeConfig, type KubernetesObject, type V1Node, type V1Secret } from '@kubernetes/client-node';
 import {
   INFRASTRUCTURE_GROUP,
@@ -165,7 +167,7 @@ describe('in-place upgrade of a K3s cluster on sim machines', () => {
       await clusters?.stop();
       await client?.close();
       await capstan?.stop({ keepLogs: process.env['INPLACE_KEEP_LOGS'] === '1' });
-      if (process.env['INPLACE_KEEP_LOGS'] === '1') console.log(`logs: ${capstan?.logDir}`);
+      if (process.env['INPLACE_KEEP_LOGS'] === '1') process.stdout.write(`logs: ${capstan?.logDir}\n`);
     }
   }, STEP_TIMEOUT_MS);
 
@@ -257,5 +259,130 @@ describe('in-place upgrade of a K3s cluster on sim machines', () => {
       expect(configs.every((c) => c.status?.inPlaceUpdate?.state === 'Succeeded')).toBe(true);
     },
     STEP_TIMEOUT_MS * 2,
+  );
+
+  const deployments = () => client.resource<MachineDeployment>(RESOURCES.MachineDeployment);
+  const rollingOut = async () =>
+    getCondition((await deployments().get({ namespace: ns.name, name: MD })).status?.conditions, 'RollingOut');
+  const workers = () => machines.list(ns.name).filter((m) => !isControlPlane(m));
+
+  it(
+    'under Required, an infrastructure template change replaces nothing and says which field blocks it',
+    async () => {
+      const before = await names(RESOURCES.Machine);
+      await create(RESOURCES.SimMachineTemplate, {
+        metadata: { name: `${MD}-b`, namespace: ns.name },
+        spec: { template: { spec: { provisioningDelaySeconds: 0 } } },
+      });
+      await deployments().mergePatch(
+        { namespace: ns.name, name: MD },
+        {
+          spec: {
+            rollout: { inPlace: 'Required' },
+            template: { spec: { infrastructureRef: { apiGroup: INFRASTRUCTURE_GROUP, kind: 'SimMachineTemplate', name: `${MD}-b` } } },
+          },
+        },
+      );
+      const blocked = await until('RollingOut says the rollout is blocked', async () => {
+        const condition = await rollingOut();
+        return condition?.reason === 'InPlaceUpdateBlocked' && condition;
+      });
+      expect(blocked.message).toContain('spec.template.spec.infrastructureRef');
+      expect(blocked.message).toContain('never applied in place');
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      expect(await names(RESOURCES.Machine)).toEqual(before);
+
+      // Changed back: nothing left to do, nothing was replaced.
+      await deployments().mergePatch(
+        { namespace: ns.name, name: MD },
+        { spec: { template: { spec: { infrastructureRef: { apiGroup: INFRASTRUCTURE_GROUP, kind: 'SimMachineTemplate', name: MD } } } } },
+      );
+      await until('RollingOut False again', async () => (await rollingOut())?.status === 'False');
+      await converged(TO);
+      expect(await names(RESOURCES.Machine)).toEqual(before);
+    },
+    STEP_TIMEOUT_MS,
+  );
+
+  it(
+    'a failing plan halts the rollout at one machine, and changing the spec back resumes it',
+    async () => {
+      const before = await names(RESOURCES.Machine);
+      // The next minor is allowed in place, but the sim host has no v1.36 to install: the install instruction fails.
+      await deployments().mergePatch({ namespace: ns.name, name: MD }, { spec: { template: { spec: { version: 'v1.36.0' } } } });
+      const failed = await until('one worker reports its failed update', () => {
+        const machine = workers().find((m) => getCondition(m.status?.conditions, 'Updating')?.reason === 'InPlaceUpdateFailed');
+        return machine && getCondition(machine.status?.conditions, 'Updating');
+      });
+      expect(failed.message).toContain('instruction install');
+      expect(failed.message).toContain('not available on this host');
+      const halted = await until('RollingOut says the rollout is halted', async () => {
+        const condition = await rollingOut();
+        return condition?.message?.includes('rollout halted') && condition;
+      });
+      expect(halted.status).toBe('True');
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      // No other machine was touched.
+      const touched = workers().filter((m) => m.spec.version === 'v1.36.0' || m.metadata.annotations?.['in-place.capstan.dev/update-in-progress']);
+      expect(touched).toHaveLength(1);
+
+      await deployments().mergePatch({ namespace: ns.name, name: MD }, { spec: { template: { spec: { version: TO } } } });
+      await converged(TO);
+      expect(await names(RESOURCES.Machine)).toEqual(before);
+      await until('every node schedulable again', () => nodes!.list().every((n) => !n.spec?.unschedulable));
+    },
+    STEP_TIMEOUT_MS,
+  );
+
+  it(
+    'rolls a configuration change out in place through SIGKILLs of the control plane provider, the core and the machine provider',
+    async () => {
+      const before = await names(RESOURCES.Machine);
+      const start = samples.length;
+      const configOf = (m: Machine) =>
+        readFileSync(join(capstan.simStateDir, 'machines', ns.name, m.metadata.name!, 'etc/rancher/k3s/config.yaml'), 'utf8');
+      const inFlight = (which: (m: Machine) => boolean) =>
+        until('an update in flight', () =>
+          machines.list(ns.name).some((m) => which(m) && m.metadata.annotations?.['in-place.capstan.dev/update-in-progress']),
+        );
+
+      await client.resource<K3sControlPlane>(RESOURCES.K3sControlPlane).mergePatch(
+        { namespace: ns.name, name: KCP },
+        { spec: { k3sConfigSpec: { serverConfig: { kubeAPIServerArgs: ['event-ttl=2h'] } } } },
+      );
+      await inFlight(isControlPlane);
+      await capstan.killAndRestart('control-plane-provider');
+      await until('the control plane reconfigured', () => {
+        const cp = machines.list(ns.name).filter(isControlPlane);
+        return cp.length === 3 && cp.every((m) => isTrueOn(m, 'UpToDate') && !updating(m) && configOf(m).includes('event-ttl=2h'));
+      });
+
+      await create(RESOURCES.K3sConfigTemplate, {
+        metadata: { name: `${MD}-v2`, namespace: ns.name },
+        spec: { template: { spec: { agentConfig: { nodeLabels: ['capstan.dev/pool=md-0', 'capstan.dev/tier=v2'] } } } },
+      });
+      await deployments().mergePatch(
+        { namespace: ns.name, name: MD },
+        {
+          spec: {
+            template: {
+              spec: { bootstrap: { configRef: { apiGroup: RESOURCES.K3sConfigTemplate.group, kind: 'K3sConfigTemplate', name: `${MD}-v2` } } },
+            },
+          },
+        },
+      );
+      await inFlight((m) => !isControlPlane(m));
+      await capstan.killAndRestart('core');
+      await capstan.killAndRestart('machine-provider');
+      const after = await converged(TO);
+      expect(after.filter((m) => !isControlPlane(m)).every((m) => configOf(m).includes('capstan.dev/tier=v2'))).toBe(true);
+      expect(await names(RESOURCES.Machine)).toEqual(before);
+
+      const during = samples.slice(start);
+      expect(Math.max(...during.map((s) => s.updatingControlPlane))).toBeLessThanOrEqual(1);
+      expect(Math.max(...during.map((s) => s.unavailableWorkers))).toBeLessThanOrEqual(1);
+      await until('every node schedulable again', () => nodes!.list().every((n) => !n.spec?.unschedulable));
+    },
+    STEP_TIMEOUT_MS,
   );
 });

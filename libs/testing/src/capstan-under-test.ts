@@ -4,7 +4,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { installCapstanCrds } from './capstan-crds.js';
-import { startLocalServices, stopLocalServices, type LocalService } from './local-services.js';
+import {
+  killAndRestartLocalService,
+  startLocalServices,
+  stopLocalServices,
+  type LocalService,
+  type LocalServiceName,
+  type StartLocalServicesOptions,
+} from './local-services.js';
 import { createTestNamespace, testNatsUrl, type TestNamespace } from './namespace.js';
 import { repoRoot } from './repo.js';
 
@@ -19,6 +26,8 @@ export interface CapstanUnderTest {
    * deletes the namespace, the sim state and the logs (kept when `keepLogs`).
    */
   stop(options?: { keepLogs?: boolean }): Promise<void>;
+  /** SIGKILLs one service mid-flight and starts it again (same namespace, stream and sim state dir). */
+  killAndRestart(name: LocalServiceName): Promise<LocalService>;
 }
 
 /**
@@ -40,7 +49,7 @@ export async function startCapstan(
   const givenSimStateDir = options.env?.['CAPSTAN_SIM_STATE_DIR'];
   const simStateDir = givenSimStateDir ?? mkdtempSync(join(tmpdir(), `capstan-${prefix}-sim-`));
   const etcdUrl = process.env['CAPSTAN_TEST_ETCD_URL'];
-  const services = await startLocalServices({
+  const serviceOptions: StartLocalServicesOptions = {
     kubeconfigPath: process.env['CAPSTAN_TEST_KUBECONFIG']!,
     natsUrl: testNatsUrl(),
     logDir,
@@ -50,12 +59,14 @@ export async function startCapstan(
     subjectRoot: `${prefix}${id}`,
     streamName: `${prefix.toUpperCase()}_${id.toUpperCase()}`,
     syncPeriodSeconds: options.syncPeriodSeconds ?? 30,
-  });
+  };
+  const services = await startLocalServices(serviceOptions);
   return {
     namespace,
     services,
     logDir,
     simStateDir,
+    killAndRestart: (name) => killAndRestartLocalService(services, name, serviceOptions),
     stop: async ({ keepLogs } = {}) => {
       await stopLocalServices(services);
       await namespace.delete();

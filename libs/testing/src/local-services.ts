@@ -77,45 +77,11 @@ async function waitReady(service: LocalService, timeoutMs: number): Promise<void
  */
 export async function startLocalServices(options: StartLocalServicesOptions): Promise<LocalService[]> {
   mkdirSync(options.logDir, { recursive: true });
-  const simStateDir = resolve(
-    options.simStateDir ?? options.env?.['CAPSTAN_SIM_STATE_DIR'] ?? process.env['CAPSTAN_SIM_STATE_DIR'] ?? join('.capstan', 'sim'),
-  );
-  const env = { ...process.env, ...options.env, CAPSTAN_SIM_STATE_DIR: simStateDir };
   const started: LocalService[] = [];
   try {
     for (const name of LOCAL_SERVICES) {
       options.onProgress?.(name, 'starting');
-      const port = await freePort();
-      const logFile = join(options.logDir, `${name}.log`);
-      const fd = openSync(logFile, 'a');
-      const args = [
-        join(workspaceRoot(), 'apps', name, 'dist', 'main.js'),
-        '--kubeconfig',
-        options.kubeconfigPath,
-        '--nats-url',
-        options.natsUrl,
-        '--http-host',
-        '127.0.0.1',
-        '--http-port',
-        String(port),
-        ...(options.syncPeriodSeconds ? ['--sync-period', String(options.syncPeriodSeconds)] : []),
-        ...(options.namespace ? ['--namespace', options.namespace] : []),
-        ...(options.subjectRoot ? ['--subject-root', options.subjectRoot] : []),
-        ...(options.streamName ? ['--stream-name', options.streamName] : []),
-        ...(options.logLevel ? ['--log-level', options.logLevel] : []),
-      ];
-      const child = spawn(process.execPath, args, { stdio: ['ignore', fd, fd], env });
-      closeSync(fd);
-      const service: LocalService = {
-        name,
-        pid: child.pid!,
-        url: `http://127.0.0.1:${port}`,
-        logFile,
-        child,
-        ...(name === 'machine-provider' ? { simStateDir } : {}),
-      };
-      started.push(service);
-      await waitReady(service, options.readyTimeoutMs ?? 60_000);
+      started.push(await startLocalService(name, options));
       options.onProgress?.(name, 'ready');
     }
     return started;
@@ -123,6 +89,77 @@ export async function startLocalServices(options: StartLocalServicesOptions): Pr
     await stopLocalServices(started);
     throw error;
   }
+}
+
+function simStateDirOf(options: StartLocalServicesOptions): string {
+  return resolve(
+    options.simStateDir ?? options.env?.['CAPSTAN_SIM_STATE_DIR'] ?? process.env['CAPSTAN_SIM_STATE_DIR'] ?? join('.capstan', 'sim'),
+  );
+}
+
+/** One service as a local process, logging to `<logDir>/<service>.log` (appended), ready when this returns. */
+async function startLocalService(name: LocalServiceName, options: StartLocalServicesOptions): Promise<LocalService> {
+  const simStateDir = simStateDirOf(options);
+  const env = { ...process.env, ...options.env, CAPSTAN_SIM_STATE_DIR: simStateDir };
+  const port = await freePort();
+  const logFile = join(options.logDir, `${name}.log`);
+  const fd = openSync(logFile, 'a');
+  const args = [
+    join(workspaceRoot(), 'apps', name, 'dist', 'main.js'),
+    '--kubeconfig',
+    options.kubeconfigPath,
+    '--nats-url',
+    options.natsUrl,
+    '--http-host',
+    '127.0.0.1',
+    '--http-port',
+    String(port),
+    ...(options.syncPeriodSeconds ? ['--sync-period', String(options.syncPeriodSeconds)] : []),
+    ...(options.namespace ? ['--namespace', options.namespace] : []),
+    ...(options.subjectRoot ? ['--subject-root', options.subjectRoot] : []),
+    ...(options.streamName ? ['--stream-name', options.streamName] : []),
+    ...(options.logLevel ? ['--log-level', options.logLevel] : []),
+  ];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', fd, fd], env });
+  closeSync(fd);
+  const service: LocalService = {
+    name,
+    pid: child.pid!,
+    url: `http://127.0.0.1:${port}`,
+    logFile,
+    child,
+    ...(name === 'machine-provider' ? { simStateDir } : {}),
+  };
+  try {
+    await waitReady(service, options.readyTimeoutMs ?? 60_000);
+  } catch (error) {
+    await stopLocalServices([service]);
+    throw error;
+  }
+  return service;
+}
+
+/**
+ * SIGKILLs one service (no graceful shutdown: leases, queues and in-flight writes are lost, as in a crash) and
+ * starts it again with the same options; `services` is updated in place. For crash-and-resume tests.
+ */
+export async function killAndRestartLocalService(
+  services: LocalService[],
+  name: LocalServiceName,
+  options: StartLocalServicesOptions,
+): Promise<LocalService> {
+  const index = services.findIndex((s) => s.name === name);
+  if (index < 0) throw new LocalServiceError(name, 'is not running');
+  const old = services[index]!;
+  if (old.child.exitCode === null && old.child.signalCode === null) {
+    await new Promise<void>((resolveExit) => {
+      old.child.once('exit', () => resolveExit());
+      old.child.kill('SIGKILL');
+    });
+  }
+  const restarted = await startLocalService(name, options);
+  services[index] = restarted;
+  return restarted;
 }
 
 /**

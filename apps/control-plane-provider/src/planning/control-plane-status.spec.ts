@@ -124,4 +124,33 @@ describe('desiredControlPlaneStatus', () => {
     expect(getCondition(next.conditions, 'Paused')).toMatchObject({ status: 'True', reason: 'Paused' });
     expect(deepEqual(first, next)).toBe(false);
   });
+
+  it('says why a Required in-place rollout is blocked on RollingOut, and what a rollout waits for', () => {
+    const outdated = { upToDate: false, outdatedReasons: ['machine template or K3s config changed'] };
+    const blocked = desiredControlPlaneStatus(
+      undefined,
+      inputs({
+        machines: [machine('a', outdated), machine('b', outdated), machine('c', outdated)],
+        plan: {
+          action: { type: 'wait', message: 'Cannot update the control plane in place (spec.machineTemplate.spec.infrastructureRef): never' },
+          inPlaceBlocked: 'Cannot update the control plane in place (spec.machineTemplate.spec.infrastructureRef): never',
+        },
+      }),
+      t0,
+    );
+    expect(getCondition(blocked.conditions, 'RollingOut')).toMatchObject({
+      status: 'True',
+      reason: 'InPlaceUpdateBlocked',
+      message: expect.stringContaining('spec.machineTemplate.spec.infrastructureRef'),
+    });
+    const waiting = desiredControlPlaneStatus(
+      undefined,
+      inputs({
+        machines: [machine('a', { ...outdated, updating: 'h' }), machine('b', outdated), machine('c', outdated)],
+        plan: { action: { type: 'wait', message: 'Waiting for the in-place update of machine(s) a' } },
+      }),
+      t0,
+    );
+    expect(getCondition(waiting.conditions, 'RollingOut')?.message).toContain('* Waiting for the in-place update of machine(s) a');
+  });
 });

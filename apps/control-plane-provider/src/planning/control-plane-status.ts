@@ -112,14 +112,16 @@ function conditionsFor(inputs: StatusInputs): Omit<ConditionInput, 'observedGene
           [ConditionReason.UpToDate, ConditionReason.NotUpToDate],
           outdated.length === 0 ? '' : `Machine(s) not up to date: ${list(outdated)}`,
         ),
-    activity(
-      ConditionType.RollingOut,
-      outdated.length > 0,
-      [
-        `Rolling out ${outdated.length} not up-to-date replica(s)`,
-        ...[...new Set(outdated.flatMap((m) => m.outdatedReasons))].map((r) => `* ${r}`),
-      ].join('\n'),
-    ),
+    inputs.plan?.inPlaceBlocked
+      ? condition(ConditionType.RollingOut, true, [ConditionReason.InPlaceUpdateBlocked, ''], `* ${inputs.plan.inPlaceBlocked}`)
+      : activity(
+          ConditionType.RollingOut,
+          outdated.length > 0,
+          [
+            `Rolling out ${outdated.length} not up-to-date replica(s)`,
+            ...[...new Set(outdated.flatMap((m) => m.outdatedReasons))].map((r) => `* ${r}`),
+          ].join('\n') + (outdated.length > 0 ? waitNote(inputs) : ''),
+        ),
     activity(
       ConditionType.ScalingUp,
       live.length < desired && !inputs.deleting,

@@ -42,6 +42,8 @@ export interface Plan {
   action: PlanAction;
   /** Why an unhealthy machine is left alone, when one is (for the Remediating condition). */
   remediationBlocked?: string;
+  /** Why a Required in-place rollout cannot go on (for the RollingOut condition). */
+  inPlaceBlocked?: string;
 }
 
 const names = (machines: readonly ControlPlaneMachine[]) => machines.map((m) => m.name).join(', ');
@@ -81,7 +83,8 @@ export function planControlPlane(input: PlanInput): Plan {
   if (updating.length > 0) return withNote(waitForUpdates(updating));
   const verdict = input.inPlace ?? { kind: 'replace' };
   if (outdated.length > 0 && verdict.kind !== 'replace' && live.length === input.desiredReplicas) {
-    return withNote(planInPlace(input, live, outdated, verdict));
+    const plan = withNote(planInPlace(input, live, outdated, verdict));
+    return verdict.kind === 'blocked' ? { ...plan, inPlaceBlocked: verdict.reason } : plan;
   }
   if (outdated.length > 0) return withNote(planRollout(input, live, outdated));
   if (live.length < input.desiredReplicas) return withNote(scaleUp(input, live, 'scale-up'));

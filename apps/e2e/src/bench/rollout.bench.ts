@@ -61,12 +61,6 @@ async function rollout(capstan: CapstanUnderTest, client: KubeClient, policy: In
     namespace: ns,
     labelSelector: `${LABELS.clusterName}=${name}`,
   });
-  const created = new Set<string>();
-  const deleted = new Set<string>();
-  machines.addEventHandler({
-    onAdd: (m) => created.add(m.metadata.name!),
-    onDelete: (m) => deleted.add(m.metadata.name!),
-  });
   machines.start();
   await machines.waitForSync();
 
@@ -124,8 +118,7 @@ async function rollout(capstan: CapstanUnderTest, client: KubeClient, policy: In
       { message: `${name} settled on ${version}`, timeoutMs: TIMEOUT_MS, intervalMs: 200 },
     );
   await settled(FROM);
-  created.clear();
-  deleted.clear();
+  const before = new Set(machines.list(ns).map((m) => m.metadata.uid!));
 
   const requestsBefore = await apiserverRequests(client);
   const start = performance.now();
@@ -138,8 +131,11 @@ async function rollout(capstan: CapstanUnderTest, client: KubeClient, policy: In
   await settled(TO);
   const seconds = (performance.now() - start) / 1000;
   const requests = (await apiserverRequests(client)) - requestsBefore;
+  const after = new Set(machines.list(ns).map((m) => m.metadata.uid!));
   await machines.stop();
-  return { policy, seconds, requests, created: created.size, deleted: deleted.size };
+  const created = [...after].filter((uid) => !before.has(uid)).length;
+  const deleted = [...before].filter((uid) => !after.has(uid)).length;
+  return { policy, seconds, requests, created, deleted };
 }
 
 function table(results: Result[]): string {
@@ -170,7 +166,7 @@ async function main(): Promise<void> {
       const client = createKubeClient(capstan.namespace.kc);
       try {
         results.push(await rollout(capstan, client, policy));
-        console.log(JSON.stringify(results.at(-1)));
+        process.stdout.write(`${JSON.stringify(results.at(-1))}\n`);
       } finally {
         await client.close();
         await capstan.stop();
@@ -180,7 +176,7 @@ async function main(): Promise<void> {
     await env.stop();
   }
   const text = table(results);
-  console.log(text);
+  process.stdout.write(`${text}\n`);
   const doc = join(repoRoot(), 'docs/in-place-updates.md');
   const begin = '<!-- bench:rollout begin -->';
   const end = '<!-- bench:rollout end -->';
@@ -193,7 +189,7 @@ async function main(): Promise<void> {
 main().then(
   () => process.exit(0),
   (error: unknown) => {
-    console.error(error);
+    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     process.exit(1);
   },
 );

@@ -155,6 +155,7 @@ describe('event catalogue', () => {
         'machine.provisioned',
         'machine.running',
         'machine.unhealthy',
+        'machine.updated',
         'machine.remediated',
         'machine.deleting',
         'machine.deleted',

@@ -142,15 +142,16 @@ export class InPlaceRollout {
     const candidates = oldSets
       .flatMap((ms) => live(ms).map((machine) => ({ machine, set: ms })))
       .filter(({ machine }) => !isUpdating(machine) || stale(machine))
-      // Machines that are not Available anyway go first: moving them costs no availability.
+      // Machines that are not Available anyway (or failed an earlier update) go first: moving them costs nothing.
       .sort(
         (a, b) =>
-          Number(isAvailable(a.machine)) - Number(isAvailable(b.machine)) ||
+          Number(isAvailable(a.machine) && !isUpdating(a.machine)) - Number(isAvailable(b.machine) && !isUpdating(b.machine)) ||
           (timeMs(a.machine.metadata.creationTimestamp) ?? 0) - (timeMs(b.machine.metadata.creationTimestamp) ?? 0),
       );
     let moving = 0;
     for (const { machine, set } of candidates) {
-      if (isAvailable(machine)) {
+      // A machine whose earlier update failed is already counted as unavailable: moving it costs nothing more.
+      if (isAvailable(machine) && !isUpdating(machine)) {
         if (budget <= 0) break;
         budget--;
       }
