@@ -175,18 +175,20 @@ describe('in-place upgrade of a K3s cluster on sim machines', () => {
   const converged = (version: string) =>
     until(`every machine up to date on ${version}`, () => {
       const all = machines.list(ns.name);
-      return (
-        all.length === 5 &&
-        all.every(
-          (m) =>
-            m.spec.version === version &&
-            isTrueOn(m, 'Available') &&
-            isTrueOn(m, 'UpToDate') &&
-            !updating(m) &&
-            !m.metadata.annotations?.['in-place.capstan.dev/update-in-progress'],
-        ) &&
-        all
-      );
+      if (all.length !== 5) throw new Error(`${all.length} machines`);
+      for (const m of all) {
+        const state = {
+          version: m.spec.version,
+          available: isTrueOn(m, 'Available'),
+          upToDate: isTrueOn(m, 'UpToDate'),
+          updating: updating(m),
+          target: m.metadata.annotations?.['in-place.capstan.dev/update-in-progress'],
+        };
+        if (state.version !== version || !state.available || !state.upToDate || state.updating || state.target) {
+          throw new Error(`Machine ${m.metadata.name}: ${JSON.stringify(state)}`);
+        }
+      }
+      return all;
     });
 
   it(
@@ -381,8 +383,12 @@ describe('in-place upgrade of a K3s cluster on sim machines', () => {
       const during = samples.slice(start);
       expect(Math.max(...during.map((s) => s.updatingControlPlane))).toBeLessThanOrEqual(1);
       expect(Math.max(...during.map((s) => s.unavailableWorkers))).toBeLessThanOrEqual(1);
-      await until('every node schedulable again', () => nodes!.list().every((n) => !n.spec?.unschedulable));
+      await until('every node schedulable again', () => {
+        const cordonedNodes = nodes!.list().filter((n) => n.spec?.unschedulable).map((n) => n.metadata?.name);
+        if (cordonedNodes.length > 0) throw new Error(`cordoned: ${cordonedNodes.join(', ')}`);
+        return true;
+      });
     },
-    STEP_TIMEOUT_MS,
+    STEP_TIMEOUT_MS * 2,
   );
 });

@@ -82,4 +82,23 @@ describe('describe cluster tree', () => {
     const rows = treeRows(buildTree(objects, { grouping: false }), now);
     expect(rows.filter((r) => r.name.includes('Machine/demo-md-0-abc'))).toHaveLength(3);
   });
+
+  it('shows a machine updating in place by its Updating condition, and whether each machine is up to date', () => {
+    const updating: DescribedObject = {
+      ...machine('demo-md-0-abc-2', { kind: 'MachineSet', name: 'demo-md-0-abc' }),
+    };
+    updating.status = {
+      conditions: [
+        ok('Ready'),
+        ok('Available'),
+        { type: 'UpToDate', status: 'False', reason: 'Updating', lastTransitionTime: fiveMinutesAgo },
+        { type: 'Updating', status: 'True', reason: 'InPlaceUpdating', message: '* Updating in place to 5d1c0a9e2f', lastTransitionTime: fiveMinutesAgo },
+      ],
+    };
+    const machines = objects.machines.map((m) => (m.metadata.name === 'demo-md-0-abc-2' ? updating : m));
+    const rows = treeRows(buildTree({ ...objects, machines }), now);
+    const row = rows.find((r) => r.name.endsWith('Machine/demo-md-0-abc-2'))!;
+    expect(row).toMatchObject({ upToDate: 'No', status: 'Updating: True', reason: 'InPlaceUpdating', message: '* Updating in place to 5d1c0a9e2f' });
+    expect(rows.find((r) => r.name.endsWith('Machine/demo-control-plane-x1'))!.upToDate).toBe('Yes');
+  });
 });

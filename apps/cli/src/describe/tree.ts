@@ -70,20 +70,34 @@ function isOwnedBy(child: DescribedObject, owner: DescribedObject): boolean {
   );
 }
 
+/** A machine being updated in place shows its `Updating` condition (what it is doing); any other its `Ready`. */
+function machineConditionType(machine: DescribedObject): string {
+  return condition(machine, 'Updating')?.status === 'True' ? 'Updating' : 'Ready';
+}
+
 function machineNodes(machines: DescribedObject[], grouping: boolean): Node[] {
   const sorted = [...machines].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
-  if (!grouping || sorted.length < 2) return sorted.map((m) => ({ label: `Machine/${m.metadata.name}`, object: m, conditionType: 'Ready', children: [] }));
+  const single = (m: DescribedObject): Node => ({ label: `Machine/${m.metadata.name}`, object: m, conditionType: machineConditionType(m), children: [] });
+  if (!grouping || sorted.length < 2) return sorted.map(single);
   const groups = new Map<string, DescribedObject[]>();
   for (const machine of sorted) {
-    const ready = condition(machine, 'Ready');
-    const key = `${ready?.status ?? 'None'}/${ready?.reason ?? ''}`;
+    const shown = machineConditionType(machine);
+    const c = condition(machine, shown);
+    const upToDate = condition(machine, 'UpToDate')?.status ?? 'None';
+    const key = `${shown}/${c?.status ?? 'None'}/${c?.reason ?? ''}/${upToDate}`;
     groups.set(key, [...(groups.get(key) ?? []), machine]);
   }
   return [...groups.values()].map((group) =>
     group.length === 1
-      ? { label: `Machine/${group[0]!.metadata.name}`, object: group[0], conditionType: 'Ready', children: [] }
-      : { label: `${group.length} Machines...`, object: group[0], groupOf: group, conditionType: 'Ready', children: [] },
+      ? single(group[0]!)
+      : { label: `${group.length} Machines...`, object: group[0], groupOf: group, conditionType: machineConditionType(group[0]!), children: [] },
   );
+}
+
+/** A machine's own UP TO DATE cell, as clusterctl prints it: Yes or No from its UpToDate condition. */
+function machineUpToDate(machine: DescribedObject): string {
+  const status = condition(machine, 'UpToDate')?.status;
+  return status === 'True' ? 'Yes' : status === 'False' ? 'No' : '';
 }
 
 /** Builds the tree clusterctl prints: Cluster, its infrastructure, control plane and machines, then workers. */
@@ -168,7 +182,13 @@ function rowOf(node: Node, prefix: string, now: Date): TreeRow {
     replicas: group ? String(group.length) : isConditionRow ? '' : fraction(node.counters?.replicas, node.counters?.desired),
     available: group ? count(groupCount('Available')) : isConditionRow ? '' : count(node.counters?.available),
     ready: group ? count(groupCount('Ready')) : isConditionRow ? '' : count(node.counters?.ready),
-    upToDate: group ? count(groupCount('UpToDate')) : isConditionRow ? '' : count(node.counters?.upToDate),
+    upToDate: group
+      ? count(groupCount('UpToDate'))
+      : isConditionRow
+        ? ''
+        : node.object?.kind === 'Machine'
+          ? machineUpToDate(node.object)
+          : count(node.counters?.upToDate),
     status: c ? `${c.type}: ${c.status}` : '',
     reason: c?.reason ?? '',
     since: since(c?.lastTransitionTime, now),
