@@ -1,6 +1,6 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import { gzipJson, PLAN_KEYS, planChecksum, type MachinePlan } from '@capstan/node-agent';
-import { updateOutcome, updatePlanFor } from './in-place-update.js';
+import { probesDeadlineIn, PROBES_DEADLINE_MS, updateOutcome, updatePlanFor } from './in-place-update.js';
 
 const render = {
   role: 'agent' as const,
@@ -58,6 +58,21 @@ describe('updateOutcome', () => {
     expect(
       updateOutcome(done, { secretName: 's', checksum, appliedChecksum: checksum, state: 'succeeded', probesHealthy: false }, secretWith({}), []),
     ).toBe(done);
+  });
+
+  it('fails an update whose probes stay unhealthy past the deadline, naming them', () => {
+    const appliedAt = new Date('2026-11-24T00:00:00Z');
+    const secret = secretWith({
+      [PLAN_KEYS.lastApplyTime]: appliedAt.toISOString(),
+      [PLAN_KEYS.probeStatuses]: JSON.stringify({ 'kube-apiserver': { healthy: false, successCount: 0, failureCount: 9 } }),
+    });
+    const plan = { secretName: 's', checksum, appliedChecksum: checksum, state: 'succeeded' as const, probesHealthy: false };
+    const soon = new Date(appliedAt.getTime() + 60_000);
+    expect(updateOutcome(update, plan, secret, [], soon).state).toBe('Updating');
+    expect(probesDeadlineIn(update, plan, secret, soon)).toBe(PROBES_DEADLINE_MS - 60_000 + 1000);
+    const late = updateOutcome(update, plan, secret, [], new Date(appliedAt.getTime() + PROBES_DEADLINE_MS + 1));
+    expect(late).toMatchObject({ state: 'Failed', message: expect.stringContaining('probes never became healthy') });
+    expect(late.message).toContain('kube-apiserver');
   });
 
   it('ignores reports on another plan', () => {

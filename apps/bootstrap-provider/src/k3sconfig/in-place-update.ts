@@ -21,6 +21,7 @@ import {
   gunzipJson,
   PLAN_KEYS,
   planChecksum,
+  probeStatusesOf,
   text,
   type MachinePlan,
   type PlanFile,
@@ -33,6 +34,9 @@ import {
 
 /** How much of a failed instruction's output a condition shows (its tail). */
 const OUTPUT_TAIL = 512;
+
+/** How long the probes of an applied update plan may stay unhealthy before the update counts as failed. */
+export const PROBES_DEADLINE_MS = 5 * 60_000;
 
 export interface UpdatePlanInput {
   /** The renderer's input for this machine now (role, spec with the new release, endpoint, token). */
@@ -128,6 +132,7 @@ export function updateOutcome(
   plan: K3sConfigPlanStatus,
   secret: V1Secret | undefined,
   knownSecrets: readonly string[],
+  now: Date = new Date(),
 ): K3sConfigInPlaceUpdateStatus {
   // Done is done: a probe that flaps later (another server restarting) does not reopen the update.
   if (update.state !== 'Updating') return update;
@@ -146,6 +151,18 @@ export function updateOutcome(
     const { message: _cleared, ...rest } = update;
     return { ...rest, state: 'Succeeded' };
   }
+  const waited = applied ? probesWaitMs(secret, now) : 0;
+  if (waited > PROBES_DEADLINE_MS) {
+    const unhealthy = Object.entries(probeStatusesOf(decodeSecretData(secret.data)))
+      .filter(([, probe]) => !probe.healthy)
+      .map(([name]) => name)
+      .sort();
+    return {
+      ...update,
+      state: 'Failed',
+      message: `probes never became healthy within ${PROBES_DEADLINE_MS / 60_000} minutes of the plan being applied: ${unhealthy.join(', ')}`,
+    };
+  }
   const { message: _cleared, ...rest } = update;
   return { ...rest, state: 'Updating' };
 }
@@ -162,4 +179,18 @@ function fileBytes(content: string, encoding: string | undefined): Buffer {
     default:
       return Buffer.from(content);
   }
+}
+
+/** How long ago the agent applied the current plan (0 when it does not say). */
+function probesWaitMs(secret: V1Secret, now: Date): number {
+  const at = Date.parse(text(decodeSecretData(secret.data), PLAN_KEYS.lastApplyTime) ?? '');
+  return Number.isNaN(at) ? 0 : now.getTime() - at;
+}
+
+/** When to look again at an update whose plan applied but whose probes are not healthy yet (its deadline). */
+export function probesDeadlineIn(update: K3sConfigInPlaceUpdateStatus, plan: K3sConfigPlanStatus, secret: V1Secret | undefined, now: Date = new Date()): number | undefined {
+  if (update.state !== 'Updating' || !secret || plan.appliedChecksum !== update.planChecksum || plan.probesHealthy !== false) {
+    return undefined;
+  }
+  return Math.max(1000, PROBES_DEADLINE_MS - probesWaitMs(secret, now) + 1000);
 }

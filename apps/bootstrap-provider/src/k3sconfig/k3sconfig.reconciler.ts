@@ -50,7 +50,7 @@ import {
   readPlanSecret,
   type AgentConnection,
 } from './machine-plan.js';
-import { requestedUpdate, updateOutcome, updatePlanFor, writePlan } from './in-place-update.js';
+import { probesDeadlineIn, requestedUpdate, updateOutcome, updatePlanFor, writePlan } from './in-place-update.js';
 import { bootstrapInputFor, k3sReleaseFor } from './render-input.js';
 import { getSecretIfExists, SECRETS } from './secrets.js';
 
@@ -111,7 +111,7 @@ export class K3sConfigReconciler {
     config.status = desiredK3sConfigStatus(config.status, step.outcome, config.metadata.generation);
     if (step.planSecretName) config.status.plan ??= { secretName: step.planSecretName };
     if (step.outcome.state === 'created') await this.startInPlaceUpdate(scope, machine);
-    const planEventsOwed = await this.observePlan(scope, machine);
+    const observed = await this.observePlan(scope, machine);
     if (!deepEqual(scope.original.status, config.status)) {
       scope.rc.log.info(
         { outcome: step.outcome.state, reason: 'reason' in step.outcome ? step.outcome.reason : undefined },
@@ -121,8 +121,10 @@ export class K3sConfigReconciler {
     if (step.created && step.outcome.state === 'created') {
       await this.announceCreated(scope, machine, step.outcome.dataSecretName);
     }
-    scope.announce(...planEventsOwed);
-    return step.result;
+    scope.announce(...observed.events);
+    if (observed.recheckInMs === undefined) return step.result;
+    const requeueAfter = Math.min(observed.recheckInMs, step.result?.requeueAfter ?? Infinity);
+    return { ...step.result, requeueAfter };
   }
 
   /**
@@ -130,10 +132,13 @@ export class K3sConfigReconciler {
    * core mirrors it onto the Machine) and, for each transition, a `machine-plan.*` hand-off. Derived from the
    * status before and after, so a restart neither loses nor repeats one.
    */
-  private async observePlan(scope: ReconcileScope<K3sConfig>, machine: Machine): Promise<OwedEvent[]> {
+  private async observePlan(
+    scope: ReconcileScope<K3sConfig>,
+    machine: Machine,
+  ): Promise<{ events: OwedEvent[]; recheckInMs?: number }> {
     const config = scope.obj;
     const secretName = config.status?.plan?.secretName;
-    if (!secretName || !config.status) return [];
+    if (!secretName || !config.status) return { events: [] };
     const secret = await readPlanSecret(this.deps.secrets, this.secretClient, config.metadata.namespace!, machine.metadata.name!);
     const plan = planStatusFrom(secretName, secret);
     config.status.plan = plan;
@@ -143,10 +148,13 @@ export class K3sConfigReconciler {
     );
     const events = planEvents(scope.original.status?.plan, plan, machine, secret);
     const update = config.status.inPlaceUpdate;
+    let recheckInMs: number | undefined;
     if (update) {
       const token = await this.joinTokenOf(machine);
       const outcome = updateOutcome(update, plan, secret, token ? [token] : []);
       config.status.inPlaceUpdate = outcome;
+      // Probes that never pass fail the update at their deadline; nothing else would wake this reconcile then.
+      recheckInMs = probesDeadlineIn(outcome, plan, secret);
       const before = scope.original.status?.inPlaceUpdate;
       const newlySucceeded =
         outcome.state === 'Succeeded' &&
@@ -162,7 +170,7 @@ export class K3sConfigReconciler {
         });
       }
     }
-    return events;
+    return { events, ...(recheckInMs !== undefined && { recheckInMs }) };
   }
 
   /**

@@ -47,11 +47,12 @@ export async function cordonNode(client: KubeClient, node: V1Node): Promise<bool
   return true;
 }
 
-/** Marks the node schedulable again (kubectl uncordon); false when it already was. */
-export async function uncordonNode(client: KubeClient, node: V1Node): Promise<boolean> {
-  if (node.spec?.unschedulable !== true) return false;
-  await client.resource<V1Node>(NODES).mergePatch({ name: node.metadata!.name! }, { spec: { unschedulable: null } });
-  return true;
+/**
+ * Marks the node schedulable again (kubectl uncordon). Always sent: the caller's copy may come from a cache that
+ * has not seen the cordon yet, and an uncordon skipped for that reason would leave the node cordoned for good.
+ */
+export async function uncordonNode(client: KubeClient, name: string): Promise<void> {
+  await client.resource<V1Node>(NODES).mergePatch({ name }, { spec: { unschedulable: null } });
 }
 
 /** Deletes the node; false when it was already gone. */

@@ -130,7 +130,7 @@ export async function reconcileInPlaceUpdate(
     };
   }
   if (node && client && annotations[IN_PLACE_ANNOTATIONS.cordoned] && annotations[IN_PLACE_ANNOTATIONS.cordoned] !== 'pre-existing') {
-    await uncordonNode(client, node);
+    await uncordonNode(client, node.metadata!.name!);
     log.info({ node: node.metadata?.name, target }, 'node uncordoned after the in-place update');
   }
   setAnnotations(scope.obj, {
