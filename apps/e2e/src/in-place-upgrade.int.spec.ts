@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { KubeConfig, type KubernetesObject, type V1Node, type V1Secret } from '@kubernetes/client-node';
+import { KubeConfig, type V1Node, type V1Secret } from '@kubernetes/client-node';
 import {
   INFRASTRUCTURE_GROUP,
   LABELS,
@@ -13,8 +13,16 @@ import {
   type Machine,
   type MachineDeployment,
 } from '@capstan/api';
-import { createKubeClient, Informer, isNotFound, NODES, SECRETS, type KubeClient, type ResourceType } from '@capstan/kube';
+import { createKubeClient, Informer, NODES, SECRETS, type KubeClient, type ResourceType } from '@capstan/kube';
 import { eventually, startCapstan, type CapstanUnderTest, type TestNamespace } from '@capstan/testing';
+import {
+  controlPlaneName,
+  createObject,
+  createSimK3sCluster,
+  createSimMachineTemplate,
+  deleteClusterAndWait,
+  deploymentName,
+} from './sim-cluster-fixture.js';
 
 // In-place upgrade with real parts (docs/in-place-updates.md): the five services, sim machines with real node agents
 // applying machine plans, and a workload API server that the install instruction restarts on the new minor. A
@@ -22,8 +30,8 @@ import { eventually, startCapstan, type CapstanUnderTest, type TestNamespace } f
 // created or deleted; the limits are sampled from watch events (each change of a Machine or Node is seen).
 
 const CLUSTER = 'inplace';
-const KCP = `${CLUSTER}-control-plane`;
-const MD = `${CLUSTER}-md-0`;
+const KCP = controlPlaneName(CLUSTER);
+const MD = deploymentName(CLUSTER);
 const FROM = 'v1.34.4';
 const TO = 'v1.35.4';
 const STEP_TIMEOUT_MS = Number(process.env['INPLACE_STEP_MS'] ?? 420_000);
@@ -53,12 +61,7 @@ describe('in-place upgrade of a K3s cluster on sim machines', () => {
   /** Per node: was it ever unschedulable while its machine updated, and is it schedulable now. */
   const cordoned = new Set<string>();
 
-  const create = (resource: ResourceType, body: Record<string, unknown>) =>
-    client.resource(resource).create({
-      apiVersion: resource.group ? `${resource.group}/${resource.version}` : resource.version,
-      kind: resource.kind,
-      ...body,
-    } as KubernetesObject);
+  const create = (resource: ResourceType, body: Record<string, unknown>) => createObject(client, resource, body);
   const names = async (resource: ResourceType) =>
     (await client.resource(resource).list({ namespace: ns.name })).items
       .map((o) => `${o.metadata?.name}/${o.metadata?.uid}`)
@@ -92,74 +95,21 @@ describe('in-place upgrade of a K3s cluster on sim machines', () => {
     clusters.start();
     await Promise.all([machines.waitForSync(), clusters.waitForSync()]);
 
-    const simTemplate = (name: string) =>
-      create(RESOURCES.SimMachineTemplate, {
-        metadata: { name, namespace: ns.name },
-        spec: { template: { spec: { provisioningDelaySeconds: 0 } } },
-      });
-    await create(RESOURCES.Cluster, {
-      metadata: { name: CLUSTER, namespace: ns.name },
-      spec: {
-        clusterNetwork: { pods: { cidrBlocks: ['10.42.0.0/16'] }, services: { cidrBlocks: ['10.43.0.0/16'] } },
-        infrastructureRef: { apiGroup: INFRASTRUCTURE_GROUP, kind: 'SimCluster', name: CLUSTER },
-        controlPlaneRef: { apiGroup: RESOURCES.K3sControlPlane.group, kind: 'K3sControlPlane', name: KCP },
-      },
-    });
-    await create(RESOURCES.SimCluster, { metadata: { name: CLUSTER, namespace: ns.name }, spec: { mode: 'dedicated' } });
-    await simTemplate(KCP);
-    await create(RESOURCES.K3sControlPlane, {
-      metadata: { name: KCP, namespace: ns.name },
-      spec: {
-        replicas: 3,
-        version: FROM,
-        rollout: { inPlace: 'Preferred' },
-        machineTemplate: {
-          spec: { infrastructureRef: { apiGroup: INFRASTRUCTURE_GROUP, kind: 'SimMachineTemplate', name: KCP } },
-        },
-      },
-    });
-    await simTemplate(MD);
-    await create(RESOURCES.K3sConfigTemplate, {
-      metadata: { name: MD, namespace: ns.name },
-      spec: { template: { spec: { agentConfig: { nodeLabels: ['capstan.dev/pool=md-0'] } } } },
-    });
-    await create(RESOURCES.MachineDeployment, {
-      metadata: { name: MD, namespace: ns.name },
-      spec: {
-        clusterName: CLUSTER,
-        replicas: 2,
-        rollout: {
-          inPlace: 'Preferred',
-          strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: 1 } },
-        },
-        selector: { matchLabels: { [LABELS.deploymentName]: MD } },
-        template: {
-          metadata: { labels: { [LABELS.deploymentName]: MD } },
-          spec: {
-            clusterName: CLUSTER,
-            version: FROM,
-            bootstrap: { configRef: { apiGroup: RESOURCES.K3sConfigTemplate.group, kind: 'K3sConfigTemplate', name: MD } },
-            infrastructureRef: { apiGroup: INFRASTRUCTURE_GROUP, kind: 'SimMachineTemplate', name: MD },
-          },
-        },
-      },
+    await createSimK3sCluster(client, {
+      namespace: ns.name,
+      name: CLUSTER,
+      version: FROM,
+      controlPlaneReplicas: 3,
+      workers: 2,
+      controlPlaneInPlace: 'Preferred',
+      workerRollout: { inPlace: 'Preferred', strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: 1 } } },
+      workerConfig: { agentConfig: { nodeLabels: ['capstan.dev/pool=md-0'] } },
     });
   }, STEP_TIMEOUT_MS);
 
   afterAll(async () => {
     try {
-      await client?.resource<Cluster>(RESOURCES.Cluster).delete({ namespace: ns.name, name: CLUSTER });
-      await eventually(
-        async () => {
-          try {
-            await client.resource<Cluster>(RESOURCES.Cluster).get({ namespace: ns.name, name: CLUSTER });
-            return false;
-          } catch (error) {
-            return isNotFound(error);
-          }
-        },
-        { message: 'the cluster torn down', timeoutMs: 120_000 },
-      );
+      if (client) await deleteClusterAndWait(client, ns.name, CLUSTER);
     } finally {
       await nodes?.stop();
       await workload?.close();
@@ -272,10 +222,7 @@ describe('in-place upgrade of a K3s cluster on sim machines', () => {
     'under Required, an infrastructure template change replaces nothing and says which field blocks it',
     async () => {
       const before = await names(RESOURCES.Machine);
-      await create(RESOURCES.SimMachineTemplate, {
-        metadata: { name: `${MD}-b`, namespace: ns.name },
-        spec: { template: { spec: { provisioningDelaySeconds: 0 } } },
-      });
+      await createSimMachineTemplate(client, ns.name, `${MD}-b`);
       await deployments().mergePatch(
         { namespace: ns.name, name: MD },
         {

@@ -4,9 +4,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { KubernetesObject, V1Node, V1Secret } from '@kubernetes/client-node';
+import type { V1Node, V1Secret } from '@kubernetes/client-node';
 import {
-  INFRASTRUCTURE_GROUP,
   LABELS,
   RESOURCES,
   getCondition,
@@ -14,14 +13,15 @@ import {
   type K3sControlPlane,
   type Machine,
 } from '@capstan/api';
-import { createKubeClient, Informer, isNotFound, SECRETS, type KubeClient, type ResourceType } from '@capstan/kube';
+import { createKubeClient, Informer, SECRETS, type KubeClient, type ResourceType } from '@capstan/kube';
 import { eventually, startCapstan, type CapstanUnderTest, type TestNamespace } from '@capstan/testing';
+import { controlPlaneName, createObject, createSimK3sCluster, deleteClusterAndWait } from './sim-cluster-fixture.js';
 
 // The whole hand-off with real parts: the five services, sim machines whose servers run a real kube-apiserver
 // from the K3s bootstrap data, and kubectl talking to the workload cluster through <cluster>-kubeconfig.
 
 const CLUSTER = 'e2e';
-const KCP = `${CLUSTER}-control-plane`;
+const KCP = controlPlaneName(CLUSTER);
 const STEP_TIMEOUT_MS = 240_000;
 const run = promisify(execFile);
 
@@ -48,12 +48,7 @@ describe('a K3s cluster on sim machines, end to end', () => {
   const kcps = () => client.resource<K3sControlPlane>(RESOURCES.K3sControlPlane);
   const getKcp = () => kcps().get({ namespace: ns.name, name: KCP });
   const cpMachines = () => controlPlaneMachines.list(ns.name);
-  const create = (resource: ResourceType, body: Record<string, unknown>) =>
-    client.resource(resource).create({
-      apiVersion: resource.group ? `${resource.group}/${resource.version}` : resource.version,
-      kind: resource.kind,
-      ...body,
-    } as KubernetesObject);
+  const create = (resource: ResourceType, body: Record<string, unknown>) => createObject(client, resource, body);
   const since = (start: number) => history.slice(start);
 
   async function kubectl(...args: string[]): Promise<string> {
@@ -110,71 +105,14 @@ describe('a K3s cluster on sim machines, end to end', () => {
     controlPlaneMachines.start();
     await controlPlaneMachines.waitForSync();
 
-    const simTemplate = (name: string) =>
-      create(RESOURCES.SimMachineTemplate, {
-        metadata: { name, namespace: ns.name },
-        spec: { template: { spec: { provisioningDelaySeconds: 0 } } },
-      });
-    await create(RESOURCES.Cluster, {
-      metadata: { name: CLUSTER, namespace: ns.name },
-      spec: {
-        clusterNetwork: {
-          pods: { cidrBlocks: ['10.42.0.0/16'] },
-          services: { cidrBlocks: ['10.43.0.0/16'] },
-        },
-        infrastructureRef: { apiGroup: INFRASTRUCTURE_GROUP, kind: 'SimCluster', name: CLUSTER },
-        controlPlaneRef: { apiGroup: RESOURCES.K3sControlPlane.group, kind: 'K3sControlPlane', name: KCP },
-      },
-    });
-    await create(RESOURCES.SimCluster, {
-      metadata: { name: CLUSTER, namespace: ns.name },
-      spec: { mode: 'dedicated' },
-    });
-    await simTemplate(KCP);
-    await create(RESOURCES.K3sControlPlane, {
-      metadata: { name: KCP, namespace: ns.name },
-      spec: {
-        replicas: 3,
-        version: 'v1.34.1',
-        machineTemplate: {
-          spec: {
-            infrastructureRef: { apiGroup: INFRASTRUCTURE_GROUP, kind: 'SimMachineTemplate', name: KCP },
-          },
-        },
-        k3sConfigSpec: { serverConfig: { disableComponents: ['traefik'] } },
-      },
-    });
-    await simTemplate(`${CLUSTER}-md-0`);
-    await create(RESOURCES.K3sConfigTemplate, {
-      metadata: { name: `${CLUSTER}-md-0`, namespace: ns.name },
-      spec: { template: { spec: { agentConfig: { nodeLabels: ['capstan.dev/pool=md-0'] } } } },
-    });
-    await create(RESOURCES.MachineDeployment, {
-      metadata: { name: `${CLUSTER}-md-0`, namespace: ns.name },
-      spec: {
-        clusterName: CLUSTER,
-        replicas: 2,
-        selector: { matchLabels: { [LABELS.deploymentName]: `${CLUSTER}-md-0` } },
-        template: {
-          metadata: { labels: { [LABELS.deploymentName]: `${CLUSTER}-md-0` } },
-          spec: {
-            clusterName: CLUSTER,
-            version: 'v1.34.1',
-            bootstrap: {
-              configRef: {
-                apiGroup: RESOURCES.K3sConfigTemplate.group,
-                kind: 'K3sConfigTemplate',
-                name: `${CLUSTER}-md-0`,
-              },
-            },
-            infrastructureRef: {
-              apiGroup: INFRASTRUCTURE_GROUP,
-              kind: 'SimMachineTemplate',
-              name: `${CLUSTER}-md-0`,
-            },
-          },
-        },
-      },
+    await createSimK3sCluster(client, {
+      namespace: ns.name,
+      name: CLUSTER,
+      version: 'v1.34.1',
+      controlPlaneReplicas: 3,
+      workers: 2,
+      k3sConfigSpec: { serverConfig: { disableComponents: ['traefik'] } },
+      workerConfig: { agentConfig: { nodeLabels: ['capstan.dev/pool=md-0'] } },
     });
     await create(RESOURCES.MachineHealthCheck, {
       metadata: { name: `${CLUSTER}-control-plane`, namespace: ns.name },
@@ -194,18 +132,7 @@ describe('a K3s cluster on sim machines, end to end', () => {
 
   afterAll(async () => {
     try {
-      await client?.resource<Cluster>(RESOURCES.Cluster).delete({ namespace: ns.name, name: CLUSTER });
-      await eventually(
-        async () => {
-          try {
-            await client.resource<Cluster>(RESOURCES.Cluster).get({ namespace: ns.name, name: CLUSTER });
-            return false;
-          } catch (error) {
-            return isNotFound(error);
-          }
-        },
-        { message: 'the cluster torn down', timeoutMs: 120_000 },
-      );
+      if (client) await deleteClusterAndWait(client, ns.name, CLUSTER);
     } finally {
       await controlPlaneMachines?.stop();
       await client?.close();

@@ -9,17 +9,17 @@ import 'reflect-metadata';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { HttpMethod, type KubernetesObject } from '@kubernetes/client-node';
+import { HttpMethod } from '@kubernetes/client-node';
 import {
-  INFRASTRUCTURE_GROUP,
   LABELS,
   RESOURCES,
   getCondition,
   type InPlacePolicy,
   type Machine,
 } from '@capstan/api';
-import { createKubeClient, Informer, type KubeClient, type ResourceType } from '@capstan/kube';
+import { createKubeClient, Informer, type KubeClient } from '@capstan/kube';
 import { eventually, repoRoot, startCapstan, startTestEnvironment, type CapstanUnderTest } from '@capstan/testing';
+import { controlPlaneName, createSimK3sCluster, deploymentName } from '../sim-cluster-fixture.js';
 
 const WORKERS = Number(process.env['BENCH_WORKERS'] ?? 10);
 const FROM = 'v1.34.4';
@@ -49,14 +49,8 @@ async function apiserverRequests(client: KubeClient): Promise<number> {
 async function rollout(capstan: CapstanUnderTest, client: KubeClient, policy: InPlacePolicy): Promise<Result> {
   const ns = capstan.namespace.name;
   const name = `roll-${policy.toLowerCase()}`;
-  const kcp = `${name}-cp`;
-  const md = `${name}-md`;
-  const create = (resource: ResourceType, body: Record<string, unknown>) =>
-    client.resource(resource).create({
-      apiVersion: `${resource.group}/${resource.version}`,
-      kind: resource.kind,
-      ...body,
-    } as KubernetesObject);
+  const kcp = controlPlaneName(name);
+  const md = deploymentName(name);
   const machines = new Informer<Machine>(client, RESOURCES.Machine, {
     namespace: ns,
     labelSelector: `${LABELS.clusterName}=${name}`,
@@ -64,47 +58,14 @@ async function rollout(capstan: CapstanUnderTest, client: KubeClient, policy: In
   machines.start();
   await machines.waitForSync();
 
-  for (const template of [kcp, md]) {
-    await create(RESOURCES.SimMachineTemplate, {
-      metadata: { name: template, namespace: ns },
-      spec: { template: { spec: { provisioningDelaySeconds: 0 } } },
-    });
-  }
-  await create(RESOURCES.Cluster, {
-    metadata: { name, namespace: ns },
-    spec: {
-      infrastructureRef: { apiGroup: INFRASTRUCTURE_GROUP, kind: 'SimCluster', name },
-      controlPlaneRef: { apiGroup: RESOURCES.K3sControlPlane.group, kind: 'K3sControlPlane', name: kcp },
-    },
-  });
-  await create(RESOURCES.SimCluster, { metadata: { name, namespace: ns }, spec: { mode: 'dedicated' } });
-  await create(RESOURCES.K3sControlPlane, {
-    metadata: { name: kcp, namespace: ns },
-    spec: {
-      replicas: 1,
-      version: FROM,
-      rollout: { inPlace: policy },
-      machineTemplate: { spec: { infrastructureRef: { apiGroup: INFRASTRUCTURE_GROUP, kind: 'SimMachineTemplate', name: kcp } } },
-    },
-  });
-  await create(RESOURCES.K3sConfigTemplate, { metadata: { name: md, namespace: ns }, spec: { template: { spec: {} } } });
-  await create(RESOURCES.MachineDeployment, {
-    metadata: { name: md, namespace: ns },
-    spec: {
-      clusterName: name,
-      replicas: WORKERS,
-      rollout: { inPlace: policy, strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: 1 } } },
-      selector: { matchLabels: { [LABELS.deploymentName]: md } },
-      template: {
-        metadata: { labels: { [LABELS.deploymentName]: md } },
-        spec: {
-          clusterName: name,
-          version: FROM,
-          bootstrap: { configRef: { apiGroup: RESOURCES.K3sConfigTemplate.group, kind: 'K3sConfigTemplate', name: md } },
-          infrastructureRef: { apiGroup: INFRASTRUCTURE_GROUP, kind: 'SimMachineTemplate', name: md },
-        },
-      },
-    },
+  await createSimK3sCluster(client, {
+    namespace: ns,
+    name,
+    version: FROM,
+    controlPlaneReplicas: 1,
+    workers: WORKERS,
+    controlPlaneInPlace: policy,
+    workerRollout: { inPlace: policy, strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: 1 } } },
   });
   const settled = (version: string) =>
     eventually(
