@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KubeConfig, type V1Node, type V1Secret } from '@kubernetes/client-node';
+import { pino } from 'pino';
 import {
   INFRASTRUCTURE_GROUP,
   LABELS,
@@ -153,7 +154,8 @@ describe('in-place upgrade of a K3s cluster on sim machines', () => {
       const kc = new KubeConfig();
       kc.loadFromString(Buffer.from(secret.data!['value']!, 'base64').toString('utf8'));
       workload = createKubeClient(kc);
-      nodes = new Informer<V1Node>(workload, NODES);
+      // The workload API server restarts with every server update: its watches ending then is expected, not news.
+      nodes = new Informer<V1Node>(workload, NODES, { logger: pino({ level: 'error' }) });
       const watchCordon = (node: V1Node) => {
         if (node.spec?.unschedulable) cordoned.add(node.metadata!.name!);
       };

@@ -107,11 +107,10 @@ export class K3sControlPlaneRolloutSpecSchema {
   strategy?: K3sControlPlaneRolloutStrategySchema;
 
   @Description(
-    'inPlace says whether changes are applied to existing control plane Machines through machine plans, one machine at a time: Never (replace Machines, the default), Preferred (in place when the bootstrap provider can, else replace) or Required (never replace for a spec change; a change that cannot be applied in place stops with a condition naming the field).',
+    'inPlace says whether changes are applied to existing control plane Machines through machine plans, one machine at a time: Never (replace Machines; unset means Never, so objects that do not use it stay as upstream writes them), Preferred (in place when the bootstrap provider can, else replace) or Required (never replace for a spec change; a change that cannot be applied in place stops with a condition naming the field).',
   )
   @IsOptional()
   @IsIn(IN_PLACE_POLICIES)
-  @Default('Never')
   inPlace?: InPlacePolicy;
 }
 export type K3sControlPlaneRolloutSpec = K3sControlPlaneRolloutSpecSchema;

@@ -80,11 +80,10 @@ export class MachineDeploymentRolloutSpecSchema {
   strategy?: MachineDeploymentRolloutStrategySchema;
 
   @Description(
-    'inPlace says whether changes are applied to existing Machines through machine plans: Never (replace Machines, the default), Preferred (in place when the providers can, else replace) or Required (never replace for a spec change; a change that cannot be applied in place stops the rollout with a condition naming the field).',
+    'inPlace says whether changes are applied to existing Machines through machine plans: Never (replace Machines; unset means Never, so objects that do not use it stay as upstream writes them), Preferred (in place when the providers can, else replace) or Required (never replace for a spec change; a change that cannot be applied in place stops the rollout with a condition naming the field).',
   )
   @IsOptional()
   @IsIn(IN_PLACE_POLICIES)
-  @Default('Never')
   inPlace?: InPlacePolicy;
 }
 export type MachineDeploymentRolloutSpec = MachineDeploymentRolloutSpecSchema;

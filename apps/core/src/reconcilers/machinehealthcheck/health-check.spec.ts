@@ -162,6 +162,11 @@ describe('health check of one Machine', () => {
     expect(verdict).toMatchObject({ state: 'unhealthy', reason: 'UnhealthyMachine' });
   });
 
+  it('skips Machines being updated in place (their restart is on purpose)', () => {
+    const updating = running('m', { annotations: { 'in-place.capstan.dev/update-in-progress': '5d1c0a9e2f' } });
+    expect(skipsHealthCheck(updating)).toBe(true);
+  });
+
   it('skips Machines with skip-remediation or paused annotations', () => {
     expect(skipsHealthCheck(running('m', { annotations: { 'cluster.x-k8s.io/skip-remediation': '' } }))).toBe(
       true,
