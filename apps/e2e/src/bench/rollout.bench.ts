@@ -72,7 +72,9 @@ async function rollout(capstan: CapstanUnderTest, client: KubeClient, policy: In
       () => {
         const all = machines.list(ns).filter((m) => !m.metadata.deletionTimestamp);
         return (
-          machines.list(ns).length === WORKERS + 1 &&
+          // Nothing still being deleted: a replacement is done when the old machine is gone.
+          all.length === WORKERS + 1 &&
+          machines.list(ns).length === all.length &&
           all.every((m) => m.spec.version === version && isTrueOn(m, 'Available') && isTrueOn(m, 'UpToDate') && isTrueOn(m, 'PlanApplied') && !isTrueOn(m, 'Updating'))
         );
       },
