@@ -1,4 +1,5 @@
 import {
+  LABELS,
   RESOURCES,
   type K3sConfig,
   type K3sConfigSpec,
@@ -56,8 +57,10 @@ export async function answerCanUpdate(
   const desired = await desiredSpecOf(sources, namespace, request.desiredConfigFrom);
   if ('unknown' in desired) throw new Error(desired.unknown);
   const machine = sources.machines.getByName(namespace, request.machine.name);
+  const role = machine && LABELS.controlPlane in (machine.metadata.labels ?? {}) ? 'server' : 'agent';
   return decideInPlace(
     { version: request.currentVersion ?? machine?.spec.version, spec: config.spec ?? {} },
     { version: request.desiredVersion, spec: desired },
+    role,
   );
 }

@@ -47,4 +47,10 @@ describe('decideInPlace', () => {
     });
     expect(decideInPlace(pinned, pinned)).toEqual({ inPlace: true });
   });
+
+  it('ignores serverConfig for agents: a server-only change touches them without a restart', () => {
+    const serverOnly = { ...base, spec: { ...base.spec, serverConfig: { kubeAPIServerArgs: ['event-ttl=2h'], clusterCIDR: '10.99.0.0/16' } } };
+    expect(decideInPlace(base, serverOnly, 'agent')).toEqual({ inPlace: true });
+    expect(decideInPlace(base, serverOnly, 'server').inPlace).toBe(false);
+  });
 });

@@ -40,8 +40,21 @@ function pick(spec: K3sConfigSpec, path: string): unknown {
 
 const differs = (a: unknown, b: unknown) => canonicalJson(a ?? null) !== canonicalJson(b ?? null);
 
+/** What of a spec a machine of `role` uses: agents never read `serverConfig`, so a change there is none for them. */
+function usedBy(spec: K3sConfigSpec, role: 'server' | 'agent'): K3sConfigSpec {
+  if (role === 'server') return spec;
+  const { serverConfig: _ignored, ...rest } = spec;
+  return rest;
+}
+
 /** Whether a K3s machine can go from `current` to `desired` in place, and whether that restarts K3s. */
-export function decideInPlace(current: MachineConfiguration, desired: MachineConfiguration): CanUpdateMachineResponse {
+export function decideInPlace(
+  currentConfiguration: MachineConfiguration,
+  desiredConfiguration: MachineConfiguration,
+  role: 'server' | 'agent' = 'server',
+): CanUpdateMachineResponse {
+  const current = { ...currentConfiguration, spec: usedBy(currentConfiguration.spec, role) };
+  const desired = { ...desiredConfiguration, spec: usedBy(desiredConfiguration.spec, role) };
   const fixed = Object.keys(FIXED_FIELDS).filter((path) => differs(pick(current.spec, path), pick(desired.spec, path)));
   if (fixed.length > 0) {
     const path = fixed[0]!;
