@@ -24,6 +24,8 @@ export interface MachineDeletionState {
   machine: Machine;
   cluster: Cluster | undefined;
   node: NodeLookup;
+  /** Control plane Machines of the cluster not being deleted (this one excluded when it is deleting). */
+  activeControlPlaneMachines: number;
   bootstrap?: ExternalRead;
   infrastructure?: ExternalRead;
 }
@@ -51,7 +53,7 @@ export const elapsedSeconds = (since: string | Date | undefined, now: Date) =>
  * One step of deleting a Machine, in upstream's order (machine_controller.go reconcileDelete): pre-drain hooks,
  * cordon and drain (not when the whole Cluster goes, nor with the exclude-node-draining annotation, and no longer
  * than nodeDrainTimeoutSeconds), volume detach, pre-terminate hooks, the infrastructure and bootstrap objects,
- * then the Node.
+ * then the Node (not when no control plane machine of a running cluster would remain).
  */
 export async function nextMachineDeletionStep(
   state: MachineDeletionState,
@@ -173,7 +175,13 @@ export async function nextMachineDeletionStep(
     };
   }
 
-  if (nodeName && !clusterGoing && access) {
+  // Upstream isDeleteNodeAllowed: with no control plane machine left, the Node of the last one (and any other) stays;
+  // deleting it would take the cluster's last API endpoint's Node away while the cluster is meant to run.
+  const lastControlPlane = state.activeControlPlaneMachines === 0;
+  if (nodeName && !clusterGoing && access && lastControlPlane) {
+    deps.log.info({ node: nodeName }, 'Node kept: no control plane machine of the cluster would remain');
+  }
+  if (nodeName && !clusterGoing && access && !lastControlPlane) {
     const timeout =
       machine.spec.deletion?.nodeDeletionTimeoutSeconds ?? DEFAULT_NODE_DELETION_TIMEOUT_SECONDS;
     try {

@@ -137,6 +137,8 @@ describe('Machine controller', () => {
     h = await startCoreHarness({ prefix: 'core-ma' });
     lifecycle = await collectLifecycleEvents(testNatsUrl(), h.topology);
     await readyCluster('wl');
+    // A control plane member of 'wl' that stays: deleting another machine's Node is allowed while one is left.
+    await createMachine('wl-cp', 'wl', { metadata: { labels: { [LABELS.controlPlane]: '' } } });
   });
   afterAll(async () => {
     await lifecycle?.close();
@@ -507,6 +509,21 @@ describe('Machine controller', () => {
     await h.client
       .resource<V1Pod>(PODS)
       .mergePatch({ namespace: h.namespace, name: 'stuck-app' }, { metadata: { finalizers: null } });
+  });
+
+  it("keeps the Node of a running cluster's last control plane machine (upstream isDeleteNodeAllowed)", async () => {
+    await readyCluster('solo');
+    await createMachine('solo-cp', 'solo', { metadata: { labels: { [LABELS.controlPlane]: '' } } });
+    await provision('solo-cp', 'solo');
+    await h.machines.delete({ namespace: h.namespace, name: 'solo-cp' });
+    await eventually('machine gone', () =>
+      getMachine('solo-cp').then(
+        () => false,
+        () => true,
+      ),
+    );
+    const node = await getNode(nodeName('solo-cp'));
+    expect(node.metadata?.name).toBe(nodeName('solo-cp'));
   });
 
   it('neither drains nor deletes Nodes when the whole Cluster is being deleted', async () => {

@@ -151,7 +151,14 @@ export class MachineReconciler {
     observation.node = lookup.observation;
     const now = this.now();
     const step = await nextMachineDeletionStep(
-      { machine, cluster, node: lookup, bootstrap: reads.bootstrap, infrastructure: reads.infrastructure },
+      {
+        machine,
+        cluster,
+        node: lookup,
+        bootstrap: reads.bootstrap,
+        infrastructure: reads.infrastructure,
+        activeControlPlaneMachines: this.activeControlPlaneMachines(machine),
+      },
       { external: this.deps.external, log: scope.rc.log, now },
     );
     observation.deleting = { reason: step.reason, message: step.message };
@@ -165,6 +172,19 @@ export class MachineReconciler {
     // The kit removes the finalizer, then publishes.
     scope.announce(machineEvent('machine.deleted', written));
     return { done: true };
+  }
+
+  /** The cluster's control plane Machines that are not being deleted (upstream collections.ActiveMachines). */
+  private activeControlPlaneMachines(machine: Machine): number {
+    return this.deps.machines
+      .list(machine.metadata!.namespace)
+      .filter(
+        (m) =>
+          m.spec.clusterName === machine.spec.clusterName &&
+          LABELS.controlPlane in (m.metadata?.labels ?? {}) &&
+          !m.metadata?.deletionTimestamp &&
+          m.metadata?.uid !== machine.metadata?.uid,
+      ).length;
   }
 
   /** `spec.bootstrap.dataSecretName`, `spec.providerID` and (when unset) `spec.failureDomain`, from the provider objects. */
