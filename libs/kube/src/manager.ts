@@ -39,6 +39,8 @@ export interface ManagerLeaderElection extends Omit<
 > {
   /** Called after the workers were stopped because the lease was lost (e.g. to exit the process). */
   onLeadershipLost?: () => void;
+  /** Called once the lease is won and the workers run (e.g. to start taking events only the leader acts on). */
+  onLeadershipAcquired?: () => void;
 }
 
 export interface ManagerOptions {
@@ -197,7 +199,9 @@ export class Manager {
       logger: this.logger,
       onStartedLeading: () => {
         this.metrics.leaderElectionMasterStatus.set({ name: election.name }, 1);
-        void this.startWorkers();
+        void this.startWorkers().then(() => {
+          if (this.elector?.isLeader() && !this.stopping) election.onLeadershipAcquired?.();
+        });
       },
       onStoppedLeading: () => {
         this.metrics.leaderElectionMasterStatus.set({ name: election.name }, 0);

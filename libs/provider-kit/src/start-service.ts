@@ -62,6 +62,8 @@ export async function startService(
     : options.kubeconfig
       ? { kubeconfigPath: options.kubeconfig }
       : { default: true as const };
+  // Declared before the manager: its leadership callbacks pause and resume the event consumer.
+  let strategy: JetStreamTransportStrategy | undefined;
   const manager = new Manager({
     kubeConfig: kubeConfigSource,
     fieldManager: `capstan-${definition.name}`,
@@ -76,7 +78,12 @@ export async function startService(
           leaseDurationMs: overrides.leaseDurationMs,
           renewDeadlineMs: overrides.renewDeadlineMs,
           retryPeriodMs: overrides.retryPeriodMs,
-          onLeadershipLost: () => logger.warn('lost the lease; controllers stopped until it is won again'),
+          onLeadershipLost: () => {
+            logger.warn('lost the lease; controllers and event consumption stopped until it is won again');
+            void strategy?.pause();
+          },
+          // Hand-off hints are taken only where the controllers they wake run: never acknowledged and dropped.
+          onLeadershipAcquired: () => void strategy?.resume(),
         }
       : undefined,
   });
@@ -148,16 +155,16 @@ export async function startService(
 
     app = await NestFactory.create(ServiceAppModule, { logger: false, abortOnError: false });
     if (definition.consumes) {
-      app.connectMicroservice<MicroserviceOptions>({
-        strategy: new JetStreamTransportStrategy({
-          connection: bus,
-          topology,
-          metrics,
-          streams: false,
-          logger,
-          consumer: { durable: definition.name, filterSubject: `${topology.root}.${definition.consumes}` },
-        }),
+      strategy = new JetStreamTransportStrategy({
+        connection: bus,
+        topology,
+        metrics,
+        streams: false,
+        logger,
+        startPaused: options.leaderElect,
+        consumer: { durable: definition.name, filterSubject: `${topology.root}.${definition.consumes}` },
       });
+      app.connectMicroservice<MicroserviceOptions>({ strategy });
     }
     await app.startAllMicroservices();
     await app.listen(options.httpPort, options.httpHost);

@@ -49,6 +49,8 @@ export interface JetStreamTransportOptions {
   streams?: Omit<EventStreamOptions, 'topology'> | false;
   metrics?: EventBusMetrics;
   logger?: EventBusLogger;
+  /** Connect but take no events until `resume` (a replica that is not the leader yet). */
+  startPaused?: boolean;
 }
 
 /**
@@ -71,9 +73,11 @@ export class JetStreamTransportStrategy
   private statusSubscription?: Subscription;
   private readonly topology: EventTopology;
   private readonly eventLogger: EventBusLogger;
+  private paused: boolean;
 
   constructor(private readonly options: JetStreamTransportOptions) {
     super();
+    this.paused = options.startPaused === true;
     this.topology = options.topology ?? DEFAULT_EVENT_TOPOLOGY;
     this.eventLogger = options.logger ?? silentLogger();
   }
@@ -83,6 +87,24 @@ export class JetStreamTransportStrategy
       () => callback(),
       (error: unknown) => callback(error),
     );
+  }
+
+  /**
+   * Stops taking events (a standby replica: its controllers do not run, so an event it took would be acknowledged
+   * and dropped); they stay on the durable for a replica that acts on them. `resume` takes them again.
+   */
+  async pause(): Promise<void> {
+    this.paused = true;
+    await this.consumer?.stop();
+  }
+
+  async resume(): Promise<void> {
+    this.paused = false;
+    await this.consumer?.start();
+  }
+
+  get consuming(): boolean {
+    return this.consumer?.running === true;
   }
 
   async close(): Promise<void> {
@@ -132,7 +154,7 @@ export class JetStreamTransportStrategy
       },
       (event, delivery) => this.route(event, delivery),
     );
-    await this.consumer.start();
+    if (!this.paused) await this.consumer.start();
   }
 
   /** Request-response has no meaning on an event stream, and a pattern NATS cannot match is a typo. */
