@@ -91,3 +91,15 @@ export class UnprocessableEventError extends EventBusError {
     super(message, 'unprocessable-event', context);
   }
 }
+
+/**
+ * Thrown by a handler for an event it cannot act on yet (the object it names is not in this replica's cache, or the
+ * controller it wakes does not run here): the consumer hands it back for a later delivery, to this replica or
+ * another, instead of acknowledging it. After the last allowed delivery it is acknowledged and left to the periodic
+ * resync (it is not malformed, so it is not dead-lettered).
+ */
+export class DeferredEventError extends EventBusError {
+  constructor(message: string, context: Record<string, unknown> = {}) {
+    super(message, 'deferred-event', context);
+  }
+}

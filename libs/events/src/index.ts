@@ -28,6 +28,7 @@ export * from './consumer/dead-letter-reader.js';
 export * from './nest/tokens.js';
 export * from './nest/jetstream.context.js';
 export * from './nest/unprocessable-event.exception.js';
+export * from './nest/defer-event.exception.js';
 export * from './nest/cloud-event-validation.pipe.js';
 export * from './nest/jetstream.strategy.js';
 export * from './nest/jetstream.client.js';

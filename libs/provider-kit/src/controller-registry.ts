@@ -62,10 +62,13 @@ export class ControllerRegistry {
     return this.entries.get(name)?.controller;
   }
 
-  enqueue(name: string, key: string): void {
+  /** Enqueues a key; false when the controller does not run in this replica (a standby), so nothing was queued. */
+  enqueue(name: string, key: string): boolean {
     const controller = this.get(name);
     if (!controller) throw new Error(`no controller named ${name}`);
+    if (!controller.running) return false;
     controller.enqueue(key);
+    return true;
   }
 
   /** Enqueues every object of every controller's primary kind: a manual resync. */

@@ -1,5 +1,5 @@
 import { RESOURCES } from '@capstan/api';
-import { EVENT_CATALOGUE, EVENT_NAMES, type CapstanEvent, type EventName } from '@capstan/events';
+import { DeferEventException, EVENT_CATALOGUE, EVENT_NAMES, type CapstanEvent, type EventName } from '@capstan/events';
 import { type ResourceType } from '@capstan/kube';
 import { type EventRoute, type ServiceContext } from '@capstan/provider-kit';
 import { BY_REFERENCE, referenceIndexValue } from '../external/reference-index.js';
@@ -9,19 +9,29 @@ import { HANDOFF_ROUTES } from './handoff.listener.js';
 const NS = 'ns';
 const GROUP = 'infrastructure.generic.capstan.dev';
 
-/** Informers whose reference index holds `referencing` (index value -> names of the referencing objects). */
-function contextWith(referencing: {
-  clusters?: Record<string, string[]>;
-  machines?: Record<string, string[]>;
-}) {
-  const informer = (byValue: Record<string, string[]> = {}) => ({
+/**
+ * Informers whose reference index holds `referencing` (index value -> names of the referencing objects) and whose
+ * cache holds `cached` (names; every referencing object and every named owner unless given).
+ */
+function contextWith(
+  referencing: {
+    clusters?: Record<string, string[]>;
+    machines?: Record<string, string[]>;
+  },
+  cached?: { clusters?: string[]; machines?: string[] },
+) {
+  const informer = (byValue: Record<string, string[]> = {}, names?: string[]) => ({
     byIndex: (index: string, value: string) =>
       index === BY_REFERENCE
         ? (byValue[value] ?? []).map((name) => ({ metadata: { namespace: NS, name } }))
         : [],
+    get: (key: string) => {
+      const name = key.slice(NS.length + 1);
+      return names === undefined || names.includes(name) ? { metadata: { namespace: NS, name } } : undefined;
+    },
   });
-  const clusters = informer(referencing.clusters);
-  const machines = informer(referencing.machines);
+  const clusters = informer(referencing.clusters, cached?.clusters);
+  const machines = informer(referencing.machines, cached?.machines);
   // Only the manager's informers are read by the routes.
   return {
     manager: {
@@ -80,5 +90,24 @@ describe('hand-off routes', () => {
       { controller: MACHINE_CONTROLLER, key: `${NS}/m1` },
       { controller: MACHINE_CONTROLLER, key: `${NS}/m2` },
     ]);
+  });
+
+  it('hand an event back while the Machine it names is not in the cache yet (the reconcile would find nothing)', () => {
+    const context = contextWith({}, { machines: [] });
+    const e = event('infrastructure-machine.provisioned', 'GenericInfrastructureMachine', 'm1-infra', {
+      clusterName: 'c1',
+      machineName: 'm1',
+    });
+    expect(() => route('infrastructure-machine.provisioned', e, context)).toThrow(DeferEventException);
+    const known = contextWith({}, { machines: ['m1'] });
+    expect(route('infrastructure-machine.provisioned', e, known)).toEqual([{ controller: MACHINE_CONTROLLER, key: `${NS}/m1` }]);
+  });
+
+  it('hand an event back that maps to no object yet, but not a deletion whose owner is gone', () => {
+    const context = contextWith({}, { machines: [] });
+    const provisioned = event('machine-plan.applied', 'Machine', 'gone', { clusterName: 'c1' });
+    expect(() => route('machine-plan.applied', provisioned, context)).toThrow(DeferEventException);
+    const deleted = event('infrastructure-machine.deleted', 'GenericInfrastructureMachine', 'x', { clusterName: 'c1' });
+    expect(route('infrastructure-machine.deleted', deleted, context)).toEqual([]);
   });
 });

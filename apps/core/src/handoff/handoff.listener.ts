@@ -1,5 +1,6 @@
 import { RESOURCES, type Cluster, type Machine } from '@capstan/api';
 import {
+  DeferEventException,
   EVENT_CATALOGUE,
   EVENT_NAMES,
   type CapstanEvent,
@@ -13,13 +14,23 @@ import { handoffKeys } from './handoff-keys.js';
 /** The Clusters and Machines a hand-off event concerns (see handoffKeys); their reconciles read the provider object. */
 function ownersOf(event: CapstanEvent, context: ServiceContext): { controller: string; key: string }[] {
   const { manager } = context;
-  const keys = handoffKeys(event, {
-    clusters: manager.informer<Cluster>(RESOURCES.Cluster),
-    machines: manager.informer<Machine>(RESOURCES.Machine),
-  });
+  const clusters = manager.informer<Cluster>(RESOURCES.Cluster);
+  const machines = manager.informer<Machine>(RESOURCES.Machine);
+  const keys = handoffKeys(event, { clusters, machines });
+  const unknown = [
+    ...keys.clusters.filter((key) => !clusters.get(key)),
+    ...keys.machines.filter((key) => !machines.get(key)),
+  ];
+  // A reconcile of a key the cache does not hold yet finds nothing and the hint would be lost: the event comes back
+  // once the cache (or the reference index) shows the object. Deletion hints whose owner is gone need no one.
+  const nothingMaps = keys.clusters.length + keys.machines.length === 0;
+  if ((unknown.length > 0 || nothingMaps) && !event.type.endsWith('.deleted')) {
+    const what = unknown.length > 0 ? unknown.join(', ') : `the owner of ${event.data.object.kind} ${event.data.object.name}`;
+    throw new DeferEventException(`not in this replica's cache yet: ${what}`);
+  }
   return [
-    ...keys.clusters.map((key) => ({ controller: CLUSTER_CONTROLLER, key })),
-    ...keys.machines.map((key) => ({ controller: MACHINE_CONTROLLER, key })),
+    ...keys.clusters.filter((key) => clusters.get(key)).map((key) => ({ controller: CLUSTER_CONTROLLER, key })),
+    ...keys.machines.filter((key) => machines.get(key)).map((key) => ({ controller: MACHINE_CONTROLLER, key })),
   ];
 }
 

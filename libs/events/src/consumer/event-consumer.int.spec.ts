@@ -5,7 +5,7 @@ import { dataSecretCreated, distinctDataSecretCreated, eventually } from '../../
 import { EventBusConnection } from '../connection/event-bus-connection.js';
 import { type CapstanEvent } from '../envelope/cloud-event.js';
 import { encodeEvent } from '../envelope/event-codec.js';
-import { UnprocessableEventError } from '../errors.js';
+import { DeferredEventError, UnprocessableEventError } from '../errors.js';
 import { EventBusMetrics } from '../metrics/event-bus-metrics.js';
 import { EventPublisher } from '../publisher/event-publisher.js';
 import { provisionEventStreams } from '../streams/provision-streams.js';
@@ -179,6 +179,35 @@ describe('durable event consumer', () => {
     expect(await registry.getSingleMetricAsString('capstan_events_redelivered_total')).toContain(
       'consumer="svc"} 2',
     );
+  });
+
+  it('hands a deferred event back until it can be acted on, and never dead-letters it', async () => {
+    const { topology, publisher } = await setup('defer');
+    const registry = new Registry();
+    const metrics = new EventBusMetrics(registry);
+    const deliveries: number[] = [];
+    const deferredFor = distinctDataSecretCreated(1);
+    const alwaysDeferred = distinctDataSecretCreated(2);
+    const given: string[] = [];
+    await startConsumer(connection, { durable: 'svc', topology, maxDeliveries: 3, metrics }, (event, delivery) => {
+      const name = event.data.object.name;
+      if (name === deferredFor.object.name) {
+        deliveries.push(delivery.deliveryCount);
+        if (delivery.deliveryCount < 3) throw new DeferredEventError('Machine ns/m-1 is not in the cache yet');
+      }
+      if (name === alwaysDeferred.object.name) throw new DeferredEventError('no replica runs this controller');
+      given.push(name);
+    });
+    await publisher.publish('bootstrap.data-secret-created', deferredFor);
+    await publisher.publish('bootstrap.data-secret-created', alwaysDeferred);
+    await eventually(() => given.includes(deferredFor.object.name), 'the deferred event acted on at last');
+    expect(deliveries).toEqual([1, 2, 3]);
+    await eventually(
+      async () => (await registry.getSingleMetricAsString('capstan_events_consumed_total')).includes('outcome="ignored"} 1'),
+      'the event deferred on every delivery left to the resync',
+    );
+    expect(await registry.getSingleMetricAsString('capstan_events_consumed_total')).toContain('outcome="deferred"} 4');
+    expect(await readDeadLetters(await connection.jsm(), topology.deadLetterStream)).toEqual([]);
   });
 
   it('dead-letters at once what the handler declares unprocessable', async () => {

@@ -3,7 +3,7 @@ import { headers as natsHeaders } from '@nats-io/transport-node';
 import { type EventBusConnection } from '../connection/event-bus-connection.js';
 import { type CapstanEvent } from '../envelope/cloud-event.js';
 import { decodeEvent, DEFAULT_MAX_EVENT_BYTES } from '../envelope/event-codec.js';
-import { InvalidEventError, UnprocessableEventError } from '../errors.js';
+import { DeferredEventError, InvalidEventError, UnprocessableEventError } from '../errors.js';
 import { errorFields, silentLogger, type EventBusLogger } from '../logger.js';
 import { type EventBusMetrics } from '../metrics/event-bus-metrics.js';
 import { DEFAULT_EVENT_TOPOLOGY, type EventTopology } from '../streams/event-topology.js';
@@ -59,9 +59,12 @@ export interface EventConsumerOptions extends DurableConsumerOptions {
 }
 
 /** What happened to one delivery (also the `outcome` metric label). */
-export type DeliveryOutcome = 'acked' | 'retried' | 'dead-lettered' | 'ignored';
+export type DeliveryOutcome = 'acked' | 'retried' | 'deferred' | 'dead-lettered' | 'ignored';
 
 const MAX_RESTART_DELAY_MS = 30_000;
+
+/** Redelivery of a deferred event: soon (a cache lags by milliseconds to seconds), doubling to 8 s. */
+export const DEFER_BACKOFF: RedeliveryBackoff = { initialMs: 500, maxMs: 8_000 };
 
 /**
  * A durable pull consumer with explicit acks. Each replica of a service runs one on the same durable; the
@@ -266,6 +269,8 @@ export class EventConsumer {
       if (error instanceof UnprocessableEventError) {
         this.logger.warn({ ...context, ...errorFields(error) }, 'handler refused the event');
         await this.deadLetter(message, 'unprocessable', error.message, event.type);
+      } else if (error instanceof DeferredEventError) {
+        this.defer(message, event.type, deliveryCount, context, error);
       } else if (deliveryCount >= this.maxDeliveries) {
         this.logger.warn(
           { ...context, ...errorFields(error) },
@@ -287,6 +292,28 @@ export class EventConsumer {
     const outcome: DeliveryOutcome = result === 'ignored' ? 'ignored' : 'acked';
     if (this.settle(() => message.ack(), message))
       metrics?.consumed.inc({ consumer, type: event.type, outcome });
+  }
+
+  /**
+   * Hands a deferred event back for a later delivery (a cache catching up, another replica), soon and without the
+   * failure backoff; on the last allowed delivery it is acknowledged and left to the periodic resync.
+   */
+  private defer(
+    message: JsMsg,
+    type: string,
+    deliveryCount: number,
+    context: Record<string, unknown>,
+    error: DeferredEventError,
+  ): void {
+    const consumer = this.options.durable;
+    if (deliveryCount >= this.maxDeliveries) {
+      this.logger.warn({ ...context, ...errorFields(error) }, 'event still not actionable here: left to the periodic resync');
+      if (this.settle(() => message.ack(), message)) this.options.metrics?.consumed.inc({ consumer, type, outcome: 'ignored' });
+      return;
+    }
+    this.logger.debug({ ...context, ...errorFields(error) }, 'event deferred');
+    const delay = redeliveryDelay(deliveryCount, DEFER_BACKOFF);
+    if (this.settle(() => message.nak(delay), message)) this.options.metrics?.consumed.inc({ consumer, type, outcome: 'deferred' });
   }
 
   private retry(message: JsMsg, type: string): void {

@@ -41,7 +41,7 @@ export class EventBusMetrics {
     );
     this.consumed = counter(
       'capstan_events_consumed_total',
-      'Event deliveries handled, by durable consumer, type and outcome (acked, retried, dead-lettered, ignored).',
+      'Event deliveries handled, by durable consumer, type and outcome (acked, retried, deferred, dead-lettered, ignored).',
       ['consumer', 'type', 'outcome'],
     );
     this.redelivered = counter(

@@ -18,13 +18,14 @@ import {
 } from '../consumer/event-consumer.js';
 import { EVENT_TYPE_PREFIX } from '../envelope/catalogue.js';
 import { type CapstanEvent } from '../envelope/cloud-event.js';
-import { EventBusError, UnprocessableEventError } from '../errors.js';
+import { DeferredEventError, EventBusError, UnprocessableEventError } from '../errors.js';
 import { silentLogger, type EventBusLogger } from '../logger.js';
 import { type EventBusMetrics } from '../metrics/event-bus-metrics.js';
 import { DEFAULT_EVENT_TOPOLOGY, type EventTopology } from '../streams/event-topology.js';
 import { provisionEventStreams, type EventStreamOptions } from '../streams/provision-streams.js';
 import { isValidSubjectPattern, subjectMatches } from '../subjects/subject-match.js';
 import { JetStreamContext } from './jetstream.context.js';
+import { DeferEventException, isDeferPayload, type DeferEventPayload } from './defer-event.exception.js';
 import { isUnprocessablePayload } from './unprocessable-event.exception.js';
 
 /** Identifies the transport in `@EventPattern(pattern, CAPSTAN_JETSTREAM)` when an app has several. */
@@ -215,8 +216,17 @@ function isTypePattern(pattern: string): boolean {
 /** Nest's exception filter hands failures over as plain payloads; make them errors the consumer understands. */
 function toHandlerError(error: unknown): Error {
   if (isUnprocessablePayload(error)) return new UnprocessableEventError(error.message);
+  if (isDeferPayload(error) || error instanceof DeferEventException) return new DeferredEventError(deferMessage(error));
   if (error instanceof Error) return error;
   const message =
     typeof error === 'object' && error !== null && 'message' in error ? String(error.message) : String(error);
   return new EventBusError(`handler failed: ${message}`, 'handler-failed');
+}
+
+function deferMessage(error: DeferEventPayload | DeferEventException): string {
+  if (error instanceof DeferEventException) {
+    const payload = error.getError();
+    return isDeferPayload(payload) ? payload.message : error.message;
+  }
+  return error.message;
 }

@@ -1,10 +1,13 @@
 import { Controller, Inject, Module, type Type } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
-import { EVENT_CATALOGUE, JetStreamEventPattern, type CapstanEvent, type EventName } from '@capstan/events';
+import { DeferEventException, EVENT_CATALOGUE, JetStreamEventPattern, type CapstanEvent, type EventName } from '@capstan/events';
 import type { ServiceContext } from '../service-context.js';
 import { SERVICE_CONTEXT } from '../tokens.js';
 
-/** What an event is turned into: the keys of the controllers' objects it concerns (events only ever enqueue). */
+/**
+ * What an event is turned into: the keys of the controllers' objects it concerns (events only ever enqueue). A route
+ * that cannot tell yet (the object it names is not in the cache) throws DeferEventException: the event comes back.
+ */
 export type EventRoute<N extends EventName> = (
   event: CapstanEvent<N>,
   context: ServiceContext,
@@ -27,7 +30,11 @@ export function eventHandlerModule(name: string, routes: EventRoutes): Type<unkn
     const method = `on ${eventName}`;
     prototype[method] = function (this: EventHandlers, event: CapstanEvent): void {
       for (const target of route(event as CapstanEvent<EventName>, this.context)) {
-        this.context.controllers.enqueue(target.controller, target.key);
+        // A controller that does not run here (leadership just changed) would drop the key: leave the event for
+        // the replica where it runs, or for this one once it does.
+        if (!this.context.controllers.enqueue(target.controller, target.key)) {
+          throw new DeferEventException(`controller ${target.controller} is not running in this replica`);
+        }
       }
     };
     const descriptor = Object.getOwnPropertyDescriptor(prototype, method)!;
