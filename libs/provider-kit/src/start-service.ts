@@ -80,10 +80,11 @@ export async function startService(
           retryPeriodMs: overrides.retryPeriodMs,
           onLeadershipLost: () => {
             logger.warn('lost the lease; controllers and event consumption stopped until it is won again');
-            void strategy?.pause();
+            strategy?.pause().catch((err: unknown) => logger.warn({ err }, 'could not pause the event consumer'));
           },
           // Hand-off hints are taken only where the controllers they wake run: never acknowledged and dropped.
-          onLeadershipAcquired: () => void strategy?.resume(),
+          onLeadershipAcquired: () =>
+            strategy?.resume().catch((err: unknown) => logger.error({ err }, 'could not resume the event consumer')),
         }
       : undefined,
   });

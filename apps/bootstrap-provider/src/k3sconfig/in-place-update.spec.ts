@@ -75,6 +75,16 @@ describe('updateOutcome', () => {
     expect(late.message).toContain('kube-apiserver');
   });
 
+  it('never shows part of a secret the tail would cut through', () => {
+    const secret = secretWith({
+      [PLAN_KEYS.failureMessage]: 'instruction install exited 1',
+      // The token sits across the 512-character boundary of the tail.
+      [PLAN_KEYS.failedOutput]: gzipJson({ install: `token ${render.token} ${'x'.repeat(500)}` }),
+    });
+    const outcome = updateOutcome(update, { secretName: 's', checksum, state: 'failed' }, secret, [render.token]);
+    expect(outcome.message).not.toMatch(/secret-token|server:abcdef/);
+  });
+
   it('ignores reports on another plan', () => {
     const other = 'f'.repeat(64);
     expect(updateOutcome(update, { secretName: 's', checksum: other, state: 'failed' }, secretWith({}), [])).toBe(update);

@@ -140,9 +140,10 @@ export function updateOutcome(
   if (plan.state === 'failed') {
     const data = decodeSecretData(secret.data);
     const step = text(data, PLAN_KEYS.failureMessage) ?? 'failed';
-    const output = Object.values(gunzipJson<Record<string, string>>(data[PLAN_KEYS.failedOutput]) ?? {}).join('\n');
-    let tail = output.trim().slice(-OUTPUT_TAIL);
-    for (const value of knownSecrets) if (value) tail = tail.split(value).join('[redacted]');
+    let output = Object.values(gunzipJson<Record<string, string>>(data[PLAN_KEYS.failedOutput]) ?? {}).join('\n');
+    // Masked whole, then cut: a cut through a secret would leave a piece no pattern recognises.
+    for (const value of knownSecrets) if (value) output = output.split(value).join('[redacted]');
+    const tail = maskSecrets(output.trim()).slice(-OUTPUT_TAIL);
     const message = maskSecrets(tail ? `${step}: ${tail}` : step).slice(0, 2048);
     return { ...update, state: 'Failed', message };
   }

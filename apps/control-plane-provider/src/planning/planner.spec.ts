@@ -259,10 +259,13 @@ describe('planControlPlane in place', () => {
     });
   });
 
-  it('updates a machine again whose update failed for an earlier spec', () => {
+  it('updates a machine again whose update failed for an earlier spec, before any other', () => {
     const failedEarlier = { ...outdated, updating: 'old', updateFailed: 'install exited 1', updateStale: true, ready: false };
     const machines = [machine('a', failedEarlier), machine('b', outdated), machine('c', outdated)];
     expect(plan({ machines, inPlace: apply }).action).toEqual({ type: 'update', machine: 'a' });
+    // Not the oldest: still first, or the rollout would wait for it to be Ready before updating the oldest.
+    const later = [machine('d', outdated), machine('e', failedEarlier), machine('f', outdated)];
+    expect(plan({ machines: later, inPlace: apply }).action).toEqual({ type: 'update', machine: 'e' });
   });
 
   it('never updates while etcd would lose quorum or another machine is not Ready', () => {

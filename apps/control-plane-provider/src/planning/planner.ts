@@ -167,7 +167,14 @@ function planInPlace(
   verdict: Exclude<InPlaceVerdict, { kind: 'replace' }>,
 ): PlanAction {
   if (verdict.kind !== 'apply') return { type: 'wait', message: verdict.reason };
-  const candidate = [...outdated].sort((a, b) => a.createdAt - b.createdAt || (a.name < b.name ? -1 : 1))[0]!;
+  // A machine whose update failed for an earlier spec is down already: it goes first, or the rollout would wait
+  // for it to be Ready before touching any other machine, and it never would be.
+  const candidate = [...outdated].sort(
+    (a, b) =>
+      Number(b.updateStale === true) - Number(a.updateStale === true) ||
+      a.createdAt - b.createdAt ||
+      (a.name < b.name ? -1 : 1),
+  )[0]!;
   const othersNotReady = live.filter((m) => m.name !== candidate.name && !isHealthy(m));
   if (othersNotReady.length > 0) {
     return { type: 'wait', message: `Waiting for machine(s) ${names(othersNotReady)} to be Ready before updating ${candidate.name}` };

@@ -76,6 +76,8 @@ export class EventConsumer {
   private readonly topology: EventTopology;
   private readonly logger: EventBusLogger;
   private readonly maxDeliveries: number;
+  /** The stop under way, if any. */
+  private stopped?: Promise<void>;
   private stopping = false;
   private restartCount = 0;
   private messages?: ConsumerMessages;
@@ -111,6 +113,8 @@ export class EventConsumer {
 
   /** Creates or updates the durable, then starts consuming in the background. */
   async start(): Promise<void> {
+    // A stop still under way (leadership lost and won back at once) ends first, or this start would be a no-op.
+    if (this.stopping && this.stopped) await this.stopped;
     if (this.loop) return;
     this.stopping = false;
     await provisionDurableConsumer(await this.connection.jsm(), this.topology.stream, this.options);
@@ -119,6 +123,13 @@ export class EventConsumer {
 
   /** Stops pulling, lets running handlers finish, and hands buffered messages back to the server. */
   async stop(): Promise<void> {
+    this.stopped ??= this.stopNow().finally(() => {
+      this.stopped = undefined;
+    });
+    return this.stopped;
+  }
+
+  private async stopNow(): Promise<void> {
     this.stopping = true;
     this.wakeUp?.();
     this.messages?.stop();

@@ -11,7 +11,7 @@ import {
 } from '@capstan/api';
 import type { Logger } from 'pino';
 import { describeDrain, drainDone, drainNode } from '../../remote/drain.js';
-import { cordonNode, uncordonNode } from '../../remote/nodes.js';
+import { cordonNode, readNode, uncordonNode } from '../../remote/nodes.js';
 import type { NodeLookup } from './machine.node.js';
 import { DRAIN_RETRY_MS, elapsedSeconds } from './machine.deletion.js';
 import type { MachineObservation } from './machine.status.js';
@@ -93,7 +93,9 @@ export async function reconcileInPlaceUpdate(
       if (!cordonedAt) {
         // Only a node this update cordoned is uncordoned after it (one a user cordoned stays so). Recorded before
         // the node is touched: a write lost to a conflict must not leave a cordon nobody will lift.
-        cordonedAt = node.spec?.unschedulable === true ? 'pre-existing' : toRFC3339(now);
+        // Read fresh: a cache still showing the cordon of an update that just ended would make it look pre-existing.
+        const fresh = await readNode(client, node.metadata!.name!);
+        cordonedAt = fresh?.spec?.unschedulable === true ? 'pre-existing' : toRFC3339(now);
         setAnnotations(scope.obj, { [IN_PLACE_ANNOTATIONS.cordoned]: cordonedAt });
         await scope.patchNow();
       }

@@ -22,7 +22,7 @@ import { ownerReferenceTo } from '../shared/ownership.js';
 import type { WorkloadContext } from '../shared/workload-context.js';
 import { machineLabels } from '../machineset/machineset.machines.js';
 import type { RolloutLimits } from './rollout-limits.js';
-import { rolloutRelevantSpec } from './template-hash.js';
+import { rolloutRelevantSpec, sameMachines } from './template-hash.js';
 
 // A MachineDeployment rollout in place (docs/in-place-updates.md): instead of creating Machines from the new set and
 // deleting old ones, old Machines move to the new set and are updated where they stand. Per old set the bootstrap
@@ -115,6 +115,8 @@ export class InPlaceRollout {
     for (const ms of oldSets) {
       const machines = live(ms);
       if (machines.length === 0) continue;
+      // Same template, newer set: `rollout.after` asks for new Machines, which is what it is for.
+      if (sameMachines(ms.spec.template, current.spec.template)) return { kind: 'replace' };
       const decision = await this.decisionFor(ms, current, target, machines);
       if ('waiting' in decision) return { kind: 'waiting', reason: decision.waiting };
       if (!decision.inPlace) {
