@@ -150,7 +150,8 @@ export class K3sConfigReconciler {
     const update = config.status.inPlaceUpdate;
     let recheckInMs: number | undefined;
     if (update) {
-      const token = await this.joinTokenOf(machine);
+      // Only an update still running can fail and need the token masked in its message.
+      const token = update.state === 'Updating' ? await this.joinTokenOf(machine) : undefined;
       const outcome = updateOutcome(update, plan, secret, token ? [token] : []);
       config.status.inPlaceUpdate = outcome;
       // Probes that never pass fail the update at their deadline; nothing else would wake this reconcile then.

@@ -120,7 +120,7 @@ function conditionsFor(inputs: StatusInputs): Omit<ConditionInput, 'observedGene
           [
             `Rolling out ${outdated.length} not up-to-date replica(s)`,
             ...[...new Set(outdated.flatMap((m) => m.outdatedReasons))].map((r) => `* ${r}`),
-          ].join('\n') + (outdated.length > 0 ? waitNote(inputs) : ''),
+          ].join('\n') + waitNote(inputs),
         ),
     activity(
       ConditionType.ScalingUp,

@@ -1,8 +1,7 @@
 import {
   ANNOTATIONS,
-  ConditionReason,
   ConditionType,
-  getCondition,
+  inPlaceUpdateFailure,
   isFalse,
   isTrue,
   updateInProgress,
@@ -59,11 +58,7 @@ export function controlPlaneMachineFrom(
   );
   const failureDomain = machine.spec.failureDomain ?? machine.status?.failureDomain;
   const updating = updateInProgress(machine.metadata.annotations);
-  const updatingCondition = getCondition(conditions, ConditionType.Updating);
-  const updateFailed =
-    updating && updatingCondition?.status === 'True' && updatingCondition.reason === ConditionReason.InPlaceUpdateFailed
-      ? (updatingCondition.message ?? 'in-place update failed')
-      : undefined;
+  const updateFailed = updating ? inPlaceUpdateFailure(machine) : undefined;
   return {
     name: machine.metadata.name!,
     createdAt: timestampMs(machine.metadata.creationTimestamp),

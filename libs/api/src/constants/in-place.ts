@@ -74,3 +74,13 @@ export function runningVersion(machine: {
   const kubelet = machine.status?.nodeInfo?.kubeletVersion;
   return kubelet ? kubelet.replace(/\+.*$/, '') : machine.spec?.version;
 }
+
+/** Why the Machine's in-place update failed (its `Updating` condition, reason InPlaceUpdateFailed), if it did. */
+export function inPlaceUpdateFailure(machine: {
+  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+}): string | undefined {
+  const updating = machine.status?.conditions?.find((c) => c.type === 'Updating');
+  return updating?.status === 'True' && updating.reason === 'InPlaceUpdateFailed'
+    ? (updating.message ?? 'in-place update failed')
+    : undefined;
+}

@@ -1,8 +1,7 @@
 import {
   ANNOTATIONS,
-  ConditionReason,
-  ConditionType,
   IN_PLACE_ANNOTATIONS,
+  inPlaceUpdateFailure,
   LABELS,
   RESOURCES,
   recordedDecision,
@@ -59,10 +58,8 @@ const movingTo = (m: Machine) => m.metadata.annotations?.[IN_PLACE_ANNOTATIONS.m
 const isUpdating = (m: Machine) => movingTo(m) !== undefined || updateInProgress(m.metadata.annotations) !== undefined;
 
 function updateFailed(m: Machine): string | undefined {
-  const updating = m.status?.conditions?.find((c) => c.type === ConditionType.Updating);
-  return updating?.status === 'True' && updating.reason === ConditionReason.InPlaceUpdateFailed
-    ? `Machine ${m.metadata.name}: ${updating.message ?? 'in-place update failed'}`
-    : undefined;
+  const failure = inPlaceUpdateFailure(m);
+  return failure && `Machine ${m.metadata.name}: ${failure}`;
 }
 
 /**
