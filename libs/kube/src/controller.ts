@@ -12,6 +12,7 @@ import { groupOf, type ResourceType } from './resource.js';
 import { isTerminalError } from './terminal-error.js';
 import { DEFAULT_RECONCILE_TIMEOUT_MS, runWithCallSignal } from './call-bounds.js';
 import { WorkQueue } from './work-queue.js';
+import type { ShardGate } from './sharding/shard-membership.js';
 
 export interface ReconcileResult {
   /** Reconcile this key again after this many milliseconds (the backoff is reset). */
@@ -80,6 +81,12 @@ export interface ControllerOptions<T extends KubernetesObject = KubernetesObject
   metrics?: RuntimeMetrics;
   logger?: Logger;
   cacheSyncTimeoutMs?: number;
+  /**
+   * Sharded replicas: a key runs only while the gate admits its shard key (its workload cluster), and its reconcile
+   * is aborted when the cluster moves away. `keyOf` gives a key's shard key, or undefined when the object is gone
+   * from the cache (nothing is left to act on but this replica's own memory, so any replica may run it).
+   */
+  shard?: { gate: ShardGate; keyOf: (key: string) => string | undefined };
 }
 
 export interface StopOptions {
@@ -149,6 +156,13 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
   /** Enqueues a key (e.g. from a NATS hand-off event); ignored while not running, as start() enqueues every key. */
   enqueue(key: string): void {
     this.run?.queue.add(key);
+  }
+
+  /** Enqueues every primary key (e.g. clusters moved to this replica: their new owner resyncs them at once). */
+  resync(): void {
+    const run = this.run;
+    if (!run) return;
+    for (const key of this.options.for.keys()) run.queue.add(key);
   }
 
   enqueueAfter(key: string, delayMs: number): void {
@@ -244,6 +258,21 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
   }
 
   private async reconcileKey(run: Run, key: string): Promise<void> {
+    const shardKey = this.options.shard?.keyOf(key);
+    const ticket = shardKey === undefined ? undefined : this.options.shard?.gate.acquire(shardKey);
+    if (shardKey !== undefined && !ticket) {
+      // Another replica owns the cluster (or takes it over): it reconciles the key, so it is not retried here.
+      run.queue.forget(key);
+      return;
+    }
+    try {
+      await this.reconcileAdmitted(run, key, ticket?.signal);
+    } finally {
+      ticket?.release();
+    }
+  }
+
+  private async reconcileAdmitted(run: Run, key: string, shardSignal: AbortSignal | undefined): Promise<void> {
     const { namespace, name } = parseKey(key);
     const reconcileId = randomBytes(4).toString('hex');
     const log = this.log.child({ reconcileID: reconcileId, namespace, name });
@@ -260,7 +289,7 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
             timeoutMs,
           )
         : undefined;
-    const signal = AbortSignal.any([run.abort.signal, deadline.signal]);
+    const signal = AbortSignal.any([run.abort.signal, deadline.signal, ...(shardSignal ? [shardSignal] : [])]);
     try {
       // Called through a promise so a synchronous throw is handled like a rejection.
       const outcome = await runWithCallSignal(signal, () =>

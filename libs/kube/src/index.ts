@@ -26,3 +26,4 @@ export * from './patch/json-diff.js';
 export * from './patch/own-writes.js';
 export * from './patch/patch-helper.js';
 export * from './describe-failure.js';
+export * from './sharding/index.js';

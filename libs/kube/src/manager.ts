@@ -11,6 +11,7 @@ import { defaultLogger } from './logger.js';
 import { RuntimeMetrics } from './metrics.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { resourceId, type ResourceType } from './resource.js';
+import { ShardMembership, type ShardMembershipOptions } from './sharding/shard-membership.js';
 
 /** Which objects of a kind an informer caches. */
 export interface CacheScope {
@@ -43,6 +44,11 @@ export interface ManagerLeaderElection extends Omit<
   onLeadershipAcquired?: () => void;
 }
 
+export interface ManagerSharding extends Omit<ShardMembershipOptions, 'client' | 'logger'> {
+  /** The shard key of an object: all objects of one workload cluster share one (e.g. `<namespace>/<cluster>`). */
+  shardKeyOf: (obj: KubernetesObject, type: ResourceType) => string;
+}
+
 export interface ManagerOptions {
   /** An existing client, or where to load one from (with `fieldManager`). */
   client?: KubeClient;
@@ -61,6 +67,8 @@ export interface ManagerOptions {
   >;
   /** Without it, this manager runs its workers at once. */
   leaderElection?: ManagerLeaderElection;
+  /** Active-active replicas: each reconciles only the keys of the clusters it owns (not with leaderElection). */
+  sharding?: ManagerSharding;
   /** How long graceful shutdown waits for in-flight reconciles (default 30 s). */
   shutdownTimeoutMs?: number;
   cacheSyncTimeoutMs?: number;
@@ -79,6 +87,8 @@ export class Manager {
   private readonly informers = new Map<string, Informer>();
   private readonly controllerList: Controller[] = [];
   private elector: LeaderElector | undefined;
+  /** The replica's shard membership, when sharded. */
+  readonly shards: ShardMembership | undefined;
   private started = false;
   private stopping = false;
   private workersRunning = false;
@@ -96,6 +106,15 @@ export class Manager {
     }
     this.registry = options.registry ?? new Registry();
     this.metrics = new RuntimeMetrics(this.registry);
+    if (options.sharding && options.leaderElection)
+      throw new TypeError('a manager is either sharded or leader-elected, not both');
+    this.shards = options.sharding
+      ? new ShardMembership({ ...options.sharding, client: this.client, logger: this.logger })
+      : undefined;
+    // Clusters that moved here are reconciled at once, not at the next resync.
+    this.shards?.onChange(() => {
+      if (this.workersRunning) for (const controller of this.controllerList) controller.resync();
+    });
   }
 
   get controllers(): readonly Controller[] {
@@ -135,9 +154,12 @@ export class Manager {
       throw new TypeError(`a controller named ${spec.name} exists`);
     const resolve = <O extends KubernetesObject>(ref: InformerRef<O>): Informer<O> =>
       ref instanceof Informer ? ref : this.informer<O>(ref);
+    const primary = resolve(spec.for);
+    const sharding = this.options.sharding;
+    const shards = this.shards;
     const controller = new Controller<T>({
       name: spec.name,
-      for: resolve(spec.for),
+      for: primary,
       reconcile: spec.reconcile,
       owns: spec.owns?.map(resolve),
       watches: spec.watches?.map((w) => ({ informer: resolve(w.for), map: w.map })),
@@ -148,6 +170,16 @@ export class Manager {
       metrics: this.metrics,
       logger: this.logger,
       cacheSyncTimeoutMs: this.options.cacheSyncTimeoutMs,
+      shard:
+        sharding && shards
+          ? {
+              gate: shards,
+              keyOf: (key) => {
+                const obj = primary.get(key);
+                return obj ? sharding.shardKeyOf(obj, primary.resource) : undefined;
+              },
+            }
+          : undefined,
     });
     this.controllerList.push(controller as unknown as Controller);
     if (this.workersRunning) void this.startController(controller as unknown as Controller);
@@ -189,6 +221,8 @@ export class Manager {
     if (this.stopping) return;
     const election = this.options.leaderElection;
     if (!election) {
+      // Sharded: join first, so the first keys run only once this replica knows what it owns.
+      await this.shards?.start();
       await this.startWorkers();
       return;
     }
@@ -223,6 +257,7 @@ export class Manager {
     this.stopping = true;
     await this.stopWorkers({ drainTimeoutMs: this.options.shutdownTimeoutMs ?? 30_000 });
     await this.elector?.stop();
+    await this.shards?.stop();
     await Promise.all([...this.informers.values()].map((i) => i.stop()));
     if (this.ownsClient) await this.client.close();
     this.logger.info('manager stopped');

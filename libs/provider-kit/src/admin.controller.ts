@@ -2,10 +2,21 @@ import { Controller, Get, Inject, NotFoundException, Param, Post, UseGuards } fr
 import { RESOURCES } from '@capstan/api';
 import { isNotFound } from '@capstan/kube';
 import { KubernetesAdminGuard } from '@capstan/observability';
+import { type ShardSnapshot } from '@capstan/kube';
 import { type ControllerStatus } from './controller-registry.js';
+import { clusterShardKey } from './sharding/cluster-shard-key.js';
 import { adminOpenApi } from './openapi.js';
 import { type ServiceContext } from './service-context.js';
 import { SERVICE_CONTEXT } from './tokens.js';
+
+export interface ShardAssignment {
+  /** `<namespace>/<cluster>` */
+  cluster: string;
+  /** The replica that owns it under this replica's view. */
+  owner: string;
+  /** Whether this replica acts on it now (it owns it and the hand-over is complete). */
+  actingHere: boolean;
+}
 
 @Controller()
 export class OpenApiController {
@@ -31,6 +42,21 @@ export class AdminController {
       synced: this.context.manager.hasSynced(),
       controllers: this.context.controllers.status(),
     };
+  }
+
+  /** Sharded replicas: the membership this replica sees and which replica each cluster it knows of lands on. */
+  @Get('shards')
+  shards(): { service: string; sharded: false } | ({ service: string; sharded: true; assignments: ShardAssignment[] } & ShardSnapshot) {
+    const shards = this.context.manager.shards;
+    if (!shards) return { service: this.context.name, sharded: false };
+    const clusters = new Set<string>();
+    for (const { object, resource } of this.context.controllers.primaryObjects()) clusters.add(clusterShardKey(object, resource));
+    const assignments = [...clusters].sort().map((cluster) => ({
+      cluster,
+      owner: shards.ownerOf(cluster) ?? '',
+      actingHere: shards.admits(cluster),
+    }));
+    return { service: this.context.name, sharded: true, ...shards.snapshot(), assignments };
   }
 
   @Post('resync')

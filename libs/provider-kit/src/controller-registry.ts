@@ -84,6 +84,16 @@ export class ControllerRegistry {
     return keys;
   }
 
+  /** Every object of every controller's primary kind, with its kind (e.g. to show which cluster lands where). */
+  *primaryObjects(): Generator<{ object: KubernetesObject; resource: ResourceType }> {
+    const seen = new Set<ResourceType>();
+    for (const { resource } of this.entries.values()) {
+      if (!resource || seen.has(resource)) continue;
+      seen.add(resource);
+      for (const object of this.manager.informer(resource).list()) yield { object, resource };
+    }
+  }
+
   status(): ControllerStatus[] {
     return [...this.entries.entries()].map(([name, e]) => ({
       name,

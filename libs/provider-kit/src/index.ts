@@ -11,3 +11,4 @@ export * from './reconciler-kit/event-outbox.js';
 export * from './reconciler-kit/object-reconciler.js';
 export * from './reconciler-kit/event-handlers.js';
 export * from './reconciler-kit/machine-condition-writer.js';
+export * from './sharding/cluster-shard-key.js';

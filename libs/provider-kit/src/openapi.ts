@@ -26,6 +26,9 @@ export function adminOpenApi(service: string): Record<string, unknown> {
       '/admin/controllers': {
         get: { summary: 'Controllers: queue depth, reconciles, failures, last error; leadership', security: bearer, responses: { '200': { description: 'status' } } },
       },
+      '/admin/shards': {
+        get: { summary: 'Sharding: live members, the view this replica published, and which replica each cluster lands on', security: bearer, responses: { '200': { description: 'membership and assignments (sharded: false without --sharding)' } } },
+      },
       '/admin/resync': {
         post: { summary: 'Reconcile every object of every controller now', security: bearer, responses: { '201': { description: 'number of keys enqueued' } } },
       },

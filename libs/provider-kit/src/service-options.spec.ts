@@ -20,6 +20,19 @@ describe('parseServiceOptions', () => {
     });
   });
 
+  it('takes --sharding and upstream-style Lease durations, and refuses --sharding with --leader-elect', () => {
+    const options = parseServiceOptions(
+      'core',
+      ['--sharding', '--leader-elect-lease-duration', '6s', '--leader-elect-renew-deadline', '4000ms', '--leader-elect-retry-period', '0.5s'],
+      {},
+    );
+    expect(options).toMatchObject({ sharding: true, leaderElect: false, leaseDurationMs: 6000, renewDeadlineMs: 4000, retryPeriodMs: 500 });
+    expect(parseServiceOptions('core', [], { SHARDING: 'true' }).sharding).toBe(true);
+    expect(parseServiceOptions('core', [], {})).toMatchObject({ sharding: false, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 });
+    expect(() => parseServiceOptions('core', ['--sharding', '--leader-elect'], {})).toThrow(/exclude each other/);
+    expect(() => parseServiceOptions('core', ['--leader-elect-lease-duration', 'soon'], {})).toThrow(/duration such as 15s/);
+  });
+
   it('refuses a malformed number with commander’s error, not a crash later', () => {
     expect(() => parseServiceOptions('core', ['--concurrency', 'many'], {})).toThrow(/whole number/);
   });

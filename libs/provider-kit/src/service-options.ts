@@ -10,8 +10,14 @@ export interface ServiceOptions {
   /** 0 picks a free port (tests, local runs). */
   httpPort: number;
   leaderElect: boolean;
+  /** Active-active: every replica reconciles the clusters rendezvous hashing gives it (docs/reliability.md). */
+  sharding: boolean;
   leaderElectionNamespace: string;
   leaderElectionId: string;
+  /** Lease timings (leader election and shard membership), as upstream's `--leader-elect-*` flags. */
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
   /** Who this replica is in the Lease. */
   identity: string;
   /** Reconciles that may run at once, per controller. */
@@ -32,6 +38,14 @@ const positiveInteger = (value: string): number => {
   return parsed;
 };
 
+/** A Go-style duration (`15s`, `500ms`, `1m`), as upstream's flags take them, in milliseconds. */
+export function durationMs(value: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m)$/.exec(value.trim());
+  if (!match) throw new InvalidArgumentError(`expected a duration such as 15s or 500ms, got ${JSON.stringify(value)}`);
+  const unit = { ms: 1, s: 1000, m: 60_000 }[match[2] as 'ms' | 's' | 'm'];
+  return Math.round(Number(match[1]) * unit);
+}
+
 export function defaultServiceOptions(service: string, env: NodeJS.ProcessEnv = process.env): ServiceOptions {
   return {
     kubeconfig: env['KUBECONFIG'] || undefined,
@@ -39,8 +53,12 @@ export function defaultServiceOptions(service: string, env: NodeJS.ProcessEnv = 
     httpHost: env['HTTP_HOST'] || '0.0.0.0',
     httpPort: env['HTTP_PORT'] ? positiveInteger(env['HTTP_PORT']) : 8080,
     leaderElect: env['LEADER_ELECT'] === 'true',
+    sharding: env['SHARDING'] === 'true',
     leaderElectionNamespace: env['LEADER_ELECTION_NAMESPACE'] || 'capstan-system',
     leaderElectionId: `capstan-${service}`,
+    leaseDurationMs: env['LEASE_DURATION'] ? durationMs(env['LEASE_DURATION']) : 15_000,
+    renewDeadlineMs: env['RENEW_DEADLINE'] ? durationMs(env['RENEW_DEADLINE']) : 10_000,
+    retryPeriodMs: env['RETRY_PERIOD'] ? durationMs(env['RETRY_PERIOD']) : 2_000,
     identity: env['POD_NAME'] || `${hostname()}-${process.pid}`,
     concurrency: env['CONCURRENCY'] ? positiveInteger(env['CONCURRENCY']) : 10,
     syncPeriodSeconds: env['SYNC_PERIOD_SECONDS'] ? positiveInteger(env['SYNC_PERIOD_SECONDS']) : 600,
@@ -66,8 +84,12 @@ export function parseServiceOptions(
     .option('--http-host <host>', 'address of the health, metrics and admin endpoints', defaults.httpHost)
     .option('--http-port <port>', 'port of the health, metrics and admin endpoints (0: any free port)', positiveInteger, defaults.httpPort)
     .option('--leader-elect', 'run the controllers only on the replica that holds the Lease', defaults.leaderElect)
-    .option('--leader-election-namespace <namespace>', 'namespace of the Lease', defaults.leaderElectionNamespace)
+    .option('--sharding', 'every replica works: clusters are shared out among the replicas by their membership Leases', defaults.sharding)
+    .option('--leader-election-namespace <namespace>', 'namespace of the Lease (and of the membership Leases)', defaults.leaderElectionNamespace)
     .option('--leader-election-id <name>', 'name of the Lease', defaults.leaderElectionId)
+    .option('--leader-elect-lease-duration <duration>', 'a Lease not renewed for this long is taken over (e.g. 15s)', durationMs, defaults.leaseDurationMs)
+    .option('--leader-elect-renew-deadline <duration>', 'a replica that could not renew for this long stops acting (e.g. 10s)', durationMs, defaults.renewDeadlineMs)
+    .option('--leader-elect-retry-period <duration>', 'pause between Lease renewals (e.g. 2s)', durationMs, defaults.retryPeriodMs)
     .option('--identity <id>', 'this replica in the Lease', defaults.identity)
     .option('--concurrency <n>', 'reconciles at once per controller', positiveInteger, defaults.concurrency)
     .option('--sync-period <seconds>', 'reconcile everything at least this often', positiveInteger, defaults.syncPeriodSeconds)
@@ -80,14 +102,20 @@ export function parseServiceOptions(
     // Errors surface as the thrown CommanderError (the service's main prints it once).
     .configureOutput({ writeOut: (text) => process.stdout.write(text), writeErr: () => undefined });
   program.parse(argv, { from: 'user' });
+  if (program.opts<{ leaderElect: boolean; sharding: boolean }>().leaderElect && program.opts<{ sharding: boolean }>().sharding)
+    program.error('--leader-elect and --sharding exclude each other: a service is either one active leader or all replicas active');
   const flags = program.opts<{
     kubeconfig?: string;
     natsUrl: string;
     httpHost: string;
     httpPort: number;
     leaderElect: boolean;
+    sharding: boolean;
     leaderElectionNamespace: string;
     leaderElectionId: string;
+    leaderElectLeaseDuration: number;
+    leaderElectRenewDeadline: number;
+    leaderElectRetryPeriod: number;
     identity: string;
     concurrency: number;
     syncPeriod: number;
@@ -102,8 +130,12 @@ export function parseServiceOptions(
     httpHost: flags.httpHost,
     httpPort: flags.httpPort,
     leaderElect: flags.leaderElect,
+    sharding: flags.sharding,
     leaderElectionNamespace: flags.leaderElectionNamespace,
     leaderElectionId: flags.leaderElectionId,
+    leaseDurationMs: flags.leaderElectLeaseDuration,
+    renewDeadlineMs: flags.leaderElectRenewDeadline,
+    retryPeriodMs: flags.leaderElectRetryPeriod,
     identity: flags.identity,
     concurrency: flags.concurrency,
     syncPeriodSeconds: flags.syncPeriod,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { type AddressInfo } from 'node:net';
 import { type KubernetesObject } from '@kubernetes/client-node';
 import { Global, Module, type INestApplication } from '@nestjs/common';
@@ -17,6 +18,7 @@ import {
 import { createLogger, KubernetesAdminGuard, Readiness, ServiceEndpointsModule } from '@capstan/observability';
 import { KubeConfig } from '@kubernetes/client-node';
 import { AdminController, OpenApiController } from './admin.controller.js';
+import { clusterShardKey, shardKeyOfCluster } from './sharding/cluster-shard-key.js';
 import { EventOutbox } from './reconciler-kit/event-outbox.js';
 
 /** How long a publish waits for the stream's acknowledgement. */
@@ -38,7 +40,7 @@ export interface RunningService {
 export interface StartServiceOverrides {
   /** Tests pass the test environment's kubeconfig document instead of a path. */
   kubeconfig?: string;
-  /** Lease timings for tests (defaults 15 s / 10 s / 2 s). */
+  /** Lease timings for tests (defaults 15 s / 10 s / 2 s), for leader election and shard membership alike. */
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
@@ -75,9 +77,9 @@ export async function startService(
           namespace: options.leaderElectionNamespace,
           name: options.leaderElectionId,
           identity: options.identity,
-          leaseDurationMs: overrides.leaseDurationMs,
-          renewDeadlineMs: overrides.renewDeadlineMs,
-          retryPeriodMs: overrides.retryPeriodMs,
+          leaseDurationMs: overrides.leaseDurationMs ?? options.leaseDurationMs,
+          renewDeadlineMs: overrides.renewDeadlineMs ?? options.renewDeadlineMs,
+          retryPeriodMs: overrides.retryPeriodMs ?? options.retryPeriodMs,
           onLeadershipLost: () => {
             logger.warn('lost the lease; controllers and event consumption stopped until it is won again');
             strategy?.pause().catch((err: unknown) => logger.warn({ err }, 'could not pause the event consumer'));
@@ -87,7 +89,19 @@ export async function startService(
             strategy?.resume().catch((err: unknown) => logger.error({ err }, 'could not resume the event consumer')),
         }
       : undefined,
+    sharding: options.sharding
+      ? {
+          namespace: options.leaderElectionNamespace,
+          group: definition.name,
+          identity: options.identity,
+          leaseDurationMs: overrides.leaseDurationMs ?? options.leaseDurationMs,
+          renewDeadlineMs: overrides.renewDeadlineMs ?? options.renewDeadlineMs,
+          retryPeriodMs: overrides.retryPeriodMs ?? options.retryPeriodMs,
+          shardKeyOf: (obj, type) => clusterShardKey(obj, type),
+        }
+      : undefined,
   });
+  const shards = manager.shards;
   const topology = eventTopology({
     root: options.subjectRoot,
     stream: options.streamName,
@@ -163,17 +177,39 @@ export async function startService(
         streams: false,
         logger,
         startPaused: options.leaderElect,
-        consumer: { durable: definition.name, filterSubject: `${topology.root}.${definition.consumes}` },
+        // Sharded: each replica has a durable of its own and sees every hint; it acts on its clusters' hints, leaves
+        // the others to their owners (who hold their own copies) and takes back those of clusters it is taking over.
+        ...(shards
+          ? {
+              shard: (event) => shards.route(shardKeyOfCluster(event.data.object.namespace, event.data.clusterName)),
+              deleteDurableOnClose: true,
+            }
+          : {}),
+        consumer: shards
+          ? {
+              durable: replicaDurableName(definition.name, options.identity),
+              filterSubject: `${topology.root}.${definition.consumes}`,
+              deliverPolicy: 'new',
+              inactiveThresholdMs: REPLICA_DURABLE_INACTIVE_MS,
+            }
+          : { durable: definition.name, filterSubject: `${topology.root}.${definition.consumes}` },
       });
       app.connectMicroservice<MicroserviceOptions>({ strategy });
     }
-    await app.startAllMicroservices();
-    await app.listen(options.httpPort, options.httpHost);
-    await manager.start();
+    // Sharded: membership first (manager.start joins), so the first hints are routed by a known assignment.
+    if (shards) {
+      await app.listen(options.httpPort, options.httpHost);
+      await manager.start();
+      await app.startAllMicroservices();
+    } else {
+      await app.startAllMicroservices();
+      await app.listen(options.httpPort, options.httpHost);
+      await manager.start();
+    }
     const address = app.getHttpServer().address() as AddressInfo;
     const host = options.httpHost === '0.0.0.0' ? '127.0.0.1' : options.httpHost;
     const url = `http://${host}:${address.port}`;
-    logger.info({ url, leaderElect: options.leaderElect }, 'service started');
+    logger.info({ url, leaderElect: options.leaderElect, sharding: options.sharding }, 'service started');
     let stopped: Promise<void> | undefined;
     return {
       context,
@@ -185,6 +221,14 @@ export async function startService(
     await runCleanups(cleanups, logger);
     throw error;
   }
+}
+
+/** A killed sharded replica's durable goes after this long without a consumer (its clusters moved long before). */
+export const REPLICA_DURABLE_INACTIVE_MS = 60 * 60 * 1000;
+
+/** `<service>-<hash of the identity>`: JetStream durable names allow 64 of [A-Za-z0-9_-]. */
+export function replicaDurableName(service: string, identity: string): string {
+  return `${service.slice(0, 40)}-${createHash('sha256').update(identity).digest('hex').slice(0, 12)}`;
 }
 
 async function runCleanups(cleanups: (() => Promise<void>)[], logger: { warn: (o: object, m: string) => void }): Promise<void> {

@@ -26,6 +26,11 @@ export interface DurableConsumerOptions {
   maxAckPending?: number;
   /** Where a new durable starts; ignored once it exists. */
   deliverPolicy?: 'all' | 'new';
+  /**
+   * The server deletes the durable after it had no consumer for this long: a sharded replica's own durable,
+   * named after the replica, must not outlive a replica that was killed and never comes back.
+   */
+  inactiveThresholdMs?: number;
 }
 
 export const CONSUMER_DEFAULTS = {
@@ -74,6 +79,7 @@ export function desiredConsumerConfig(options: DurableConsumerOptions): Consumer
         ? DeliverPolicy.New
         : DeliverPolicy.All,
     replay_policy: ReplayPolicy.Instant,
+    ...(options.inactiveThresholdMs !== undefined ? { inactive_threshold: nanos(options.inactiveThresholdMs) } : {}),
     ...(options.filterSubject !== undefined ? { filter_subject: options.filterSubject } : {}),
   };
 }
@@ -103,12 +109,14 @@ export async function provisionDurableConsumer(
     current.config.ack_wait !== desired.ack_wait ||
     current.config.max_deliver !== desired.max_deliver ||
     current.config.max_ack_pending !== desired.max_ack_pending ||
+    (current.config.inactive_threshold || undefined) !== desired.inactive_threshold ||
     (current.config.filter_subject || undefined) !== desired.filter_subject;
   if (!differs) return 'unchanged';
   await jsm.consumers.update(stream, options.durable, {
     ack_wait: desired.ack_wait,
     max_deliver: desired.max_deliver,
     max_ack_pending: desired.max_ack_pending,
+    ...(desired.inactive_threshold !== undefined ? { inactive_threshold: desired.inactive_threshold } : {}),
     // undefined (not ''): the client would put an empty filter token into the API subject.
     filter_subject: desired.filter_subject,
   });

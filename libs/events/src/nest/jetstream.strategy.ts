@@ -52,7 +52,17 @@ export interface JetStreamTransportOptions {
   logger?: EventBusLogger;
   /** Connect but take no events until `resume` (a replica that is not the leader yet). */
   startPaused?: boolean;
+  /**
+   * Sharded replicas: every replica has its own durable and sees every event; this says what to do with one.
+   * `elsewhere`: another replica owns the event's cluster and acts on its own copy (acked here); `defer`: the
+   * cluster is being handed over to this replica (handed back and redelivered); `act`: the handlers run.
+   */
+  shard?: (event: CapstanEvent) => EventShardRoute;
+  /** Delete the durable on close (a sharded replica's own durable: the replica is leaving for good). */
+  deleteDurableOnClose?: boolean;
 }
+
+export type EventShardRoute = 'act' | 'elsewhere' | 'defer';
 
 /**
  * A Nest microservice transport on a durable JetStream pull consumer. A handler is
@@ -110,6 +120,12 @@ export class JetStreamTransportStrategy
 
   async close(): Promise<void> {
     await this.consumer?.stop();
+    if (this.consumer && this.connection && this.options.deleteDurableOnClose) {
+      const durable = this.consumer.durable;
+      await (await this.connection.jsm()).consumers
+        .delete(this.topology.stream, durable)
+        .catch((error: unknown) => this.eventLogger.warn({ err: error, durable }, 'could not delete the durable'));
+    }
     this.consumer = undefined;
     this.statusSubscription?.unsubscribe();
     if (this.connection && !(this.options.connection instanceof EventBusConnection))
@@ -185,6 +201,13 @@ export class JetStreamTransportStrategy
   private async route(event: CapstanEvent, delivery: EventDelivery): Promise<HandlerResult> {
     const handlers = this.matchingHandlers(delivery.subject, event.type);
     if (handlers.length === 0) return 'ignored';
+    const route = this.options.shard?.(event) ?? 'act';
+    if (route === 'elsewhere') return 'ignored';
+    if (route === 'defer') {
+      throw new DeferredEventError(
+        `cluster ${event.data.object.namespace}/${event.data.clusterName} is being handed over to this replica`,
+      );
+    }
     const context = new JetStreamContext(delivery);
     for (const handler of handlers) {
       try {

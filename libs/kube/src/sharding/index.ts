@@ -1,0 +1,2 @@
+export * from './rendezvous.js';
+export * from './shard-membership.js';

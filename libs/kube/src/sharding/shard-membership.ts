@@ -1,0 +1,442 @@
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import { jittered, sleep } from '../backoff.js';
+import type { KubeClient } from '../client.js';
+import { isAlreadyExists, isConflict, isNotFound } from '../errors.js';
+import { LEASES_V1, type Lease } from '../leader-election.js';
+import { defaultLogger } from '../logger.js';
+import { microTime } from '../micro-time.js';
+import type { ResourceClient } from '../resource-client.js';
+import { rendezvousOwner } from './rendezvous.js';
+
+/** Label on every membership Lease: the service (shard group) the replica belongs to. */
+export const SHARD_GROUP_LABEL = 'sharding.capstan.dev/group';
+/** Annotation on a membership Lease: the member list whose assignment the replica has adopted (JSON array). */
+export const SHARD_VIEW_ANNOTATION = 'sharding.capstan.dev/view';
+
+export interface ShardMembershipOptions {
+  client: KubeClient;
+  /** Where the membership Leases live (the services' namespace). */
+  namespace: string;
+  /** The service: replicas of one group share out its clusters. */
+  group: string;
+  /** Unique per replica (the pod name). */
+  identity: string;
+  /** A member that has not renewed for this long is gone; its clusters move (default 15 s). */
+  leaseDurationMs?: number;
+  /** A member that could not renew for this long stops all work itself (default 10 s; below the duration). */
+  renewDeadlineMs?: number;
+  /** Pause between renewals (default 2 s). */
+  retryPeriodMs?: number;
+  logger?: Logger;
+}
+
+/** Held by one reconcile of a shard key; its signal is aborted when the key moves to another replica. */
+export interface ShardTicket {
+  readonly signal: AbortSignal;
+  release(): void;
+}
+
+/** What a controller needs to run only the keys its replica may act on. */
+export interface ShardGate {
+  acquire(shardKey: string): ShardTicket | undefined;
+}
+
+/** What to do with a hand-off hint for a shard key: act on it, leave it to its owner, or take it later. */
+export type ShardRoute = 'act' | 'elsewhere' | 'defer';
+
+export interface ShardMember {
+  identity: string;
+  live: boolean;
+  renewTime?: string;
+  /** The member list this member has adopted: it acts only on keys it owns under it. */
+  view: string[];
+}
+
+export interface ShardSnapshot {
+  group: string;
+  identity: string;
+  /** True while this replica may not act at all (not joined yet, or it could not renew in time). */
+  fenced: boolean;
+  /** The live members as this replica sees them. */
+  view: string[];
+  /** The view this replica has published on its Lease. */
+  published: string[];
+  members: ShardMember[];
+}
+
+interface Observation {
+  renewTime: string;
+  seenAt: number;
+  lease: Lease;
+}
+
+interface TicketEntry {
+  abort: AbortController;
+  done: Promise<void>;
+  release: () => void;
+}
+
+/**
+ * Active-active sharding over Leases (after the kubernetes-controller-sharding project): every replica of a
+ * service renews a membership Lease, the live members are the view, and a shard key (a workload cluster) is owned
+ * by the rendezvous winner of the view.
+ *
+ * Hand-over with fencing: a replica acts on a key only when (1) it owns the key under its current view, (2) it
+ * owns it under the view it has published on its own Lease, and (3) a list of the Leases read from the API server
+ * after that publication shows no other live member whose published view gives the key to itself. A replica that
+ * loses a key stops dispatching it at once, aborts the reconciles holding it, waits for them to end, and only then
+ * publishes its new view. Of two replicas publishing claims on one key, the later one's fresh list sees the
+ * earlier one's claim, so the two never act on a key at once. A replica that cannot renew within the renew
+ * deadline fences itself (acts on nothing) before others, who wait a whole lease duration from when they last saw
+ * its renewal, take its keys over. Clocks are trusted to run at the same rate, as in leader election.
+ */
+export class ShardMembership implements ShardGate {
+  readonly identity: string;
+  readonly group: string;
+  private readonly leases: ResourceClient<Lease>;
+  private readonly log: Logger;
+  private readonly leaseDurationMs: number;
+  private readonly renewDeadlineMs: number;
+  private readonly retryPeriodMs: number;
+  private readonly leaseName: string;
+  private view: string[] = [];
+  private published: string[] = [];
+  private othersClaims: { identity: string; view: string[] }[] = [];
+  private lastRenewAt = Number.NEGATIVE_INFINITY;
+  private joined = false;
+  private ownLease: Lease | undefined;
+  private readonly observations = new Map<string, Observation>();
+  private readonly tickets = new Map<string, Set<TicketEntry>>();
+  private readonly listeners = new Set<() => void>();
+  private readonly ownerCache = new Map<string, string | undefined>();
+  private ownerCacheView = '';
+  private signature = '';
+  private loop: Promise<void> | undefined;
+  private stopController: AbortController | undefined;
+  private fenceTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: ShardMembershipOptions) {
+    this.identity = options.identity;
+    this.group = options.group;
+    this.leases = options.client.resource<Lease>(LEASES_V1);
+    this.leaseDurationMs = options.leaseDurationMs ?? 15_000;
+    this.renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
+    this.retryPeriodMs = options.retryPeriodMs ?? 2_000;
+    if (this.renewDeadlineMs >= this.leaseDurationMs) throw new RangeError('renewDeadlineMs must be below leaseDurationMs');
+    if (this.retryPeriodMs * 1.2 >= this.renewDeadlineMs)
+      throw new RangeError('retryPeriodMs * 1.2 must be below renewDeadlineMs');
+    this.leaseName = membershipLeaseName(options.group, options.identity);
+    this.log = (options.logger ?? defaultLogger()).child({
+      shardGroup: options.group,
+      identity: options.identity,
+    });
+  }
+
+  /** Joins: resolves once this replica has published its view and may act (or after the renew deadline). */
+  async start(): Promise<void> {
+    if (this.loop) return;
+    const stop = new AbortController();
+    this.stopController = stop;
+    let joined!: () => void;
+    const firstJoin = new Promise<void>((resolve) => (joined = resolve));
+    const off = this.onChange(() => {
+      if (!this.isFenced()) joined();
+    });
+    this.loop = this.run(stop.signal).finally(() => (this.loop = undefined));
+    await Promise.race([firstJoin, sleep(this.renewDeadlineMs, stop.signal)]);
+    off();
+  }
+
+  /** Leaves: stops acting on everything, then deletes its Lease so the others take its keys at once. */
+  async stop(): Promise<void> {
+    this.stopController?.abort();
+    await this.loop;
+    clearTimeout(this.fenceTimer);
+    this.joined = false;
+    this.view = [];
+    await this.revoke(() => true, this.renewDeadlineMs);
+    this.emitIfChanged();
+    const lease = this.ownLease;
+    if (!lease) return;
+    try {
+      await this.leases.delete(
+        { namespace: this.options.namespace, name: this.leaseName },
+        { preconditions: { resourceVersion: lease.metadata?.resourceVersion }, signal: AbortSignal.timeout(this.renewDeadlineMs) },
+      );
+      this.log.info('left the shard group');
+    } catch (err) {
+      if (!isNotFound(err)) this.log.warn({ err: errorText(err) }, 'could not delete the membership Lease');
+    }
+  }
+
+  /** Called whenever what this replica may act on changed (a member joined or left, a hand-over completed). */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** The owner of a key under this replica's current view. */
+  ownerOf(shardKey: string): string | undefined {
+    const viewKey = this.view.join('\n');
+    if (viewKey !== this.ownerCacheView) {
+      this.ownerCache.clear();
+      this.ownerCacheView = viewKey;
+    }
+    if (!this.ownerCache.has(shardKey)) this.ownerCache.set(shardKey, rendezvousOwner(this.view, shardKey));
+    return this.ownerCache.get(shardKey);
+  }
+
+  /** Whether this replica may act on the key now (see the class comment). */
+  admits(shardKey: string): boolean {
+    if (this.isFenced()) return false;
+    if (this.ownerOf(shardKey) !== this.identity) return false;
+    if (rendezvousOwner(this.published, shardKey) !== this.identity) return false;
+    return !this.othersClaims.some((other) => rendezvousOwner(other.view, shardKey) === other.identity);
+  }
+
+  /** A hint for a key: acted on here, left to the replica that owns it (which has its own copy), or taken later. */
+  route(shardKey: string): ShardRoute {
+    if (this.isFenced()) return 'defer';
+    if (this.ownerOf(shardKey) !== this.identity) return 'elsewhere';
+    return this.admits(shardKey) ? 'act' : 'defer';
+  }
+
+  acquire(shardKey: string): ShardTicket | undefined {
+    if (!this.admits(shardKey)) return undefined;
+    const abort = new AbortController();
+    let release!: () => void;
+    const done = new Promise<void>((resolve) => (release = resolve));
+    const entry: TicketEntry = { abort, done, release };
+    let held = this.tickets.get(shardKey);
+    if (!held) this.tickets.set(shardKey, (held = new Set()));
+    held.add(entry);
+    return {
+      signal: abort.signal,
+      release: () => {
+        held.delete(entry);
+        if (held.size === 0 && this.tickets.get(shardKey) === held) this.tickets.delete(shardKey);
+        entry.release();
+      },
+    };
+  }
+
+  /** Reconciles holding a key right now (for tests and the admin view). */
+  inFlight(shardKey: string): number {
+    return this.tickets.get(shardKey)?.size ?? 0;
+  }
+
+  snapshot(): ShardSnapshot {
+    const now = Date.now();
+    const members: ShardMember[] = [...this.observations.entries()].map(([identity, o]) => ({
+      identity,
+      live: this.isLive(o, now),
+      renewTime: o.renewTime,
+      view: viewOf(o.lease),
+    }));
+    return {
+      group: this.group,
+      identity: this.identity,
+      fenced: this.isFenced(),
+      view: [...this.view],
+      published: [...this.published],
+      members: members.sort((a, b) => a.identity.localeCompare(b.identity)),
+    };
+  }
+
+  private isFenced(): boolean {
+    return !this.joined || Date.now() - this.lastRenewAt >= this.renewDeadlineMs;
+  }
+
+  private async run(stop: AbortSignal): Promise<void> {
+    while (!stop.aborted) {
+      const viewBefore = this.view.join('\n');
+      await this.tick(stop).catch((err: unknown) => this.log.warn({ err: errorText(err) }, 'membership round failed'));
+      this.emitIfChanged();
+      // A new view is published at once (the hand-over waits on it); otherwise renew on the period.
+      const settled = this.view.join('\n') === viewBefore && sameList(this.published, this.view);
+      if (!settled && !stop.aborted && !this.isFenced()) continue;
+      await sleep(jittered(this.retryPeriodMs, 0.2), stop);
+    }
+  }
+
+  /** One round: give up what the view no longer gives this replica, publish the view, read everyone's. */
+  private async tick(stop: AbortSignal): Promise<void> {
+    const candidate = [...this.view];
+    if (this.isFenced() && this.joined) {
+      this.log.warn('could not renew within the renew deadline: acting on nothing until renewed');
+    }
+    const released = await this.revoke(
+      (key) => this.isFenced() || rendezvousOwner(candidate, key) !== this.identity,
+      this.renewDeadlineMs,
+    );
+    if (!released) {
+      this.log.warn('reconciles of clusters moving away did not end in time: not publishing the new view yet');
+      return;
+    }
+    const startedAt = Date.now();
+    const left = this.joined ? this.renewDeadlineMs - (startedAt - this.lastRenewAt) : this.renewDeadlineMs;
+    const signal = AbortSignal.any([stop, AbortSignal.timeout(Math.max(1, left))]);
+    if (!(await this.renew(candidate, signal))) return;
+    const leases = await this.leases.list({
+      namespace: this.options.namespace,
+      labelSelector: `${SHARD_GROUP_LABEL}=${this.group}`,
+      signal,
+    });
+    this.lastRenewAt = startedAt;
+    this.joined = true;
+    this.published = candidate;
+    this.observe(leases.items, Date.now());
+    this.armFence();
+  }
+
+  /**
+   * Fencing does not wait for the next round (whose renewal may hang up to the deadline): once the deadline passes
+   * without a renewal, every reconcile holding a key is aborted, well before the others take the keys over.
+   */
+  private armFence(): void {
+    clearTimeout(this.fenceTimer);
+    this.fenceTimer = setTimeout(() => {
+      if (!this.isFenced()) return;
+      this.log.warn('no renewal within the renew deadline: fenced, aborting every reconcile');
+      void this.revoke(() => true, this.renewDeadlineMs).then(() => this.emitIfChanged());
+    }, Math.max(0, this.lastRenewAt + this.renewDeadlineMs - Date.now()) + 1);
+    this.fenceTimer.unref();
+  }
+
+  private observe(items: Lease[], now: number): void {
+    const seen = new Set<string>();
+    for (const lease of items) {
+      const identity = lease.spec?.holderIdentity;
+      if (!identity || identity === this.identity) continue;
+      seen.add(identity);
+      const renewTime = lease.spec?.renewTime ?? '';
+      const previous = this.observations.get(identity);
+      const seenAt = previous && previous.renewTime === renewTime ? previous.seenAt : now;
+      const observation = { renewTime, seenAt, lease };
+      this.observations.set(identity, observation);
+      if (!this.isLive(observation, now) && now - seenAt > 2 * leaseMs(lease)) void this.deleteDead(lease);
+    }
+    for (const identity of [...this.observations.keys()]) if (!seen.has(identity)) this.observations.delete(identity);
+    const live = [...this.observations.entries()].filter(([, o]) => this.isLive(o, now));
+    this.othersClaims = live.map(([identity, o]) => ({ identity, view: viewOf(o.lease) }));
+    const view = [this.identity, ...live.map(([identity]) => identity)].sort();
+    if (!sameList(view, this.view)) {
+      this.log.info({ members: view }, 'shard membership changed');
+      this.view = view;
+    }
+  }
+
+  private isLive(o: Observation, now: number): boolean {
+    return now - o.seenAt < leaseMs(o.lease);
+  }
+
+  private async renew(view: string[], signal: AbortSignal): Promise<boolean> {
+    const ref = { namespace: this.options.namespace, name: this.leaseName };
+    const now = microTime();
+    const desired: Lease = {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: {
+        ...ref,
+        labels: { [SHARD_GROUP_LABEL]: this.group },
+        annotations: { [SHARD_VIEW_ANNOTATION]: JSON.stringify(view) },
+      },
+      spec: {
+        holderIdentity: this.identity,
+        leaseDurationSeconds: Math.max(1, Math.ceil(this.leaseDurationMs / 1000)),
+        acquireTime: this.ownLease?.spec?.acquireTime ?? now,
+        renewTime: now,
+      },
+    };
+    try {
+      if (!this.ownLease) {
+        const existing = await this.leases.getIfExists(ref, signal);
+        this.ownLease = existing ?? (await this.leases.create(desired, { signal }));
+        if (!existing) return true;
+      }
+      desired.metadata!.resourceVersion = this.ownLease.metadata?.resourceVersion;
+      this.ownLease = await this.leases.replace(desired, { signal });
+      return true;
+    } catch (err) {
+      // Someone else wrote or deleted it (a long partition): read it again next round.
+      if (isConflict(err) || isNotFound(err) || isAlreadyExists(err)) this.ownLease = undefined;
+      else if (!signal.aborted) this.log.warn({ err: errorText(err) }, 'could not renew the membership Lease');
+      return false;
+    }
+  }
+
+  /** Aborts the reconciles holding keys that match and waits (bounded) until they have all ended. */
+  private async revoke(matches: (key: string) => boolean, timeoutMs: number): Promise<boolean> {
+    const waiting: Promise<void>[] = [];
+    for (const [key, held] of this.tickets) {
+      if (!matches(key)) continue;
+      for (const entry of held) {
+        entry.abort.abort(new Error(`cluster ${key} moved to another replica`));
+        waiting.push(entry.done);
+      }
+    }
+    if (waiting.length === 0) return true;
+    const stop = new AbortController();
+    const ended = await Promise.race([
+      Promise.all(waiting).then(() => true),
+      sleep(timeoutMs, stop.signal).then(() => false),
+    ]);
+    stop.abort();
+    return ended;
+  }
+
+  private async deleteDead(lease: Lease): Promise<void> {
+    try {
+      await this.leases.delete(
+        { namespace: this.options.namespace, name: lease.metadata?.name ?? '' },
+        { preconditions: { resourceVersion: lease.metadata?.resourceVersion }, signal: AbortSignal.timeout(this.renewDeadlineMs) },
+      );
+      this.log.info({ member: lease.spec?.holderIdentity }, 'deleted the Lease of a member long gone');
+    } catch {
+      // Renewed or deleted meanwhile: nothing to do.
+    }
+  }
+
+  private emitIfChanged(): void {
+    const signature = JSON.stringify([this.isFenced(), this.view, this.published, this.othersClaims]);
+    if (signature === this.signature) return;
+    this.signature = signature;
+    for (const listener of [...this.listeners]) {
+      try {
+        listener();
+      } catch (err) {
+        this.log.error({ err: errorText(err) }, 'shard change listener failed');
+      }
+    }
+  }
+}
+
+/** The membership Lease of a replica: DNS-safe whatever the identity looks like. */
+export function membershipLeaseName(group: string, identity: string): string {
+  const digest = createHash('sha256').update(identity).digest('hex').slice(0, 10);
+  return `${group.slice(0, 40)}-shard-${digest}`;
+}
+
+function viewOf(lease: Lease): string[] {
+  const raw = lease.metadata?.annotations?.[SHARD_VIEW_ANNOTATION];
+  if (!raw) return [];
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    return Array.isArray(parsed) ? parsed.filter((m): m is string => typeof m === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+function leaseMs(lease: Lease): number {
+  return (lease.spec?.leaseDurationSeconds ?? 0) * 1000;
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,217 @@
+import { createServer, Socket, type Server } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
+import { sleep } from '../backoff.js';
+import { LEASES_V1, type Lease } from '../leader-election.js';
+import { Manager } from '../manager.js';
+import { useWidgetNamespace } from '../testing/widget-namespace.js';
+import { eventually, testLogger } from '../testing/eventually.js';
+import { widget, WIDGET, type Widget } from '../testing/widget-crd.js';
+import { rendezvousOwner } from './rendezvous.js';
+import { SHARD_GROUP_LABEL } from './shard-membership.js';
+
+// Active-active replicas sharded by a cluster label, against the real API server: every cluster is reconciled by
+// one replica, joins and leaves move clusters, and two replicas are never inside a reconcile of one cluster at the
+// same moment, also when a replica is cut off from the API server mid-reconcile.
+
+const LEASE_MS = 3000;
+const RENEW_MS = 2000;
+const RETRY_MS = 250;
+const CLUSTER_LABEL = 'example.capstan.dev/cluster';
+
+/** A TCP relay to the API server that can be frozen: the replica behind it is partitioned, not dead. */
+class FreezableRelay {
+  private readonly sockets = new Set<Socket>();
+  private frozen = false;
+  constructor(private readonly server: Server) {}
+
+  static async start(target: URL): Promise<{ relay: FreezableRelay; port: number }> {
+    const server = createServer();
+    const relay = new FreezableRelay(server);
+    server.on('connection', (client) => {
+      if (relay.frozen) {
+        client.destroy();
+        return;
+      }
+      const upstream = new Socket();
+      upstream.connect(Number(target.port), target.hostname);
+      for (const s of [client, upstream]) {
+        relay.sockets.add(s);
+        s.on('error', () => undefined);
+        s.on('close', () => relay.sockets.delete(s));
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    return { relay, port: typeof address === 'object' && address ? address.port : 0 };
+  }
+
+  /** Every open connection stops moving bytes and new ones are refused: requests hang, as in a partition. */
+  freeze(): void {
+    this.frozen = true;
+    for (const s of this.sockets) s.pause();
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+describe('sharded managers', () => {
+  const env = useWidgetNamespace('kube-shard');
+  const managers: Manager[] = [];
+  const relays: FreezableRelay[] = [];
+  /** Replicas inside a reconcile right now, by cluster. */
+  const active = new Map<string, Set<string>>();
+  /** Who reconciled each widget, in order. */
+  const reconciledBy = new Map<string, string[]>();
+  const overlaps: string[] = [];
+  let group = 0;
+
+  afterEach(async () => {
+    await Promise.all(managers.splice(0).map((m) => m.stop()));
+    await Promise.all(relays.splice(0).map((r) => r.close()));
+    active.clear();
+    reconciledBy.clear();
+    expect(overlaps).toEqual([]);
+  });
+
+  function replica(identity: string, shardGroup: string, options: { kubeConfig?: KubeConfig; requeueMs?: number } = {}): Manager {
+    const m = new Manager({
+      kubeConfig: options.kubeConfig ?? env.ns.kc,
+      namespace: env.ns.name,
+      logger: testLogger(),
+      shutdownTimeoutMs: 2000,
+      sharding: {
+        namespace: env.ns.name,
+        group: shardGroup,
+        identity,
+        leaseDurationMs: LEASE_MS,
+        renewDeadlineMs: RENEW_MS,
+        retryPeriodMs: RETRY_MS,
+        shardKeyOf: (obj) => `${obj.metadata?.namespace}/${obj.metadata?.labels?.[CLUSTER_LABEL] ?? obj.metadata?.name}`,
+      },
+    });
+    m.addController({
+      name: 'widgets',
+      for: WIDGET,
+      maxConcurrentReconciles: 4,
+      reconcile: async (key, ctx) => {
+        const obj = m.informer<Widget>(WIDGET).get(key);
+        const cluster = `${env.ns.name}/${obj?.metadata?.labels?.[CLUSTER_LABEL]}`;
+        const inside = active.get(cluster) ?? new Set<string>();
+        active.set(cluster, inside);
+        if ([...inside].some((other) => other !== identity)) overlaps.push(`${cluster}: ${[...inside].join(',')} + ${identity}`);
+        inside.add(identity);
+        try {
+          await sleep(60, ctx.signal);
+          if (ctx.signal.aborted) return;
+          reconciledBy.set(key, [...(reconciledBy.get(key) ?? []), identity]);
+        } finally {
+          inside.delete(identity);
+        }
+        return options.requeueMs ? { requeueAfter: options.requeueMs } : undefined;
+      },
+    });
+    managers.push(m);
+    return m;
+  }
+
+  async function createWidgets(prefix: string, clusters: number, perCluster: number): Promise<string[]> {
+    const keys: string[] = [];
+    const api = env.client.resource<Widget>(WIDGET);
+    for (let c = 0; c < clusters; c++) {
+      for (let w = 0; w < perCluster; w++) {
+        const name = `${prefix}-c${c}-w${w}`;
+        await api.create(widget(env.ns.name, name, {}, { [CLUSTER_LABEL]: `${prefix}-c${c}` }));
+        keys.push(`${env.ns.name}/${name}`);
+      }
+    }
+    return keys;
+  }
+
+  const clusterOf = (key: string) => `${env.ns.name}/${key.split('/')[1]!.replace(/-w\d+$/, '')}`;
+
+  it('three replicas share the clusters out: every widget is reconciled by its cluster’s owner alone', async () => {
+    const name = `g${group++}`;
+    const members = ['r-a', 'r-b', 'r-c'];
+    const ms = members.map((id) => replica(id, name));
+    await Promise.all(ms.map((m) => m.start()));
+    await eventually('all three see each other', () => ms.every((m) => m.shards!.snapshot().view.length === 3), 10_000);
+    const keys = await createWidgets('share', 12, 2);
+    await eventually('every widget reconciled', () => keys.every((k) => reconciledBy.has(k)), 20_000);
+    await sleep(300);
+    const owners = new Set<string>();
+    for (const key of keys) {
+      const owner = rendezvousOwner(members, clusterOf(key))!;
+      owners.add(owner);
+      expect(new Set(reconciledBy.get(key))).toEqual(new Set([owner]));
+    }
+    // 12 clusters over 3 replicas: each gets some (the chance that one gets none is (2/3)^12, under 1 %; the
+    // names are fixed, so this is deterministic).
+    expect(owners.size).toBe(3);
+    const leases = await env.client.resource<Lease>(LEASES_V1).list({ namespace: env.ns.name, labelSelector: `${SHARD_GROUP_LABEL}=${name}` });
+    expect(leases.items.map((l) => l.spec?.holderIdentity).sort()).toEqual(members);
+  });
+
+  it('a joining replica takes its clusters after their old owner stopped; a leaving one hands them back at once', async () => {
+    const name = `g${group++}`;
+    const a = replica('j-a', name, { requeueMs: 20 });
+    const b = replica('j-b', name, { requeueMs: 20 });
+    await Promise.all([a.start(), b.start()]);
+    const keys = await createWidgets('join', 10, 1);
+    await eventually('every widget reconciled', () => keys.every((k) => reconciledBy.has(k)), 20_000);
+
+    // Reconciles run continuously (requeued every 20 ms) while the third replica joins: any overlap is recorded.
+    const c = replica('j-c', name, { requeueMs: 20 });
+    const joinedAt = Date.now();
+    await c.start();
+    const gained = keys.filter((k) => rendezvousOwner(['j-a', 'j-b', 'j-c'], clusterOf(k)) === 'j-c');
+    expect(gained.length).toBeGreaterThan(0);
+    await eventually('j-c reconciles the clusters it won', () => gained.every((k) => reconciledBy.get(k)?.includes('j-c')), LEASE_MS);
+    const moveMs = Date.now() - joinedAt;
+    expect(moveMs).toBeLessThan(LEASE_MS);
+    // Once moved, the old owners leave them alone.
+    const counts = () => gained.map((k) => reconciledBy.get(k)!.filter((id) => id !== 'j-c').length);
+    const before = counts();
+    await sleep(500);
+    expect(counts()).toEqual(before);
+
+    // Graceful leave: j-c deletes its Lease; the others take its clusters at their next round, not after expiry.
+    const leftAt = Date.now();
+    managers.splice(managers.indexOf(c), 1);
+    await c.stop();
+    const marks = new Map(gained.map((k) => [k, reconciledBy.get(k)!.length]));
+    await eventually('j-c’s clusters are back with j-a and j-b', () => gained.every((k) => reconciledBy.get(k)!.length > marks.get(k)!), LEASE_MS);
+    expect(Date.now() - leftAt).toBeLessThan(LEASE_MS);
+  });
+
+  it('a replica cut off from the API server fences itself before the others take its clusters over', async () => {
+    const name = `g${group++}`;
+    const server = new URL(env.ns.kc.getCurrentCluster()!.server);
+    const { relay, port } = await FreezableRelay.start(server);
+    relays.push(relay);
+    const partitionedKc = new KubeConfig();
+    partitionedKc.loadFromString(env.ns.kc.exportConfig());
+    const cluster = partitionedKc.getCurrentCluster()!;
+    partitionedKc.clusters = partitionedKc.clusters.map((c) => (c.name === cluster.name ? { ...c, server: `https://127.0.0.1:${port}` } : c));
+    const a = replica('p-a', name, { requeueMs: 20, kubeConfig: partitionedKc });
+    const b = replica('p-b', name, { requeueMs: 20 });
+    await Promise.all([a.start(), b.start()]);
+    const keys = await createWidgets('part', 10, 1);
+    await eventually('every widget reconciled', () => keys.every((k) => reconciledBy.has(k)), 20_000);
+    const lost = keys.filter((k) => rendezvousOwner(['p-a', 'p-b'], clusterOf(k)) === 'p-a');
+    expect(lost.length).toBeGreaterThan(0);
+
+    relay.freeze();
+    const frozenAt = Date.now();
+    await eventually('p-a is fenced', () => a.shards!.snapshot().fenced, RENEW_MS + 1000);
+    const fencedAfter = Date.now() - frozenAt;
+    await eventually('p-b reconciles p-a’s clusters', () => lost.every((k) => reconciledBy.get(k)!.includes('p-b')), LEASE_MS + RENEW_MS + 2000);
+    expect(fencedAfter).toBeLessThanOrEqual(RENEW_MS + 500);
+    // The overlap check in afterEach is the point: p-a's in-flight reconciles were aborted by its own fence.
+    managers.splice(managers.indexOf(a), 1);
+    void a.stop();
+  });
+});
