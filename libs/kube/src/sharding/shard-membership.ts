@@ -195,11 +195,17 @@ export class ShardMembership implements ShardGate {
     return !this.othersClaims.some((other) => rendezvousOwner(other.view, shardKey) === other.identity);
   }
 
-  /** A hint for a key: acted on here, left to the replica that owns it (which has its own copy), or taken later. */
+  /**
+   * A hint for a key: acted on here; left to the replica that owns it and has claimed it (it holds its own copy);
+   * or taken again later, while the key is between owners. A hint that goes with a replica that dies is covered by
+   * the resync of the key's new owner.
+   */
   route(shardKey: string): ShardRoute {
     if (this.isFenced()) return 'defer';
-    if (this.ownerOf(shardKey) !== this.identity) return 'elsewhere';
-    return this.admits(shardKey) ? 'act' : 'defer';
+    const owner = this.ownerOf(shardKey);
+    if (owner === this.identity) return this.admits(shardKey) ? 'act' : 'defer';
+    const claimed = this.othersClaims.some((o) => o.identity === owner && rendezvousOwner(o.view, shardKey) === owner);
+    return claimed ? 'elsewhere' : 'defer';
   }
 
   acquire(shardKey: string): ShardTicket | undefined {
