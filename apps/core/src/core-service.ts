@@ -46,6 +46,7 @@ export function createCoreService(options: CoreServiceOptions = {}): ServiceDefi
         logger: context.logger,
         fieldManager: context.client.fieldManager,
       });
+      manager.shards?.addReleaseHook((stillOwned) => workloadClusters.release(stillOwned));
       const external = new ExternalObjects({
         client: context.client,
         manager,

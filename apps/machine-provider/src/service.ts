@@ -7,7 +7,7 @@ import {
   type SimMachine,
 } from '@capstan/api';
 import { BY_CLUSTER_NAME, clusterIndexValue, objectKey, OwnWrites, type WatchEvent } from '@capstan/kube';
-import { EventOutbox, type ServiceDefinition } from '@capstan/provider-kit';
+import { clusterShardKey, EventOutbox, type ServiceDefinition } from '@capstan/provider-kit';
 import { referencedSimKey, SimRuntime, simMachineOptionsFromEnv, type SimMachineOptions } from '@capstan/sim';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { MachineLifecycleModule } from './events/machine-lifecycle.handler.js';
@@ -57,6 +57,7 @@ export function createMachineProviderService(
         clusterName
           ? simMachines.byIndex(BY_CLUSTER_NAME, clusterIndexValue(namespace, clusterName)).map(objectKey)
           : [];
+      const shards = context.manager.shards;
       const runtime = new SimRuntime({
         options,
         logger: context.logger,
@@ -66,7 +67,15 @@ export function createMachineProviderService(
           for (const key of machinesOfCluster(namespace, name))
             context.controllers.enqueue(SIM_MACHINE_CONTROLLER, key);
         },
+        sharding: shards ? { owns: (clusterKey) => shards.ownerOf(clusterKey) === shards.identity } : undefined,
       });
+      // Sharded: what this replica runs for a cluster that moved away is handed over before the new owner starts.
+      shards?.addReleaseHook((stillOwned) =>
+        runtime.releaseClusters(stillOwned, (machineKey) => {
+          const machine = simMachines.get(machineKey);
+          return machine ? clusterShardKey(machine, RESOURCES.SimMachine) : undefined;
+        }),
+      );
       runtime.start();
       const ownWrites = new OwnWrites();
       const reconciler = new SimMachineReconciler({

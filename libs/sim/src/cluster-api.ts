@@ -40,6 +40,12 @@ export interface ClusterApi {
   stop(): Promise<void>;
   /** Stops serving and deletes the cluster's data: its last server machine is gone. */
   destroy(): Promise<void>;
+  /**
+   * This provider stops serving the cluster but leaves what another replica adopts running: a dedicated
+   * kube-apiserver keeps running (its pid file stays); a shared cluster's front proxy, which lives in this
+   * process, closes so the new owner can listen on the endpoint.
+   */
+  detach(): Promise<void>;
 }
 
 export function clusterKeyOf(namespace: string, clusterName: string): string {

@@ -136,6 +136,11 @@ export class DedicatedClusterApi implements ClusterApi {
     else await stopRecordedProcess(this.dir, 'kube-apiserver');
   }
 
+  async detach(): Promise<void> {
+    // The process keeps running; `this.process` going means its exit is no longer this provider's business.
+    this.process = undefined;
+  }
+
   async destroy(): Promise<void> {
     await this.stop();
     const etcd = await this.host.etcd();

@@ -31,6 +31,11 @@ export class MachineAgents {
     private readonly main = join(repoRoot(), 'apps/node-agent/dist/main.js'),
   ) {}
 
+  /** Machines with an agent or an install watch here. */
+  keys(): string[] {
+    return [...new Set([...this.agents.keys(), ...this.watched.keys()])];
+  }
+
   get count(): number {
     return this.agents.size;
   }
@@ -88,6 +93,24 @@ export class MachineAgents {
     const agent = this.agents.get(machineKey);
     this.agents.delete(machineKey);
     await agent?.stop();
+  }
+
+  /**
+   * Another replica of the provider takes the machine over: an in-process agent stops (it lives here), an agent
+   * process keeps running for the new owner to adopt through its pid file.
+   */
+  async detach(machineKey: string): Promise<void> {
+    const record = this.watched.get(machineKey);
+    if (record) unwatchFile(record);
+    this.watched.delete(machineKey);
+    const agent = this.agents.get(machineKey);
+    this.agents.delete(machineKey);
+    if (this.mode === 'in-process') await agent?.stop();
+  }
+
+  /** Every agent is detached (see detach): a sharded provider stops, the others or its next start adopt them. */
+  async detachAll(): Promise<void> {
+    await Promise.all([...this.agents.keys(), ...this.watched.keys()].map((key) => this.detach(key)));
   }
 
   /**

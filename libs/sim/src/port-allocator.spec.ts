@@ -33,4 +33,23 @@ describe('PortAllocator', () => {
       occupied.close();
     }
   });
+
+  it('holds an allocated port on the host until it is recorded, so another replica never picks it meanwhile', async () => {
+    let base = 16000 + Math.floor(Math.random() * 1000) * 2;
+    while (!(await Promise.all([0, 1].map((i) => portIsFree('127.0.0.1', base + i)))).every(Boolean)) base += 2;
+    const range = { min: base, max: base + 1 };
+    // Two replicas: neither sees the other's allocation in its cache yet (both pass an empty in-use set).
+    const first = new PortAllocator(range, '127.0.0.1');
+    const second = new PortAllocator(range, '127.0.0.1');
+    const a = await first.allocate(new Set());
+    const b = await second.allocate(new Set());
+    expect(a).not.toBe(b);
+    expect(await portIsFree('127.0.0.1', a)).toBe(false);
+    first.recorded(a, 50);
+    second.release(b);
+    expect(await portIsFree('127.0.0.1', b)).toBe(true);
+    await new Promise((r) => setTimeout(r, 150));
+    // Recorded and the grace over: free for the API server that serves the endpoint.
+    expect(await portIsFree('127.0.0.1', a)).toBe(true);
+  });
 });

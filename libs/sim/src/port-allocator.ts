@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { isIP, createServer } from 'node:net';
+import { isIP, createServer, type Server } from 'node:net';
 import { SimError } from './errors.js';
 
 /** Whether a TCP port can be bound on `host` right now. */
@@ -12,14 +12,26 @@ export function portIsFree(host: string, port: number): Promise<boolean> {
   });
 }
 
+/** Binds the port and keeps it bound: the host-wide reservation of a port; undefined when it is taken. */
+function holdPort(host: string, port: number): Promise<Server | undefined> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', () => resolve(undefined));
+    server.listen({ port, host, exclusive: true }, () => resolve(server));
+  });
+}
+
 /**
  * Allocates control plane endpoint ports from a range: never one another SimCluster records, never one
  * something on this host listens on. Allocations are recorded in the SimCluster itself
- * (`spec.controlPlaneEndpoint`), so a restart does not change them; the reservations here only cover the
- * moment between choosing a port and the cache showing it.
+ * (`spec.controlPlaneEndpoint`), so a restart does not change them. Between choosing a port and every cache
+ * showing it, the port is held bound: replicas of the provider on one host (sharded, allocating for different
+ * clusters at once) then never choose the same one, as the second finds it taken.
  */
 export class PortAllocator {
   private readonly reserved = new Set<number>();
+  private readonly holds = new Map<number, Server>();
 
   constructor(
     private readonly range: { min: number; max: number },
@@ -33,7 +45,9 @@ export class PortAllocator {
     for (let i = 0; i < size; i++) {
       const port = this.range.min + ((start + i) % size);
       if (inUse.has(port) || this.reserved.has(port)) continue;
-      if (!(await portIsFree(bindHost, port))) continue;
+      const hold = await holdPort(bindHost, port);
+      if (!hold) continue;
+      this.holds.set(port, hold);
       this.reserved.add(port);
       return port;
     }
@@ -44,7 +58,21 @@ export class PortAllocator {
     );
   }
 
+  /**
+   * The allocation is written: the port stays held a little longer (other replicas' caches lag the write by
+   * milliseconds), then it is free for the API server that will serve it.
+   */
+  recorded(port: number, graceMs = 1_000): void {
+    const hold = this.holds.get(port);
+    if (!hold) return;
+    this.holds.delete(port);
+    setTimeout(() => hold.close(), graceMs).unref();
+  }
+
+  /** The port is not used after all (the write failed) or its SimCluster is gone. */
   release(port: number): void {
     this.reserved.delete(port);
+    this.holds.get(port)?.close();
+    this.holds.delete(port);
   }
 }

@@ -23,6 +23,7 @@ import { deleteEtcdPrefix } from './etcd.js';
 import { ClusterFrontProxy, type FrontProxyUpstream } from './front-proxy.js';
 import { apiServerReady } from './https-probe.js';
 import { OwnedProcess } from './owned-process.js';
+import { withHostLock } from './host-lock.js';
 import { K3S_DEFAULT_CLUSTER_DOMAIN, K3S_DEFAULT_SERVICE_CIDR } from './service-network.js';
 import { waitFor } from './wait.js';
 
@@ -38,6 +39,7 @@ interface SharedState {
 export class SharedApiServer {
   private process: OwnedProcess | undefined;
   private starting: Promise<FrontProxyUpstream> | undefined;
+  private ready = false;
 
   constructor(private readonly host: ApiServerHost) {}
 
@@ -47,16 +49,28 @@ export class SharedApiServer {
 
   /** Starts or adopts the shared API server once; what a front proxy needs to reach it. */
   ensure(): Promise<FrontProxyUpstream> {
-    this.starting ??= this.start().catch((error: unknown) => {
+    // An adopted server is not our child: its death shows only here (another replica's own start replaces it).
+    if (this.ready && !this.process?.alive()) {
+      this.ready = false;
       this.starting = undefined;
-      throw error;
-    });
+    }
+    this.starting ??= this.start().then(
+      (upstream) => {
+        this.ready = true;
+        return upstream;
+      },
+      (error: unknown) => {
+        this.starting = undefined;
+        throw error;
+      },
+    );
     return this.starting;
   }
 
   async stop(): Promise<void> {
     const starting = this.starting;
     this.starting = undefined;
+    this.ready = false;
     await starting?.catch(() => undefined);
     const process = this.process;
     this.process = undefined;
@@ -82,8 +96,13 @@ export class SharedApiServer {
     return state;
   }
 
-  private async start(): Promise<FrontProxyUpstream> {
+  /** Under a host lock: replicas sharing the state dir start it once, and the later ones adopt it. */
+  private start(): Promise<FrontProxyUpstream> {
     const dir = this.host.stateDir.ensure(this.dir);
+    return withHostLock(join(dir, 'start.lock'), this.host.startTimeoutMs, () => this.startLocked(dir));
+  }
+
+  private async startLocked(dir: string): Promise<FrontProxyUpstream> {
     const state = await this.loadState();
     const etcd = await this.host.etcd();
     const digest = await writeApiServerFiles(dir, state.identity);
@@ -214,6 +233,10 @@ export class SharedClusterApi implements ClusterApi {
   }
 
   async destroy(): Promise<void> {
+    await this.stop();
+  }
+
+  async detach(): Promise<void> {
     await this.stop();
   }
 }

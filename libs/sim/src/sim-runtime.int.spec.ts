@@ -17,7 +17,7 @@ import { clusterApiSpecFrom, nodeIdentityFrom, serverEndpointOf, simProviderID }
 import { simMachineOptionsFromEnv } from './options.js';
 import { SimRuntime } from './sim-runtime.js';
 import { isSimError } from './errors.js';
-import { recordedProcessAlive } from './owned-process.js';
+import { recordedProcessAlive, stopRecordedProcess } from './owned-process.js';
 import { portIsFree } from './port-allocator.js';
 
 // The sim runtime on its own, against real kube-apiservers: a dedicated cluster served from rendered
@@ -39,11 +39,12 @@ describe('SimRuntime', () => {
   let privateEnvironment: LocalEnvironment | undefined;
   const runtimes: SimRuntime[] = [];
 
-  const newRuntime = (orphanGraceSeconds = 600) => {
+  const newRuntime = (orphanGraceSeconds = 600, owns?: (clusterKey: string) => boolean, dir = stateDir) => {
     const runtime = new SimRuntime({
+      sharding: owns ? { owns } : undefined,
       options: {
         ...simMachineOptionsFromEnv({}),
-        stateDir,
+        stateDir: dir,
         etcdUrl,
         heartbeatSeconds: 1,
         nodeStatusSeconds: 2,
@@ -298,5 +299,62 @@ describe('SimRuntime', () => {
     expect((await core.listNode()).items.map((n) => n.metadata?.name)).toEqual(['shared-two-cp']);
     await runtime.releaseClusterApi(`${namespace}/shared-two`);
     await expect(core.listNode()).rejects.toBeDefined();
+  });
+
+  it('lets sharded replicas on one host share the shared server and hand a cluster over', async () => {
+    // Two replicas of the provider on one state dir, each owning one cluster; the shared server starts once.
+    const dir = mkdtempSync(join(tmpdir(), 'capstan-sim-shard-'));
+    const owner = new Map<string, 'a' | 'b'>([
+      [`${namespace}/hand-one`, 'a'],
+      [`${namespace}/hand-two`, 'b'],
+    ]);
+    const a = newRuntime(600, (key) => owner.get(key) === 'a', dir);
+    const b = newRuntime(600, (key) => owner.get(key) === 'b', dir);
+    const one = await ClusterBlueprint.create(namespace, 'hand-one', { mode: 'shared' });
+    const two = await ClusterBlueprint.create(namespace, 'hand-two', { mode: 'shared' });
+    const agentOf = (cluster: ClusterBlueprint) => {
+      const server = cluster.parsed('init-server');
+      return {
+        identity: nodeIdentityFrom(server, machine(`${cluster.ref.clusterName}-cp`)),
+        faults: {},
+        deletedByFault: false,
+        serverEndpoint: cluster.ref.endpoint,
+        token: server.token,
+        onChange: () => undefined,
+      };
+    };
+    // Both start their cluster at the same moment: one starts the shared kube-apiserver, the other adopts it.
+    await Promise.all([
+      a.ensureClusterApi(clusterApiSpecFrom(one.parsed('init-server'), one.ref), { fresh: true }),
+      b.ensureClusterApi(clusterApiSpecFrom(two.parsed('init-server'), two.ref), { fresh: true }),
+    ]);
+    a.ensureNodeAgent(`${namespace}/hand-one-cp`, agentOf(one));
+    b.ensureNodeAgent(`${namespace}/hand-two-cp`, agentOf(two));
+    const nodesOf = async (cluster: ClusterBlueprint) =>
+      (await (await admin(cluster)).makeApiClient(CoreV1Api).listNode()).items.map((n) => n.metadata?.name);
+    await eventually(async () => (await nodesOf(one)).includes('hand-one-cp') && (await nodesOf(two)).includes('hand-two-cp'));
+
+    // hand-one moves from a to b: a closes its endpoint and stops heartbeating its node, b takes both over.
+    owner.set(`${namespace}/hand-one`, 'b');
+    const clusterOf = (machineKey: string) => (machineKey.includes('hand-one') ? `${namespace}/hand-one` : `${namespace}/hand-two`);
+    await a.releaseClusters((key) => owner.get(key) === 'a', clusterOf);
+    expect(a.clusterApi(`${namespace}/hand-one`)).toBeUndefined();
+    expect(a.agentCount).toBe(0);
+    expect(await portIsFree('127.0.0.1', one.ref.endpoint.port)).toBe(true);
+    await b.ensureClusterApi(clusterApiSpecFrom(one.parsed('init-server'), one.ref), { fresh: false });
+    b.ensureNodeAgent(`${namespace}/hand-one-cp`, agentOf(one));
+    expect(await nodesOf(one)).toContain('hand-one-cp');
+
+    // a stops for good: as a sharded replica it leaves the shared server to b, whose clusters keep answering.
+    await a.shutdown();
+    runtimes.splice(runtimes.indexOf(a), 1);
+    expect(await nodesOf(two)).toContain('hand-two-cp');
+    expect(await nodesOf(one)).toContain('hand-one-cp');
+    for (const key of [`${namespace}/hand-one`, `${namespace}/hand-two`]) await b.releaseClusterApi(key);
+    // Sharded, the shared server outlives the replicas (the host's, stopped with the environment); stop it here.
+    await stopRecordedProcess(join(dir, 'shared'), 'kube-apiserver');
+    runtimes.splice(runtimes.indexOf(b), 1);
+    await b.shutdown();
+    rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -28,6 +28,12 @@ export interface SimRuntimeOptions {
   binaries?: { kubeApiserver: string; etcd: string };
   /** A cluster's API server stopped on its own: its server machines should reconcile (and restart it). */
   onClusterDown?: (clusterKey: string) => void;
+  /**
+   * Sharded provider: several replicas share this host and state dir, each serving the clusters it owns. What runs
+   * on the host (API servers, the shared server, etcd, agent processes) then outlives a replica: a stopping replica
+   * leaves it for the others to adopt, and a replica sweeps orphans only among clusters it owns.
+   */
+  sharding?: { owns(clusterKey: string): boolean };
 }
 
 export type NodeAgentSpec = Omit<NodeAgentOptions, 'connect' | 'logger' | 'heartbeatMs' | 'nodeStatusMs'> & {
@@ -97,6 +103,8 @@ export class SimRuntime {
       for (const orphan of found) {
         const key = clusterKeyOf(orphan.namespace, orphan.name);
         if (this.clusters.has(key)) continue;
+        // Another replica's cluster is not an orphan: only the owner may judge (and it serves it by now).
+        if (this.runtime.sharding && !this.runtime.sharding.owns(key)) continue;
         this.log.info({ cluster: key }, 'stopping an API server no machine claims');
         void stopRecordedProcess(orphan.dir, 'kube-apiserver');
       }
@@ -194,7 +202,9 @@ export class SimRuntime {
       this.closeClients(api.url);
       await api.destroy();
       this.log.info({ cluster: clusterKey }, 'workload API server stopped and its data deleted');
-      if (api.spec.mode === 'shared' && ![...this.clusters.values()].some((c) => c.spec.mode === 'shared')) {
+      // Sharded, other replicas' shared clusters may still use the shared server: it stays.
+      const lastShared = !this.runtime.sharding && ![...this.clusters.values()].some((c) => c.spec.mode === 'shared');
+      if (api.spec.mode === 'shared' && lastShared) {
         await this.sharedServer?.stop();
         await this.sharedServer?.wipe();
         this.sharedServer = undefined;
@@ -250,6 +260,42 @@ export class SimRuntime {
     return this.agents.get(machineKey);
   }
 
+  /**
+   * Sharded: hands over the clusters (and machines) this replica no longer owns. Their API servers keep running for
+   * the new owner to adopt (shared-mode front proxies close so it can listen), their nodes stop heartbeating from
+   * here (the Nodes stay), their agent processes keep running. `clusterOfMachine` maps a machine key to its
+   * cluster key (undefined: unknown, left alone).
+   */
+  async releaseClusters(
+    stillOwned: (clusterKey: string) => boolean,
+    clusterOfMachine: (machineKey: string) => string | undefined,
+  ): Promise<void> {
+    const machines = [...new Set([...this.agents.keys(), ...this.machineAgents.keys()])].filter((key) => {
+      const cluster = clusterOfMachine(key);
+      return cluster !== undefined && !stillOwned(cluster);
+    });
+    await Promise.all(
+      machines.map(async (key) => {
+        await this.removeNodeAgent(key, { deleteNode: false });
+        await this.machineAgents.detach(key);
+      }),
+    );
+    const clusters = [...this.clusters.keys()].filter((key) => !stillOwned(key));
+    await Promise.all(
+      clusters.map((key) =>
+        this.withLock(key, async () => {
+          const api = this.clusters.get(key);
+          if (!api) return;
+          this.clusters.delete(key);
+          this.closeClients(api.url);
+          await api.detach();
+        }),
+      ),
+    );
+    if (machines.length + clusters.length > 0)
+      this.log.info({ clusters: clusters.length, machines: machines.length }, 'handed clusters over to another replica');
+  }
+
   /** Stops the machine's node agent; with `deleteNode` its Node goes too (the host is gone). */
   async removeNodeAgent(machineKey: string, options: { deleteNode: boolean }): Promise<void> {
     const agent = this.agents.get(machineKey);
@@ -273,6 +319,10 @@ export class SimRuntime {
   async shutdown(): Promise<void> {
     this.closed = true;
     clearTimeout(this.orphanTimer);
+    if (this.runtime.sharding) {
+      await this.shutdownReplica();
+      return;
+    }
     await Promise.all([...this.agents.values()].map((agent) => agent.stop({ deleteNode: false })));
     this.agents.clear();
     await this.machineAgents.shutdown();
@@ -291,6 +341,17 @@ export class SimRuntime {
     const etcd = await this.etcdHandle?.catch(() => undefined);
     await etcd?.stop();
     this.log.info('sim runtime stopped');
+  }
+
+  /** A sharded replica stops: the host's processes stay for the other replicas (see releaseClusters). */
+  private async shutdownReplica(): Promise<void> {
+    await Promise.all([...this.agents.values()].map((agent) => agent.stop({ deleteNode: false })));
+    this.agents.clear();
+    await this.machineAgents.detachAll();
+    await Promise.all([...this.clusters.values()].map((api) => api.detach()));
+    this.clusters.clear();
+    for (const url of new Set([...this.clients.keys()].map((k) => k.split('|')[0]!))) this.closeClients(url);
+    this.log.info('sim runtime replica stopped; API servers, etcd and agent processes left running for the others');
   }
 
   private createClusterApi(spec: ClusterApiSpec): ClusterApi {

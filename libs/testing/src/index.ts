@@ -8,6 +8,7 @@ export * from './processes.js';
 export * from './test-environment.js';
 export * from './generic-providers.js';
 export * from './restart.js';
+export * from './nats-restart.js';
 export * from './capstan-crds.js';
 export * from './eventually.js';
 export * from './local-services.js';

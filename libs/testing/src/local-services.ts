@@ -11,6 +11,8 @@ export type LocalServiceName = (typeof LOCAL_SERVICES)[number];
 
 export interface LocalService {
   name: LocalServiceName;
+  /** Which replica of the service (0 unless `replicas` > 1); its identity is `<name>-<replica>`. */
+  replica: number;
   pid: number;
   url: string;
   logFile: string;
@@ -39,6 +41,15 @@ export interface StartLocalServicesOptions {
   subjectRoot?: string;
   streamName?: string;
   logLevel?: string;
+  /**
+   * Replicas of every service (default 1). With more than one, every service runs `--sharding`: each replica
+   * reconciles the clusters rendezvous hashing gives it.
+   */
+  replicas?: number;
+  /** Run `--sharding` even with one replica. */
+  sharding?: boolean;
+  /** Lease timings of the membership (and leader election) Leases, Go durations: `{ leaseDuration: '4s', ... }`. */
+  leaseTimings?: { leaseDuration: string; renewDeadline: string; retryPeriod: string };
   readyTimeoutMs?: number;
   onProgress?(service: LocalServiceName, state: 'starting' | 'ready'): void;
 }
@@ -81,7 +92,11 @@ export async function startLocalServices(options: StartLocalServicesOptions): Pr
   try {
     for (const name of LOCAL_SERVICES) {
       options.onProgress?.(name, 'starting');
-      started.push(await startLocalService(name, options));
+      // Replicas of one service start together: sharded, each joins the membership the others already see.
+      const replicas = await Promise.all(
+        Array.from({ length: Math.max(1, options.replicas ?? 1) }, (_, replica) => startLocalService(name, options, replica)),
+      );
+      started.push(...replicas);
       options.onProgress?.(name, 'ready');
     }
     return started;
@@ -97,12 +112,17 @@ function simStateDirOf(options: StartLocalServicesOptions): string {
   );
 }
 
-/** One service as a local process, logging to `<logDir>/<service>.log` (appended), ready when this returns. */
-async function startLocalService(name: LocalServiceName, options: StartLocalServicesOptions): Promise<LocalService> {
+/**
+ * One service replica as a local process, logging to `<logDir>/<service>.log` (`<service>-<replica>.log` when there
+ * are several; appended), ready when this returns.
+ */
+async function startLocalService(name: LocalServiceName, options: StartLocalServicesOptions, replica = 0): Promise<LocalService> {
   const simStateDir = simStateDirOf(options);
   const env = { ...process.env, ...options.env, CAPSTAN_SIM_STATE_DIR: simStateDir };
   const port = await freePort();
-  const logFile = join(options.logDir, `${name}.log`);
+  const several = (options.replicas ?? 1) > 1;
+  const sharded = several || options.sharding === true;
+  const logFile = join(options.logDir, several ? `${name}-${replica}.log` : `${name}.log`);
   const fd = openSync(logFile, 'a');
   const args = [
     join(workspaceRoot(), 'apps', name, 'dist', 'main.js'),
@@ -119,11 +139,23 @@ async function startLocalService(name: LocalServiceName, options: StartLocalServ
     ...(options.subjectRoot ? ['--subject-root', options.subjectRoot] : []),
     ...(options.streamName ? ['--stream-name', options.streamName] : []),
     ...(options.logLevel ? ['--log-level', options.logLevel] : []),
+    ...(sharded ? ['--sharding', '--identity', `${name}-${replica}`, '--leader-election-namespace', options.namespace ?? 'default'] : []),
+    ...(options.leaseTimings
+      ? [
+          '--leader-elect-lease-duration',
+          options.leaseTimings.leaseDuration,
+          '--leader-elect-renew-deadline',
+          options.leaseTimings.renewDeadline,
+          '--leader-elect-retry-period',
+          options.leaseTimings.retryPeriod,
+        ]
+      : []),
   ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', fd, fd], env });
   closeSync(fd);
   const service: LocalService = {
     name,
+    replica,
     pid: child.pid!,
     url: `http://127.0.0.1:${port}`,
     logFile,
@@ -147,8 +179,9 @@ export async function killAndRestartLocalService(
   services: LocalService[],
   name: LocalServiceName,
   options: StartLocalServicesOptions,
+  replica = 0,
 ): Promise<LocalService> {
-  const index = services.findIndex((s) => s.name === name);
+  const index = services.findIndex((s) => s.name === name && s.replica === replica);
   if (index < 0) throw new LocalServiceError(name, 'is not running');
   const old = services[index]!;
   if (old.child.exitCode === null && old.child.signalCode === null) {
@@ -157,7 +190,7 @@ export async function killAndRestartLocalService(
       old.child.kill('SIGKILL');
     });
   }
-  const restarted = await startLocalService(name, options);
+  const restarted = await startLocalService(name, options, replica);
   services[index] = restarted;
   return restarted;
 }
@@ -188,7 +221,8 @@ export async function stopLocalServices(services: LocalService[], graceMs = 15_0
 
 /** One line per service: name, URL (health, metrics, admin API) and pid, as `capstan init --local` prints them. */
 export function localServiceLines(services: readonly LocalService[]): string[] {
-  return services.map((s) => `  ${s.name.padEnd(24)} ${s.url}  pid ${s.pid}`);
+  const several = new Set(services.filter((s) => s.replica > 0).map((s) => s.name));
+  return services.map((s) => `  ${(several.has(s.name) ? `${s.name}-${s.replica}` : s.name).padEnd(24)} ${s.url}  pid ${s.pid}`);
 }
 
 /** A process a sim state dir's pid file (`<name>.pid.json`, libs/sim's OwnedProcess) names and that still runs it. */

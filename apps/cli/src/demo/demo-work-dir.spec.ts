@@ -56,6 +56,7 @@ describe('demo work dirs', () => {
     await stopLocalServices([
       {
         name: 'machine-provider',
+        replica: 0,
         pid: 0,
         url: '',
         logFile: '',

@@ -124,8 +124,15 @@ export class SimClusterReconciler {
     if (allocated === undefined && !becameProvisioned(scope.original, scope.obj)) return;
 
     // What follows names the version written, so the write comes first.
-    const written = await scope.patchNow();
+    let written: SimCluster;
+    try {
+      written = await scope.patchNow();
+    } catch (error) {
+      if (allocated !== undefined) this.allocator.release(allocated);
+      throw error;
+    }
     if (allocated !== undefined) {
+      this.allocator.recorded(allocated);
       scope.rc.log.info({ endpoint }, 'control plane endpoint allocated');
       void this.deps.context.recorder(SIM_CLUSTER_CONTROLLER).event(written, {
         type: 'Normal',

@@ -184,6 +184,18 @@ export class WorkloadClusters {
     this.unbind(clusterKey(namespace, cluster));
   }
 
+  /**
+   * Sharded core: drops the connections of clusters this replica no longer owns (their new owner opens its own), so
+   * each workload cluster is watched by one replica. Cluster keys are shard keys (`<namespace>/<cluster>`).
+   */
+  release(stillOwned: (clusterKey: string) => boolean): void {
+    for (const key of [...this.bindings.keys()]) {
+      if (stillOwned(key)) continue;
+      this.log.info({ cluster: key }, 'cluster moved to another replica: its workload connection is closed');
+      this.unbind(key);
+    }
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     const all = [...this.connections.values()];

@@ -43,6 +43,9 @@ export interface ShardGate {
 }
 
 /** What to do with a hand-off hint for a shard key: act on it, leave it to its owner, or take it later. */
+/** Releases what a replica holds for keys it no longer owns (see ShardMembership.addReleaseHook). */
+export type ReleaseHook = (stillOwned: (shardKey: string) => boolean) => Promise<void> | void;
+
 export type ShardRoute = 'act' | 'elsewhere' | 'defer';
 
 export interface ShardMember {
@@ -109,6 +112,7 @@ export class ShardMembership implements ShardGate {
   private readonly observations = new Map<string, Observation>();
   private readonly tickets = new Map<string, Set<TicketEntry>>();
   private readonly listeners = new Set<() => void>();
+  private readonly releaseHooks = new Set<ReleaseHook>();
   private readonly ownerCache = new Map<string, string | undefined>();
   private ownerCacheView = '';
   private signature = '';
@@ -156,6 +160,7 @@ export class ShardMembership implements ShardGate {
     this.joined = false;
     this.view = [];
     await this.revoke(() => true, this.renewDeadlineMs);
+    await this.runReleaseHooks(() => false);
     this.emitIfChanged();
     const lease = this.ownLease;
     if (!lease) return;
@@ -174,6 +179,16 @@ export class ShardMembership implements ShardGate {
   onChange(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Called with "does this replica still own the key" before it publishes a view that gives keys away (and when
+   * it fences itself): release what the replica holds per key (connections, listeners, timers) here, so the new
+   * owner never finds them still held. Bounded by the renew deadline.
+   */
+  addReleaseHook(hook: ReleaseHook): () => void {
+    this.releaseHooks.add(hook);
+    return () => this.releaseHooks.delete(hook);
   }
 
   /** The owner of a key under this replica's current view. */
@@ -280,6 +295,8 @@ export class ShardMembership implements ShardGate {
       this.log.warn('reconciles of clusters moving away did not end in time: not publishing the new view yet');
       return;
     }
+    const fenced = this.isFenced() && this.joined;
+    if (!(await this.runReleaseHooks((key) => !fenced && rendezvousOwner(candidate, key) === this.identity))) return;
     const startedAt = Date.now();
     const left = this.joined ? this.renewDeadlineMs - (startedAt - this.lastRenewAt) : this.renewDeadlineMs;
     const signal = AbortSignal.any([stop, AbortSignal.timeout(Math.max(1, left))]);
@@ -305,7 +322,9 @@ export class ShardMembership implements ShardGate {
     this.fenceTimer = setTimeout(() => {
       if (!this.isFenced()) return;
       this.log.warn('no renewal within the renew deadline: fenced, aborting every reconcile');
-      void this.revoke(() => true, this.renewDeadlineMs).then(() => this.emitIfChanged());
+      void this.revoke(() => true, this.renewDeadlineMs)
+        .then(() => this.runReleaseHooks(() => false))
+        .then(() => this.emitIfChanged());
     }, Math.max(0, this.lastRenewAt + this.renewDeadlineMs - Date.now()) + 1);
     this.fenceTimer.unref();
   }
@@ -390,6 +409,22 @@ export class ShardMembership implements ShardGate {
     ]);
     stop.abort();
     return ended;
+  }
+
+  private async runReleaseHooks(stillOwned: (shardKey: string) => boolean): Promise<boolean> {
+    if (this.releaseHooks.size === 0) return true;
+    const stop = new AbortController();
+    const hooks = Promise.all(
+      [...this.releaseHooks].map((hook) =>
+        Promise.resolve()
+          .then(() => hook(stillOwned))
+          .catch((err: unknown) => this.log.error({ err: errorText(err) }, 'releasing moved clusters failed')),
+      ),
+    ).then(() => true);
+    const done = await Promise.race([hooks, sleep(this.renewDeadlineMs, stop.signal).then(() => false)]);
+    stop.abort();
+    if (!done) this.log.warn('releasing moved clusters did not end in time: not publishing the new view yet');
+    return done;
   }
 
   private async deleteDead(lease: Lease): Promise<void> {
