@@ -20,6 +20,8 @@ export interface SimClusterSpec {
   workerRollout?: Record<string, unknown>;
   /** The K3sConfigTemplate's `spec.template.spec`. */
   workerConfig?: Record<string, unknown>;
+  /** The SimCluster's mode (default dedicated: a kube-apiserver of its own). */
+  mode?: 'dedicated' | 'shared';
 }
 
 export const controlPlaneName = (cluster: string) => `${cluster}-control-plane`;
@@ -54,7 +56,7 @@ export async function createSimK3sCluster(client: KubeClient, spec: SimClusterSp
       controlPlaneRef: { apiGroup: RESOURCES.K3sControlPlane.group, kind: 'K3sControlPlane', name: kcp },
     },
   });
-  await createObject(client, RESOURCES.SimCluster, { metadata: { name, namespace }, spec: { mode: 'dedicated' } });
+  await createObject(client, RESOURCES.SimCluster, { metadata: { name, namespace }, spec: { mode: spec.mode ?? 'dedicated' } });
   await createSimMachineTemplate(client, namespace, kcp);
   await createObject(client, RESOURCES.K3sControlPlane, {
     metadata: { name: kcp, namespace },

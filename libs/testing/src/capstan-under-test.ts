@@ -26,8 +26,8 @@ export interface CapstanUnderTest {
    * deletes the namespace, the sim state and the logs (kept when `keepLogs`).
    */
   stop(options?: { keepLogs?: boolean }): Promise<void>;
-  /** SIGKILLs one service mid-flight and starts it again (same namespace, stream and sim state dir). */
-  killAndRestart(name: LocalServiceName): Promise<LocalService>;
+  /** SIGKILLs one service (replica) mid-flight and starts it again (same namespace, stream and sim state dir). */
+  killAndRestart(name: LocalServiceName, replica?: number): Promise<LocalService>;
 }
 
 /**
@@ -38,7 +38,7 @@ export interface CapstanUnderTest {
  */
 export async function startCapstan(
   prefix = 'e2e',
-  options: { syncPeriodSeconds?: number; env?: NodeJS.ProcessEnv } = {},
+  options: Pick<StartLocalServicesOptions, 'syncPeriodSeconds' | 'env' | 'replicas' | 'leaseTimings'> = {},
 ): Promise<CapstanUnderTest> {
   execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: repoRoot(), stdio: 'ignore' });
   const namespace = await createTestNamespace(prefix);
@@ -59,6 +59,8 @@ export async function startCapstan(
     subjectRoot: `${prefix}${id}`,
     streamName: `${prefix.toUpperCase()}_${id.toUpperCase()}`,
     syncPeriodSeconds: options.syncPeriodSeconds ?? 30,
+    replicas: options.replicas,
+    leaseTimings: options.leaseTimings,
   };
   const services = await startLocalServices(serviceOptions);
   return {
@@ -66,7 +68,7 @@ export async function startCapstan(
     services,
     logDir,
     simStateDir,
-    killAndRestart: (name) => killAndRestartLocalService(services, name, serviceOptions),
+    killAndRestart: (name, replica) => killAndRestartLocalService(services, name, serviceOptions, replica),
     stop: async ({ keepLogs } = {}) => {
       await stopLocalServices(services);
       await namespace.delete();
