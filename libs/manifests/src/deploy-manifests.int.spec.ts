@@ -94,6 +94,11 @@ describe('deploy/ manifests', () => {
       for (const service of SERVICES) {
         needs.push([service, { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: NS }]);
         needs.push([service, { group: 'events.k8s.io', resource: 'events', verb: 'create', namespace: 'default' }]);
+        // Sharded services list the membership Leases and delete their own (and dead members') on leaving.
+        if (service !== 'machine-provider') {
+          needs.push([service, { group: 'coordination.k8s.io', resource: 'leases', verb: 'list', namespace: NS }]);
+          needs.push([service, { group: 'coordination.k8s.io', resource: 'leases', verb: 'delete', namespace: NS }]);
+        }
       }
       const refused = [];
       for (const [service, attributes] of needs) if (!(await can(service, attributes))) refused.push({ service, attributes });
@@ -116,6 +121,8 @@ describe('deploy/ manifests', () => {
         forbidden.push([service, { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: 'default' }]);
       }
       forbidden.push(['machine-provider', { group: 'bootstrap.capstan.dev', resource: 'k3sconfigs', verb: 'patch', namespace: 'default' }]);
+      // Leader-elected, not sharded: it never deletes a Lease.
+      forbidden.push(['machine-provider', { group: 'coordination.k8s.io', resource: 'leases', verb: 'delete', namespace: NS }]);
       forbidden.push(['machine-provider', { group: '', resource: 'secrets', verb: 'create', namespace: 'default' }]);
       forbidden.push(['cluster-provider', { group: '', resource: 'secrets', verb: 'get', namespace: 'default' }]);
       forbidden.push(['bootstrap-provider', { group: 'cluster.x-k8s.io', resource: 'machines', verb: 'delete', namespace: 'default' }]);
