@@ -271,18 +271,20 @@ export class ShardMembership implements ShardGate {
 
   private async run(stop: AbortSignal): Promise<void> {
     while (!stop.aborted) {
-      const viewBefore = this.view.join('\n');
-      await this.tick(stop).catch((err: unknown) => this.log.warn({ err: errorText(err) }, 'membership round failed'));
+      const completed = await this.tick(stop).catch((err: unknown) => {
+        this.log.warn({ err: errorText(err) }, 'membership round failed');
+        return false;
+      });
       this.emitIfChanged();
-      // A new view is published at once (the hand-over waits on it); otherwise renew on the period.
-      const settled = this.view.join('\n') === viewBefore && sameList(this.published, this.view);
-      if (!settled && !stop.aborted && !this.isFenced()) continue;
+      // A round that completed and saw a new view publishes it at once (the hand-over waits on it); anything else,
+      // a failed round included, waits for the period, so a failing API server is never hammered.
+      if (completed && !sameList(this.published, this.view) && !stop.aborted) continue;
       await sleep(jittered(this.retryPeriodMs, 0.2), stop);
     }
   }
 
   /** One round: give up what the view no longer gives this replica, publish the view, read everyone's. */
-  private async tick(stop: AbortSignal): Promise<void> {
+  private async tick(stop: AbortSignal): Promise<boolean> {
     const candidate = [...this.view];
     if (this.isFenced() && this.joined) {
       this.log.warn('could not renew within the renew deadline: acting on nothing until renewed');
@@ -293,14 +295,14 @@ export class ShardMembership implements ShardGate {
     );
     if (!released) {
       this.log.warn('reconciles of clusters moving away did not end in time: not publishing the new view yet');
-      return;
+      return false;
     }
     const fenced = this.isFenced() && this.joined;
-    if (!(await this.runReleaseHooks((key) => !fenced && rendezvousOwner(candidate, key) === this.identity))) return;
+    if (!(await this.runReleaseHooks((key) => !fenced && rendezvousOwner(candidate, key) === this.identity))) return false;
     const startedAt = Date.now();
     const left = this.joined ? this.renewDeadlineMs - (startedAt - this.lastRenewAt) : this.renewDeadlineMs;
     const signal = AbortSignal.any([stop, AbortSignal.timeout(Math.max(1, left))]);
-    if (!(await this.renew(candidate, signal))) return;
+    if (!(await this.renew(candidate, signal))) return false;
     const leases = await this.leases.list({
       namespace: this.options.namespace,
       labelSelector: `${SHARD_GROUP_LABEL}=${this.group}`,
@@ -311,6 +313,7 @@ export class ShardMembership implements ShardGate {
     this.published = candidate;
     this.observe(leases.items, Date.now());
     this.armFence();
+    return true;
   }
 
   /**

@@ -22,13 +22,17 @@ const CLUSTER_LABEL = 'example.capstan.dev/cluster';
 class FreezableRelay {
   private readonly sockets = new Set<Socket>();
   private frozen = false;
+  private refusing = false;
+  /** Connections refused while refusing. */
+  refused = 0;
   constructor(private readonly server: Server) {}
 
   static async start(target: URL): Promise<{ relay: FreezableRelay; port: number }> {
     const server = createServer();
     const relay = new FreezableRelay(server);
     server.on('connection', (client) => {
-      if (relay.frozen) {
+      if (relay.frozen || relay.refusing) {
+        if (relay.refusing) relay.refused++;
         client.destroy();
         return;
       }
@@ -50,6 +54,12 @@ class FreezableRelay {
   freeze(): void {
     this.frozen = true;
     for (const s of this.sockets) s.pause();
+  }
+
+  /** Open connections are cut and new ones refused at once: every request fails fast. */
+  refuse(): void {
+    this.refusing = true;
+    for (const s of this.sockets) s.destroy();
   }
 
   async close(): Promise<void> {
@@ -211,6 +221,26 @@ describe('sharded managers', () => {
     await eventually('p-b reconciles p-a’s clusters', () => lost.every((k) => reconciledBy.get(k)!.includes('p-b')), LEASE_MS + RENEW_MS + 2000);
     expect(fencedAfter).toBeLessThanOrEqual(RENEW_MS + 500);
     // The overlap check in afterEach is the point: p-a's in-flight reconciles were aborted by its own fence.
+    managers.splice(managers.indexOf(a), 1);
+    void a.stop();
+  });
+
+  it('waits a retry period between failed rounds: an API server refusing every request is not hammered', async () => {
+    const name = `g${group++}`;
+    const { relay, port } = await FreezableRelay.start(new URL(env.ns.kc.getCurrentCluster()!.server));
+    relays.push(relay);
+    const kc = new KubeConfig();
+    kc.loadFromString(env.ns.kc.exportConfig());
+    const current = kc.getCurrentCluster()!;
+    kc.clusters = kc.clusters.map((c) => (c.name === current.name ? { ...c, server: `https://127.0.0.1:${port}` } : c));
+    const a = replica('h-a', name, { kubeConfig: kc });
+    await a.start();
+    await eventually('h-a joined', () => !a.shards!.snapshot().fenced, 5000);
+    relay.refuse();
+    await sleep(2000);
+    // 2 s at one round per retry period (250 ms, jittered) is about 8 rounds of a request or two, plus the informer's
+    // own reconnects with backoff; a round retried at once would be hundreds.
+    expect(relay.refused).toBeLessThan(60);
     managers.splice(managers.indexOf(a), 1);
     void a.stop();
   });
