@@ -300,8 +300,9 @@ export class ShardMembership implements ShardGate {
     const fenced = this.isFenced() && this.joined;
     if (!(await this.runReleaseHooks((key) => !fenced && rendezvousOwner(candidate, key) === this.identity))) return false;
     const startedAt = Date.now();
-    const left = this.joined ? this.renewDeadlineMs - (startedAt - this.lastRenewAt) : this.renewDeadlineMs;
-    const signal = AbortSignal.any([stop, AbortSignal.timeout(Math.max(1, left))]);
+    // Renewing is bounded by what is left of the renew deadline; once fenced, a renewal is a fresh join.
+    const left = this.renewDeadlineMs - (startedAt - this.lastRenewAt);
+    const signal = AbortSignal.any([stop, AbortSignal.timeout(left > 0 ? left : this.renewDeadlineMs)]);
     if (!(await this.renew(candidate, signal))) return false;
     const leases = await this.leases.list({
       namespace: this.options.namespace,
