@@ -62,7 +62,7 @@ export class PortAllocator {
    * The allocation is written: the port stays held a little longer (other replicas' caches lag the write by
    * milliseconds), then it is free for the API server that will serve it.
    */
-  recorded(port: number, graceMs = 1_000): void {
+  recorded(port: number, graceMs = 300): void {
     const hold = this.holds.get(port);
     if (!hold) return;
     this.holds.delete(port);
