@@ -67,7 +67,8 @@ export function createMachineProviderService(
           for (const key of machinesOfCluster(namespace, name))
             context.controllers.enqueue(SIM_MACHINE_CONTROLLER, key);
         },
-        sharding: shards ? { owns: (clusterKey) => shards.ownerOf(clusterKey) === shards.identity } : undefined,
+        // Admitted, not merely owned by the view: mid hand-over the old owner still serves the cluster.
+        sharding: shards ? { owns: (clusterKey) => shards.admits(clusterKey) } : undefined,
       });
       // Sharded: what this replica runs for a cluster that moved away is handed over before the new owner starts.
       shards?.addReleaseHook((stillOwned) =>

@@ -223,6 +223,7 @@ export class Manager {
     if (!election) {
       // Sharded: join first, so the first keys run only once this replica knows what it owns.
       await this.shards?.start();
+      if (this.stopping) return;
       await this.startWorkers();
       return;
     }

@@ -114,6 +114,8 @@ export async function startService(
   const cleanups: (() => Promise<void>)[] = [
     async () => app?.close(),
     () => manager.stop(),
+    // Sharded: the replica's own durable goes once the replica has left (its clusters' new owners resync them).
+    async () => (manager.shards ? strategy?.deleteDurable() : undefined),
     async () => stopHook?.(),
     () => bus.drain(),
   ];
@@ -176,13 +178,14 @@ export async function startService(
         metrics,
         streams: false,
         logger,
-        startPaused: options.leaderElect,
+        // Sharded: paused until the replica has joined, its durable created before it claims any cluster.
+        startPaused: options.leaderElect || shards !== undefined,
         // Sharded: each replica has a durable of its own and sees every hint; it acts on its clusters' hints, leaves
         // the others to their owners (who hold their own copies) and takes back those of clusters it is taking over.
         ...(shards
           ? {
               shard: (event) => shards.route(shardKeyOfCluster(event.data.object.namespace, event.data.clusterName)),
-              deleteDurableOnClose: true,
+              provisionWhilePaused: true,
             }
           : {}),
         consumer: shards
@@ -196,16 +199,11 @@ export async function startService(
       });
       app.connectMicroservice<MicroserviceOptions>({ strategy });
     }
-    // Sharded: membership first (manager.start joins), so the first hints are routed by a known assignment.
-    if (shards) {
-      await app.listen(options.httpPort, options.httpHost);
-      await manager.start();
-      await app.startAllMicroservices();
-    } else {
-      await app.startAllMicroservices();
-      await app.listen(options.httpPort, options.httpHost);
-      await manager.start();
-    }
+    await app.startAllMicroservices();
+    await app.listen(options.httpPort, options.httpHost);
+    await manager.start();
+    // Sharded: hints are taken once the replica has joined (routed by a known assignment); its durable kept them.
+    if (shards) await strategy?.resume();
     const address = app.getHttpServer().address() as AddressInfo;
     const host = options.httpHost === '0.0.0.0' ? '127.0.0.1' : options.httpHost;
     const url = `http://${host}:${address.port}`;

@@ -1,4 +1,5 @@
-import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { isAlive } from '@capstan/testing';
 import { SimError } from './errors.js';
 
@@ -8,6 +9,16 @@ function holderOf(file: string): number | undefined {
     return Number.isInteger(pid) && pid > 0 ? pid : undefined;
   } catch {
     return undefined;
+  }
+}
+
+const STALE_EMPTY_LOCK_MS = 5_000;
+
+function olderThan(file: string, ms: number): boolean {
+  try {
+    return Date.now() - statSync(file).mtimeMs > ms;
+  } catch {
+    return false;
   }
 }
 
@@ -35,9 +46,16 @@ export async function withHostLock<T>(file: string, timeoutMs: number, task: () 
       }
     }
     const holder = holderOf(file);
-    // A holder that died, or one that had not written its pid yet and whose file is older than a moment.
-    if (holder !== undefined && !isAlive(holder)) {
-      rmSync(file, { force: true });
+    // Taken over when its holder died, or when it names no holder a while after it was made (the holder was killed
+    // between creating and writing it). Renamed away first: of two waiters taking it over, one wins the rename.
+    if (holder !== undefined ? !isAlive(holder) : olderThan(file, STALE_EMPTY_LOCK_MS)) {
+      const aside = `${file}.stale-${randomBytes(4).toString('hex')}`;
+      try {
+        renameSync(file, aside);
+        rmSync(aside, { force: true });
+      } catch {
+        // Another waiter took it over first.
+      }
       continue;
     }
     if (Date.now() > deadline) {

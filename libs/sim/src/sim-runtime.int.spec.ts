@@ -310,51 +310,69 @@ describe('SimRuntime', () => {
     ]);
     const a = newRuntime(600, (key) => owner.get(key) === 'a', dir);
     const b = newRuntime(600, (key) => owner.get(key) === 'b', dir);
-    const one = await ClusterBlueprint.create(namespace, 'hand-one', { mode: 'shared' });
-    const two = await ClusterBlueprint.create(namespace, 'hand-two', { mode: 'shared' });
-    const agentOf = (cluster: ClusterBlueprint) => {
-      const server = cluster.parsed('init-server');
-      return {
-        identity: nodeIdentityFrom(server, machine(`${cluster.ref.clusterName}-cp`)),
-        faults: {},
-        deletedByFault: false,
-        serverEndpoint: cluster.ref.endpoint,
-        token: server.token,
-        onChange: () => undefined,
+    try {
+      const one = await ClusterBlueprint.create(namespace, 'hand-one', { mode: 'shared' });
+      const two = await ClusterBlueprint.create(namespace, 'hand-two', { mode: 'shared' });
+      const agentOf = (cluster: ClusterBlueprint) => {
+        const server = cluster.parsed('init-server');
+        return {
+          identity: nodeIdentityFrom(server, machine(`${cluster.ref.clusterName}-cp`)),
+          faults: {},
+          deletedByFault: false,
+          serverEndpoint: cluster.ref.endpoint,
+          token: server.token,
+          onChange: () => undefined,
+        };
       };
-    };
-    // Both start their cluster at the same moment: one starts the shared kube-apiserver, the other adopts it.
-    await Promise.all([
-      a.ensureClusterApi(clusterApiSpecFrom(one.parsed('init-server'), one.ref), { fresh: true }),
-      b.ensureClusterApi(clusterApiSpecFrom(two.parsed('init-server'), two.ref), { fresh: true }),
-    ]);
-    a.ensureNodeAgent(`${namespace}/hand-one-cp`, agentOf(one));
-    b.ensureNodeAgent(`${namespace}/hand-two-cp`, agentOf(two));
-    const nodesOf = async (cluster: ClusterBlueprint) =>
-      (await (await admin(cluster)).makeApiClient(CoreV1Api).listNode()).items.map((n) => n.metadata?.name);
-    await eventually(async () => (await nodesOf(one)).includes('hand-one-cp') && (await nodesOf(two)).includes('hand-two-cp'));
+      // Both start their cluster at the same moment: one starts the shared kube-apiserver, the other adopts it.
+      await Promise.all([
+        a.ensureClusterApi(clusterApiSpecFrom(one.parsed('init-server'), one.ref), { fresh: true }),
+        b.ensureClusterApi(clusterApiSpecFrom(two.parsed('init-server'), two.ref), { fresh: true }),
+      ]);
+      a.ensureNodeAgent(`${namespace}/hand-one-cp`, agentOf(one));
+      b.ensureNodeAgent(`${namespace}/hand-two-cp`, agentOf(two));
+      const nodesOf = async (cluster: ClusterBlueprint) =>
+        (await (await admin(cluster)).makeApiClient(CoreV1Api).listNode()).items.map((n) => n.metadata?.name);
+      await eventually(
+        async () =>
+          (await nodesOf(one)).includes('hand-one-cp') && (await nodesOf(two)).includes('hand-two-cp'),
+      );
 
-    // hand-one moves from a to b: a closes its endpoint and stops heartbeating its node, b takes both over.
-    owner.set(`${namespace}/hand-one`, 'b');
-    const clusterOf = (machineKey: string) => (machineKey.includes('hand-one') ? `${namespace}/hand-one` : `${namespace}/hand-two`);
-    await a.releaseClusters((key) => owner.get(key) === 'a', clusterOf);
-    expect(a.clusterApi(`${namespace}/hand-one`)).toBeUndefined();
-    expect(a.agentCount).toBe(0);
-    expect(await portIsFree('127.0.0.1', one.ref.endpoint.port)).toBe(true);
-    await b.ensureClusterApi(clusterApiSpecFrom(one.parsed('init-server'), one.ref), { fresh: false });
-    b.ensureNodeAgent(`${namespace}/hand-one-cp`, agentOf(one));
-    expect(await nodesOf(one)).toContain('hand-one-cp');
+      // hand-one moves from a to b: a closes its endpoint and stops heartbeating its node, b takes both over.
+      owner.set(`${namespace}/hand-one`, 'b');
+      const clusterOf = (machineKey: string) =>
+        machineKey.includes('hand-one') ? `${namespace}/hand-one` : `${namespace}/hand-two`;
+      await a.releaseClusters((key) => owner.get(key) === 'a', clusterOf);
+      expect(a.clusterApi(`${namespace}/hand-one`)).toBeUndefined();
+      expect(a.agentCount).toBe(0);
+      expect(await portIsFree('127.0.0.1', one.ref.endpoint.port)).toBe(true);
+      await b.ensureClusterApi(clusterApiSpecFrom(one.parsed('init-server'), one.ref), { fresh: false });
+      b.ensureNodeAgent(`${namespace}/hand-one-cp`, agentOf(one));
+      expect(await nodesOf(one)).toContain('hand-one-cp');
 
-    // a stops for good: as a sharded replica it leaves the shared server to b, whose clusters keep answering.
-    await a.shutdown();
-    runtimes.splice(runtimes.indexOf(a), 1);
-    expect(await nodesOf(two)).toContain('hand-two-cp');
-    expect(await nodesOf(one)).toContain('hand-one-cp');
-    for (const key of [`${namespace}/hand-one`, `${namespace}/hand-two`]) await b.releaseClusterApi(key);
-    // Sharded, the shared server outlives the replicas (the host's, stopped with the environment); stop it here.
-    await stopRecordedProcess(join(dir, 'shared'), 'kube-apiserver');
-    runtimes.splice(runtimes.indexOf(b), 1);
-    await b.shutdown();
-    rmSync(dir, { recursive: true, force: true });
+      // a stops for good: as a sharded replica it leaves the shared server to b, whose clusters keep answering.
+      runtimes.splice(runtimes.indexOf(a), 1);
+      await a.shutdown();
+      expect(await nodesOf(two)).toContain('hand-two-cp');
+      expect(await nodesOf(one)).toContain('hand-one-cp');
+      // b heartbeats the node it took over: its Lease in kube-node-lease is renewed from b now.
+      const leases = (await admin(one)).makeApiClient(CoordinationV1Api);
+      const renewed = async () =>
+        (
+          await leases.readNamespacedLease({ name: 'hand-one-cp', namespace: 'kube-node-lease' })
+        ).spec?.renewTime?.toString();
+      const before = await renewed();
+      await eventually(async () => (await renewed()) !== before);
+      for (const key of [`${namespace}/hand-one`, `${namespace}/hand-two`]) await b.releaseClusterApi(key);
+    } finally {
+      for (const runtime of [a, b])
+        if (runtimes.includes(runtime)) {
+          runtimes.splice(runtimes.indexOf(runtime), 1);
+          await runtime.shutdown();
+        }
+      // Sharded, the shared server outlives the replicas (the host's, stopped with the environment); stop it here.
+      await stopRecordedProcess(join(dir, 'shared'), 'kube-apiserver');
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

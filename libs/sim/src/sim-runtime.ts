@@ -19,7 +19,9 @@ import { NodeAgent, type NodeAgentOptions, type WorkloadConnection } from './nod
 import type { SimMachineOptions } from './options.js';
 import { recordedProcessAlive, stopRecordedProcess, type StartOutcome } from './owned-process.js';
 import { SharedApiServer, SharedClusterApi } from './shared-api-server.js';
+import { join } from 'node:path';
 import { SimStateDir } from './state-dir.js';
+import { withHostLock } from './host-lock.js';
 
 export interface SimRuntimeOptions {
   options: SimMachineOptions;
@@ -116,10 +118,9 @@ export class SimRuntime {
     this.etcdHandle ??= (async () => {
       const { etcdUrl } = this.runtime.options;
       if (etcdUrl) return externalEtcd(etcdUrl);
-      const etcd = await startOwnedEtcd(
-        this.resolveBinaries().etcd,
-        this.stateDir.ensure(this.stateDir.etcdDir),
-      );
+      const dir = this.stateDir.ensure(this.stateDir.etcdDir);
+      // Replicas sharing the state dir start it once; the later ones adopt it (its pid file).
+      const etcd = await withHostLock(join(dir, 'start.lock'), 120_000, () => startOwnedEtcd(this.resolveBinaries().etcd, dir));
       this.log.info({ url: etcd.url }, 'sim etcd running');
       return etcd;
     })().catch((error: unknown) => {

@@ -121,6 +121,11 @@ export class EventConsumer {
     this.loop = this.run();
   }
 
+  /** Creates or updates the durable without consuming: messages are kept for this consumer from now on. */
+  async provision(): Promise<void> {
+    await provisionDurableConsumer(await this.connection.jsm(), this.topology.stream, this.options);
+  }
+
   /** Stops pulling, lets running handlers finish, and hands buffered messages back to the server. */
   async stop(): Promise<void> {
     this.stopped ??= this.stopNow().finally(() => {

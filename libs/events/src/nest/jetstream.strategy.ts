@@ -58,8 +58,8 @@ export interface JetStreamTransportOptions {
    * cluster is being handed over to this replica (handed back and redelivered); `act`: the handlers run.
    */
   shard?: (event: CapstanEvent) => EventShardRoute;
-  /** Delete the durable on close (a sharded replica's own durable: the replica is leaving for good). */
-  deleteDurableOnClose?: boolean;
+  /** Create the durable at once even when starting paused, so it keeps every message from then on. */
+  provisionWhilePaused?: boolean;
 }
 
 export type EventShardRoute = 'act' | 'elsewhere' | 'defer';
@@ -118,14 +118,20 @@ export class JetStreamTransportStrategy
     return this.consumer?.running === true;
   }
 
+  /**
+   * Deletes the durable (a sharded replica's own, once the replica has left: its clusters' new owners resync them,
+   * so what the durable still holds is not needed).
+   */
+  async deleteDurable(): Promise<void> {
+    if (!this.connection) return;
+    const durable = this.options.consumer.durable;
+    await (await this.connection.jsm()).consumers
+      .delete(this.topology.stream, durable)
+      .catch((error: unknown) => this.eventLogger.warn({ err: error, durable }, 'could not delete the durable'));
+  }
+
   async close(): Promise<void> {
     await this.consumer?.stop();
-    if (this.consumer && this.connection && this.options.deleteDurableOnClose) {
-      const durable = this.consumer.durable;
-      await (await this.connection.jsm()).consumers
-        .delete(this.topology.stream, durable)
-        .catch((error: unknown) => this.eventLogger.warn({ err: error, durable }, 'could not delete the durable'));
-    }
     this.consumer = undefined;
     this.statusSubscription?.unsubscribe();
     if (this.connection && !(this.options.connection instanceof EventBusConnection))
@@ -172,6 +178,7 @@ export class JetStreamTransportStrategy
       (event, delivery) => this.route(event, delivery),
     );
     if (!this.paused) await this.consumer.start();
+    else if (this.options.provisionWhilePaused) await this.consumer.provision();
   }
 
   /** Request-response has no meaning on an event stream, and a pattern NATS cannot match is a typo. */

@@ -42,10 +42,10 @@ export interface ShardGate {
   acquire(shardKey: string): ShardTicket | undefined;
 }
 
-/** What to do with a hand-off hint for a shard key: act on it, leave it to its owner, or take it later. */
 /** Releases what a replica holds for keys it no longer owns (see ShardMembership.addReleaseHook). */
 export type ReleaseHook = (stillOwned: (shardKey: string) => boolean) => Promise<void> | void;
 
+/** What to do with a hand-off hint for a shard key: act on it, leave it to its owner, or take it later. */
 export type ShardRoute = 'act' | 'elsewhere' | 'defer';
 
 export interface ShardMember {
@@ -119,6 +119,7 @@ export class ShardMembership implements ShardGate {
   private loop: Promise<void> | undefined;
   private stopController: AbortController | undefined;
   private fenceTimer: NodeJS.Timeout | undefined;
+  private serial: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly options: ShardMembershipOptions) {
     this.identity = options.identity;
@@ -159,16 +160,20 @@ export class ShardMembership implements ShardGate {
     clearTimeout(this.fenceTimer);
     this.joined = false;
     this.view = [];
-    await this.revoke(() => true, this.renewDeadlineMs);
-    await this.runReleaseHooks(() => false);
+    await this.exclusive(async () => {
+      await this.revoke(() => true, this.renewDeadlineMs);
+      await this.runReleaseHooks(() => false, this.renewDeadlineMs);
+    });
     this.emitIfChanged();
-    const lease = this.ownLease;
-    if (!lease) return;
+    if (!this.ownLease) return;
+    const ref = { namespace: this.options.namespace, name: this.leaseName };
+    const signal = AbortSignal.timeout(this.renewDeadlineMs);
     try {
-      await this.leases.delete(
-        { namespace: this.options.namespace, name: this.leaseName },
-        { preconditions: { resourceVersion: lease.metadata?.resourceVersion }, signal: AbortSignal.timeout(this.renewDeadlineMs) },
-      );
+      // Read again: a renewal aborted on our side may have been applied, so the version we hold can be stale.
+      const current = await this.leases.getIfExists(ref, signal);
+      if (current?.spec?.holderIdentity === this.identity) {
+        await this.leases.delete(ref, { preconditions: { resourceVersion: current.metadata?.resourceVersion }, signal });
+      }
       this.log.info('left the shard group');
     } catch (err) {
       if (!isNotFound(err)) this.log.warn({ err: errorText(err) }, 'could not delete the membership Lease');
@@ -248,7 +253,7 @@ export class ShardMembership implements ShardGate {
   }
 
   snapshot(): ShardSnapshot {
-    const now = Date.now();
+    const now = monotonicNow();
     const members: ShardMember[] = [...this.observations.entries()].map(([identity, o]) => ({
       identity,
       live: this.isLive(o, now),
@@ -266,7 +271,7 @@ export class ShardMembership implements ShardGate {
   }
 
   private isFenced(): boolean {
-    return !this.joined || Date.now() - this.lastRenewAt >= this.renewDeadlineMs;
+    return !this.joined || monotonicNow() - this.lastRenewAt >= this.renewDeadlineMs;
   }
 
   private async run(stop: AbortSignal): Promise<void> {
@@ -283,27 +288,35 @@ export class ShardMembership implements ShardGate {
     }
   }
 
-  /** One round: give up what the view no longer gives this replica, publish the view, read everyone's. */
+  /**
+   * One round: give up what the view no longer gives this replica, publish the view, read everyone's. When giving up
+   * does not finish in time (a reconcile that ignores its signal, a slow release), the round still renews, with the
+   * view published before: the keys stay claimed, so their new owner keeps waiting, and the next round tries again.
+   * Returns whether the new view was published.
+   */
   private async tick(stop: AbortSignal): Promise<boolean> {
     const candidate = [...this.view];
     if (this.isFenced() && this.joined) {
       this.log.warn('could not renew within the renew deadline: acting on nothing until renewed');
     }
-    const released = await this.revoke(
-      (key) => this.isFenced() || rendezvousOwner(candidate, key) !== this.identity,
-      this.renewDeadlineMs,
-    );
-    if (!released) {
-      this.log.warn('reconciles of clusters moving away did not end in time: not publishing the new view yet');
-      return false;
-    }
-    const fenced = this.isFenced() && this.joined;
-    if (!(await this.runReleaseHooks((key) => !fenced && rendezvousOwner(candidate, key) === this.identity))) return false;
-    const startedAt = Date.now();
+    // Giving up may take what is left before the renew deadline, less a retry period for the renewal itself.
+    const sinceRenewal = monotonicNow() - this.lastRenewAt;
+    const budget = this.isFenced() ? this.renewDeadlineMs : Math.max(0, this.renewDeadlineMs - sinceRenewal - this.retryPeriodMs);
+    const handedOver = await this.exclusive(async () => {
+      const fenced = this.isFenced() && this.joined;
+      const stillOwned = (key: string) => !fenced && rendezvousOwner(candidate, key) === this.identity;
+      if (!(await this.revoke((key) => !stillOwned(key), budget / 2))) {
+        this.log.warn('reconciles of clusters moving away did not end in time: keeping the published view this round');
+        return false;
+      }
+      return this.runReleaseHooks(stillOwned, budget / 2);
+    });
+    const publishing = handedOver ? candidate : [...this.published];
+    const startedAt = monotonicNow();
     // Renewing is bounded by what is left of the renew deadline; once fenced, a renewal is a fresh join.
     const left = this.renewDeadlineMs - (startedAt - this.lastRenewAt);
-    const signal = AbortSignal.any([stop, AbortSignal.timeout(left > 0 ? left : this.renewDeadlineMs)]);
-    if (!(await this.renew(candidate, signal))) return false;
+    const signal = AbortSignal.any([stop, AbortSignal.timeout(Math.ceil(left > 0 ? left : this.renewDeadlineMs))]);
+    if (!(await this.renew(publishing, signal))) return false;
     const leases = await this.leases.list({
       namespace: this.options.namespace,
       labelSelector: `${SHARD_GROUP_LABEL}=${this.group}`,
@@ -311,10 +324,17 @@ export class ShardMembership implements ShardGate {
     });
     this.lastRenewAt = startedAt;
     this.joined = true;
-    this.published = candidate;
-    this.observe(leases.items, Date.now());
+    this.published = publishing;
+    this.observe(leases.items, monotonicNow());
     this.armFence();
-    return true;
+    return handedOver;
+  }
+
+  /** Giving keys up (a round, the fence, leaving) runs one at a time: release hooks never run twice at once. */
+  private exclusive<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.serial.then(task, task);
+    this.serial = run.catch(() => undefined);
+    return run;
   }
 
   /**
@@ -324,12 +344,14 @@ export class ShardMembership implements ShardGate {
   private armFence(): void {
     clearTimeout(this.fenceTimer);
     this.fenceTimer = setTimeout(() => {
-      if (!this.isFenced()) return;
+      // Renewed meanwhile: its own timer is armed. Not yet due (timers may fire early): wait for the rest.
+      if (!this.isFenced()) return this.armFence();
       this.log.warn('no renewal within the renew deadline: fenced, aborting every reconcile');
-      void this.revoke(() => true, this.renewDeadlineMs)
-        .then(() => this.runReleaseHooks(() => false))
-        .then(() => this.emitIfChanged());
-    }, Math.max(0, this.lastRenewAt + this.renewDeadlineMs - Date.now()) + 1);
+      void this.exclusive(async () => {
+        await this.revoke(() => true, this.renewDeadlineMs);
+        await this.runReleaseHooks(() => false, this.renewDeadlineMs);
+      }).then(() => this.emitIfChanged());
+    }, Math.max(0, this.lastRenewAt + this.renewDeadlineMs - monotonicNow()) + 1);
     this.fenceTimer.unref();
   }
 
@@ -415,7 +437,7 @@ export class ShardMembership implements ShardGate {
     return ended;
   }
 
-  private async runReleaseHooks(stillOwned: (shardKey: string) => boolean): Promise<boolean> {
+  private async runReleaseHooks(stillOwned: (shardKey: string) => boolean, timeoutMs: number): Promise<boolean> {
     if (this.releaseHooks.size === 0) return true;
     const stop = new AbortController();
     const hooks = Promise.all(
@@ -425,7 +447,7 @@ export class ShardMembership implements ShardGate {
           .catch((err: unknown) => this.log.error({ err: errorText(err) }, 'releasing moved clusters failed')),
       ),
     ).then(() => true);
-    const done = await Promise.race([hooks, sleep(this.renewDeadlineMs, stop.signal).then(() => false)]);
+    const done = await Promise.race([hooks, sleep(timeoutMs, stop.signal).then(() => false)]);
     stop.abort();
     if (!done) this.log.warn('releasing moved clusters did not end in time: not publishing the new view yet');
     return done;
@@ -461,6 +483,11 @@ export class ShardMembership implements ShardGate {
 export function membershipLeaseName(group: string, identity: string): string {
   const digest = createHash('sha256').update(identity).digest('hex').slice(0, 10);
   return `${group.slice(0, 40)}-shard-${digest}`;
+}
+
+/** Fencing and liveness are measured on a clock that a wall-clock step cannot move backwards. */
+function monotonicNow(): number {
+  return performance.now();
 }
 
 function viewOf(lease: Lease): string[] {

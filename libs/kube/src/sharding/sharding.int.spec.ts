@@ -93,7 +93,11 @@ describe('sharded managers', () => {
     expect(overlaps).toEqual([]);
   });
 
-  function replica(identity: string, shardGroup: string, options: { kubeConfig?: KubeConfig; requeueMs?: number } = {}): Manager {
+  function replica(
+    identity: string,
+    shardGroup: string,
+    options: { kubeConfig?: KubeConfig; requeueMs?: number; stubbornMs?: number; onStubborn?: () => void } = {},
+  ): Manager {
     const m = new Manager({
       kubeConfig: options.kubeConfig ?? env.ns.kc,
       namespace: env.ns.name,
@@ -121,7 +125,11 @@ describe('sharded managers', () => {
         if ([...inside].some((other) => other !== identity)) overlaps.push(`${cluster}: ${[...inside].join(',')} + ${identity}`);
         inside.add(identity);
         try {
-          await sleep(60, ctx.signal);
+          if (options.stubbornMs && key.includes('stubborn')) {
+            // A reconcile that ignores its signal (a call that takes none): the hand-over has to wait for it.
+            options.onStubborn?.();
+            await sleep(options.stubbornMs);
+          } else await sleep(60, ctx.signal);
           if (ctx.signal.aborted) return;
           reconciledBy.set(key, [...(reconciledBy.get(key) ?? []), identity]);
         } finally {
@@ -147,6 +155,15 @@ describe('sharded managers', () => {
     return keys;
   }
 
+  /** A widget prefix whose `clusters` clusters (in this run's random namespace) give every member some. */
+  const prefixSpreadOver = (base: string, clusters: number, members: string[]): string => {
+    for (let attempt = 0; ; attempt++) {
+      const prefix = `${base}${attempt}`;
+      const owners = new Set(Array.from({ length: clusters }, (_, c) => rendezvousOwner(members, `${env.ns.name}/${prefix}-c${c}`)));
+      if (owners.size === members.length) return prefix;
+    }
+  };
+
   const clusterOf = (key: string) => `${env.ns.name}/${key.split('/')[1]!.replace(/-w\d+$/, '')}`;
 
   it('three replicas share the clusters out: every widget is reconciled by its cluster’s owner alone', async () => {
@@ -155,7 +172,7 @@ describe('sharded managers', () => {
     const ms = members.map((id) => replica(id, name));
     await Promise.all(ms.map((m) => m.start()));
     await eventually('all three see each other', () => ms.every((m) => m.shards!.snapshot().view.length === 3), 10_000);
-    const keys = await createWidgets('share', 12, 2);
+    const keys = await createWidgets(prefixSpreadOver('share', 12, members), 12, 2);
     await eventually('every widget reconciled', () => keys.every((k) => reconciledBy.has(k)), 20_000);
     await sleep(300);
     const owners = new Set<string>();
@@ -164,8 +181,6 @@ describe('sharded managers', () => {
       owners.add(owner);
       expect(new Set(reconciledBy.get(key))).toEqual(new Set([owner]));
     }
-    // 12 clusters over 3 replicas: each gets some (the chance that one gets none is (2/3)^12, under 1 %; the
-    // names are fixed, so this is deterministic).
     expect(owners.size).toBe(3);
     const leases = await env.client.resource<Lease>(LEASES_V1).list({ namespace: env.ns.name, labelSelector: `${SHARD_GROUP_LABEL}=${name}` });
     expect(leases.items.map((l) => l.spec?.holderIdentity).sort()).toEqual(members);
@@ -176,7 +191,7 @@ describe('sharded managers', () => {
     const a = replica('j-a', name, { requeueMs: 20 });
     const b = replica('j-b', name, { requeueMs: 20 });
     await Promise.all([a.start(), b.start()]);
-    const keys = await createWidgets('join', 10, 1);
+    const keys = await createWidgets(prefixSpreadOver('join', 10, ['j-a', 'j-b', 'j-c']), 10, 1);
     await eventually('every widget reconciled', () => keys.every((k) => reconciledBy.has(k)), 20_000);
 
     // Reconciles run continuously (requeued every 20 ms) while the third replica joins: any overlap is recorded.
@@ -198,6 +213,8 @@ describe('sharded managers', () => {
     const leftAt = Date.now();
     managers.splice(managers.indexOf(c), 1);
     await c.stop();
+    const leases = await env.client.resource<Lease>(LEASES_V1).list({ namespace: env.ns.name, labelSelector: `${SHARD_GROUP_LABEL}=${name}` });
+    expect(leases.items.map((l) => l.spec?.holderIdentity).sort()).toEqual(['j-a', 'j-b']);
     const marks = new Map(gained.map((k) => [k, reconciledBy.get(k)!.length]));
     await eventually('j-c’s clusters are back with j-a and j-b', () => gained.every((k) => reconciledBy.get(k)!.length > marks.get(k)!), LEASE_MS);
     expect(Date.now() - leftAt).toBeLessThan(LEASE_MS);
@@ -215,7 +232,7 @@ describe('sharded managers', () => {
     const a = replica('p-a', name, { requeueMs: 20, kubeConfig: partitionedKc });
     const b = replica('p-b', name, { requeueMs: 20 });
     await Promise.all([a.start(), b.start()]);
-    const keys = await createWidgets('part', 10, 1);
+    const keys = await createWidgets(prefixSpreadOver('part', 10, ['p-a', 'p-b']), 10, 1);
     await eventually('every widget reconciled', () => keys.every((k) => reconciledBy.has(k)), 20_000);
     const lost = keys.filter((k) => rendezvousOwner(['p-a', 'p-b'], clusterOf(k)) === 'p-a');
     expect(lost.length).toBeGreaterThan(0);
@@ -256,6 +273,28 @@ describe('sharded managers', () => {
     // own reconnects with backoff; a round retried at once would be hundreds.
     expect(relay.refused).toBeLessThan(60);
     managers.splice(managers.indexOf(a), 1);
-    void a.stop();
+    await a.stop();
+  });
+
+  it('keeps a cluster claimed, without fencing itself, while a reconcile that ignores its signal holds it', async () => {
+    const name = `g${group++}`;
+    let inside = false;
+    const a = replica('s-a', name, { stubbornMs: RENEW_MS * 2, onStubborn: () => (inside = true) });
+    await a.start();
+    // A cluster the joining replica wins.
+    let cluster = 0;
+    while (rendezvousOwner(['s-a', 's-b'], `${env.ns.name}/stubborn-c${cluster}`) !== 's-b') cluster++;
+    await env.client.resource<Widget>(WIDGET).create(widget(env.ns.name, `stubborn-c${cluster}-w0`, {}, { [CLUSTER_LABEL]: `stubborn-c${cluster}` }));
+    await eventually('s-a is inside the stubborn reconcile', () => inside, 10_000);
+    let fenced = false;
+    const sampler = setInterval(() => (fenced ||= a.shards!.snapshot().fenced), 20);
+    const b = replica('s-b', name);
+    await b.start();
+    const key = `${env.ns.name}/stubborn-c${cluster}-w0`;
+    await eventually('s-b reconciles the cluster once s-a let it go', () => reconciledBy.get(key)?.includes('s-b') ?? false, RENEW_MS * 4);
+    clearInterval(sampler);
+    // s-a renewed throughout, keeping its claim, so s-b waited: the overlap check in afterEach sees s-b enter only
+    // after s-a's stubborn reconcile (aborted, but running on) had ended.
+    expect(fenced).toBe(false);
   });
 });

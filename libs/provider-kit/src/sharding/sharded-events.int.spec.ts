@@ -132,6 +132,9 @@ describe('hand-off hints with sharded replicas', () => {
     const joining = replica('s-c');
     const during = await publishRound('during', 12);
     await joining;
+    // Each hint sent during the join is run by a handler: its cluster's owner had claimed it (the joiner's durable
+    // exists before it claims anything), so no replica acknowledged it for an owner that never saw it.
+    await eventually(() => [...during.keys()].every((n) => handledBy.has(n)), { message: 'every hint sent during the join handled', timeoutMs: 30_000 });
     await eventually(() => reconciledAfterHint(during, ['s-a', 's-b', 's-c']), {
       message: 'every object hinted during the join reconciled after its hint by its new owner',
       timeoutMs: 30_000,
