@@ -65,6 +65,8 @@ export class KubeClient {
   private readonly http = new IsomorphicFetchHttpLibrary();
   private readonly server: string;
   private dispatcher: ReturnType<RequestContext['getDispatcher']>;
+  /** Aborted by close(): every request of this client ends with it. */
+  private readonly closing = new AbortController();
 
   constructor(
     readonly kubeConfig: KubeConfig,
@@ -128,11 +130,23 @@ export class KubeClient {
     return { connected, running };
   }
 
-  /** Closes pooled connections; requests still open are cut. */
+  /**
+   * Closes pooled connections; requests still open are cut: aborted first, so each ends through its own signal, then
+   * the pool closes (destroyed after a second). Destroying a pool with HTTP/2 streams still open makes undici emit
+   * an 'error' no one listens to, which takes the whole process down.
+   */
   async close(): Promise<void> {
+    this.closing.abort(new Error('the Kubernetes client is closed'));
     const dispatcher = this.dispatcher;
     this.dispatcher = undefined;
-    await dispatcher?.destroy();
+    if (!dispatcher) return;
+    let timer: NodeJS.Timeout | undefined;
+    const closed = await Promise.race([
+      dispatcher.close().then(() => true, () => false),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 1_000))),
+    ]);
+    clearTimeout(timer);
+    if (!closed) await dispatcher.destroy().catch(() => undefined);
   }
 
   private async send(req: KubeRequest) {
@@ -149,7 +163,7 @@ export class KubeClient {
       ctx.setHeaderParam('Content-Type', req.contentType ?? 'application/json');
       ctx.setBody(JSON.stringify(req.body));
     }
-    if (req.signal) ctx.setSignal(req.signal);
+    ctx.setSignal(req.signal ? AbortSignal.any([req.signal, this.closing.signal]) : this.closing.signal);
     try {
       // Applied per request: tokens from exec plugins or projected files rotate.
       await this.kubeConfig.applySecurityAuthentication(ctx);

@@ -314,3 +314,43 @@ describe('Controller', () => {
     expect(failure).toMatchObject({ name: 'a', reconcileID: ids[0], err: { message: 'bad spec' } });
   });
 });
+
+describe('Controller with a shard gate', () => {
+  it('runs only keys the gate admits, and a reconcile cut because its cluster moved is neither an error nor retried', async () => {
+    const source = new MemorySource(THING);
+    const metrics = new RuntimeMetrics();
+    const tickets: AbortController[] = [];
+    const gate = {
+      acquire: (shardKey: string) => {
+        if (shardKey !== 'ns/mine') return undefined;
+        const abort = new AbortController();
+        tickets.push(abort);
+        return { signal: abort.signal, release: () => undefined };
+      },
+    };
+    const calls: string[] = [];
+    const reconcile: Reconciler = (key, ctx) => {
+      calls.push(key);
+      return new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason as Error)));
+    };
+    const controller = new Controller({
+      name: 'things',
+      for: source,
+      reconcile,
+      metrics,
+      logger: testLogger(),
+      shard: { gate, keyOf: (key) => (key.endsWith('-mine') ? 'ns/mine' : 'ns/theirs') },
+    });
+    source.put(thing('a-mine'));
+    source.put(thing('b-theirs'));
+    await controller.start();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(calls).toEqual(['ns/a-mine']);
+    // The cluster moves: the gate aborts the ticket the reconcile holds.
+    tickets[0]!.abort(new Error('cluster ns/mine moved to another replica'));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await metricValue(metrics, 'controller_runtime_reconcile_errors_total', { controller: 'things' })).toBe(0);
+    expect(calls).toEqual(['ns/a-mine']);
+    await controller.stop({ abort: true });
+  });
+});

@@ -308,6 +308,12 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
         run.queue.forget(key);
       }
     } catch (err) {
+      if (shardSignal?.aborted) {
+        // Not a failure: the cluster moved and its new owner reconciles the key. Nothing to retry here.
+        run.queue.forget(key);
+        log.info('reconcile stopped: the cluster moved to another replica');
+        return;
+      }
       result = 'error';
       this.metrics.reconcileErrors.inc({ controller });
       if (isTerminalError(err)) {

@@ -1,8 +1,8 @@
-import { createServer, Socket, type Server } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
+import { type KubeConfig } from '@kubernetes/client-node';
 import { sleep } from '../backoff.js';
 import { LEASES_V1, type Lease } from '../leader-election.js';
 import { Manager } from '../manager.js';
+import { FreezableRelay, relayedKubeConfig } from '../testing/freezable-relay.js';
 import { useWidgetNamespace } from '../testing/widget-namespace.js';
 import { eventually, testLogger } from '../testing/eventually.js';
 import { widget, WIDGET, type Widget } from '../testing/widget-crd.js';
@@ -17,62 +17,6 @@ const LEASE_MS = 3000;
 const RENEW_MS = 2000;
 const RETRY_MS = 250;
 const CLUSTER_LABEL = 'example.capstan.dev/cluster';
-
-/** A TCP relay to the API server that can be frozen: the replica behind it is partitioned, not dead. */
-class FreezableRelay {
-  private readonly sockets = new Set<Socket>();
-  private frozen = false;
-  private refusing = false;
-  /** Connections refused while refusing. */
-  refused = 0;
-  constructor(private readonly server: Server) {}
-
-  static async start(target: URL): Promise<{ relay: FreezableRelay; port: number }> {
-    const server = createServer();
-    const relay = new FreezableRelay(server);
-    server.on('connection', (client) => {
-      if (relay.frozen || relay.refusing) {
-        if (relay.refusing) relay.refused++;
-        client.destroy();
-        return;
-      }
-      const upstream = new Socket();
-      upstream.connect(Number(target.port), target.hostname);
-      for (const s of [client, upstream]) {
-        relay.sockets.add(s);
-        s.on('error', () => undefined);
-        s.on('close', () => relay.sockets.delete(s));
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const address = server.address();
-    return { relay, port: typeof address === 'object' && address ? address.port : 0 };
-  }
-
-  /** Every open connection stops moving bytes and new ones are refused: requests hang, as in a partition. */
-  freeze(): void {
-    this.frozen = true;
-    for (const s of this.sockets) s.pause();
-  }
-
-  /** The partition heals: the hung connections are cut (their requests fail and are retried) and new ones pass. */
-  thaw(): void {
-    this.frozen = false;
-    for (const s of this.sockets) s.destroy();
-  }
-
-  /** Open connections are cut and new ones refused at once: every request fails fast. */
-  refuse(): void {
-    this.refusing = true;
-    for (const s of this.sockets) s.destroy();
-  }
-
-  async close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-}
 
 describe('sharded managers', () => {
   const env = useWidgetNamespace('kube-shard');
@@ -225,10 +169,7 @@ describe('sharded managers', () => {
     const server = new URL(env.ns.kc.getCurrentCluster()!.server);
     const { relay, port } = await FreezableRelay.start(server);
     relays.push(relay);
-    const partitionedKc = new KubeConfig();
-    partitionedKc.loadFromString(env.ns.kc.exportConfig());
-    const cluster = partitionedKc.getCurrentCluster()!;
-    partitionedKc.clusters = partitionedKc.clusters.map((c) => (c.name === cluster.name ? { ...c, server: `https://127.0.0.1:${port}` } : c));
+    const partitionedKc = relayedKubeConfig(env.ns.kc, port);
     const a = replica('p-a', name, { requeueMs: 20, kubeConfig: partitionedKc });
     const b = replica('p-b', name, { requeueMs: 20 });
     await Promise.all([a.start(), b.start()]);
@@ -260,10 +201,7 @@ describe('sharded managers', () => {
     const name = `g${group++}`;
     const { relay, port } = await FreezableRelay.start(new URL(env.ns.kc.getCurrentCluster()!.server));
     relays.push(relay);
-    const kc = new KubeConfig();
-    kc.loadFromString(env.ns.kc.exportConfig());
-    const current = kc.getCurrentCluster()!;
-    kc.clusters = kc.clusters.map((c) => (c.name === current.name ? { ...c, server: `https://127.0.0.1:${port}` } : c));
+    const kc = relayedKubeConfig(env.ns.kc, port);
     const a = replica('h-a', name, { kubeConfig: kc });
     await a.start();
     await eventually('h-a joined', () => !a.shards!.snapshot().fenced, 5000);
