@@ -13,7 +13,8 @@ export interface Random {
 }
 
 export function createRandom(seed: number): Random {
-  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new RangeError(`seed must be an integer in [0, 2^32): ${seed}`);
+  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff)
+    throw new RangeError(`seed must be an integer in [0, 2^32): ${seed}`);
   let state = seed >>> 0;
   const next = (): number => {
     state = (state + 0x6d2b79f5) >>> 0;
