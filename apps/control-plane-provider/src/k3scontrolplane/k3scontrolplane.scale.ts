@@ -4,6 +4,7 @@ import {
   type Informer,
   type KubeClient,
   type ResourceClient,
+  runWithoutCallSignal,
 } from '@capstan/kube';
 import {
   toRFC3339,
@@ -247,7 +248,9 @@ export class ControlPlaneScaler {
         () => infraClient.delete({ namespace, name }),
         () => configClient.delete({ namespace, name }),
       ]) {
-        await remove().catch((error: unknown) => {
+        // Outside the reconcile's signal: the failure may be that signal's abort (the cluster moved to another
+        // replica, the deadline passed), and the clean-up must still run (each request keeps its own timeout).
+        await runWithoutCallSignal(remove).catch((error: unknown) => {
           if (!isNotFound(error))
             scope.log.warn(
               { err: error, machine: name },

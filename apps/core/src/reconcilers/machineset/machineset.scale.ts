@@ -1,5 +1,5 @@
 import { RESOURCES, type Machine, type MachineSet } from '@capstan/api';
-import { objectKey, type EventRecorder, type ResourceClient } from '@capstan/kube';
+import { objectKey, runWithoutCallSignal, type EventRecorder, type ResourceClient } from '@capstan/kube';
 import type { Logger } from 'pino';
 import { waitForCache } from '../shared/cache-wait.js';
 import { machinesToDelete } from '../shared/deletion-order.js';
@@ -90,7 +90,9 @@ async function createMachine(deps: ScaleDeps, machineSet: MachineSet): Promise<M
     // Nothing references the clones yet: remove them so a failed attempt leaks nothing.
     for (const clone of [infrastructure, bootstrap]) {
       if (!clone) continue;
-      await templates.delete(namespace, clone).catch((cleanupErr: unknown) => {
+      // Outside the reconcile's signal: the failure may be that signal's abort (the cluster moved to another
+      // replica, the deadline passed), and the clean-up must still run (each request keeps its own timeout).
+      await runWithoutCallSignal(() => templates.delete(namespace, clone)).catch((cleanupErr: unknown) => {
         deps.log.warn(
           { err: cleanupErr, kind: clone.kind, clone: clone.name },
           'could not delete a clone after a failed create',
