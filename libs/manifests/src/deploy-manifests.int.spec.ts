@@ -95,7 +95,7 @@ describe('deploy/ manifests', () => {
         needs.push([service, { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: NS }]);
         needs.push([service, { group: 'events.k8s.io', resource: 'events', verb: 'create', namespace: 'default' }]);
         // Sharded services list the membership Leases and delete their own (and dead members') on leaving.
-        if (service !== 'machine-provider') {
+        if (service !== 'machine-provider' && service !== 'cluster-provider') {
           needs.push([service, { group: 'coordination.k8s.io', resource: 'leases', verb: 'list', namespace: NS }]);
           needs.push([service, { group: 'coordination.k8s.io', resource: 'leases', verb: 'delete', namespace: NS }]);
         }
@@ -121,8 +121,9 @@ describe('deploy/ manifests', () => {
         forbidden.push([service, { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: 'default' }]);
       }
       forbidden.push(['machine-provider', { group: 'bootstrap.capstan.dev', resource: 'k3sconfigs', verb: 'patch', namespace: 'default' }]);
-      // Leader-elected, not sharded: it never deletes a Lease.
+      // Leader-elected, not sharded (the sim's host-bound providers): they never delete a Lease.
       forbidden.push(['machine-provider', { group: 'coordination.k8s.io', resource: 'leases', verb: 'delete', namespace: NS }]);
+      forbidden.push(['cluster-provider', { group: 'coordination.k8s.io', resource: 'leases', verb: 'delete', namespace: NS }]);
       forbidden.push(['machine-provider', { group: '', resource: 'secrets', verb: 'create', namespace: 'default' }]);
       forbidden.push(['cluster-provider', { group: '', resource: 'secrets', verb: 'get', namespace: 'default' }]);
       forbidden.push(['bootstrap-provider', { group: 'cluster.x-k8s.io', resource: 'machines', verb: 'delete', namespace: 'default' }]);
