@@ -1,6 +1,7 @@
 // The field rules events share, each as one decorator, so the data classes read as lists of fields.
 import { Type } from 'class-transformer';
 import {
+  IsDefined,
   IsInt,
   IsNotEmpty,
   IsOptional,
@@ -38,4 +39,6 @@ export const Count = () => all(IsInt(), Min(0));
 
 /** A nested object (or, with `each`, an array of them) validated as its class. */
 export const Nested = (type: () => new () => object, { optional = false, each = false } = {}) =>
-  optionally(optional, all(ValidateNested({ each }), Type(type)));
+  // ValidateNested passes a missing value: a required one must be said to be so (IsDefined), or a decoder reading it
+  // fails with a TypeError instead of refusing the event.
+  optional ? all(IsOptional(), ValidateNested({ each }), Type(type)) : all(IsDefined(), ValidateNested({ each }), Type(type));
