@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -45,6 +45,14 @@ export class SharedApiServer {
 
   private get dir(): string {
     return this.host.stateDir.sharedDir;
+  }
+
+  /**
+   * One prefix per state dir: environments sharing one etcd (test runs, the demo next to them) never see each
+   * other's shared clusters, including what a sharded provider's shared server leaves when its replicas stop.
+   */
+  private get etcdPrefix(): string {
+    return `${SHARED_ETCD_PREFIX}/${createHash('sha256').update(this.host.stateDir.root).digest('hex').slice(0, 12)}`;
   }
 
   /** Starts or adopts the shared API server once; what a front proxy needs to reach it. */
@@ -113,7 +121,7 @@ export class SharedApiServer {
       command: this.host.kubeApiserver,
       args: workloadApiServerArgs({
         etcdUrl: etcd.url,
-        etcdPrefix: SHARED_ETCD_PREFIX,
+        etcdPrefix: this.etcdPrefix,
         bindAddress: '127.0.0.1',
         advertiseAddress: '127.0.0.1',
         port: state.port,
@@ -156,7 +164,7 @@ export class SharedApiServer {
   /** Deletes what every shared cluster left (nodes of machines deleted without the provider) once none is left. */
   async wipe(): Promise<void> {
     const etcd = await this.host.etcd();
-    await deleteEtcdPrefix(etcd.url, SHARED_ETCD_PREFIX);
+    await deleteEtcdPrefix(etcd.url, this.etcdPrefix);
   }
 }
 
