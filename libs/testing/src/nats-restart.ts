@@ -1,9 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { TestEnvironmentError } from './errors.js';
 import type { LocalEnvironment } from './local-environment.js';
 import { connect as natsConnect } from './nats-probe.js';
-import { startProcess, stopPid, waitUntilReady } from './processes.js';
-import { forgetProcesses, recordProcesses } from './reaper.js';
+import { startEnvironmentProcess, stopEnvironmentProcess } from './environment-process.js';
+import { waitUntilReady } from './processes.js';
 
 /** A nats-server of a local environment that was stopped; `start()` brings it back on the same port and store. */
 export interface StoppedNatsServer {
@@ -21,27 +20,7 @@ export async function stopNatsServer(
   env: LocalEnvironment,
   options: { kill?: boolean } = {},
 ): Promise<StoppedNatsServer> {
-  const entry = env.processes.find((p) => p.name === 'nats-server');
-  if (!entry) throw new TestEnvironmentError('the environment has no nats-server process');
-  let argv: string[];
-  try {
-    argv = readFileSync(`/proc/${entry.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-  } catch (err) {
-    throw new TestEnvironmentError(`cannot read the command line of nats-server (pid ${entry.pid})`, {
-      cause: String(err),
-    });
-  }
-  const [command, ...args] = argv;
-  if (!command) throw new TestEnvironmentError(`nats-server (pid ${entry.pid}) has no command line`);
-  if (options.kill) {
-    try {
-      process.kill(entry.pid, 'SIGKILL');
-    } catch {
-      /* already gone */
-    }
-  }
-  await stopPid(entry.pid);
-  forgetProcesses([entry.pid]);
+  const stopped = await stopEnvironmentProcess(env, 'nats-server', options);
   const stoppedAt = Date.now();
   let started = false;
   return {
@@ -49,15 +28,7 @@ export async function stopNatsServer(
     start: async ({ readyTimeoutMs } = {}) => {
       if (started) throw new TestEnvironmentError('this nats-server was started again already');
       started = true;
-      const proc = startProcess({ name: 'nats-server', command, args, logFile: entry.logFile });
-      recordProcesses([proc.pid], false);
-      entry.pid = proc.pid;
-      const previousStop = env.stop;
-      env.stop = async () => {
-        await stopPid(proc.pid);
-        forgetProcesses([proc.pid]);
-        await previousStop();
-      };
+      const proc = startEnvironmentProcess(env, stopped);
       await waitUntilReady(proc, 'nats-server', () => natsConnect(env.natsUrl), readyTimeoutMs ?? 30_000);
     },
   };
