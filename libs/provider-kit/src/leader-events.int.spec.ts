@@ -2,10 +2,10 @@ import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import { uniqueEventTopology } from '@capstan/events';
 import { CONFIG_MAPS } from '@capstan/kube';
-import { createTestNamespace, eventually, testNatsUrl, type TestNamespace } from '@capstan/testing';
+import { createTestNamespace, eventually, type TestNamespace } from '@capstan/testing';
 import { eventHandlerModule } from './reconciler-kit/event-handlers.js';
 import { type ServiceDefinition } from './service-definition.js';
-import { defaultServiceOptions } from './service-options.js';
+import { testServiceOptions } from './testing/test-service-options.js';
 import { startService, type RunningService } from './start-service.js';
 
 // Two replicas with --leader-elect on one durable consumer: only the replica whose controllers run takes hand-off
@@ -36,21 +36,12 @@ describe('hand-off events with leader election', () => {
     };
     return startService(
       definition,
-      {
-        ...defaultServiceOptions('leader-test', {}),
-        kubeconfig: process.env['CAPSTAN_TEST_KUBECONFIG']!,
-        natsUrl: testNatsUrl(),
-        httpHost: '127.0.0.1',
-        httpPort: 0,
-        namespace: ns.name,
-        subjectRoot: topology.root,
-        streamName: topology.stream,
-        logLevel: 'silent',
+      testServiceOptions('leader-test', { namespace: ns.name, topology }, {
         leaderElect: true,
         leaderElectionNamespace: ns.name,
         leaderElectionId: `leader-test-${topology.root}`,
         identity,
-      },
+      }),
       { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 250 },
     );
   };

@@ -3,10 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { uniqueEventTopology } from '@capstan/events';
-import { createTestNamespace, testNatsUrl, type TestNamespace } from '@capstan/testing';
+import { createTestNamespace, type TestNamespace } from '@capstan/testing';
 import { CONFIG_MAPS } from '@capstan/kube';
 import { type ServiceDefinition } from './service-definition.js';
-import { defaultServiceOptions } from './service-options.js';
+import { testServiceOptions } from './testing/test-service-options.js';
 import { startService, type RunningService } from './start-service.js';
 import { eventHandlerModule } from './reconciler-kit/event-handlers.js';
 
@@ -44,17 +44,7 @@ describe('startService', () => {
 
   beforeAll(async () => {
     ns = await createTestNamespace('kit');
-    service = await startService(definition, {
-      ...defaultServiceOptions('kit-test', {}),
-      kubeconfig: kubeconfigPath,
-      natsUrl: testNatsUrl(),
-      httpHost: '127.0.0.1',
-      httpPort: 0,
-      namespace: ns.name,
-      subjectRoot: topology.root,
-      streamName: topology.stream,
-      logLevel: 'silent',
-    });
+    service = await startService(definition, testServiceOptions('kit-test', { namespace: ns.name, topology }));
   });
   afterAll(async () => {
     await service?.stop();

@@ -3,10 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { uniqueEventTopology } from '@capstan/events';
 import { CONFIG_MAPS, rendezvousOwner } from '@capstan/kube';
-import { createTestNamespace, eventually, testNatsUrl, type TestNamespace } from '@capstan/testing';
+import { createTestNamespace, eventually, type TestNamespace } from '@capstan/testing';
 import { eventHandlerModule } from '../reconciler-kit/event-handlers.js';
 import { type ServiceDefinition } from '../service-definition.js';
-import { defaultServiceOptions } from '../service-options.js';
+import { testServiceOptions } from '../testing/test-service-options.js';
 import { startService, type RunningService } from '../start-service.js';
 
 // Sharded replicas, each on a durable of its own: a hint is acted on by the replica that owns its cluster, and no
@@ -53,20 +53,7 @@ describe('hand-off hints with sharded replicas', () => {
     };
     const service = await startService(
       definition,
-      {
-        ...defaultServiceOptions('shard-test', {}),
-        kubeconfig: process.env['CAPSTAN_TEST_KUBECONFIG']!,
-        natsUrl: testNatsUrl(),
-        httpHost: '127.0.0.1',
-        httpPort: 0,
-        namespace: ns.name,
-        subjectRoot: topology.root,
-        streamName: topology.stream,
-        logLevel: 'silent',
-        sharding: true,
-        leaderElectionNamespace: ns.name,
-        identity,
-      },
+      testServiceOptions('shard-test', { namespace: ns.name, topology }, { sharding: true, leaderElectionNamespace: ns.name, identity }),
       { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 250 },
     );
     replicas.set(identity, service);
