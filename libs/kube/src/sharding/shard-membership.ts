@@ -114,7 +114,6 @@ export class ShardMembership implements ShardGate {
   private readonly listeners = new Set<() => void>();
   private readonly releaseHooks = new Set<ReleaseHook>();
   private readonly ownerCache = new Map<string, string | undefined>();
-  private ownerCacheView = '';
   private signature = '';
   private loop: Promise<void> | undefined;
   private stopController: AbortController | undefined;
@@ -159,7 +158,7 @@ export class ShardMembership implements ShardGate {
     await this.loop;
     clearTimeout(this.fenceTimer);
     this.joined = false;
-    this.view = [];
+    this.setView([]);
     await this.exclusive(async () => {
       await this.revoke(() => true, this.renewDeadlineMs);
       await this.runReleaseHooks(() => false, this.renewDeadlineMs);
@@ -198,11 +197,6 @@ export class ShardMembership implements ShardGate {
 
   /** The owner of a key under this replica's current view. */
   ownerOf(shardKey: string): string | undefined {
-    const viewKey = this.view.join('\n');
-    if (viewKey !== this.ownerCacheView) {
-      this.ownerCache.clear();
-      this.ownerCacheView = viewKey;
-    }
     if (!this.ownerCache.has(shardKey)) this.ownerCache.set(shardKey, rendezvousOwner(this.view, shardKey));
     return this.ownerCache.get(shardKey);
   }
@@ -374,8 +368,14 @@ export class ShardMembership implements ShardGate {
     const view = [this.identity, ...live.map(([identity]) => identity)].sort();
     if (!sameList(view, this.view)) {
       this.log.info({ members: view }, 'shard membership changed');
-      this.view = view;
+      this.setView(view);
     }
+  }
+
+  /** The owner cache holds answers for one view: it is emptied when the view changes, not checked on every call. */
+  private setView(view: string[]): void {
+    this.view = view;
+    this.ownerCache.clear();
   }
 
   private isLive(o: Observation, now: number): boolean {
