@@ -18,6 +18,7 @@ import { buildEventSubject, uniqueEventTopology } from '@capstan/events';
 import { parseK3sCloudConfig } from '@capstan/k3s-bootstrap';
 import {
   createKubeClient,
+  formatLabelValue,
   getControllerOf,
   isNotFound,
   KubeClient,
@@ -395,6 +396,17 @@ describe('bootstrap-provider with a real API server and event bus', () => {
     });
     // Every data secret carries the one token: it was created once.
     expect(text((await getSecret('demo-token'))!, 'value')).not.toBe(init.token);
+  });
+
+  it('gives a machine named past 63 characters its plan Secret, labelled with the name hashed as upstream hashes it', async () => {
+    const name = `demo-md-0-${'x'.repeat(60)}`;
+    await machineWithConfig(name);
+    await provisionInfrastructure(cluster);
+    await initializeControlPlane(cluster);
+    await until('the data secret', () => getSecret(name));
+    const plan = await until('the plan Secret', () => getSecret(`${name}-machine-plan`));
+    expect(plan.metadata?.labels?.['capstan.dev/machine-name']).toBe(formatLabelValue(name));
+    expect(plan.metadata?.labels?.['capstan.dev/machine-name']).toMatch(/^hash_.+_z$/);
   });
 
   it('publishes once and renders nothing again until the data secret is deleted', async () => {

@@ -13,6 +13,28 @@ describe('describeFailure', () => {
     expect(describeFailure(error)).toBe('PATCH /api/v1/namespaces/ns/secrets/s: 422 Invalid');
   });
 
+  it('names the refused fields and rules of an invalid object, without their values', () => {
+    const error = new KubeApiError(
+      'POST',
+      '/api/v1/namespaces/ns/serviceaccounts',
+      {
+        reason: 'Invalid',
+        message: 'ServiceAccount "x" is invalid: metadata.labels: Invalid value: "a-very-long-value"',
+        details: {
+          causes: [
+            { field: 'metadata.labels', reason: 'FieldValueInvalid', message: 'Invalid value: "a-very-long-value"' },
+            { field: 'metadata.labels', reason: 'FieldValueInvalid', message: 'Invalid value: "again"' },
+            { reason: 'FieldValueRequired', message: 'no field' },
+          ],
+        },
+      },
+      422,
+    );
+    expect(describeFailure(error)).toBe(
+      'POST /api/v1/namespaces/ns/serviceaccounts: 422 Invalid (metadata.labels FieldValueInvalid)',
+    );
+  });
+
   it('says how a transport error ended', () => {
     const timeout = new DOMException('timed out', 'TimeoutError');
     expect(describeFailure(new KubeTransportError('GET', '/api', timeout))).toBe('GET /api: timed out');

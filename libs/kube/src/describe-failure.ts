@@ -11,7 +11,12 @@ const MAX_MESSAGE = 256;
  */
 export function describeFailure(error: unknown): string {
   if (error instanceof KubeApiError) {
-    return `${error.method} ${error.path}: ${error.code}${error.reason ? ` ${error.reason}` : ''}`;
+    const call = `${error.method} ${error.path}: ${error.code}${error.reason ? ` ${error.reason}` : ''}`;
+    // Which fields were refused and by what kind of rule: the causes' messages would quote the values.
+    const causes = (error.status.details?.causes ?? [])
+      .filter((c) => c.field)
+      .map((c) => `${c.field}${c.reason ? ` ${c.reason}` : ''}`);
+    return causes.length > 0 ? `${call} (${[...new Set(causes)].join(', ')})`.slice(0, MAX_MESSAGE) : call;
   }
   if (error instanceof KubeTransportError) {
     // Duck-typed: abort reasons are DOMExceptions, from another realm under some runners.

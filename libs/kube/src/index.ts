@@ -27,3 +27,4 @@ export * from './patch/own-writes.js';
 export * from './patch/patch-helper.js';
 export * from './describe-failure.js';
 export * from './sharding/index.js';
+export * from './label-value.js';

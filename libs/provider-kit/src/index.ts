@@ -11,4 +11,5 @@ export * from './reconciler-kit/event-outbox.js';
 export * from './reconciler-kit/object-reconciler.js';
 export * from './reconciler-kit/event-handlers.js';
 export * from './reconciler-kit/machine-condition-writer.js';
+export * from './reconciler-kit/orphaned-clones.js';
 export * from './sharding/cluster-shard-key.js';

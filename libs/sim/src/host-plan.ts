@@ -61,13 +61,18 @@ export function machineAddresses(
   ];
 }
 
+/** A host name is one DNS label: a machine name past 63 characters is cut there, as a cloud's hostname would be. */
+export function hostnameOf(machineName: string): string {
+  return machineName.length <= 63 ? machineName : machineName.slice(0, 63).replace(/[-.]+$/, '');
+}
+
 /**
- * The Node a machine registers: named after the machine unless its K3s config sets `node-name`, with the
+ * The Node a machine registers: named after the machine's host name unless its K3s config sets `node-name`, with the
  * machine's provider ID (the one the bootstrap data passes the kubelet must agree; the machine's wins) and
  * the labels and taints of its K3s config.
  */
 export function nodeIdentityFrom(parsed: ParsedK3sBootstrap, machine: SimMachineRef): NodeIdentity {
-  const name = parsed.nodeName ?? machine.name;
+  const name = parsed.nodeName ?? hostnameOf(machine.name);
   return {
     name,
     providerID: machine.providerID,

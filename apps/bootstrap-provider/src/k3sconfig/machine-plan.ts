@@ -10,7 +10,7 @@ import {
   type Machine,
 } from '@capstan/api';
 import { K3S_SERVER_TLS_DIR, type K3sRole, type NodeAgentBootstrap } from '@capstan/k3s-bootstrap';
-import { isAlreadyExists, type KubeClient, type ResourceClient } from '@capstan/kube';
+import { formatLabelValue, isAlreadyExists, type KubeClient, type ResourceClient } from '@capstan/kube';
 import {
   decodeSecretData,
   ensurePlanAccess,
@@ -98,7 +98,7 @@ export async function prepareNodeAgent(
       metadata: {
         name,
         namespace,
-        labels: { [LABELS.clusterName]: machine.spec.clusterName, [MACHINE_NAME_LABEL]: machine.metadata.name! },
+        labels: { [LABELS.clusterName]: machine.spec.clusterName, [MACHINE_NAME_LABEL]: formatLabelValue(machine.metadata.name!) },
         ownerReferences: [owner],
       },
       type: MACHINE_PLAN_SECRET_TYPE,

@@ -99,6 +99,7 @@ export class K3sControlPlaneReconciler {
     this.machineClient = deps.client.resource<Machine>(RESOURCES.Machine);
     this.scaler = new ControlPlaneScaler({
       client: deps.client,
+      recorder: deps.recorder,
       machineClient: this.machineClient,
       configClient: deps.client.resource<K3sConfig>(RESOURCES.K3sConfig),
       machines: deps.machines,
@@ -166,6 +167,7 @@ export class K3sControlPlaneReconciler {
   /** The whole control plane goes: every machine at once, each through the core's deletion (drain, infrastructure). */
   private async reconcileDelete(kit: ReconcileScope<K3sControlPlane>): Promise<DeletionResult> {
     const kcp = kit.obj;
+    this.scaler.forget(kcp);
     const owned = ownedMachines(this.deps.machines, kcp);
     if (owned.length === 0) {
       this.expectations.forget(kit.key);

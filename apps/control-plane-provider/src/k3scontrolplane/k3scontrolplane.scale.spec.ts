@@ -1,5 +1,5 @@
 import type { K3sConfig, Machine } from '@capstan/api';
-import type { KubeClient, ObjectRef, ResourceClient } from '@capstan/kube';
+import type { EventRecorder, KubeClient, ObjectRef, ResourceClient } from '@capstan/kube';
 import { CONTROL_PLANE_ANNOTATIONS, parseRemediationRecord } from '../planning/annotations.js';
 import { testMachine } from '../planning/testing.js';
 import { TestScope, testCluster, testKcp } from '../testing/control-plane-scope.js';
@@ -82,6 +82,7 @@ describe('ControlPlaneScaler', () => {
     const scaler = new ControlPlaneScaler({
       // Remediation deletes a machine and creates nothing: the other clients are never called.
       client: {} as KubeClient,
+      recorder: {} as EventRecorder,
       machineClient: machineClient as unknown as ResourceClient<Machine>,
       configClient: {} as ResourceClient<K3sConfig>,
       machines: { getByName: () => undefined },

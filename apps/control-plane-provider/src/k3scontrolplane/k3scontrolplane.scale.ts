@@ -1,12 +1,17 @@
 import {
+  describeFailure,
+  formatLabelValue,
   isBeingDeleted,
   isNotFound,
+  runWithoutCallSignal,
+  type EventRecorder,
   type Informer,
   type KubeClient,
   type ResourceClient,
-  runWithoutCallSignal,
 } from '@capstan/kube';
 import {
+  LABELS,
+  RESOURCES,
   toRFC3339,
   type Cluster,
   type K3sConfig,
@@ -15,6 +20,7 @@ import {
   type Machine,
   type Unstructured,
 } from '@capstan/api';
+import { ORPHANED_CLONE_AGE_MS, OrphanedClones } from '@capstan/provider-kit';
 import { CONTROL_PLANE_ANNOTATIONS, formatRemediationRecord } from '../planning/annotations.js';
 import type { ControlPlaneMachine, RemediationRecord } from '../planning/control-plane-machine.js';
 import { planControlPlane, type Plan, type PlanAction, type PlanInput } from '../planning/planner.js';
@@ -98,6 +104,7 @@ export function scaleRequeueDelays(kcp: K3sControlPlane, scale: ScaleResult, now
 
 export interface ScalerDeps {
   client: KubeClient;
+  recorder: EventRecorder;
   machineClient: ResourceClient<Machine>;
   configClient: ResourceClient<K3sConfig>;
   machines: Pick<Informer<Machine>, 'getByName'>;
@@ -112,7 +119,16 @@ export interface ScalerDeps {
  * shows this controller's earlier machine changes, and takes it: create, delete, or remediate one machine.
  */
 export class ControlPlaneScaler {
-  constructor(private readonly deps: ScalerDeps) {}
+  private readonly orphanedClones: OrphanedClones;
+
+  constructor(private readonly deps: ScalerDeps) {
+    this.orphanedClones = new OrphanedClones({
+      client: deps.client,
+      machines: deps.machines,
+      machinesApi: deps.machineClient,
+      recorder: deps.recorder,
+    });
+  }
 
   async reconcile(scope: ControlPlaneScope, initialized: boolean): Promise<ScaleResult> {
     const kcp = scope.kit.obj;
@@ -128,7 +144,33 @@ export class ControlPlaneScaler {
       : { action: { type: 'wait', message: 'Waiting for the cache to show the last machine change' } };
     const execution = await this.execute(scope, plan.action);
     if (inPlace?.kind === 'waiting') execution.retryAfterMs = Math.min(execution.retryAfterMs ?? Infinity, ASK_RETRY_MS);
+    const sweepInMs = await this.sweepOrphanedClones(scope);
+    if (sweepInMs !== undefined) execution.retryAfterMs = Math.min(execution.retryAfterMs ?? Infinity, sweepInMs);
     return { plan, settled, execution };
+  }
+
+  /** The control plane is deleted with its clones (owner references): nothing is left to sweep. */
+  forget(kcp: K3sControlPlane): void {
+    this.orphanedClones.forget(kcp.metadata.uid);
+  }
+
+  /** Deletes clones a failed or cut-off machine creation left; a failed sweep is tried again later. */
+  private async sweepOrphanedClones(scope: ControlPlaneScope): Promise<number | undefined> {
+    const kcp = scope.kit.obj;
+    const templateRef = kcp.spec.machineTemplate.spec.infrastructureRef;
+    const locate = async () => ({
+      types: [
+        RESOURCES.K3sConfig,
+        await this.deps.kinds.resolve(templateRef.apiGroup, machineKindOf(templateRef.kind)),
+      ],
+      labelSelector: `${LABELS.clusterName}=${scope.clusterName},${LABELS.controlPlaneName}=${formatLabelValue(kcp.metadata.name!)}`,
+    });
+    try {
+      return await this.orphanedClones.sweepIfDue(kcp, locate, scope.now, scope.log);
+    } catch (error) {
+      scope.log.warn({ err: { message: describeFailure(error) } }, 'could not look for orphaned clones: trying again later');
+      return ORPHANED_CLONE_AGE_MS;
+    }
   }
 
   private inPlaceDeps(): InPlaceDeps {
@@ -149,6 +191,7 @@ export class ControlPlaneScaler {
     const expectations = this.deps.expectations;
     switch (action.type) {
       case 'create': {
+        this.orphanedClones.expect(scope.kit.obj, scope.now);
         const created = await this.createMachine(scope, action.initServer, action.failureDomain);
         if ('blockedBy' in created)
           return { blockedBy: created.blockedBy, retryAfterMs: TEMPLATE_RECHECK_MS };
@@ -277,8 +320,17 @@ export class ControlPlaneScaler {
         }),
       );
     } catch (error) {
-      await cleanUp();
-      throw error;
+      // Outside the reconcile's signal, as the clean-up: was the Machine created after all (a lost response)?
+      const machineNow = await runWithoutCallSignal(() => machineClient.get({ namespace, name })).catch(
+        (getError: unknown) => (isNotFound(getError) ? undefined : ('unknown' as const)),
+      );
+      if (machineNow === 'unknown') throw error; // it may reference the clones: the orphaned-clone sweep judges them
+      if (!machineNow) {
+        await cleanUp();
+        throw error;
+      }
+      scope.log.info({ machine: name }, 'the create failed on the way back, but the Machine exists');
+      machine = machineNow;
     }
     await machineClient.apply(machineTemplateFields(kcp, machine), { fieldManager: TEMPLATE_FIELD_MANAGER });
     if (remediationFor) {

@@ -10,7 +10,13 @@ import {
   type Machine,
   type Unstructured,
 } from '@capstan/api';
-import { canonicalJson, type ResourceType, setControllerReference, setOwnerReference } from '@capstan/kube';
+import {
+  canonicalJson,
+  formatLabelValue,
+  setControllerReference,
+  setOwnerReference,
+  type ResourceType,
+} from '@capstan/kube';
 import { CONTROL_PLANE_ANNOTATIONS } from '../planning/annotations.js';
 
 const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
@@ -22,18 +28,12 @@ export function newMachineName(kcpName: string): string {
   return `${kcpName}-${suffix}`;
 }
 
-/** A label value for a name: the name itself, or `hash_<digest>` past 63 characters, as upstream formats it. */
-export function labelValueFor(name: string): string {
-  if (name.length <= 63) return name;
-  return `hash_${createHash('sha256').update(name).digest('base64url').slice(0, 32)}_z`;
-}
-
 /** Labels every control plane object carries: cluster name, control plane marker and owner name. */
 export function controlPlaneLabels(kcp: K3sControlPlane, clusterName: string): Record<string, string> {
   return {
     [LABELS.clusterName]: clusterName,
     [LABELS.controlPlane]: '',
-    [LABELS.controlPlaneName]: labelValueFor(kcp.metadata.name!),
+    [LABELS.controlPlaneName]: formatLabelValue(kcp.metadata.name!),
   };
 }
 

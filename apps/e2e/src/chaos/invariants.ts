@@ -1,3 +1,4 @@
+import { formatLabelValue } from '@capstan/kube';
 // What must hold of the management cluster's objects once the fleet has converged: no orphaned or duplicate
 // Machines, InfraMachines (SimMachines), bootstrap configs (K3sConfigs) or Secrets, and no stale Nodes in the
 // workload clusters. Pure: works on listed objects, so it is unit-tested without servers.
@@ -290,7 +291,8 @@ export function checkInvariants(all: FleetObjects): InvariantReport {
   // Secrets.
   const dataSecretsByConfig = new Map<string, string[]>();
   const planSecretsByMachine = new Map<string, string[]>();
-  const machineNames = new Set(objects.machines.map(nameOf));
+  // The plan Secret's label holds the machine name as a label value (hashed past 63 characters).
+  const machineNames = new Set(objects.machines.map((machine) => formatLabelValue(nameOf(machine))));
   for (const secret of objects.secrets) {
     if (deleting(secret)) continue;
     const name = nameOf(secret);

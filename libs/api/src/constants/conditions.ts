@@ -137,6 +137,7 @@ export const ConditionReason = {
   // MachineHealthCheck
   RemediationAllowed: 'RemediationAllowed',
   TooManyUnhealthy: 'TooManyUnhealthy',
+  ClusterNotFound: 'ClusterNotFound',
 } as const;
 export type ConditionReason = (typeof ConditionReason)[keyof typeof ConditionReason];
 

@@ -179,6 +179,21 @@ describe('generated CRDs on a real API server', () => {
     await create({ ...long, metadata: { ...long.metadata, name: `c${'x'.repeat(62)}` } });
   });
 
+  it('refuses an even number of control plane replicas, naming the etcd rule', async () => {
+    const even = withSpec(k3sControlPlane(), (s) => (s['replicas'] = 2));
+    expect(await refusal(create(fresh(even)))).toMatch(/spec\.replicas: Invalid value: "integer": replicas must be odd/);
+    await create(fresh(withSpec(k3sControlPlane(), (s) => (s['replicas'] = 3))));
+  });
+
+  it('refuses network ranges that are not CIDR blocks, naming the field', async () => {
+    const pods = withSpec(cluster(), (s) => (s['clusterNetwork'] = { pods: { cidrBlocks: ['10.42.0.0/16', 'not-a-cidr'] } }));
+    expect(await refusal(create(fresh(pods)))).toMatch(/spec\.clusterNetwork\.pods\.cidrBlocks: Invalid value: .*cidrBlocks must be CIDR blocks/);
+    const k3s = withSpec(k3sConfig(), (s) => (s['serverConfig'] = { clusterCIDR: '10.42.0.0/16,10.300.0.0/16' }));
+    expect(await refusal(create(fresh(k3s)))).toMatch(/spec\.serverConfig\.clusterCIDR: Invalid value: .*clusterCIDR must be CIDR blocks/);
+    await create(fresh(withSpec(k3sConfig(), (s) => (s['serverConfig'] = { clusterCIDR: '10.42.0.0/16,fd00:42::/56' }))));
+    await create(fresh(withSpec(cluster(), (s) => (s['clusterNetwork'] = { pods: { cidrBlocks: ['192.168.0.0/16'] } }))));
+  });
+
   it('refuses a Machine whose bootstrap has neither configRef nor dataSecretName', async () => {
     const bare = withSpec(machine(), (s) => (s['bootstrap'] = {}));
     expect(await refusal(create(fresh(bare)))).toMatch(

@@ -60,6 +60,8 @@ export class K3sServerConfigSchema {
   @IsString()
   @MinLength(1)
   @MaxLength(256)
+  // K3s takes one CIDR per IP family, comma-separated.
+  @Cel("self.split(',').all(block, isCIDR(block))", 'clusterCIDR must be CIDR blocks such as 10.42.0.0/16, comma-separated for dual-stack')
   clusterCIDR?: string;
 
   @Description(
@@ -69,6 +71,8 @@ export class K3sServerConfigSchema {
   @IsString()
   @MinLength(1)
   @MaxLength(256)
+  // K3s takes one CIDR per IP family, comma-separated.
+  @Cel("self.split(',').all(block, isCIDR(block))", 'serviceCIDR must be CIDR blocks such as 10.43.0.0/16, comma-separated for dual-stack')
   serviceCIDR?: string;
 
   @Description('clusterDNS is the cluster IP of the DNS service (k3s --cluster-dns).')

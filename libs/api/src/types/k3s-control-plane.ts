@@ -141,6 +141,11 @@ export class K3sControlPlaneSpecSchema {
     'replicas is the number of desired control plane machines. Defaults to 1; an odd number keeps etcd quorum.',
     1,
   )
+  // Upstream's KubeadmControlPlane webhook refuses an even count with stacked etcd; K3s servers always run it.
+  @Cel(
+    'self % 2 == 1',
+    'replicas must be odd: K3s servers run embedded etcd, and an even number of members tolerates no more failures than one fewer',
+  )
   replicas?: number;
 
   @Description(

@@ -1,10 +1,10 @@
 import { HttpMethod, type KubernetesObject, type V1OwnerReference } from '@kubernetes/client-node';
-import { isAlreadyExists, type KubeClient, type ResourceType } from '@capstan/kube';
+import { formatLabelValue, isAlreadyExists, type KubeClient, type ResourceType } from '@capstan/kube';
 
 /** How long an agent token lives before the bootstrap provider must hand out a new one (1 year). */
 export const AGENT_TOKEN_EXPIRATION_SECONDS = 365 * 24 * 3600;
 
-/** Label on every object of a machine's plan access, naming the plan Secret. */
+/** Label on every object of a machine's plan access, naming the plan Secret (hashed past 63 characters). */
 export const PLAN_SECRET_LABEL = 'capstan.dev/plan-secret-name';
 
 /**
@@ -17,7 +17,7 @@ export function planAccessObjects(namespace: string, secretName: string, owner?:
   const metadata = {
     name: secretName,
     namespace,
-    labels: { [PLAN_SECRET_LABEL]: secretName },
+    labels: { [PLAN_SECRET_LABEL]: formatLabelValue(secretName) },
     ...(owner && { ownerReferences: [owner] }),
   };
   return [

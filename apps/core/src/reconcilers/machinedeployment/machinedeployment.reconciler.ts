@@ -389,6 +389,7 @@ function setStatus(observed: Observed, limits: RolloutLimits, now: Date): void {
       deployment,
       cluster: observed.cluster,
       machineSets: sets,
+      currentMachineSet: current,
       machines: [...machinesBySet.values()].flat(),
       isUpToDate: (m) =>
         current !== undefined &&

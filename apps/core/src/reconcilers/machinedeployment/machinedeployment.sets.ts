@@ -1,4 +1,4 @@
-import { jsonEqual } from '@capstan/kube';
+import { formatLabelValue, jsonEqual } from '@capstan/kube';
 import {
   ANNOTATIONS,
   LABELS,
@@ -7,7 +7,6 @@ import {
   type MachineSet,
   type MachineTemplateSpec,
 } from '@capstan/api';
-import { formatLabelValue } from '../shared/label-value.js';
 import { timeMs } from '../shared/machine-state.js';
 import { ownerReferenceTo } from '../shared/ownership.js';
 import type { RolloutLimits } from './rollout-limits.js';

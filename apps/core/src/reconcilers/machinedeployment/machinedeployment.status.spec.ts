@@ -1,4 +1,4 @@
-import type { MachineDeployment } from '@capstan/api';
+import type { Cluster, Condition, MachineDeployment, MachineSet } from '@capstan/api';
 import { machine, NOW, running } from '../shared/testing/machine-builder.js';
 import { computeMachineDeploymentStatus } from './machinedeployment.status.js';
 
@@ -55,6 +55,39 @@ describe('MachineDeployment status', () => {
     expect(status.phase).toBe('ScalingUp');
     expect(byType(status)['Available']).toBe(
       'False/NotAvailable/1 available replicas, at least 3 required (spec.rollout.strategy.rollingUpdate.maxUnavailable is 1, spec.replicas is 4)',
+    );
+  });
+
+  it('says what blocks scaling up: a missing Cluster, or what its current MachineSet says', () => {
+    const observe = (cluster: boolean, setConditions: Condition[]) =>
+      byType(
+        computeMachineDeploymentStatus({
+          deployment: deployment(2),
+          cluster: cluster ? ({ metadata: { name: 'demo' } } as Cluster) : undefined,
+          machineSets: [],
+          currentMachineSet: {
+            metadata: { name: 'md-abc' },
+            status: { conditions: setConditions },
+          } as unknown as MachineSet,
+          machines: [running('new-1')],
+          isUpToDate: () => true,
+          limits: { replicas: 2, maxSurge: 1, maxUnavailable: 0 },
+          now,
+        }),
+      )['ScalingUp'];
+    const blocked: Condition = {
+      type: 'ScalingUp',
+      status: 'True',
+      reason: 'ScalingUp',
+      message: 'Scaling up from 0 to 2 replicas is blocked because a template does not exist: no CustomResourceDefinition serves kind NoSuchTemplate',
+      lastTransitionTime: new Date(NOW).toISOString(),
+    };
+    expect(observe(false, [])).toBe('True/ScalingUp/Scaling up from 1 to 2 replicas is blocked because Cluster demo does not exist');
+    expect(observe(true, [blocked])).toBe(
+      'True/ScalingUp/Scaling up from 1 to 2 replicas is blocked because MachineSet md-abc: a template does not exist: no CustomResourceDefinition serves kind NoSuchTemplate',
+    );
+    expect(observe(true, [{ ...blocked, message: 'Scaling up from 0 to 2 replicas' }])).toBe(
+      'True/ScalingUp/Scaling up from 1 to 2 replicas',
     );
   });
 });

@@ -18,6 +18,7 @@ import {
   machinesUpToDateCondition,
   remediatingCondition,
   scalingDownCondition,
+  scaleUpBlockerOf,
   scalingUpCondition,
   withConditions,
 } from '../shared/machine-conditions.js';
@@ -29,6 +30,8 @@ export interface MachineDeploymentObservation {
   deployment: MachineDeployment;
   cluster: Cluster | undefined;
   machineSets: readonly MachineSet[];
+  /** The set running the current template, once there is one. */
+  currentMachineSet?: MachineSet;
   /** Machines of all the deployment's sets, deleting ones included. */
   machines: readonly Machine[];
   /** Machines of the set running the current template. */
@@ -56,7 +59,7 @@ export function computeMachineDeploymentStatus(
       pausedCondition(observation.cluster, deployment),
       availableCondition(observation, counters.availableReplicas),
       rollingOutCondition(notUpToDate),
-      scalingUpCondition(machines.length, desired),
+      scalingUpCondition(machines.length, desired, scaleUpBlocker(observation)),
       scalingDownCondition(machines.length, desired),
       machinesReadyCondition(machines),
       machinesUpToDateCondition(machines, observation.isUpToDate),
@@ -80,6 +83,18 @@ export function computeMachineDeploymentStatus(
           : MachineDeploymentPhase.Running,
     conditions,
   };
+}
+
+/**
+ * Why the deployment cannot grow: its Cluster is missing, or its current MachineSet is blocked (a missing
+ * template, say), as that set's ScalingUp says; upstream's deployment names its missing templates the same way.
+ */
+function scaleUpBlocker(observation: MachineDeploymentObservation): string | undefined {
+  const { deployment, cluster, currentMachineSet } = observation;
+  if (!cluster) return `Cluster ${deployment.spec.clusterName} does not exist`;
+  // Older sets only shrink: the current one is the set that grows.
+  const blocker = scaleUpBlockerOf(currentMachineSet?.status?.conditions);
+  return blocker ? `MachineSet ${currentMachineSet!.metadata.name}: ${blocker}` : undefined;
 }
 
 function availableCondition(observation: MachineDeploymentObservation, available: number): ConditionInput {

@@ -376,6 +376,38 @@ describe('MachineHealthCheck controller', () => {
     });
   });
 
+  it('says so on RemediationAllowed when its Cluster or its remediation template does not exist', async () => {
+    const remediationAllowedOf = (name: string) =>
+      eventually(`${name}: RemediationAllowed False`, async () => {
+        const mhc = await checks.get({ namespace: ns(), name });
+        const c = mhc.status?.conditions?.find((k) => k.type === 'RemediationAllowed');
+        return c?.status === 'False' ? c : undefined;
+      });
+    await checks.create({
+      apiVersion: RESOURCES.MachineHealthCheck.apiVersion,
+      kind: RESOURCES.MachineHealthCheck.kind,
+      metadata: { name: 'no-cluster', namespace: ns() },
+      spec: { clusterName: 'no-such-cluster', selector: { matchLabels: { pool: 'none' } } },
+    });
+    expect(await remediationAllowedOf('no-cluster')).toMatchObject({
+      reason: 'ClusterNotFound',
+      message: 'spec.clusterName: Cluster no-such-cluster does not exist',
+    });
+
+    await scenario('missing-template', 1, {
+      remediation: {
+        templateRef: { apiVersion: 'remediation.example.com/v1', kind: 'NoSuchRemediationTemplate', name: 'x' },
+      },
+    });
+    expect(await remediationAllowedOf('missing-template')).toMatchObject({
+      reason: 'RemediationTemplateNotFound',
+      message:
+        'spec.remediation.templateRef: NoSuchRemediationTemplate x (remediation.example.com/v1) does not exist',
+    });
+    // Health is still judged: the Machine is checked, only remediation is held.
+    await allHealthy('missing-template', 1);
+  });
+
   it('remediates a Machine that got no Node within nodeStartupTimeoutSeconds', async () => {
     const first = await eventually('the startup machine', async () => (await machinesOf('startup'))[0]);
     const marked = await eventually(

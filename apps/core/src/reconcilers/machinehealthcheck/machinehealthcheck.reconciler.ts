@@ -45,10 +45,11 @@ import {
 } from './machine-health-conditions.js';
 import {
   cancelExternalRemediation,
+  remediationTemplateProblem,
   requestExternalRemediation,
   usesExternalRemediation,
 } from './machinehealthcheck.remediation.js';
-import { remediationAllowance } from './remediation-allowance.js';
+import { remediationAllowance, type RemediationAllowance } from './remediation-allowance.js';
 
 /** A workload cluster that cannot be read yet is tried again after this long. */
 const UNREACHABLE_RETRY_MS = 10_000;
@@ -104,6 +105,21 @@ export class MachineHealthCheckReconciler {
     const cluster = clusterOf(this.workload, scope.obj);
     if (!cluster) {
       rc.log.info({ cluster: scope.obj.spec.clusterName }, 'cluster not found: waiting for it');
+      // The Cluster watch brings the health check back when the Cluster appears.
+      scope.obj.status = {
+        ...scope.obj.status,
+        conditions: withConditions(
+          scope.obj.status?.conditions,
+          [
+            remediationNotAllowed(
+              ConditionReason.ClusterNotFound,
+              `spec.clusterName: Cluster ${scope.obj.spec.clusterName} does not exist`,
+            ),
+          ],
+          scope.obj.metadata.generation,
+          this.workload.now(),
+        ),
+      };
       return undefined;
     }
     setClusterLabelAndOwner(scope.obj, scope.obj.spec.clusterName, cluster, true);
@@ -130,11 +146,10 @@ export class MachineHealthCheckReconciler {
     }));
     const healthy = judged.filter((j) => j.verdict.state === 'healthy').length;
     const unhealthy = judged.filter((j) => j.verdict.state === 'unhealthy');
-    const allowance = remediationAllowance(
-      mhc.spec.remediation?.triggerIf,
-      targets.length,
-      targets.length - healthy,
-    );
+    const templateProblem = await remediationTemplateProblem(this.workload.templates, mhc);
+    const allowance: RemediationAllowance = templateProblem
+      ? { allowed: false, remaining: 0, message: templateProblem }
+      : remediationAllowance(mhc.spec.remediation?.triggerIf, targets.length, targets.length - healthy);
     if (!allowance.allowed && unhealthy.length > 0) {
       void this.recorder.event(mhc, {
         type: 'Warning',
@@ -157,7 +172,14 @@ export class MachineHealthCheckReconciler {
       targets: targets.map((m) => m.metadata.name!),
       conditions: withConditions(
         mhc.status?.conditions,
-        [remediationAllowedCondition(allowance.allowed, allowance.message)],
+        [
+          allowance.allowed
+            ? remediationAllowed()
+            : remediationNotAllowed(
+                templateProblem ? ConditionReason.RemediationTemplateNotFound : ConditionReason.TooManyUnhealthy,
+                allowance.message ?? '',
+              ),
+        ],
         mhc.metadata.generation,
         now,
       ),
@@ -255,19 +277,16 @@ export class MachineHealthCheckReconciler {
   }
 }
 
-function remediationAllowedCondition(allowed: boolean, message: string | undefined) {
-  return allowed
-    ? {
-        type: ConditionType.RemediationAllowed,
-        status: ConditionStatus.True,
-        reason: ConditionReason.RemediationAllowed,
-      }
-    : {
-        type: ConditionType.RemediationAllowed,
-        status: ConditionStatus.False,
-        reason: ConditionReason.TooManyUnhealthy,
-        message: message ?? '',
-      };
+function remediationAllowed() {
+  return {
+    type: ConditionType.RemediationAllowed,
+    status: ConditionStatus.True,
+    reason: ConditionReason.RemediationAllowed,
+  };
+}
+
+function remediationNotAllowed(reason: string, message: string) {
+  return { type: ConditionType.RemediationAllowed, status: ConditionStatus.False, reason, message };
 }
 
 function eventData(machine: Machine, mhc: MachineHealthCheck) {

@@ -31,6 +31,25 @@ export function usesExternalRemediation(mhc: MachineHealthCheck): boolean {
   return mhc.spec.remediation?.templateRef !== undefined;
 }
 
+/**
+ * Why the health check's remediation template cannot be used (a kind no API serves, or no such object), or
+ * undefined when it can or none is set: remediating through it would fail for every Machine.
+ */
+export async function remediationTemplateProblem(
+  templates: TemplateCloner,
+  mhc: MachineHealthCheck,
+): Promise<string | undefined> {
+  const template = templateRefOf(mhc);
+  if (!template) return undefined;
+  try {
+    await templates.get(mhc.metadata.namespace!, template);
+    return undefined;
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+    return `spec.remediation.templateRef: ${template.kind} ${template.name} (${mhc.spec.remediation!.templateRef!.apiVersion}) does not exist`;
+  }
+}
+
 /** Creates the Machine's remediation request if it has none; returns the ExternallyRemediated condition. */
 export async function requestExternalRemediation(
   templates: TemplateCloner,

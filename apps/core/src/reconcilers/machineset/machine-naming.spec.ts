@@ -1,4 +1,5 @@
-import { formatLabelValue } from '../shared/label-value.js';
+import { formatLabelValue } from '@capstan/kube';
+
 import { MachineNameTemplateError, randomSuffix, renderMachineName } from './machine-naming.js';
 
 describe('machine names and label values', () => {

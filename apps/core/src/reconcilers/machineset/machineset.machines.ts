@@ -1,8 +1,14 @@
-import { jsonEqual } from '@capstan/kube';
-import { FINALIZERS, IN_PLACE_ANNOTATIONS, LABELS, RESOURCES, type Machine, type MachineSet } from '@capstan/api';
+import { formatLabelValue, jsonEqual } from '@capstan/kube';
+import {
+  FINALIZERS,
+  IN_PLACE_ANNOTATIONS,
+  LABELS,
+  RESOURCES,
+  type Machine,
+  type MachineSet,
+} from '@capstan/api';
 import type { Informer } from '@capstan/kube';
 import type { ObjectReference } from '../shared/template-cloner.js';
-import { formatLabelValue } from '../shared/label-value.js';
 import { ownerReferenceTo } from '../shared/ownership.js';
 
 // The Machines a MachineSet creates from its template (upstream computeDesiredMachine), and the in-place changes

@@ -14,19 +14,27 @@ import {
   type MachineSet,
 } from '@capstan/api';
 import {
+  describeFailure,
+  formatLabelValue,
   getControllerOf,
   isBeingDeleted,
   isConflict,
   isNotFound,
   type EventRecorder,
   type ReconcileContext,
-  type ReconcileResult,
   type Reconciler,
+  type ReconcileResult,
   type ResourceClient,
 } from '@capstan/kube';
-import type { DeletionResult, ReconcileScope } from '@capstan/provider-kit';
+import {
+  ORPHANED_CLONE_AGE_MS,
+  OrphanedClones,
+  type DeletionResult,
+  type ReconcileScope,
+} from '@capstan/provider-kit';
 import { ProviderKindError } from '../../external/provider-kinds.js';
 import { selectorMatches } from '../shared/label-selector.js';
+import { cloneKindOf } from '../shared/template-cloner.js';
 import { MachineConditionWriter, setMachineCondition } from '@capstan/provider-kit';
 import { MACHINE_SUMMARY_CONDITIONS } from '../shared/machine-conditions.js';
 import { isDeleting } from '../shared/machine-state.js';
@@ -77,6 +85,7 @@ export function isCurrentRevision(machineSet: MachineSet, deployment: MachineDep
 export class MachineSetReconciler {
   private readonly machinesApi: ResourceClient<Machine>;
   private readonly machineConditions: MachineConditionWriter;
+  private readonly orphanedClones: OrphanedClones;
   readonly reconcile: Reconciler;
 
   constructor(
@@ -85,6 +94,12 @@ export class MachineSetReconciler {
   ) {
     this.machinesApi = workload.client.resource<Machine>(RESOURCES.Machine);
     this.machineConditions = new MachineConditionWriter(this.machinesApi, MACHINE_SET_MACHINE_CONDITIONS);
+    this.orphanedClones = new OrphanedClones({
+      client: workload.client,
+      machines: workload.machines,
+      machinesApi: this.machinesApi,
+      recorder,
+    });
     this.reconcile = workloadReconciler<MachineSet>(workload, RESOURCES.MachineSet, {
       cache: workload.machineSets,
       ownedConditions: MACHINE_SET_CONDITIONS,
@@ -138,6 +153,7 @@ export class MachineSetReconciler {
     let blockedBy = missing > 0 ? this.scaleUpBlocker(machineSet, cluster, deployment, current) : undefined;
     let result: ReconcileResult | undefined;
     if (missing > 0 && !blockedBy) {
+      this.orphanedClones.expect(machineSet, now);
       try {
         await scaleUp(scale, machineSet, missing);
       } catch (err) {
@@ -161,7 +177,32 @@ export class MachineSetReconciler {
       scaleUpBlockedBy: blockedBy,
       now,
     });
-    return result;
+    const sweepInMs = await this.sweepOrphanedClones(machineSet, now, rc);
+    if (sweepInMs === undefined) return result;
+    return { requeueAfter: Math.min(sweepInMs, result?.requeueAfter ?? sweepInMs) };
+  }
+
+  /** Deletes clones a failed or cut-off scale-up left; a failed sweep is tried again later, not the reconcile's error. */
+  private async sweepOrphanedClones(
+    machineSet: MachineSet,
+    now: Date,
+    rc: ReconcileContext,
+  ): Promise<number | undefined> {
+    const template = machineSet.spec.template.spec;
+    const locate = async () => ({
+      types: await Promise.all(
+        [template.bootstrap.configRef, template.infrastructureRef]
+          .filter((ref) => ref !== undefined)
+          .map((ref) => this.workload.templates.resolve(ref.apiGroup, cloneKindOf(ref.kind))),
+      ),
+      labelSelector: `${LABELS.clusterName}=${machineSet.spec.clusterName},${LABELS.setName}=${formatLabelValue(machineSet.metadata.name!)}`,
+    });
+    try {
+      return await this.orphanedClones.sweepIfDue(machineSet, locate, now, rc.log);
+    } catch (err) {
+      rc.log.warn({ err: { message: describeFailure(err) } }, 'could not look for orphaned clones: trying again later');
+      return ORPHANED_CLONE_AGE_MS;
+    }
   }
 
   private scaleUpBlocker(
@@ -285,6 +326,8 @@ export class MachineSetReconciler {
   /** Deletes the set's Machines; the kit removes the finalizer once none is left. */
   private async reconcileDelete(scope: ReconcileScope<MachineSet>): Promise<DeletionResult> {
     const machineSet = scope.obj;
+    // Its clones go with it (owner references): nothing is left to sweep.
+    this.orphanedClones.forget(machineSet.metadata.uid);
     const machines = await this.adoptAndList(machineSet, scope.rc);
     for (const machine of machines) {
       if (isDeleting(machine)) continue;

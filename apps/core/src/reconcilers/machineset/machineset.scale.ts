@@ -1,5 +1,5 @@
 import { RESOURCES, type Machine, type MachineSet } from '@capstan/api';
-import { objectKey, runWithoutCallSignal, type EventRecorder, type ResourceClient } from '@capstan/kube';
+import { isNotFound, objectKey, runWithoutCallSignal, type EventRecorder, type ResourceClient } from '@capstan/kube';
 import type { Logger } from 'pino';
 import { waitForCache } from '../shared/cache-wait.js';
 import { machinesToDelete } from '../shared/deletion-order.js';
@@ -87,11 +87,17 @@ async function createMachine(deps: ScaleDeps, machineSet: MachineSet): Promise<M
     });
     return await deps.machinesApi.create(desiredMachine(machineSet, name, { infrastructure, bootstrap }));
   } catch (err) {
-    // Nothing references the clones yet: remove them so a failed attempt leaks nothing.
+    // Outside the reconcile's signal: the failure may be that signal's abort (the cluster moved to another
+    // replica, the deadline passed), and the clean-up must still run (each request keeps its own timeout).
+    const outcome = await runWithoutCallSignal(() => createdAnyway(deps, namespace, name));
+    if (outcome.state === 'created') {
+      deps.log.info({ machine: name }, 'the create failed on the way back, but the Machine exists');
+      return outcome.machine;
+    }
+    // Nothing references the clones: remove them so a failed attempt leaks nothing. When that is unknown (the
+    // Machine may exist and reference them), the orphaned-clone sweep judges them later.
     for (const clone of [infrastructure, bootstrap]) {
-      if (!clone) continue;
-      // Outside the reconcile's signal: the failure may be that signal's abort (the cluster moved to another
-      // replica, the deadline passed), and the clean-up must still run (each request keeps its own timeout).
+      if (!clone || outcome.state === 'unknown') continue;
       await runWithoutCallSignal(() => templates.delete(namespace, clone)).catch((cleanupErr: unknown) => {
         deps.log.warn(
           { err: cleanupErr, kind: clone.kind, clone: clone.name },
@@ -106,6 +112,22 @@ async function createMachine(deps: ScaleDeps, machineSet: MachineSet): Promise<M
       note: `Failed to create Machine ${name}: ${err instanceof Error ? err.message : String(err)}`,
     });
     throw err;
+  }
+}
+
+/**
+ * Whether a Machine whose create failed exists after all (the request reached the API server, the response was
+ * lost): its name is unique to this attempt, so one that exists is this attempt's.
+ */
+async function createdAnyway(
+  deps: ScaleDeps,
+  namespace: string,
+  name: string,
+): Promise<{ state: 'created'; machine: Machine } | { state: 'absent' } | { state: 'unknown' }> {
+  try {
+    return { state: 'created', machine: await deps.machinesApi.get({ namespace, name }) };
+  } catch (err) {
+    return isNotFound(err) ? { state: 'absent' } : { state: 'unknown' };
   }
 }
 

@@ -195,8 +195,18 @@ export function scalingUpCondition(current: number, desired: number, blockedBy?:
     type: ConditionType.ScalingUp,
     status: ConditionStatus.True,
     reason: ConditionReason.ScalingUp,
-    message: blockedBy ? `${message} is blocked because ${blockedBy}` : message,
+    message: blockedBy ? `${message}${BLOCKED_BECAUSE}${blockedBy}` : message,
   };
+}
+
+const BLOCKED_BECAUSE = ' is blocked because ';
+
+/** What blocks an object's scale-up, as its ScalingUp condition (written by scalingUpCondition) says. */
+export function scaleUpBlockerOf(conditions: readonly Condition[] | undefined): string | undefined {
+  const scalingUp = getCondition(conditions, ConditionType.ScalingUp);
+  if (scalingUp?.status !== ConditionStatus.True) return undefined;
+  const at = scalingUp.message?.indexOf(BLOCKED_BECAUSE) ?? -1;
+  return at < 0 ? undefined : scalingUp.message!.slice(at + BLOCKED_BECAUSE.length);
 }
 
 export function scalingDownCondition(current: number, desired: number): ConditionInput {

@@ -1,0 +1,136 @@
+import { LABELS, type Machine } from '@capstan/api';
+import {
+  isNotFound,
+  type EventRecorder,
+  type Informer,
+  type KubeClient,
+  type ResourceClient,
+  type ResourceType,
+} from '@capstan/kube';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+
+// A MachineSet or a control plane creates a Machine's infrastructure machine and bootstrap config first, then the
+// Machine that references them. A process killed between the two, or a clean-up that could not run, leaves objects
+// that nothing references; they are owned by the set or control plane, so nothing else deletes them while it lives.
+// After the owner created Machines, once such an object is old enough that its Machine would show, the owner looks
+// for them and deletes them.
+
+/** An unreferenced clone younger than this may still get its Machine (or the cache may not show it yet). */
+export const ORPHANED_CLONE_AGE_MS = 60_000;
+
+export interface OrphanedCloneDeps {
+  client: KubeClient;
+  /** The Machine cache, read before the API server. */
+  machines: Pick<Informer<Machine>, 'getByName'>;
+  machinesApi: ResourceClient<Machine>;
+  recorder: EventRecorder;
+}
+
+/** Where an owner's clones are: their kinds, and the labels every clone of this owner carries. */
+export interface CloneLocation {
+  types: readonly ResourceType[];
+  labelSelector: string;
+}
+
+export class OrphanedClones {
+  /** Per owner uid: when to look for orphaned clones (epoch ms). */
+  private readonly due = new Map<string, number>();
+
+  constructor(private readonly deps: OrphanedCloneDeps) {}
+
+  /** The owner created (or failed to create) Machines: clones left behind are looked for once old enough. */
+  expect(owner: KubernetesObject, now: Date): void {
+    const uid = owner.metadata!.uid!;
+    if (!this.due.has(uid)) this.due.set(uid, now.getTime() + ORPHANED_CLONE_AGE_MS);
+  }
+
+  forget(uid: string | undefined): void {
+    if (uid) this.due.delete(uid);
+  }
+
+  /**
+   * Deletes the owner's orphaned clones when a sweep is due; returns how long until the next sweep is due (a
+   * clone too young to judge), or undefined when none is. A failed sweep is due again after the age threshold.
+   */
+  async sweepIfDue(
+    owner: KubernetesObject,
+    locate: () => Promise<CloneLocation>,
+    now: Date,
+    log: Logger,
+  ): Promise<number | undefined> {
+    const uid = owner.metadata!.uid!;
+    const due = this.due.get(uid);
+    if (due === undefined) return undefined;
+    if (due > now.getTime()) return due - now.getTime();
+    this.due.set(uid, now.getTime() + ORPHANED_CLONE_AGE_MS);
+    const youngest = await this.sweep(owner, await locate(), now, log);
+    if (youngest === undefined) {
+      this.due.delete(uid);
+      return undefined;
+    }
+    const next = youngest + ORPHANED_CLONE_AGE_MS;
+    this.due.set(uid, next);
+    return Math.max(1000, next - now.getTime());
+  }
+
+  /** Deletes every old enough unreferenced clone; returns the creation time of the youngest one left to judge. */
+  private async sweep(
+    owner: KubernetesObject,
+    location: CloneLocation,
+    now: Date,
+    log: Logger,
+  ): Promise<number | undefined> {
+    const namespace = owner.metadata!.namespace!;
+    let youngest: number | undefined;
+    for (const type of location.types) {
+      const clones = this.deps.client.resource<KubernetesObject>(type);
+      const { items } = await clones.list({ namespace, labelSelector: location.labelSelector });
+      for (const clone of items) {
+        if (!unreferencedCloneOf(clone, owner)) continue;
+        const created = Date.parse(clone.metadata?.creationTimestamp as unknown as string);
+        if (now.getTime() - created < ORPHANED_CLONE_AGE_MS) {
+          youngest = Math.max(youngest ?? created, created);
+          continue;
+        }
+        const name = clone.metadata!.name!;
+        if (await this.machineExists(namespace, name)) continue;
+        await clones
+          .delete({ namespace, name }, { preconditions: { uid: clone.metadata!.uid! } })
+          .catch((err: unknown) => {
+            if (!isNotFound(err)) throw err;
+          });
+        log.info(
+          { kind: type.kind, clone: name, cluster: clone.metadata?.labels?.[LABELS.clusterName] },
+          'deleted a clone no Machine was created for',
+        );
+        void this.deps.recorder.event(owner, {
+          type: 'Normal',
+          reason: 'SuccessfulDelete',
+          action: 'Delete',
+          note: `Deleted ${type.kind} ${name}: no Machine was created for it`,
+        });
+      }
+    }
+    return youngest;
+  }
+
+  /** A clone is named after its Machine: the cache first, then the API server, so a lagging cache deletes nothing. */
+  private async machineExists(namespace: string, name: string): Promise<boolean> {
+    if (this.deps.machines.getByName(namespace, name)) return true;
+    try {
+      await this.deps.machinesApi.get({ namespace, name });
+      return true;
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      throw err;
+    }
+  }
+}
+
+/** Owned by `owner` and not yet taken over by a Machine (the core makes the Machine its controller). */
+function unreferencedCloneOf(clone: KubernetesObject, owner: KubernetesObject): boolean {
+  if (clone.metadata?.deletionTimestamp) return false;
+  const owners = clone.metadata?.ownerReferences ?? [];
+  return owners.some((o) => o.uid === owner.metadata?.uid) && !owners.some((o) => o.controller);
+}
