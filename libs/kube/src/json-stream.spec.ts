@@ -18,6 +18,13 @@ describe('JsonValueSplitter', () => {
     }
   });
 
+  it('refuses a value that grows past its limit instead of buffering it without bound', () => {
+    const splitter = new JsonValueSplitter(100);
+    expect(splitter.push(`{"a":"${'x'.repeat(80)}"}`)).toHaveLength(1);
+    splitter.push(`{"b":"${'y'.repeat(60)}`);
+    expect(() => splitter.push('y'.repeat(60))).toThrow(/a value longer than 100 characters/);
+  });
+
   it('refuses text that is not a JSON value between values', () => {
     expect(() => new JsonValueSplitter().push('{"a":1} oops')).toThrow(/unexpected "o"/);
   });

@@ -4,6 +4,12 @@
  * proxies do (upstream's in-memory backend, for one). Feed it text as it arrives; it keeps the incomplete tail.
  */
 export class JsonValueSplitter {
+  /**
+   * `maxValueLength`: longest value kept (characters). An object is at most about 1.5 MiB in etcd; a server that
+   * streams one unending value must not grow this process without bound.
+   */
+  constructor(private readonly maxValueLength = 16 * 1024 * 1024) {}
+
   private buffer = '';
   /** Where scanning resumes in `buffer`, and the state there (so a long value is not rescanned per chunk). */
   private scanned = 0;
@@ -48,6 +54,9 @@ export class JsonValueSplitter {
     this.buffer = this.buffer.slice(keepFrom);
     this.scanned = this.buffer.length;
     if (this.start >= 0) this.start = 0;
+    if (this.buffer.length > this.maxValueLength) {
+      throw new SyntaxError(`watch stream: a value longer than ${this.maxValueLength} characters`);
+    }
     return values;
   }
 }
