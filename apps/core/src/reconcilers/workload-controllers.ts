@@ -13,6 +13,7 @@ import type { WorkloadClusters } from '../remote/workload-clusters.js';
 import { registerMachineDeploymentController } from './machinedeployment/machinedeployment.controller.js';
 import { registerMachineHealthCheckController } from './machinehealthcheck/machinehealthcheck.controller.js';
 import { registerMachineSetController } from './machineset/machineset.controller.js';
+import { TemplateClusterOwnership } from './shared/template-ownership.js';
 import { TemplateCloner } from './shared/template-cloner.js';
 import { ORPHANS_BY_NAMESPACE, orphansByNamespace, type WorkloadContext } from './shared/workload-context.js';
 
@@ -24,6 +25,7 @@ export function registerWorkloadControllers(
   ctx: ServiceContext,
   deps: { workloadClusters: WorkloadClusters },
 ): void {
+  const templates = new TemplateCloner(ctx.client, new ProviderKinds(ctx.client));
   const workload: WorkloadContext = {
     client: ctx.client,
     clusters: ctx.manager.informer<Cluster>(RESOURCES.Cluster),
@@ -31,7 +33,8 @@ export function registerWorkloadControllers(
     machineSets: ctx.manager.informer<MachineSet>(RESOURCES.MachineSet),
     machineDeployments: ctx.manager.informer<MachineDeployment>(RESOURCES.MachineDeployment),
     machineHealthChecks: ctx.manager.informer<MachineHealthCheck>(RESOURCES.MachineHealthCheck),
-    templates: new TemplateCloner(ctx.client, new ProviderKinds(ctx.client)),
+    templates,
+    templateOwnership: new TemplateClusterOwnership(templates, ctx.client),
     askCanUpdate: (request) => askCanUpdateMachine(ctx.bus.nc, ctx.topology.root, request),
     now: () => new Date(),
   };

@@ -185,6 +185,12 @@ describe('generated CRDs on a real API server', () => {
     await create(fresh(withSpec(k3sControlPlane(), (s) => (s['replicas'] = 3))));
   });
 
+  it('refuses a control plane version that is not a release, naming the field', async () => {
+    const latest = withSpec(k3sControlPlane(), (s) => (s['version'] = 'latest'));
+    expect(await refusal(create(fresh(latest)))).toMatch(/spec\.version: Invalid value: "latest": spec\.version in body should match/);
+    await create(fresh(withSpec(k3sControlPlane(), (s) => (s['version'] = 'v1.34.4+k3s1'))));
+  });
+
   it('refuses network ranges that are not CIDR blocks, naming the field', async () => {
     const pods = withSpec(cluster(), (s) => (s['clusterNetwork'] = { pods: { cidrBlocks: ['10.42.0.0/16', 'not-a-cidr'] } }));
     expect(await refusal(create(fresh(pods)))).toMatch(/spec\.clusterNetwork\.pods\.cidrBlocks: Invalid value: .*cidrBlocks must be CIDR blocks/);

@@ -10,6 +10,8 @@ export const PATTERNS = {
     /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/,
   /** metav1.Condition reason: CamelCase. */
   conditionReason: /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/,
+  /** A Kubernetes release as K3s names it: v1.31.4, or v1.31.4+k3s1 (the bootstrap renderer checks the same). */
+  kubernetesVersion: /^v\d+\.\d+\.\d+(-[0-9A-Za-z.]+)?(\+[0-9A-Za-z.]+)?$/,
   /** `[min-max]`, e.g. `[3-5]`. */
   unhealthyRange: /^\[[0-9]+-[0-9]+\]$/,
 } as const;

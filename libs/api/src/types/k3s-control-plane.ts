@@ -1,8 +1,9 @@
 import { IN_PLACE_POLICIES, type InPlacePolicy } from '../constants/in-place.js';
-import { IsBoolean, IsIn, IsOptional, IsRFC3339, IsString, MaxLength, MinLength } from 'class-validator';
+import { IsBoolean, IsIn, IsOptional, IsRFC3339, IsString, Matches, MaxLength, MinLength } from 'class-validator';
 import { RESOURCES } from '../constants/resources.js';
 import { Cel, CustomResource, Default, Description, MinProperties, Nested } from '../schema/decorators.js';
 import { IsInt32, IsIntOrString } from '../schema/validators.js';
+import { PATTERNS } from '../schema/patterns.js';
 import {
   ContractVersionedObjectReferenceSchema,
   MachineReadinessGateSchema,
@@ -154,6 +155,7 @@ export class K3sControlPlaneSpecSchema {
   @IsString()
   @MinLength(1)
   @MaxLength(256)
+  @Matches(PATTERNS.kubernetesVersion, { message: 'version must be a release such as v1.31.4 or v1.31.4+k3s1' })
   version!: string;
 
   @Description('machineTemplate describes the control plane Machines.')

@@ -51,6 +51,22 @@ describe('PatchHelper on the real API server', () => {
     expect(await next.patch(next.draft())).toEqual(removed);
   });
 
+  it('writes no status after removing the last finalizer of a deleted object (it is gone)', async () => {
+    const created = await widgets().create({
+      ...widget(env.ns.name, 'finalized', { size: 1 }),
+      metadata: { name: 'finalized', namespace: env.ns.name, finalizers: ['capstan.dev/test'] },
+    });
+    await widgets().delete({ namespace: env.ns.name, name: 'finalized' });
+    const deleting = await widgets().get({ namespace: env.ns.name, name: 'finalized' });
+    const helper = new PatchHelper(widgets(), deleting);
+    const draft = helper.draft();
+    draft.metadata!.finalizers = [];
+    draft.status = { phase: 'Deleted' };
+    const written = await helper.patch(draft);
+    expect(written.metadata?.finalizers ?? []).toEqual([]);
+    await expect(widgets().get({ namespace: env.ns.name, name: 'finalized' })).rejects.toThrow(/404/);
+  });
+
   it('stamps a status computed for the spec it writes with the generation that spec write made', async () => {
     const created = await widgets().create(widget(env.ns.name, 'gen', { size: 1 }));
     const helper = new PatchHelper(widgets(), created);

@@ -84,7 +84,9 @@ export class PatchHelper<T extends PatchableObject> {
   /** Writes what `after` changes: metadata and spec first, then status. Returns the object as last written. */
   async patch(after: T, call: PatchCallOptions = {}): Promise<T> {
     let latest = await this.patchMain(after, call);
-    if (this.statusSubresource) latest = await this.patchStatus(latest, restamped(after, this.base, latest), call);
+    // Removing the last finalizer of a deleted object deletes it: there is no status left to write.
+    const gone = latest.metadata?.deletionTimestamp && (latest.metadata.finalizers ?? []).length === 0;
+    if (this.statusSubresource && !gone) latest = await this.patchStatus(latest, restamped(after, this.base, latest), call);
     this.base = structuredClone(latest);
     return latest;
   }

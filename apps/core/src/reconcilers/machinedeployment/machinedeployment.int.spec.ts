@@ -2,6 +2,7 @@ import {
   ANNOTATIONS,
   LABELS,
   RESOURCES,
+  type Cluster,
   type Machine,
   type MachineDeployment,
   type MachineSet,
@@ -13,6 +14,7 @@ import {
   createTemplates,
   eventually,
   machineTemplate,
+  resourceOf,
   startWorkloadEnv,
   type WorkloadEnv,
 } from '../shared/testing/workload-env.js';
@@ -213,6 +215,22 @@ describe('MachineDeployment controller', () => {
       });
     }
     expect(unavailable.sets.length).toBeLessThanOrEqual(2);
+  });
+
+  it('makes its Cluster an owner of the templates it uses, as upstream does, once', async () => {
+    await createTemplates(env, 'owned');
+    await createDeployment('owner', 1, { template: machineTemplate(cluster, 'owned', { pool: 'owner' }) });
+    const theCluster = await env.client.resource<Cluster>(RESOURCES.Cluster).get({ namespace: ns(), name: cluster });
+    for (const kind of ['GenericInfrastructureMachineTemplate', 'GenericBootstrapConfigTemplate']) {
+      const owners = await eventually(`${kind} owned by the Cluster`, async () => {
+        const template = await env.client.resource(resourceOf(kind)).get({ namespace: ns(), name: 'owned' });
+        const refs = template.metadata?.ownerReferences ?? [];
+        return refs.some((r) => r.uid === theCluster.metadata.uid) ? refs : undefined;
+      });
+      expect(owners).toEqual([
+        { apiVersion: RESOURCES.Cluster.apiVersion, kind: 'Cluster', name: cluster, uid: theCluster.metadata.uid },
+      ]);
+    }
   });
 
   it('scales without a rollout when only replicas change', async () => {

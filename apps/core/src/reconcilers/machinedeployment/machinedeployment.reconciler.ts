@@ -102,6 +102,13 @@ export class MachineDeploymentReconciler {
     setClusterLabelAndOwner(scope.obj, scope.obj.spec.clusterName, cluster, true);
     // The finalizer is written before the first MachineSet it guards is created.
     const deployment = await scope.patchNow();
+    if (cluster) {
+      const template = deployment.spec.template.spec;
+      await this.workload.templateOwnership.ensure(cluster, deployment.metadata.namespace!, [
+        template.bootstrap.configRef,
+        template.infrastructureRef,
+      ]);
+    }
     await this.adoptOrphanSets(deployment, rc);
 
     const now = this.workload.now();

@@ -119,6 +119,13 @@ export class MachineSetReconciler {
     setClusterLabelAndOwner(scope.obj, scope.obj.spec.clusterName, cluster, standAlone);
     // The finalizer is written before the first Machine it guards is created.
     const machineSet = await scope.patchNow();
+    if (cluster) {
+      const template = machineSet.spec.template.spec;
+      await this.workload.templateOwnership.ensure(cluster, machineSet.metadata.namespace!, [
+        template.bootstrap.configRef,
+        template.infrastructureRef,
+      ]);
+    }
     const machines = await this.adoptAndList(machineSet, rc);
 
     const deployment = owningDeployment(this.workload, machineSet);

@@ -3,6 +3,7 @@ import type { Cluster, Machine, MachineDeployment, MachineHealthCheck, MachineSe
 import { BY_OWNER, getControllerOf, type IndexFunc, type Informer, type KubeClient } from '@capstan/kube';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { TemplateCloner } from './template-cloner.js';
+import type { TemplateClusterOwnership } from './template-ownership.js';
 
 /** What the MachineSet, MachineDeployment and MachineHealthCheck controllers share: one client, one set of caches. */
 export interface WorkloadContext {
@@ -13,6 +14,8 @@ export interface WorkloadContext {
   machineDeployments: Informer<MachineDeployment>;
   machineHealthChecks: Informer<MachineHealthCheck>;
   templates: TemplateCloner;
+  /** Puts the Cluster among the owners of the templates deployments and sets use. */
+  templateOwnership: TemplateClusterOwnership;
   /** Asks a Machine's bootstrap provider whether a change can be applied in place (NATS request/reply). */
   askCanUpdate: (request: CanUpdateMachineRequest) => Promise<CanUpdateMachineResponse>;
   now: () => Date;
