@@ -52,7 +52,7 @@ describe('PatchHelper on the real API server', () => {
   });
 
   it('writes no status after removing the last finalizer of a deleted object (it is gone)', async () => {
-    const created = await widgets().create({
+    await widgets().create({
       ...widget(env.ns.name, 'finalized', { size: 1 }),
       metadata: { name: 'finalized', namespace: env.ns.name, finalizers: ['capstan.dev/test'] },
     });
