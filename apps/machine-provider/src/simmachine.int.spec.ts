@@ -181,6 +181,33 @@ describe('machine-provider: SimMachine', () => {
     expect((await alpha.simMachine('alpha-flaky')).status?.initialization?.provisioned).toBe(true);
   });
 
+  it('applies fault fields changed on a running machine at once, and a removed not-ready fault lets it recover', async () => {
+    const simMachines = client.resource<SimMachine>(RESOURCES.SimMachine);
+    await alpha.machine('alpha-later', { role: 'agent' });
+    await eventually(async () => (await alpha.readyNodes()).includes('alpha-later'), {
+      timeoutMs: 60_000,
+      message: 'alpha-later Ready',
+    });
+    // Counted from registration, as at boot: 0 s is already due.
+    await simMachines.mergePatch({ namespace: ns.name, name: 'alpha-later' }, { spec: { nodeNotReadyAfterSeconds: 0 } });
+    await alpha.condition('alpha-later', SimConditionType.NodeRunning, SimConditionReason.NodeNotReadyInjected, 30_000);
+    const core = await alpha.workloadCore();
+    const stopped = await core.readNode({ name: 'alpha-later' });
+    expect(stopped.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('Unknown');
+    expect(stopped.spec?.taints?.map((t) => t.key)).toContain('node.kubernetes.io/unreachable');
+
+    await simMachines.jsonPatch({ namespace: ns.name, name: 'alpha-later' }, [
+      { op: 'remove', path: '/spec/nodeNotReadyAfterSeconds' },
+    ]);
+    await eventually(async () => (await alpha.readyNodes()).includes('alpha-later'), {
+      timeoutMs: 30_000,
+      message: 'alpha-later Ready again',
+    });
+    const back = await core.readNode({ name: 'alpha-later' });
+    expect(back.spec?.taints ?? []).toEqual([]);
+    await alpha.condition('alpha-later', SimConditionType.NodeRunning, SimConditionReason.NodeRegistered, 30_000);
+  });
+
   it('serves a shared-mode cluster through its own endpoint from the one shared API server', async () => {
     const gamma = await SimClusterFixture.create(client, ns.name, 'gamma', { mode: 'shared' });
     await gamma.machine('gamma-cp-0', { role: 'init-server' });

@@ -19,6 +19,7 @@ import {
   registrationNode,
   unknownConditions,
   unreachableTaints,
+  UNREACHABLE_TAINT_KEY,
   withTaints,
   type NodeCondition,
   type NodeIdentity,
@@ -143,6 +144,31 @@ export class NodeAgent {
     this.options.identity = { ...this.options.identity, version };
     this.lastStatusAt = 0;
     if (this.state.phase === 'Registered') this.schedule(0);
+  }
+
+  /**
+   * The machine's fault fields changed while it runs: they apply at once, counted from registration as at boot.
+   * A not-ready fault taken away lets a NotReady node come back (it registers again and posts Ready, and its
+   * taints go, as when a kubelet that stopped returns); a Node the disappear fault deleted stays gone.
+   */
+  setFaults(faults: NodeFaults): void {
+    const current = this.options.faults;
+    if (
+      current.notReadyAfterSeconds === faults.notReadyAfterSeconds &&
+      current.disappearsAfterSeconds === faults.disappearsAfterSeconds
+    ) {
+      return;
+    }
+    this.options.faults = { ...faults };
+    if (this.stopped) return;
+    if (this.state.phase === 'NotReady' && faults.notReadyAfterSeconds === undefined) {
+      this.set({
+        phase: 'WaitingForAPIServer',
+        message: `Node ${this.options.identity.name} recovering: the not-ready fault was removed`,
+        registeredAt: this.state.registeredAt,
+      });
+    }
+    if (this.state.phase !== 'Deleted') this.schedule(0);
   }
 
   /** Stops the loop; with `deleteNode`, deletes the Node and its Lease (what happens when the host goes away). */
@@ -360,12 +386,12 @@ export class NodeAgent {
 
   /**
    * The API server's TaintNodesByCondition admission taints every new Node not-ready; the node lifecycle
-   * controller takes the taint off once the node reports Ready. No controller manager runs in the sim, so
-   * the node does it.
+   * controller takes that taint, and the unreachable ones of a node that stopped posting, off once the node
+   * reports Ready. No controller manager runs in the sim, so the node does it.
    */
   private async clearNotReadyTaint(connection: WorkloadConnection, node: SimNode): Promise<void> {
     const taints = node.spec?.taints ?? [];
-    const kept = taints.filter((t) => t.key !== NOT_READY_TAINT_KEY);
+    const kept = taints.filter((t) => t.key !== NOT_READY_TAINT_KEY && t.key !== UNREACHABLE_TAINT_KEY);
     if (kept.length === taints.length) return;
     await connection.client.resource<SimNode>(NODE_RESOURCE).jsonPatch({ name: node.metadata!.name! }, [
       { op: 'test', path: '/spec/taints', value: taints },

@@ -187,10 +187,12 @@ export function unknownConditions(conditions: readonly NodeCondition[], now: Dat
 }
 
 /** The node lifecycle controller's taints for an unreachable node. */
+export const UNREACHABLE_TAINT_KEY = 'node.kubernetes.io/unreachable';
+
 export function unreachableTaints(now: Date): NodeTaintSpec[] {
   return [
-    { key: 'node.kubernetes.io/unreachable', effect: 'NoSchedule' },
-    { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute', timeAdded: metaTime(now) },
+    { key: UNREACHABLE_TAINT_KEY, effect: 'NoSchedule' },
+    { key: UNREACHABLE_TAINT_KEY, effect: 'NoExecute', timeAdded: metaTime(now) },
   ];
 }
 

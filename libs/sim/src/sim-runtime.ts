@@ -243,7 +243,10 @@ export class SimRuntime {
   /** Starts the machine's node agent unless one runs; returns it. */
   ensureNodeAgent(machineKey: string, spec: NodeAgentSpec): NodeAgent {
     const running = this.agents.get(machineKey);
-    if (running) return running;
+    if (running) {
+      running.setFaults(spec.faults);
+      return running;
+    }
     const { serverEndpoint, token, ...rest } = spec;
     const agent = new NodeAgent({
       ...rest,
