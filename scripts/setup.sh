@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the project needs on a fresh clone, and nothing twice: Node 24 (into .tools/), the npm
-# packages, nats-server (Debian package) and the test environment's etcd + kube-apiserver (built from the
-# pinned Go modules under tools/ into ~/.cache/capstan, once per version).
+# packages, nats-server (Debian package) and the test environment's etcd, kube-apiserver and
+# kube-controller-manager (built from the pinned Go modules under tools/ into ~/.cache/capstan, once per version).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/node24.sh"
 cd "$capstan_root"

@@ -1,6 +1,10 @@
 //go:build tools
 
-// Package tools pins the kube-apiserver command so `go mod tidy` keeps its dependency graph.
+// Package tools pins the kube-apiserver and kube-controller-manager commands so `go mod tidy` keeps their
+// dependency graph.
 package tools
 
-import _ "k8s.io/kubernetes/cmd/kube-apiserver"
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+)

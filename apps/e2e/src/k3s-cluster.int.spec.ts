@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { V1Node, V1Secret } from '@kubernetes/client-node';
 import {
+  ALL_RESOURCES,
   LABELS,
   RESOURCES,
   getCondition,
@@ -14,7 +15,7 @@ import {
   type Machine,
 } from '@capstan/api';
 import { createKubeClient, Informer, SECRETS, type KubeClient, type ResourceType } from '@capstan/kube';
-import { eventually, startCapstan, type CapstanUnderTest, type TestNamespace } from '@capstan/testing';
+import { eventually, startCapstan, waitForNoLeftovers, type CapstanUnderTest, type TestNamespace } from '@capstan/testing';
 import { controlPlaneName, createObject, createSimK3sCluster, deleteClusterAndWait } from './sim-cluster-fixture.js';
 
 // The whole hand-off with real parts: the five services, sim machines whose servers run a real kube-apiserver
@@ -233,6 +234,23 @@ describe('a K3s cluster on sim machines, end to end', () => {
         const all = await nodes();
         return all.length === 5 && all.every(nodeReady);
       });
+    },
+    STEP_TIMEOUT_MS,
+  );
+
+  it(
+    'deletes the cluster and leaves nothing of it: Secrets, templates and the health check go with it',
+    async () => {
+      const { uid } = (await client.resource<Cluster>(RESOURCES.Cluster).get({ namespace: ns.name, name: CLUSTER }))
+        .metadata;
+      await deleteClusterAndWait(client, ns.name, CLUSTER);
+      const left = await waitForNoLeftovers(
+        ns.kc,
+        { namespace: ns.name, name: CLUSTER, uid: uid! },
+        ALL_RESOURCES.filter((resource) => resource !== RESOURCES.Cluster),
+        { timeoutMs: 60_000 },
+      );
+      expect(left).toEqual([]);
     },
     STEP_TIMEOUT_MS,
   );

@@ -98,7 +98,10 @@ export async function createSimK3sCluster(client: KubeClient, spec: SimClusterSp
 /** Deletes the Cluster and waits until it is gone (everything it owns deleted first). */
 export async function deleteClusterAndWait(client: KubeClient, namespace: string, name: string): Promise<void> {
   const clusters = client.resource<Cluster>(RESOURCES.Cluster);
-  await clusters.delete({ namespace, name });
+  // Gone already (a test deleted it) is fine: this is also the clean-up after such a test.
+  await clusters.delete({ namespace, name }).catch((error: unknown) => {
+    if (!isNotFound(error)) throw error;
+  });
   await eventually(
     async () => {
       try {

@@ -12,4 +12,5 @@ export * from './reconciler-kit/object-reconciler.js';
 export * from './reconciler-kit/event-handlers.js';
 export * from './reconciler-kit/machine-condition-writer.js';
 export * from './reconciler-kit/orphaned-clones.js';
+export * from './reconciler-kit/template-ownership.js';
 export * from './sharding/cluster-shard-key.js';

@@ -92,7 +92,10 @@ function fromAssets(name: string): string | undefined {
   return undefined;
 }
 
-function cachedPath(module: 'kube-apiserver' | 'etcd', version: string): string {
+/** A binary built from a wrapper module under tools/. */
+type ToolBinary = 'kube-apiserver' | 'kube-controller-manager' | 'etcd';
+
+function cachedPath(module: ToolBinary, version: string): string {
   return join(cacheRoot(), 'bin', module, version, module);
 }
 
@@ -114,10 +117,11 @@ function versionLdflags(version: string): string {
 
 /** Builds one wrapper module under tools/ into the cache; a partial build never lands under the final name. */
 function build(
-  module: 'kube-apiserver' | 'etcd',
+  module: ToolBinary,
   version: string,
   log: (line: string) => void,
-  toolModule: ToolModule = module,
+  // kube-controller-manager has no module of its own: the kube-apiserver module pins it too.
+  toolModule: ToolModule = module === 'kube-controller-manager' ? 'kube-apiserver' : module,
 ): string {
   const go = onPath('go');
   const target = cachedPath(module, version);
@@ -130,7 +134,7 @@ function build(
     );
   }
   mkdirSync(join(target, '..'), { recursive: true });
-  const pkg = module === 'etcd' ? '.' : 'k8s.io/kubernetes/cmd/kube-apiserver';
+  const pkg = module === 'etcd' ? '.' : `k8s.io/kubernetes/cmd/${module}`;
   const ldflags = module === 'etcd' ? '-s -w' : versionLdflags(version);
   log(`building ${module} ${version} from Go modules (once; cached in ${target})`);
   try {
@@ -163,6 +167,24 @@ export function resolveControlPlaneBinaries(log: (line: string) => void = () => 
   const kubeApiserver =
     apiCandidates.find((path) => path && executable(path)) ?? build('kube-apiserver', kubernetesVersion, log);
   return { etcd, kubeApiserver, kubernetesVersion };
+}
+
+/**
+ * kube-controller-manager of the main pinned release (the management environment's garbage collector, namespace
+ * and RBAC aggregation controllers): KUBEBUILDER_ASSETS, PATH, the build cache, else built from the kube-apiserver
+ * wrapper module, which pins both commands.
+ */
+export function resolveKubeControllerManager(log: (line: string) => void = () => undefined): string {
+  const version = requiredVersion('kube-apiserver');
+  const candidates = [
+    fromAssets('kube-controller-manager'),
+    onPath('kube-controller-manager'),
+    cachedPath('kube-controller-manager', version),
+  ];
+  return (
+    candidates.find((path) => path && executable(path)) ??
+    build('kube-controller-manager', version, log)
+  );
 }
 
 export function resolveNatsServer(): string {

@@ -5,6 +5,7 @@ import {
   pinnedKubeApiserverVersions,
   resolveControlPlaneBinaries,
   resolveKubeApiserverVersion,
+  resolveKubeControllerManager,
   resolveNatsServer,
 } from './binaries.js';
 import { startLocalEnvironment } from './local-environment.js';
@@ -84,8 +85,15 @@ try {
     const others = pinnedKubeApiserverVersions()
       .slice(1)
       .map(({ version }) => `kube-apiserver ${resolveKubeApiserverVersion(version, log)?.path ?? '(not built)'}`);
+    const controllerManager = resolveKubeControllerManager(log);
     out(
-      [`etcd ${binaries.etcd}`, `kube-apiserver ${binaries.kubeApiserver}`, ...others, `nats-server ${resolveNatsServer()}`].join('\n'),
+      [
+        `etcd ${binaries.etcd}`,
+        `kube-apiserver ${binaries.kubeApiserver}`,
+        ...others,
+        `kube-controller-manager ${controllerManager}`,
+        `nats-server ${resolveNatsServer()}`,
+      ].join('\n'),
     );
   }
   else {

@@ -14,3 +14,4 @@ export * from './eventually.js';
 export * from './local-services.js';
 export * from './capstan-under-test.js';
 export * from './repo.js';
+export * from './cluster-leftovers.js';

@@ -3,7 +3,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'nod
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { resolveControlPlaneBinaries, resolveNatsServer, type ControlPlaneBinaries } from './binaries.js';
+import {
+  resolveControlPlaneBinaries,
+  resolveKubeControllerManager,
+  resolveNatsServer,
+  type ControlPlaneBinaries,
+} from './binaries.js';
 import { TestEnvironmentError } from './errors.js';
 import { renderKubeconfig } from './kubeconfig.js';
 import { freePort } from './ports.js';
@@ -40,11 +45,16 @@ export interface LocalEnvironment {
 
 const START_ATTEMPTS = 3;
 
-/** Starts etcd, kube-apiserver (RBAC, service-account keys, TLS) and nats-server -js on free ports. */
+/**
+ * Starts etcd, kube-apiserver (RBAC, service-account keys, TLS), kube-controller-manager (the garbage collector,
+ * the namespace controller and ClusterRole aggregation, as a real management cluster has them) and nats-server
+ * -js on free ports.
+ */
 export async function startLocalEnvironment(options: LocalEnvironmentOptions = {}): Promise<LocalEnvironment> {
   const log = options.log ?? (() => undefined);
   reapOrphans();
   const binaries = resolveControlPlaneBinaries(log);
+  const controllerManager = resolveKubeControllerManager(log);
   const natsServer = resolveNatsServer();
   const workDir = options.workDir ?? mkdtempSync(join(tmpdir(), 'capstan-env-'));
   mkdirSync(workDir, { recursive: true });
@@ -68,9 +78,12 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions = {
     const api = await withPortRetry('kube-apiserver', (port) =>
       startApiServer(binaries.kubeApiserver, workDir, port, etcdUrl, options, track),
     );
-    const natsUrl = await withPortRetry('nats-server', (port) => startNats(natsServer, workDir, port, options, track));
     const kubeconfigPath = join(workDir, 'kubeconfig');
     writeFileSync(kubeconfigPath, api.kubeconfig, { mode: 0o600 });
+    await withPortRetry('kube-controller-manager', (port) =>
+      startControllerManager(controllerManager, workDir, port, kubeconfigPath, options, track),
+    );
+    const natsUrl = await withPortRetry('nats-server', (port) => startNats(natsServer, workDir, port, options, track));
     return {
       workDir,
       simStateDir,
@@ -220,9 +233,11 @@ async function startApiServer(
   return { url, token, kubeconfig };
 }
 
-function httpsGet(url: string, token: string, ca: string): Promise<number> {
+/** The status of a GET; without `ca` the serving certificate is not checked (a component's self-signed one). */
+function httpsGet(url: string, token?: string, ca?: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { headers: { authorization: `Bearer ${token}` }, ca, timeout: 2000 }, (res) => {
+    const headers = token ? { authorization: `Bearer ${token}` } : undefined;
+    const req = request(url, { headers, ...(ca ? { ca } : { rejectUnauthorized: false }), timeout: 2000 }, (res) => {
       res.resume();
       resolve(res.statusCode ?? 0);
     });
@@ -230,6 +245,49 @@ function httpsGet(url: string, token: string, ca: string): Promise<number> {
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.end();
   });
+}
+
+/**
+ * The controllers whose absence a user would notice on a management cluster: owner references collect dependents,
+ * a deleted namespace is emptied, aggregated ClusterRoles get their rules. Nothing schedules or runs pods here.
+ */
+const MANAGEMENT_CONTROLLERS = ['garbagecollector', 'namespace', 'clusterrole-aggregation'];
+
+async function startControllerManager(
+  binary: string,
+  workDir: string,
+  port: number,
+  kubeconfigPath: string,
+  options: LocalEnvironmentOptions,
+  track: (p: ManagedProcess) => ManagedProcess,
+): Promise<void> {
+  const certDir = join(workDir, `kube-controller-manager-${port}`);
+  mkdirSync(certDir, { recursive: true });
+  const proc = track(
+    startProcess({
+      name: 'kube-controller-manager',
+      command: binary,
+      args: [
+        `--kubeconfig=${kubeconfigPath}`,
+        `--authentication-kubeconfig=${kubeconfigPath}`,
+        `--authorization-kubeconfig=${kubeconfigPath}`,
+        `--controllers=${MANAGEMENT_CONTROLLERS.join(',')}`,
+        '--leader-elect=false',
+        '--bind-address=127.0.0.1',
+        `--secure-port=${port}`,
+        `--cert-dir=${certDir}`,
+        '--profiling=false',
+        '--v=0',
+      ],
+      logFile: join(workDir, `kube-controller-manager-${port}.log`),
+      detached: options.detached,
+    }),
+  );
+  // /healthz is served without credentials (always-allowed path) once its controllers started.
+  await waitUntilReady(proc, 'kube-controller-manager', async () => (await httpsGet(`https://127.0.0.1:${port}/healthz`)) === 200, 60_000);
+  if (/address already in use/i.test(readFileSync(proc.logFile, 'utf8'))) {
+    throw new TestEnvironmentError('kube-controller-manager: address already in use');
+  }
 }
 
 async function startNats(

@@ -7,6 +7,7 @@ import { parseAllDocuments } from 'yaml';
 import { applyOrder, deployDir, installCrds, loadKustomization, ManifestApplier, type Manifest } from '@capstan/manifests';
 
 import { workloadKubeconfig } from '../commands/get.js';
+import { getCluster } from '../describe/fetch.js';
 import { buildTree, renderTree, treeRows } from '../describe/tree.js';
 import { generateCluster } from '../generate/cluster-template.js';
 import {
@@ -14,9 +15,11 @@ import {
   startLocalServices,
   startTestEnvironment,
   stopLocalServices,
+  waitForNoLeftovers,
   type LocalService,
   type TestEnvironment,
 } from '@capstan/testing';
+import { ALL_RESOURCES, RESOURCES } from '@capstan/api';
 import { CliError, terminalOutput } from '../output.js';
 import { createDemoWorkDir, pruneEndedDemoRuns } from './demo-work-dir.js';
 import { nodesTable } from './nodes-table.js';
@@ -127,6 +130,7 @@ async function main(): Promise<void> {
     output.line(`Management cluster: export KUBECONFIG=${environment.kubeconfigPath}   Events: capstan events --nats-url ${environment.natsUrl}`);
 
     if (once) {
+      const { uid } = (await getCluster(kc, NAMESPACE, CLUSTER)).metadata;
       const deleting = output.progress(`Deleting cluster ${CLUSTER}`);
       const took = await deleteClusterInManagement(kc, NAMESPACE, CLUSTER, {
         timeoutMs: 180_000,
@@ -137,6 +141,19 @@ async function main(): Promise<void> {
         throw error;
       });
       deleting.done(`Cluster ${CLUSTER} deleted ${formatElapsed(took)} after the delete request`);
+      // What the Cluster owned goes with it through the garbage collector: Secrets, templates, the health check.
+      const collecting = output.progress(`Checking that nothing of cluster ${CLUSTER} is left`);
+      const left = await waitForNoLeftovers(
+        kc,
+        { namespace: NAMESPACE, name: CLUSTER, uid: uid! },
+        ALL_RESOURCES.filter((resource) => resource !== RESOURCES.Cluster),
+        { timeoutMs: 60_000, signal: interrupted.signal },
+      );
+      if (left.length > 0) {
+        collecting.fail();
+        throw new CliError(`left of cluster ${CLUSTER} 60s after its deletion: ${left.join(', ')}`);
+      }
+      collecting.done(`Nothing of cluster ${CLUSTER} is left (Secrets, templates and health check included)`);
     } else {
       output.line(`Demo ready in ${elapsed()}. Running until Ctrl-C.`);
       await new Promise<void>((resolveWait) => interrupted.signal.addEventListener('abort', () => resolveWait(), { once: true }));

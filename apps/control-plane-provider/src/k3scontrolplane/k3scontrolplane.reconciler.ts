@@ -27,6 +27,7 @@ import {
   CONFLICT_REQUEUE_MS,
   EventOutbox,
   objectReconciler,
+  TemplateClusterOwnership,
   type DeletionResult,
   type ReconcileScope,
 } from '@capstan/provider-kit';
@@ -93,17 +94,20 @@ export class K3sControlPlaneReconciler {
   private readonly expectations = new MachineExpectations();
   private readonly scaler: ControlPlaneScaler;
   private readonly probe: WorkloadProbe;
+  private readonly templateOwnership: TemplateClusterOwnership;
 
   constructor(private readonly deps: K3sControlPlaneReconcilerDeps) {
     this.secrets = { client: deps.client.resource<V1Secret>(SECRETS), cache: deps.secrets };
     this.machineClient = deps.client.resource<Machine>(RESOURCES.Machine);
+    const kinds = new ProviderKinds(deps.client);
+    this.templateOwnership = new TemplateClusterOwnership(deps.client, (ref) => kinds.resolve(ref.apiGroup, ref.kind));
     this.scaler = new ControlPlaneScaler({
       client: deps.client,
       recorder: deps.recorder,
       machineClient: this.machineClient,
       configClient: deps.client.resource<K3sConfig>(RESOURCES.K3sConfig),
       machines: deps.machines,
-      kinds: new ProviderKinds(deps.client),
+      kinds,
       expectations: this.expectations,
       ...(deps.askCanUpdate && { askCanUpdate: deps.askCanUpdate }),
     });
@@ -130,6 +134,9 @@ export class K3sControlPlaneReconciler {
     }
     // Written before anything the finalizer guards exists (certificate secrets, machines).
     if (!hasFinalizer(kit.original, FINALIZERS.k3sControlPlane)) await kit.patchNow();
+    await this.templateOwnership.ensure(cluster, kit.obj.metadata.namespace!, [
+      kit.obj.spec.machineTemplate.spec.infrastructureRef,
+    ]);
     const scope = this.scopeOf(kit, cluster);
     const base: StatusInputs = {
       ...statusInputsOf(kit.obj, scope.clusterName, scope.facts),

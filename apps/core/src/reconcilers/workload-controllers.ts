@@ -7,13 +7,12 @@ import {
   type MachineSet,
 } from '@capstan/api';
 import { askCanUpdateMachine } from '@capstan/events';
-import type { ServiceContext } from '@capstan/provider-kit';
+import { TemplateClusterOwnership, type ServiceContext } from '@capstan/provider-kit';
 import { ProviderKinds } from '../external/provider-kinds.js';
 import type { WorkloadClusters } from '../remote/workload-clusters.js';
 import { registerMachineDeploymentController } from './machinedeployment/machinedeployment.controller.js';
 import { registerMachineHealthCheckController } from './machinehealthcheck/machinehealthcheck.controller.js';
 import { registerMachineSetController } from './machineset/machineset.controller.js';
-import { TemplateClusterOwnership } from './shared/template-ownership.js';
 import { TemplateCloner } from './shared/template-cloner.js';
 import { ORPHANS_BY_NAMESPACE, orphansByNamespace, type WorkloadContext } from './shared/workload-context.js';
 
@@ -34,7 +33,7 @@ export function registerWorkloadControllers(
     machineDeployments: ctx.manager.informer<MachineDeployment>(RESOURCES.MachineDeployment),
     machineHealthChecks: ctx.manager.informer<MachineHealthCheck>(RESOURCES.MachineHealthCheck),
     templates,
-    templateOwnership: new TemplateClusterOwnership(templates, ctx.client),
+    templateOwnership: new TemplateClusterOwnership(ctx.client, (ref) => templates.resolve(ref.apiGroup, ref.kind)),
     askCanUpdate: (request) => askCanUpdateMachine(ctx.bus.nc, ctx.topology.root, request),
     now: () => new Date(),
   };

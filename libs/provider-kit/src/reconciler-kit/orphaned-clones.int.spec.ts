@@ -53,7 +53,7 @@ describe('orphaned clones', () => {
       recorder: new EventRecorder({ client, reportingController: 'capstan.dev/test', reportingInstance: 'test', logger: log }),
     });
   /** A clone as its owner makes it: the owner's labels, owned (not controlled) by it. */
-  const clone = (type: ResourceType, name: string, options: { controlledByMachine?: boolean; labels?: Record<string, string> } = {}) =>
+  const clone = (type: ResourceType, name: string, options: { controlledBy?: Machine; labels?: Record<string, string> } = {}) =>
     client.resource<KubernetesObject>(type).create({
       apiVersion: `${type.group}/${type.version}`,
       kind: type.kind,
@@ -63,8 +63,16 @@ describe('orphaned clones', () => {
         labels: options.labels ?? { 'cluster.x-k8s.io/cluster-name': 'demo', pool: 'workers' },
         ownerReferences: [
           { apiVersion: 'v1', kind: 'ConfigMap', name: 'workers', uid: owner.metadata!.uid! },
-          ...(options.controlledByMachine
-            ? [{ apiVersion: RESOURCES.Machine.apiVersion, kind: 'Machine', name, uid: 'a-machine', controller: true }]
+          ...(options.controlledBy
+            ? [
+                {
+                  apiVersion: RESOURCES.Machine.apiVersion,
+                  kind: 'Machine',
+                  name: options.controlledBy.metadata.name!,
+                  uid: options.controlledBy.metadata.uid!,
+                  controller: true,
+                },
+              ]
             : []),
         ],
       },
@@ -80,24 +88,28 @@ describe('orphaned clones', () => {
     }
   };
 
+  const machine = (name: string) =>
+    client.resource<Machine>(RESOURCES.Machine).create({
+      apiVersion: RESOURCES.Machine.apiVersion,
+      kind: RESOURCES.Machine.kind,
+      metadata: { name, namespace: ns.name },
+      spec: {
+        clusterName: 'demo',
+        bootstrap: { dataSecretName: 'data' },
+        infrastructureRef: { apiGroup: INFRA.group, kind: INFRA.kind, name },
+      },
+    });
+
   it('deletes old clones no Machine references, and keeps adopted ones, those of existing Machines and others', async () => {
     await clone(INFRA, 'workers-lost');
     await clone(BOOTSTRAP, 'workers-lost');
-    await clone(INFRA, 'workers-adopted', { controlledByMachine: true });
+    // Taken over by a Machine of another name: only its controller reference keeps it.
+    await clone(INFRA, 'workers-adopted', { controlledBy: await machine('adopter') });
     await clone(INFRA, 'workers-cached');
     cached.add('workers-cached');
     await clone(INFRA, 'other-pool', { labels: { 'cluster.x-k8s.io/cluster-name': 'demo', pool: 'other' } });
     await clone(INFRA, 'workers-live');
-    await client.resource<Machine>(RESOURCES.Machine).create({
-      apiVersion: RESOURCES.Machine.apiVersion,
-      kind: RESOURCES.Machine.kind,
-      metadata: { name: 'workers-live', namespace: ns.name },
-      spec: {
-        clusterName: 'demo',
-        bootstrap: { dataSecretName: 'data' },
-        infrastructureRef: { apiGroup: INFRA.group, kind: INFRA.kind, name: 'workers-live' },
-      },
-    });
+    await machine('workers-live');
 
     const sweep = sweeper();
     // The owner created nothing here: no sweep is due.

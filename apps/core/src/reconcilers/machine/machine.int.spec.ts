@@ -1,4 +1,4 @@
-import { ApiextensionsV1Api, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, type KubernetesObject, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { ANNOTATIONS, FINALIZERS, LABELS, type Cluster, type Machine } from '@capstan/api';
 import { testNatsUrl } from '@capstan/testing';
 import { NODES, PODS } from '../../remote/resources.js';
@@ -404,19 +404,26 @@ describe('Machine controller', () => {
     const node = nodeName('gone');
     // No kubelet runs here: a grace period of 0 lets the API server remove an evicted pod at once, as a kubelet would.
     await createPod('gone-app', node);
+    // A real DaemonSet (no controller creates its pods here): the garbage collector keeps what it owns.
+    const daemonSet = await h.client
+      .resource<KubernetesObject>({ group: 'apps', version: 'v1', plural: 'daemonsets', kind: 'DaemonSet', namespaced: true })
+      .create({
+        apiVersion: 'apps/v1',
+        kind: 'DaemonSet',
+        metadata: { name: 'ds', namespace: h.namespace },
+        spec: {
+          selector: { matchLabels: { app: 'ds' } },
+          template: { metadata: { labels: { app: 'ds' } }, spec: { containers: [{ name: 'c', image: 'registry.invalid/pause' }] } },
+        },
+      } as KubernetesObject);
     await createPod(
       'gone-ds',
       node,
       {},
       {
+        labels: { app: 'ds' },
         ownerReferences: [
-          {
-            apiVersion: 'apps/v1',
-            kind: 'DaemonSet',
-            name: 'ds',
-            uid: '00000000-0000-0000-0000-000000000001',
-            controller: true,
-          },
+          { apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'ds', uid: daemonSet.metadata!.uid!, controller: true },
         ],
       },
     );

@@ -3,7 +3,7 @@ import type { Cluster, Machine, MachineDeployment, MachineHealthCheck, MachineSe
 import { BY_OWNER, getControllerOf, type IndexFunc, type Informer, type KubeClient } from '@capstan/kube';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { TemplateCloner } from './template-cloner.js';
-import type { TemplateClusterOwnership } from './template-ownership.js';
+import type { TemplateClusterOwnership } from '@capstan/provider-kit';
 
 /** What the MachineSet, MachineDeployment and MachineHealthCheck controllers share: one client, one set of caches. */
 export interface WorkloadContext {
