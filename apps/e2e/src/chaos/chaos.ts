@@ -129,7 +129,7 @@ function afterFault(run: Run, record: FaultRecord): void {
 
 async function setUp(run: Run): Promise<void> {
   const { options, log } = run;
-  log('starting the management environment (etcd, kube-apiserver, nats-server)');
+  log('starting the management environment (etcd, kube-apiserver, kube-controller-manager, nats-server)');
   const env = await startLocalEnvironment({ log });
   run.env = env;
   log(`  environment in ${env.workDir} (kubeconfig ${env.kubeconfigPath}, NATS ${env.natsUrl})`);
@@ -572,7 +572,7 @@ function finalChecks(run: Run): void {
     checks.push({
       name: 'no orphaned or duplicate objects at the end',
       ok: orphans.length + duplicates.length === 0,
-      detail: `${orphans.length} orphaned, ${duplicates.length} duplicate; ${awaitingGc.length} Secrets left for a garbage collector (none runs here)`,
+      detail: `${orphans.length} orphaned, ${duplicates.length} duplicate; ${awaitingGc.length} Secrets awaiting the garbage collector`,
     });
   }
   if (report.secretScan)
@@ -701,8 +701,9 @@ async function main(): Promise<number> {
   mkdirSync(join(outDir, 'logs'), { recursive: true });
   const began = performance.now();
   const log = (line: string) => {
-    const elapsed = (performance.now() - began) / 1000;
-    const text = `[${String(Math.floor(elapsed / 60)).padStart(2, '0')}:${(elapsed % 60).toFixed(0).padStart(2, '0')}] ${line}`;
+    // Whole seconds first, so 59.6 s reads 01:00, not 00:60.
+    const elapsed = Math.round((performance.now() - began) / 1000);
+    const text = `[${String(Math.floor(elapsed / 60)).padStart(2, '0')}:${String(elapsed % 60).padStart(2, '0')}] ${line}`;
     process.stdout.write(`${text}\n`);
     appendFileSync(join(outDir, 'chaos.log'), `${text}\n`);
   };
