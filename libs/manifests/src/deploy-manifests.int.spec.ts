@@ -1,5 +1,5 @@
-import { AuthorizationV1Api, type V1ResourceAttributes } from '@kubernetes/client-node';
-import { testKubeConfig } from '@capstan/testing';
+import { AuthorizationV1Api, RbacAuthorizationV1Api, type V1ResourceAttributes } from '@kubernetes/client-node';
+import { eventually, testKubeConfig } from '@capstan/testing';
 import { ManifestApplier } from './apply.js';
 import { applyOrder, deployDir, loadKustomization, loadManifestFile } from './manifests.js';
 
@@ -69,6 +69,35 @@ describe('deploy/ manifests', () => {
     beforeAll(async () => {
       for (const m of manifests.filter((m) => /^(ServiceAccount|ClusterRole|ClusterRoleBinding|Role|RoleBinding)$/.test(m.kind))) {
         await applier.apply(m, { fieldManager: 'capstan-test' });
+      }
+      // The core is bound to an aggregated role: the controller manager fills it from the labelled roles.
+      await eventually(() => can('core', { group: 'cluster.x-k8s.io', resource: 'clusters', verb: 'get', namespace: 'default' }), {
+        timeoutMs: 30_000,
+        message: "the core's aggregated ClusterRole filled in",
+      });
+    });
+
+    it("grant the core a third-party provider's kinds through a ClusterRole labelled aggregate-to-manager, as upstream does", async () => {
+      const role = (name: string, group: string, labels: Record<string, string>) => ({
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: { name, labels },
+        rules: [{ apiGroups: [group], resources: ['*'], verbs: ['get', 'list', 'watch', 'patch', 'update'] }],
+      });
+      const aggregated = { 'cluster.x-k8s.io/aggregate-to-manager': 'true' };
+      await applier.apply(role('test-example-provider', 'infrastructure.example.com', aggregated), { fieldManager: 'capstan-test' });
+      await applier.apply(role('test-unlabelled-provider', 'infrastructure.other.example.com', {}), { fieldManager: 'capstan-test' });
+      const patchMachines = (group: string) => ({ group, resource: 'examplemachines', verb: 'patch', namespace: 'default' });
+      try {
+        await eventually(() => can('core', patchMachines('infrastructure.example.com')), {
+          timeoutMs: 30_000,
+          message: 'the labelled provider role aggregated into the core',
+        });
+        expect(await can('core', patchMachines('infrastructure.other.example.com'))).toBe(false);
+        expect(await can('machine-provider', patchMachines('infrastructure.example.com'))).toBe(false);
+      } finally {
+        const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+        for (const name of ['test-example-provider', 'test-unlabelled-provider']) await rbac.deleteClusterRole({ name });
       }
     });
 
