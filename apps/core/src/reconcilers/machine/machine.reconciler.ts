@@ -31,7 +31,7 @@ import {
 import { type ExternalObjects, type ExternalRead } from '../../external/external-objects.js';
 import { observe } from '../../external/observation.js';
 import { type WorkloadClusters } from '../../remote/workload-clusters.js';
-import { MISSING_REFERENCE_REQUEUE_MS, NODE_PENDING_RECHECK_MS } from '../shared/requeue-delays.js';
+import { MISSING_REFERENCE_REQUEUE_MS } from '../shared/requeue-delays.js';
 import { nextMachineDeletionStep } from './machine.deletion.js';
 import { machineEvent, machineTransitions } from './machine.events.js';
 import { reconcileInPlaceUpdate } from './machine.in-place.js';
@@ -136,11 +136,7 @@ export class MachineReconciler {
     }
     // A workload cluster that does not answer yet is not polled: its connection reports when it is up.
     const available = availableIn(machine, status, now);
-    // A Node event that came before this Machine's providerID reached the cache mapped to no Machine: one whose
-    // Node has not been seen yet looks again, rather than waiting for the resync.
-    const nodePending =
-      lookup.observation.state === 'notFound' && !machine.status?.nodeRef ? NODE_PENDING_RECHECK_MS : undefined;
-    const waits = [available === undefined ? undefined : available + 100, inPlace.requeueAfter, nodePending].filter(
+    const waits = [available === undefined ? undefined : available + 100, inPlace.requeueAfter].filter(
       (ms): ms is number => ms !== undefined,
     );
     return waits.length === 0 ? undefined : { requeueAfter: Math.min(...waits) };

@@ -6,5 +6,3 @@ export const DELETION_POLL_MS = 2_000;
 
 /** Descendant changes are collected this long before their owner is reconciled once for all of them. */
 export const DESCENDANT_BATCH_MS = 250;
-/** A Machine with a providerID whose Node the workload cache does not show yet looks again this soon. */
-export const NODE_PENDING_RECHECK_MS = 5_000;
