@@ -1,7 +1,6 @@
 import { KubeClient } from './client.js';
 import { BY_PROVIDER_ID } from './indexers.js';
 import { Informer } from './informer.js';
-import { FreezableRelay, relayedKubeConfig } from './testing/freezable-relay.js';
 import { useWidgetNamespace } from './testing/widget-namespace.js';
 import { eventually, testLogger } from './testing/eventually.js';
 import { widget, WIDGET, type Widget } from './testing/widget-crd.js';
@@ -136,35 +135,4 @@ describe('Informer on the real API server', () => {
     }
     expect(informer.running).toBe(false);
   });
-
-  it('says when the server answers again after its list or watch failed, and not before', async () => {
-    const { relay, port } = await FreezableRelay.start(new URL(env.ns.kc.getCurrentCluster()!.server));
-    const client = new KubeClient(relayedKubeConfig(env.ns.kc, port), { fieldManager: 'recovery-test' });
-    let recovered = 0;
-    const informer = new Informer<Widget>(client, WIDGET, {
-      namespace: env.ns.name,
-      logger,
-      backoff: { initialMs: 50, maxMs: 200 },
-      onRecovered: () => recovered++,
-    });
-    informer.start();
-    try {
-      await informer.waitForSync(10_000);
-      expect(recovered).toBe(0);
-      // The watch is cut and every reconnection refused: the server is unreachable.
-      relay.refuse();
-      await eventually('the watch failing', () => informer.stats.errorRestarts >= 2);
-      expect(recovered).toBe(0);
-      relay.accept();
-      await eventually('recovered once', () => recovered === 1);
-      await env.client.resource<Widget>(WIDGET).create(widget(env.ns.name, 'after-recovery'));
-      await eventually('the watch delivers again', () => informer.getByName(env.ns.name, 'after-recovery') !== undefined);
-      expect(recovered).toBe(1);
-    } finally {
-      await informer.stop();
-      await client.close();
-      await relay.close();
-    }
-  });
 });
-

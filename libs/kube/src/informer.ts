@@ -38,11 +38,6 @@ export interface InformerOptions<T extends KubernetesObject = KubernetesObject> 
   backoff?: BackoffOptions;
   indexers?: Record<string, IndexFunc<T>>;
   logger?: Logger;
-  /**
-   * Called when the server answers again after a list or watch failed (the watch connected, or a relist came
-   * back): work that failed against this server can be retried now rather than when its backoff ends.
-   */
-  onRecovered?: () => void;
 }
 
 export interface InformerEventHandler<T extends KubernetesObject = KubernetesObject> {
@@ -224,12 +219,6 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
   private async run(stopSignal: AbortSignal): Promise<void> {
     const backoff = new JitteredBackoff(this.options.backoff);
     let needList = true;
-    let failing = false;
-    const answered = () => {
-      if (!failing) return;
-      failing = false;
-      this.options.onRecovered?.();
-    };
     while (!stopSignal.aborted) {
       const cycle = new AbortController();
       this.cycle = cycle;
@@ -248,14 +237,12 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
         kick();
         if (needList) {
           await this.relist(cycle.signal, kick);
-          answered();
           needList = false;
         }
         const end = await this.watch(
           cycle.signal,
           () => {
             connectedAt = Date.now();
-            answered();
             kick();
           },
           () => {
@@ -292,7 +279,6 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
           continue;
         }
         this.stats.errorRestarts++;
-        failing = true;
         // As client-go's reflector, an unreachable or overloaded server (connection failure, 429, 503 while
         // starting) resumes the watch from the last resourceVersion, and a 410 then forces the relist; any
         // other failure relists.

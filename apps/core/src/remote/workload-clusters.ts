@@ -244,11 +244,6 @@ export class WorkloadClusters {
     const nodes = new Informer<V1Node>(client, NODES, {
       indexers: { [BY_PROVIDER_ID]: byProviderIdIndex },
       logger: this.log.child({ workloadCluster: clusterKey(namespace, cluster) }),
-      // The workload API answers again (a front proxy moved to another replica, a frozen server resumed): what
-      // failed against it is retried now, not when its backoff ends.
-      onRecovered: () => {
-        for (const key of connection.users) this.emitCluster(key);
-      },
     });
     const connection: Connection = {
       hash,

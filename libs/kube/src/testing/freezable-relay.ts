@@ -51,11 +51,6 @@ export class FreezableRelay {
     for (const s of this.sockets) s.destroy();
   }
 
-  /** After `refuse()`: new connections pass again. */
-  accept(): void {
-    this.refusing = false;
-  }
-
   async close(): Promise<void> {
     for (const s of this.sockets) s.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
