@@ -1,5 +1,4 @@
 import {
-  describeFailure,
   formatLabelValue,
   isBeingDeleted,
   isNotFound,
@@ -20,7 +19,7 @@ import {
   type Machine,
   type Unstructured,
 } from '@capstan/api';
-import { ORPHANED_CLONE_AGE_MS, OrphanedClones } from '@capstan/provider-kit';
+import { OrphanedClones } from '@capstan/provider-kit';
 import { CONTROL_PLANE_ANNOTATIONS, formatRemediationRecord } from '../planning/annotations.js';
 import type { ControlPlaneMachine, RemediationRecord } from '../planning/control-plane-machine.js';
 import { planControlPlane, type Plan, type PlanAction, type PlanInput } from '../planning/planner.js';
@@ -154,7 +153,7 @@ export class ControlPlaneScaler {
     this.orphanedClones.forget(kcp.metadata.uid);
   }
 
-  /** Deletes clones a failed or cut-off machine creation left; a failed sweep is tried again later. */
+  /** Deletes clones a failed or cut-off machine creation left. */
   private async sweepOrphanedClones(scope: ControlPlaneScope): Promise<number | undefined> {
     const kcp = scope.kit.obj;
     const templateRef = kcp.spec.machineTemplate.spec.infrastructureRef;
@@ -165,12 +164,7 @@ export class ControlPlaneScaler {
       ],
       labelSelector: `${LABELS.clusterName}=${scope.clusterName},${LABELS.controlPlaneName}=${formatLabelValue(kcp.metadata.name!)}`,
     });
-    try {
-      return await this.orphanedClones.sweepIfDue(kcp, locate, scope.now, scope.log);
-    } catch (error) {
-      scope.log.warn({ err: { message: describeFailure(error) } }, 'could not look for orphaned clones: trying again later');
-      return ORPHANED_CLONE_AGE_MS;
-    }
+    return this.orphanedClones.sweepOrRetryLater(kcp, locate, scope.now, scope.log);
   }
 
   private inPlaceDeps(): InPlaceDeps {
@@ -321,8 +315,8 @@ export class ControlPlaneScaler {
       );
     } catch (error) {
       // Outside the reconcile's signal, as the clean-up: was the Machine created after all (a lost response)?
-      const machineNow = await runWithoutCallSignal(() => machineClient.get({ namespace, name })).catch(
-        (getError: unknown) => (isNotFound(getError) ? undefined : ('unknown' as const)),
+      const machineNow = await runWithoutCallSignal(() => machineClient.getIfExists({ namespace, name })).catch(
+        () => 'unknown' as const,
       );
       if (machineNow === 'unknown') throw error; // it may reference the clones: the orphaned-clone sweep judges them
       if (!machineNow) {

@@ -128,7 +128,7 @@ export async function runMalformedManifests(options: ManifestPhaseOptions): Prom
   const results: ManifestResult[] = [];
   const accepted: { index: number; c: ManifestCase }[] = [];
   for (const [index, c] of cases.entries()) {
-    const base = { index, category: c.category, label: c.label, name: c.manifest.metadata.name };
+    const base = resultBase(index, c);
     try {
       await createManifest(client, c.manifest as KubernetesObject);
       accepted.push({ index, c });
@@ -184,14 +184,7 @@ export async function runMalformedManifests(options: ManifestPhaseOptions): Prom
         lastConditions.set(index, conditions);
         const explaining = explainingCondition(conditions, c.mentions);
         if (explaining) {
-          results[index] = {
-            index,
-            category: c.category,
-            label: c.label,
-            name: c.manifest.metadata.name,
-            outcome: 'condition',
-            evidence: `${explaining.type}=${explaining.status} ${explaining.reason ?? ''}: ${explaining.message ?? ''}`,
-          };
+          results[index] = { ...resultBase(index, c), outcome: 'condition', evidence: conditionEvidence(explaining) };
           pending.delete(index);
         }
       }),
@@ -211,21 +204,11 @@ export async function runMalformedManifests(options: ManifestPhaseOptions): Prom
       c.mentions,
     );
     if (explaining) {
-      results[index] = {
-        index,
-        category: c.category,
-        label: c.label,
-        name: c.manifest.metadata.name,
-        outcome: 'condition-on-child',
-        evidence: `${explaining.type}=${explaining.status} ${explaining.reason ?? ''}: ${explaining.message ?? ''}`,
-      };
+      results[index] = { ...resultBase(index, c), outcome: 'condition-on-child', evidence: conditionEvidence(explaining) };
       continue;
     }
     results[index] = {
-      index,
-      category: c.category,
-      label: c.label,
-      name: c.manifest.metadata.name,
+      ...resultBase(index, c),
       outcome: 'silent',
       evidence:
         conditions.length === 0
@@ -274,4 +257,14 @@ export async function runMalformedManifests(options: ManifestPhaseOptions): Prom
     targetAvailable,
     cleanup: { deleted: toDelete.length - stuck.length, stuck },
   };
+}
+
+/** What every verdict on a case names: the case and its object. */
+function resultBase(index: number, c: ManifestCase): Pick<ManifestResult, 'index' | 'category' | 'label' | 'name'> {
+  return { index, category: c.category, label: c.label, name: c.manifest.metadata.name };
+}
+
+/** A condition as a verdict quotes it: `type=status reason: message`. */
+function conditionEvidence(k: ConditionLike): string {
+  return `${k.type}=${k.status} ${k.reason ?? ''}: ${k.message ?? ''}`;
 }

@@ -1,5 +1,6 @@
 import { LABELS, type Machine } from '@capstan/api';
 import {
+  describeFailure,
   isNotFound,
   type EventRecorder,
   type Informer,
@@ -74,6 +75,21 @@ export class OrphanedClones {
     return Math.max(1000, next - now.getTime());
   }
 
+  /** sweepIfDue for a reconcile: a failed sweep is logged and due again later, never the reconcile's error. */
+  async sweepOrRetryLater(
+    owner: KubernetesObject,
+    locate: () => Promise<CloneLocation>,
+    now: Date,
+    log: Logger,
+  ): Promise<number | undefined> {
+    try {
+      return await this.sweepIfDue(owner, locate, now, log);
+    } catch (err) {
+      log.warn({ err: { message: describeFailure(err) } }, 'could not look for orphaned clones: trying again later');
+      return ORPHANED_CLONE_AGE_MS;
+    }
+  }
+
   /** Deletes every old enough unreferenced clone; returns the creation time of the youngest one left to judge. */
   private async sweep(
     owner: KubernetesObject,
@@ -118,13 +134,7 @@ export class OrphanedClones {
   /** A clone is named after its Machine: the cache first, then the API server, so a lagging cache deletes nothing. */
   private async machineExists(namespace: string, name: string): Promise<boolean> {
     if (this.deps.machines.getByName(namespace, name)) return true;
-    try {
-      await this.deps.machinesApi.get({ namespace, name });
-      return true;
-    } catch (err) {
-      if (isNotFound(err)) return false;
-      throw err;
-    }
+    return (await this.deps.machinesApi.getIfExists({ namespace, name })) !== undefined;
   }
 }
 

@@ -14,7 +14,6 @@ import {
   type MachineSet,
 } from '@capstan/api';
 import {
-  describeFailure,
   formatLabelValue,
   getControllerOf,
   isBeingDeleted,
@@ -27,7 +26,6 @@ import {
   type ResourceClient,
 } from '@capstan/kube';
 import {
-  ORPHANED_CLONE_AGE_MS,
   OrphanedClones,
   type DeletionResult,
   type ReconcileScope,
@@ -189,7 +187,7 @@ export class MachineSetReconciler {
     return { requeueAfter: Math.min(sweepInMs, result?.requeueAfter ?? sweepInMs) };
   }
 
-  /** Deletes clones a failed or cut-off scale-up left; a failed sweep is tried again later, not the reconcile's error. */
+  /** Deletes clones a failed or cut-off scale-up left. */
   private async sweepOrphanedClones(
     machineSet: MachineSet,
     now: Date,
@@ -204,12 +202,7 @@ export class MachineSetReconciler {
       ),
       labelSelector: `${LABELS.clusterName}=${machineSet.spec.clusterName},${LABELS.setName}=${formatLabelValue(machineSet.metadata.name!)}`,
     });
-    try {
-      return await this.orphanedClones.sweepIfDue(machineSet, locate, now, rc.log);
-    } catch (err) {
-      rc.log.warn({ err: { message: describeFailure(err) } }, 'could not look for orphaned clones: trying again later');
-      return ORPHANED_CLONE_AGE_MS;
-    }
+    return this.orphanedClones.sweepOrRetryLater(machineSet, locate, now, rc.log);
   }
 
   private scaleUpBlocker(

@@ -1,5 +1,5 @@
 import { RESOURCES, type Machine, type MachineSet } from '@capstan/api';
-import { isNotFound, objectKey, runWithoutCallSignal, type EventRecorder, type ResourceClient } from '@capstan/kube';
+import { objectKey, runWithoutCallSignal, type EventRecorder, type ResourceClient } from '@capstan/kube';
 import type { Logger } from 'pino';
 import { waitForCache } from '../shared/cache-wait.js';
 import { machinesToDelete } from '../shared/deletion-order.js';
@@ -125,9 +125,10 @@ async function createdAnyway(
   name: string,
 ): Promise<{ state: 'created'; machine: Machine } | { state: 'absent' } | { state: 'unknown' }> {
   try {
-    return { state: 'created', machine: await deps.machinesApi.get({ namespace, name }) };
-  } catch (err) {
-    return isNotFound(err) ? { state: 'absent' } : { state: 'unknown' };
+    const machine = await deps.machinesApi.getIfExists({ namespace, name });
+    return machine ? { state: 'created', machine } : { state: 'absent' };
+  } catch {
+    return { state: 'unknown' };
   }
 }
 
