@@ -391,19 +391,7 @@ async function malformedEventPhase(run: Run, random: Random): Promise<void> {
     `malformed events: ${a.published} published; ${a.delivered} reached a consumer, ${a.deadLettered} dead-lettered (${a.deadLetteredWithExpectedReason} with the expected reason), ${a.notDeadLettered} not dead-lettered; ${a.refusedByServer} refused by the server; ${a.storedUnconsumed} stored with no consumer; ${a.notFromMalformedInput.length} dead letters not from malformed input`,
   );
   run.report.processesAfterMalformedInput = compareProcesses(run, before);
-  const settled = await run.observer!.waitForConvergence(
-    performance.now(),
-    options.convergeTimeoutSeconds * 1000,
-  );
-  log(
-    `after malformed events: fleet ${settled.converged ? 'converged' : `NOT converged: ${settled.lastReasons.slice(0, 5).join('; ')}`}`,
-  );
-  if (!settled.converged)
-    run.report.checks.push({
-      name: 'fleet converged after malformed events',
-      ok: false,
-      detail: settled.lastReasons.slice(0, 5).join('; '),
-    });
+  await checkFleetConvergedAfter(run, options, log, 'malformed events');
 }
 
 async function malformedManifestPhase(run: Run, random: Random): Promise<void> {
@@ -456,19 +444,7 @@ async function malformedManifestPhase(run: Run, random: Random): Promise<void> {
     sharedApiServerPidChanged:
       (previous?.sharedApiServerPidChanged ?? false) || after.sharedApiServerPidChanged,
   };
-  const settled = await run.observer!.waitForConvergence(
-    performance.now(),
-    options.convergeTimeoutSeconds * 1000,
-  );
-  log(
-    `after malformed manifests: fleet ${settled.converged ? 'converged' : `NOT converged: ${settled.lastReasons.slice(0, 5).join('; ')}`}`,
-  );
-  if (!settled.converged)
-    run.report.checks.push({
-      name: 'fleet converged after malformed manifests',
-      ok: false,
-      detail: settled.lastReasons.slice(0, 5).join('; '),
-    });
+  await checkFleetConvergedAfter(run, options, log, 'malformed manifests');
 }
 
 async function secretScan(run: Run): Promise<void> {
@@ -835,3 +811,16 @@ main().then(
     process.exit(1);
   },
 );
+
+/** After a malformed-input phase the fleet must converge again; a fleet that does not fails a check. */
+async function checkFleetConvergedAfter(
+  run: Run,
+  options: ChaosOptions,
+  log: (line: string) => void,
+  phase: string,
+): Promise<void> {
+  const settled = await run.observer!.waitForConvergence(performance.now(), options.convergeTimeoutSeconds * 1000);
+  const reasons = settled.lastReasons.slice(0, 5).join('; ');
+  log(`after ${phase}: fleet ${settled.converged ? 'converged' : `NOT converged: ${reasons}`}`);
+  if (!settled.converged) run.report.checks.push({ name: `fleet converged after ${phase}`, ok: false, detail: reasons });
+}
