@@ -23,6 +23,11 @@ export interface ApiServerArgsInput {
   clusterDomain: string;
   /** Common names the request-header CA's client certificates may carry (the aggregator, the shared-mode proxy). */
   requestHeaderAllowedNames: readonly string[];
+  /**
+   * The ServiceAccount admission plugin gives pods their service account; it needs the `default` account the
+   * controller manager creates, so it is on only where one runs.
+   */
+  serviceAccountAdmission?: boolean;
 }
 
 export const PROXY_CLIENT_COMMON_NAME = 'system:auth-proxy';
@@ -30,8 +35,7 @@ export const PROXY_CLIENT_COMMON_NAME = 'system:auth-proxy';
 /**
  * kube-apiserver flags as a K3s server sets them where they matter to clients (authentication, service
  * accounts, Node+RBAC authorization, request-header CA), tuned for a small footprint: no watch cache, no
- * priority-and-fairness, no profiling. The sim runs no kube-controller-manager, so the ServiceAccount
- * admission plugin (which needs the `default` account that controller creates) is off.
+ * priority-and-fairness, no profiling.
  */
 export function workloadApiServerArgs(input: ApiServerArgsInput): string[] {
   const issuer = `https://kubernetes.default.svc.${input.clusterDomain}`;
@@ -61,7 +65,7 @@ export function workloadApiServerArgs(input: ApiServerArgsInput): string[] {
     `--proxy-client-key-file=${files.proxyClientKey}`,
     '--authorization-mode=Node,RBAC',
     '--enable-admission-plugins=NodeRestriction',
-    '--disable-admission-plugins=ServiceAccount',
+    ...(input.serviceAccountAdmission ? [] : ['--disable-admission-plugins=ServiceAccount']),
     `--service-cluster-ip-range=${input.serviceCIDR}`,
     '--allow-privileged=true',
     '--watch-cache=false',

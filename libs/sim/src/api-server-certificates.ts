@@ -18,6 +18,8 @@ export interface ApiServerIdentity {
   /** The server's `tls-san` entries (the renderer adds the endpoint host). */
   tlsSANs: readonly string[];
   serviceCIDR: string;
+  /** Pod network: the controller manager gives every Node a slice of it (`spec.podCIDR`). */
+  clusterCIDR: string;
   clusterDomain: string;
 }
 

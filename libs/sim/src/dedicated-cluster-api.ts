@@ -10,6 +10,7 @@ import { apiServerReady } from './https-probe.js';
 import { OwnedProcess, stopRecordedProcess, type StartOutcome } from './owned-process.js';
 import type { SimStateDir } from './state-dir.js';
 import { waitFor } from './wait.js';
+import { WorkloadControllers, type WorkloadController } from './workload-controllers.js';
 
 export interface ApiServerHost {
   kubeApiserver: string;
@@ -22,6 +23,11 @@ export interface ApiServerHost {
   logger: Logger;
   /** A server process the provider started exited on its own. */
   onExit: (key: string) => void;
+  /**
+   * The kube-controller-manager and kube-scheduler binaries dedicated clusters run next to their API server (a
+   * function: resolved, and built if need be, only when the first one starts); unset, they run none.
+   */
+  workloadControllers?: () => Readonly<Record<WorkloadController, string>>;
 }
 
 export function bindAddressFor(host: ApiServerHost, endpointHost: string): string {
@@ -43,6 +49,7 @@ export class DedicatedClusterApi implements ClusterApi {
   readonly key: string;
   readonly url: string;
   private process: OwnedProcess | undefined;
+  private controllers: WorkloadControllers | undefined;
 
   constructor(
     readonly spec: ClusterApiSpec,
@@ -64,6 +71,9 @@ export class DedicatedClusterApi implements ClusterApi {
     const etcd = await this.host.etcd();
     const dir = this.host.stateDir.ensure(this.dir);
     if (fresh) {
+      // Controllers that cached the old cluster's objects must not act on the new one.
+      await (this.controllers ?? this.controllersIn(dir))?.stop();
+      this.controllers = undefined;
       await this.process?.stop();
       await deleteEtcdPrefix(etcd.url, this.etcdPrefix);
     }
@@ -75,15 +85,16 @@ export class DedicatedClusterApi implements ClusterApi {
       command: this.spec.installed?.kubeApiserver ?? this.host.kubeApiserver,
       args: [
         ...workloadApiServerArgs({
-        etcdUrl: etcd.url,
-        etcdPrefix: this.etcdPrefix,
-        bindAddress,
-        advertiseAddress: advertiseAddressFor(bindAddress),
-        port: this.spec.endpoint.port,
-        files: apiServerFilesIn(dir),
-        serviceCIDR: this.spec.identity.serviceCIDR,
-        clusterDomain: this.spec.identity.clusterDomain,
-        requestHeaderAllowedNames: [PROXY_CLIENT_COMMON_NAME],
+          etcdUrl: etcd.url,
+          etcdPrefix: this.etcdPrefix,
+          bindAddress,
+          advertiseAddress: advertiseAddressFor(bindAddress),
+          port: this.spec.endpoint.port,
+          files: apiServerFilesIn(dir),
+          serviceCIDR: this.spec.identity.serviceCIDR,
+          clusterDomain: this.spec.identity.clusterDomain,
+          requestHeaderAllowedNames: [PROXY_CLIENT_COMMON_NAME],
+          serviceAccountAdmission: this.host.workloadControllers !== undefined,
         }),
         // Later flags win: a plan's kube-apiserver-arg overrides the sim's own setting of the same flag.
         ...(this.spec.installed?.extraArgs ?? []),
@@ -122,23 +133,59 @@ export class DedicatedClusterApi implements ClusterApi {
         );
       });
     }
+    await this.startControllers(dir);
     return outcome;
   }
 
-  healthy(): Promise<boolean> {
+  /** The API server answers and, where they run, the controller manager and scheduler are up. */
+  async healthy(): Promise<boolean> {
+    return (
+      (await this.answers()) && (this.host.workloadControllers === undefined || this.controllers?.alive() === true)
+    );
+  }
+
+  private answers(): Promise<boolean> {
     return apiServerReady(this.url, this.spec.identity.tls.serverCA.certPem, this.spec.identity.token);
   }
 
   async stop(): Promise<void> {
     const process = this.process;
     this.process = undefined;
+    const controllers = this.controllers;
+    this.controllers = undefined;
+    await (controllers ?? this.controllersIn(this.dir))?.stop();
     if (process) await process.stop();
     else await stopRecordedProcess(this.dir, 'kube-apiserver');
   }
 
   async detach(): Promise<void> {
-    // The process keeps running; `this.process` going means its exit is no longer this provider's business.
+    // The processes keep running; `this.process` going means their exit is no longer this provider's business.
     this.process = undefined;
+    this.controllers?.detach();
+    this.controllers = undefined;
+  }
+
+  /** As K3s runs them in the server process: they start (or are adopted, or restarted) with the API server. */
+  private async startControllers(dir: string): Promise<void> {
+    this.controllers ??= this.controllersIn(dir);
+    await this.controllers?.start((component) => {
+      this.host.logger.warn({ cluster: this.key, component }, 'a workload controller exited on its own');
+      this.host.onExit(this.key);
+    });
+  }
+
+  private controllersIn(dir: string): WorkloadControllers | undefined {
+    const binaries = this.host.workloadControllers?.();
+    if (!binaries) return undefined;
+    return new WorkloadControllers({
+      dir,
+      clusterName: this.spec.clusterName,
+      apiServerUrl: this.url,
+      identity: this.spec.identity,
+      binaries,
+      // Half the API server's budget each: their working sets are smaller.
+      env: memoryLimitEnv(Math.round(this.host.memoryLimitMiB / 2)),
+    });
   }
 
   async destroy(): Promise<void> {
@@ -149,7 +196,7 @@ export class DedicatedClusterApi implements ClusterApi {
   }
 
   private waitHealthy(process: OwnedProcess, timeoutMs: number): Promise<void> {
-    return waitFor(() => this.healthy(), {
+    return waitFor(() => this.answers(), {
       what: `kube-apiserver of ${this.key}`,
       timeoutMs,
       exited: process.exited,

@@ -3,7 +3,7 @@ import { requireServerTls, type ParsedK3sBootstrap } from '@capstan/k3s-bootstra
 import type { ApiEndpoint } from '@capstan/pki';
 import type { ClusterApiSpec } from './cluster-api.js';
 import { simulatedAddress, type NodeIdentity } from './node-object.js';
-import { K3S_DEFAULT_CLUSTER_DOMAIN, K3S_DEFAULT_SERVICE_CIDR } from './service-network.js';
+import { K3S_DEFAULT_CLUSTER_CIDR, K3S_DEFAULT_CLUSTER_DOMAIN, K3S_DEFAULT_SERVICE_CIDR } from './service-network.js';
 
 export interface SimMachineRef {
   namespace: string;
@@ -41,6 +41,7 @@ export function clusterApiSpecFrom(parsed: ParsedK3sBootstrap, cluster: SimClust
       endpointHost: cluster.endpoint.host,
       tlsSANs: parsed.tlsSANs,
       serviceCIDR: parsed.serviceCIDR ?? K3S_DEFAULT_SERVICE_CIDR,
+      clusterCIDR: parsed.clusterCIDR ?? K3S_DEFAULT_CLUSTER_CIDR,
       clusterDomain: parsed.clusterDomain ?? K3S_DEFAULT_CLUSTER_DOMAIN,
     },
   };

@@ -24,3 +24,7 @@ export * from './cluster-blueprint.js';
 export * from './provider-writes.js';
 export * from './machine-agents.js';
 export * from './machine-root.js';
+export * from './workload-controllers.js';
+export * from './pod-lifecycle.js';
+export * from './pod-addresses.js';
+export * from './sim-kubelet.js';

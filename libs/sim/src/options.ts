@@ -30,6 +30,11 @@ export interface SimMachineOptions {
   nodeAgentMode: NodeAgentMode;
   /** The node agent's compiled main (`apps/node-agent/dist/main.js` of this checkout by default). */
   nodeAgentMain?: string;
+  /**
+   * Dedicated clusters run workloads (default): a kube-controller-manager and kube-scheduler next to their API
+   * server, and the nodes run the pods bound to them. Off: the API server alone, as shared clusters always are.
+   */
+  workloads: boolean;
 }
 
 export const NODE_AGENT_MODES = ['process', 'in-process', 'off'] as const;
@@ -86,7 +91,15 @@ export function simMachineOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): 
     apiServerStartTimeoutSeconds: number(env, 'APISERVER_START_TIMEOUT_SECONDS', 120, 1),
     nodeAgentMode: nodeAgentMode(env),
     nodeAgentMain: text(env, 'NODE_AGENT_MAIN'),
+    workloads: onOff(env, 'WORKLOADS', true),
   };
+}
+
+function onOff(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (raw === 'on' || raw === 'off') return raw === 'on';
+  throw new SimError(`${SIM_ENV_PREFIX}${name} must be on or off`, 'InvalidOption', { option: name });
 }
 
 function nodeAgentMode(env: NodeJS.ProcessEnv): NodeAgentMode {

@@ -1,5 +1,5 @@
 import { servingCertificateNames } from './api-server-certificates.js';
-import { apiServiceIPs } from './service-network.js';
+import { addressInCidr, apiServiceIPs } from './service-network.js';
 
 describe('service network', () => {
   it('finds the kubernetes Service IP of each service CIDR', () => {
@@ -8,12 +8,22 @@ describe('service network', () => {
     expect(apiServiceIPs('not-a-cidr')).toEqual([]);
   });
 
+  it('finds addresses inside a CIDR, and none outside it', () => {
+    expect(addressInCidr('10.42.3.0/24', 2)).toBe('10.42.3.2');
+    expect(addressInCidr('10.42.3.0/24', 254)).toBe('10.42.3.254');
+    expect(addressInCidr('10.42.3.0/24', 255)).toBeUndefined(); // broadcast
+    expect(addressInCidr('fd00:42::/64', 10)).toBe('fd00:42:0:0:0:0:0:a');
+    expect(addressInCidr('10.42.3.0/33', 1)).toBeUndefined();
+    expect(addressInCidr('nonsense', 1)).toBeUndefined();
+  });
+
   it('names the endpoint, the SANs, the kubernetes Service and localhost in the serving certificate', () => {
     expect(
       servingCertificateNames({
         endpointHost: 'api.demo.example',
         tlsSANs: ['10.0.0.5', 'api.demo.example'],
         serviceCIDR: '10.43.0.0/16',
+        clusterCIDR: '10.42.0.0/16',
         clusterDomain: 'corp.local',
       }),
     ).toEqual({

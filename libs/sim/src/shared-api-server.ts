@@ -24,7 +24,7 @@ import { ClusterFrontProxy, type FrontProxyUpstream } from './front-proxy.js';
 import { apiServerReady } from './https-probe.js';
 import { OwnedProcess } from './owned-process.js';
 import { withHostLock } from './host-lock.js';
-import { K3S_DEFAULT_CLUSTER_DOMAIN, K3S_DEFAULT_SERVICE_CIDR } from './service-network.js';
+import { K3S_DEFAULT_CLUSTER_CIDR, K3S_DEFAULT_CLUSTER_DOMAIN, K3S_DEFAULT_SERVICE_CIDR } from './service-network.js';
 import { waitFor } from './wait.js';
 
 interface SharedState {
@@ -97,6 +97,7 @@ export class SharedApiServer {
         endpointHost: '127.0.0.1',
         tlsSANs: [],
         serviceCIDR: K3S_DEFAULT_SERVICE_CIDR,
+        clusterCIDR: K3S_DEFAULT_CLUSTER_CIDR,
         clusterDomain: K3S_DEFAULT_CLUSTER_DOMAIN,
       },
     };

@@ -19,6 +19,7 @@ import { SimRuntime } from './sim-runtime.js';
 import { isSimError } from './errors.js';
 import { recordedProcessAlive, stopRecordedProcess } from './owned-process.js';
 import { portIsFree } from './port-allocator.js';
+import { WORKLOAD_CONTROLLERS } from './workload-controllers.js';
 
 // The sim runtime on its own, against real kube-apiservers: a dedicated cluster served from rendered
 // bootstrap data, nodes registering with the join token, a provider "killed" and its API server adopted,
@@ -244,10 +245,14 @@ describe('SimRuntime', () => {
     await first.ensureClusterApi(clusterApiSpecFrom(cluster.parsed('init-server'), cluster.ref), {
       fresh: true,
     });
-    const pid = recordedProcessAlive(first.stateDir.clusterDir(namespace, 'orphaned'), 'kube-apiserver')!.pid;
+    const dir = first.stateDir.clusterDir(namespace, 'orphaned');
+    const pids = ['kube-apiserver', ...WORKLOAD_CONTROLLERS].map((name) => recordedProcessAlive(dir, name)!.pid);
     // The first provider dies; the next one never hears of the cluster again (it was deleted meanwhile).
     newRuntime(1);
-    await eventually(() => !isAlive(pid), { timeoutMs: 30_000, message: 'the orphan stopped' });
+    await eventually(() => !pids.some(isAlive), {
+      timeoutMs: 30_000,
+      message: 'the orphaned API server, controller manager and scheduler stopped',
+    });
     expect(await portIsFree('127.0.0.1', cluster.ref.endpoint.port)).toBe(true);
   });
 

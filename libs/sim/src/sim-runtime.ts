@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { KubeConfig } from '@kubernetes/client-node';
 import { createKubeClient, type KubeClient } from '@capstan/kube';
 import type { ApiEndpoint } from '@capstan/pki';
-import { resolveControlPlaneBinaries } from '@capstan/testing';
+import { resolveControlPlaneBinaries, resolveKubeComponent } from '@capstan/testing';
 import type { Logger } from 'pino';
 import {
   clusterKeyOf,
@@ -22,6 +22,8 @@ import { SharedApiServer, SharedClusterApi } from './shared-api-server.js';
 import { join } from 'node:path';
 import { SimStateDir } from './state-dir.js';
 import { withHostLock } from './host-lock.js';
+import { SimKubelet, type KubeletNode } from './sim-kubelet.js';
+import { WORKLOAD_CONTROLLERS, type WorkloadController } from './workload-controllers.js';
 
 export interface SimRuntimeOptions {
   options: SimMachineOptions;
@@ -68,11 +70,16 @@ export class SimRuntime {
   private readonly clusters = new Map<string, ClusterApi>();
   private readonly locks = new Map<string, Promise<unknown>>();
   private readonly agents = new Map<string, NodeAgent>();
+  /** machine key -> the URL of the cluster API its node registers with. */
+  private readonly agentUrls = new Map<string, string>();
+  /** cluster key -> the kubelets of its nodes (dedicated clusters that run workloads). */
+  private readonly kubelets = new Map<string, SimKubelet>();
   /** The node agents (docs/node-agent.md) of machines whose bootstrap data starts one. */
   readonly machineAgents: MachineAgents;
   private readonly clients = new Map<string, KubeClient>();
   private etcdHandle: Promise<SimEtcd> | undefined;
   private binaries: { kubeApiserver: string; etcd: string } | undefined;
+  private controllerBinaries: Readonly<Record<WorkloadController, string>> | undefined;
   private sharedServer: SharedApiServer | undefined;
   private orphanTimer: NodeJS.Timeout | undefined;
   private readonly log: Logger;
@@ -108,7 +115,9 @@ export class SimRuntime {
         // Another replica's cluster is not an orphan: only the owner may judge (and it serves it by now).
         if (this.runtime.sharding && !this.runtime.sharding.owns(key)) continue;
         this.log.info({ cluster: key }, 'stopping an API server no machine claims');
-        void stopRecordedProcess(orphan.dir, 'kube-apiserver');
+        void Promise.all(
+          [...WORKLOAD_CONTROLLERS, 'kube-apiserver'].map((name) => stopRecordedProcess(orphan.dir, name)),
+        );
       }
     }, this.runtime.options.orphanGraceSeconds * 1000);
     this.orphanTimer.unref();
@@ -154,13 +163,16 @@ export class SimRuntime {
         if (mismatch)
           throw new SimError(`the server cannot join ${key}: ${mismatch}`, 'JoinRejected', { cluster: key });
         if (await existing.healthy()) return { api: existing, outcome: 'running' as const };
-        return { api: existing, outcome: await existing.start({ fresh: false }) };
+        const outcome = await existing.start({ fresh: false });
+        this.ensureKubelet(existing);
+        return { api: existing, outcome };
       }
       const api = this.createClusterApi(spec);
       this.clusters.set(key, api);
       try {
         const outcome = await api.start({ fresh });
         this.log.info({ cluster: key, url: api.url, mode: spec.mode, outcome }, 'workload API server up');
+        this.ensureKubelet(api);
         return { api, outcome };
       } catch (error) {
         this.clusters.delete(key);
@@ -184,11 +196,13 @@ export class SimRuntime {
       // one (another server's, seen on its next reconcile) does not restart it back.
       const current = existing.spec.installed;
       if (current && Date.parse(current.installedAt) >= Date.parse(installed.installedAt)) return { restarted: false };
+      await this.stopKubelet(clusterKey);
       await existing.stop();
       const api = this.createClusterApi({ ...existing.spec, installed });
       this.clusters.set(clusterKey, api);
       this.closeClients(api.url);
       await api.start({ fresh: false });
+      this.ensureKubelet(api);
       this.log.info({ cluster: clusterKey, version: installed.version }, 'workload API server restarted for a new install');
       return { restarted: true };
     });
@@ -199,6 +213,7 @@ export class SimRuntime {
     return this.withLock(clusterKey, async () => {
       const api = this.clusters.get(clusterKey);
       if (!api) return;
+      await this.stopKubelet(clusterKey);
       this.clusters.delete(clusterKey);
       this.closeClients(api.url);
       await api.destroy();
@@ -248,8 +263,14 @@ export class SimRuntime {
       return running;
     }
     const { serverEndpoint, token, ...rest } = spec;
+    const url = endpointKeyOf(serverEndpoint);
+    this.agentUrls.set(machineKey, url);
     const agent = new NodeAgent({
       ...rest,
+      onChange: (status) => {
+        rest.onChange(status);
+        this.kubeletAt(url)?.nodeChanged(rest.identity.name);
+      },
       connect: () => this.connect(serverEndpoint, token),
       heartbeatMs: this.runtime.options.heartbeatSeconds * 1000,
       nodeStatusMs: this.runtime.options.nodeStatusSeconds * 1000,
@@ -290,6 +311,7 @@ export class SimRuntime {
         this.withLock(key, async () => {
           const api = this.clusters.get(key);
           if (!api) return;
+          await this.stopKubelet(key);
           this.clusters.delete(key);
           this.closeClients(api.url);
           await api.detach();
@@ -306,6 +328,7 @@ export class SimRuntime {
     if (!agent) return;
     this.agents.delete(machineKey);
     await agent.stop(options);
+    this.agentUrls.delete(machineKey);
   }
 
   get agentCount(): number {
@@ -327,6 +350,7 @@ export class SimRuntime {
       await this.shutdownReplica();
       return;
     }
+    await Promise.all([...this.kubelets.keys()].map((key) => this.stopKubelet(key)));
     await Promise.all([...this.agents.values()].map((agent) => agent.stop({ deleteNode: false })));
     this.agents.clear();
     await this.machineAgents.shutdown();
@@ -349,6 +373,7 @@ export class SimRuntime {
 
   /** A sharded replica stops: the host's processes stay for the other replicas (see releaseClusters). */
   private async shutdownReplica(): Promise<void> {
+    await Promise.all([...this.kubelets.keys()].map((key) => this.stopKubelet(key)));
     await Promise.all([...this.agents.values()].map((agent) => agent.stop({ deleteNode: false })));
     this.agents.clear();
     await this.machineAgents.detachAll();
@@ -365,6 +390,7 @@ export class SimRuntime {
       stateDir: this.stateDir,
       bindAddress: this.runtime.options.bindAddress,
       memoryLimitMiB: this.runtime.options.apiServerMemoryLimitMiB,
+      workloadControllers: this.runtime.options.workloads ? () => this.resolveWorkloadControllers() : undefined,
       startTimeoutMs: this.runtime.options.apiServerStartTimeoutSeconds * 1000,
       logger: this.runtime.logger,
       onExit: (key) => {
@@ -387,6 +413,51 @@ export class SimRuntime {
   private resolveBinaries(): { kubeApiserver: string; etcd: string } {
     this.binaries ??= resolveControlPlaneBinaries((line) => this.log.info(line));
     return this.binaries;
+  }
+
+  /** Dedicated clusters that run workloads get their nodes' kubelets, one pod watch per cluster. */
+  private ensureKubelet(api: ClusterApi): void {
+    if (!this.runtime.options.workloads || api.spec.mode !== 'dedicated' || this.kubelets.has(api.key)) return;
+    const connection = this.connect(api.spec.endpoint, api.spec.identity.token);
+    if (!connection) return;
+    const kubelet = new SimKubelet({
+      clusterKey: api.key,
+      client: connection.client,
+      runningNode: (name) => this.runningNode(api.url, name),
+      logger: this.runtime.logger,
+    });
+    this.kubelets.set(api.key, kubelet);
+    kubelet.start();
+  }
+
+  private async stopKubelet(clusterKey: string): Promise<void> {
+    const kubelet = this.kubelets.get(clusterKey);
+    this.kubelets.delete(clusterKey);
+    await kubelet?.stop();
+  }
+
+  private kubeletAt(url: string): SimKubelet | undefined {
+    const api = [...this.clusters.values()].find((c) => c.url === url);
+    return api ? this.kubelets.get(api.key) : undefined;
+  }
+
+  /** A node of the cluster at `url` whose kubelet works: its agent runs here and is registered. */
+  private runningNode(url: string, name: string): KubeletNode | undefined {
+    for (const [key, agent] of this.agents) {
+      if (this.agentUrls.get(key) !== url || agent.identity.name !== name || agent.status.phase !== 'Registered') continue;
+      const internalIP = agent.identity.addresses.find((a) => a.type === 'InternalIP')?.address;
+      return internalIP ? { name, internalIP } : undefined;
+    }
+    return undefined;
+  }
+
+  private resolveWorkloadControllers(): Readonly<Record<WorkloadController, string>> {
+    const log = (line: string) => this.log.info(line);
+    this.controllerBinaries ??= {
+      'kube-controller-manager': resolveKubeComponent('kube-controller-manager', log),
+      'kube-scheduler': resolveKubeComponent('kube-scheduler', log),
+    };
+    return this.controllerBinaries;
   }
 
   private closeClients(url: string): void {

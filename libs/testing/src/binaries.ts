@@ -93,7 +93,10 @@ function fromAssets(name: string): string | undefined {
 }
 
 /** A binary built from a wrapper module under tools/. */
-type ToolBinary = 'kube-apiserver' | 'kube-controller-manager' | 'etcd';
+type ToolBinary = 'kube-apiserver' | KubeComponent | 'etcd';
+
+/** Kubernetes commands the kube-apiserver wrapper module pins next to kube-apiserver. */
+export type KubeComponent = 'kube-controller-manager' | 'kube-scheduler';
 
 function cachedPath(module: ToolBinary, version: string): string {
   return join(cacheRoot(), 'bin', module, version, module);
@@ -120,8 +123,8 @@ function build(
   module: ToolBinary,
   version: string,
   log: (line: string) => void,
-  // kube-controller-manager has no module of its own: the kube-apiserver module pins it too.
-  toolModule: ToolModule = module === 'kube-controller-manager' ? 'kube-apiserver' : module,
+  // The controller manager and the scheduler have no module of their own: the kube-apiserver module pins them too.
+  toolModule: ToolModule = module === 'etcd' ? 'etcd' : 'kube-apiserver',
 ): string {
   const go = onPath('go');
   const target = cachedPath(module, version);
@@ -170,21 +173,16 @@ export function resolveControlPlaneBinaries(log: (line: string) => void = () => 
 }
 
 /**
- * kube-controller-manager of the main pinned release (the management environment's garbage collector, namespace
- * and RBAC aggregation controllers): KUBEBUILDER_ASSETS, PATH, the build cache, else built from the kube-apiserver
- * wrapper module, which pins both commands.
+ * kube-controller-manager or kube-scheduler of the main pinned release: KUBEBUILDER_ASSETS, PATH, the build cache, else
+ * built from the kube-apiserver wrapper module, which pins them. The management environment runs the controller
+ * manager (garbage collector, namespace and RBAC aggregation controllers); the sim's dedicated workload clusters run
+ * both. The version skew policy lets them serve an API server up to one minor newer, so one build serves every
+ * pinned kube-apiserver.
  */
-export function resolveKubeControllerManager(log: (line: string) => void = () => undefined): string {
+export function resolveKubeComponent(component: KubeComponent, log: (line: string) => void = () => undefined): string {
   const version = requiredVersion('kube-apiserver');
-  const candidates = [
-    fromAssets('kube-controller-manager'),
-    onPath('kube-controller-manager'),
-    cachedPath('kube-controller-manager', version),
-  ];
-  return (
-    candidates.find((path) => path && executable(path)) ??
-    build('kube-controller-manager', version, log)
-  );
+  const candidates = [fromAssets(component), onPath(component), cachedPath(component, version)];
+  return candidates.find((path) => path && executable(path)) ?? build(component, version, log);
 }
 
 export function resolveNatsServer(): string {

@@ -5,7 +5,7 @@ import {
   pinnedKubeApiserverVersions,
   resolveControlPlaneBinaries,
   resolveKubeApiserverVersion,
-  resolveKubeControllerManager,
+  resolveKubeComponent,
   resolveNatsServer,
 } from './binaries.js';
 import { startLocalEnvironment } from './local-environment.js';
@@ -85,13 +85,15 @@ try {
     const others = pinnedKubeApiserverVersions()
       .slice(1)
       .map(({ version }) => `kube-apiserver ${resolveKubeApiserverVersion(version, log)?.path ?? '(not built)'}`);
-    const controllerManager = resolveKubeControllerManager(log);
+    const controllerManager = resolveKubeComponent('kube-controller-manager', log);
+    const scheduler = resolveKubeComponent('kube-scheduler', log);
     out(
       [
         `etcd ${binaries.etcd}`,
         `kube-apiserver ${binaries.kubeApiserver}`,
         ...others,
         `kube-controller-manager ${controllerManager}`,
+        `kube-scheduler ${scheduler}`,
         `nats-server ${resolveNatsServer()}`,
       ].join('\n'),
     );

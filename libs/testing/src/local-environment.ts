@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   resolveControlPlaneBinaries,
-  resolveKubeControllerManager,
   resolveNatsServer,
   type ControlPlaneBinaries,
+  resolveKubeComponent,
 } from './binaries.js';
 import { TestEnvironmentError } from './errors.js';
 import { renderKubeconfig } from './kubeconfig.js';
@@ -54,7 +54,7 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions = {
   const log = options.log ?? (() => undefined);
   reapOrphans();
   const binaries = resolveControlPlaneBinaries(log);
-  const controllerManager = resolveKubeControllerManager(log);
+  const controllerManager = resolveKubeComponent('kube-controller-manager', log);
   const natsServer = resolveNatsServer();
   const workDir = options.workDir ?? mkdtempSync(join(tmpdir(), 'capstan-env-'));
   mkdirSync(workDir, { recursive: true });

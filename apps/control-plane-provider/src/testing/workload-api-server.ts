@@ -42,6 +42,7 @@ export async function startWorkloadApiServer(
         endpointHost: endpoint.host,
         tlsSANs: [],
         serviceCIDR: '10.43.0.0/16',
+        clusterCIDR: '10.42.0.0/16',
         clusterDomain: 'cluster.local',
       },
     },

@@ -1,0 +1,183 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import { createKubeClient, NODES, PODS, type KubeClient, type ResourceType } from '@capstan/kube';
+import { eventually, startLocalEnvironment, type LocalEnvironment } from '@capstan/testing';
+import { pino } from 'pino';
+import { ClusterBlueprint } from './cluster-blueprint.js';
+import { clusterApiSpecFrom, nodeIdentityFrom, serverEndpointOf, simProviderID } from './host-plan.js';
+import { simMachineOptionsFromEnv } from './options.js';
+import { recordedProcessAlive } from './owned-process.js';
+import { SIM_POD_ANNOTATIONS } from './pod-lifecycle.js';
+import { SimRuntime } from './sim-runtime.js';
+import { WORKLOAD_CONTROLLERS } from './workload-controllers.js';
+
+// Workloads on a dedicated sim cluster: the real kube-controller-manager and kube-scheduler the runtime starts next
+// to the cluster's kube-apiserver, and the nodes' simulated kubelets running what gets bound to them.
+
+const logger = pino({ level: 'silent' });
+const TIMEOUT_MS = 90_000;
+
+const DEPLOYMENTS: ResourceType = { group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment', namespaced: true };
+const JOBS: ResourceType = { group: 'batch', version: 'v1', plural: 'jobs', kind: 'Job', namespaced: true };
+
+const isRunningReady = (pod: V1Pod) =>
+  pod.status?.phase === 'Running' &&
+  !pod.metadata?.deletionTimestamp &&
+  pod.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+
+/** Whether `ip` lies in the IPv4 `cidr`. */
+function inCidr(ip: string, cidr: string): boolean {
+  const [network, bits] = cidr.split('/');
+  const toInt = (address: string) => address.split('.').reduce((acc, part) => acc * 256 + Number(part), 0);
+  const size = 2 ** (32 - Number(bits));
+  return Math.floor(toInt(ip) / size) === Math.floor(toInt(network!) / size);
+}
+
+describe('SimRuntime workloads (dedicated cluster with controller manager, scheduler and kubelets)', () => {
+  const namespace = `wl-${randomBytes(3).toString('hex')}`;
+  let stateDir: string;
+  let privateEnvironment: LocalEnvironment | undefined;
+  let runtime: SimRuntime;
+  let cluster: ClusterBlueprint;
+  let workload: KubeClient;
+  let clusterDir: string;
+
+  beforeAll(async () => {
+    stateDir = mkdtempSync(join(tmpdir(), 'capstan-sim-wl-'));
+    let etcdUrl = process.env['CAPSTAN_TEST_ETCD_URL'];
+    if (!etcdUrl) {
+      privateEnvironment = await startLocalEnvironment();
+      etcdUrl = privateEnvironment.etcdUrl;
+    }
+    runtime = new SimRuntime({
+      options: { ...simMachineOptionsFromEnv({}), stateDir, etcdUrl, heartbeatSeconds: 1, nodeStatusSeconds: 2 },
+      logger,
+    });
+    runtime.start();
+    cluster = await ClusterBlueprint.create(namespace, 'busy');
+    clusterDir = runtime.stateDir.clusterDir(namespace, 'busy');
+    const server = cluster.parsed('init-server');
+    await runtime.ensureClusterApi(clusterApiSpecFrom(server, cluster.ref), { fresh: true });
+    const agent = cluster.parsed('agent');
+    for (const [name, parsed] of [
+      ['busy-cp-0', server],
+      ['busy-md-0', agent],
+      ['busy-md-1', agent],
+    ] as const) {
+      runtime.ensureNodeAgent(`${namespace}/${name}`, {
+        identity: nodeIdentityFrom(parsed, { namespace, name, uid: randomUUID(), providerID: simProviderID(namespace, name) }),
+        faults: {},
+        deletedByFault: false,
+        serverEndpoint: serverEndpointOf(parsed, cluster.ref),
+        token: parsed.token,
+        onChange: () => undefined,
+      });
+    }
+    const kc = new KubeConfig();
+    kc.loadFromString(await cluster.adminKubeconfig());
+    workload = createKubeClient(kc);
+  }, TIMEOUT_MS);
+
+  afterAll(async () => {
+    await workload?.close();
+    await runtime?.shutdown();
+    await privateEnvironment?.stop();
+    rmSync(stateDir, { recursive: true, force: true });
+  });
+
+  const pods = async (labelSelector?: string) =>
+    (await workload.resource<V1Pod>(PODS).list({ namespace: 'default', labelSelector })).items;
+
+  it(
+    'runs a Deployment: the scheduler spreads its pods over the nodes, which run them with IPs from their pod CIDRs',
+    async () => {
+      for (const component of WORKLOAD_CONTROLLERS) expect(recordedProcessAlive(clusterDir, component)).toBeDefined();
+      const nodes = await eventually(
+        async () => {
+          const list = (await workload.resource<V1Node>(NODES).list()).items;
+          return list.length === 3 && list.every((n) => n.spec?.podCIDR) && list;
+        },
+        { message: '3 nodes with pod CIDRs from the controller manager', timeoutMs: TIMEOUT_MS },
+      );
+      await workload.resource(DEPLOYMENTS).create({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'web', namespace: 'default' },
+        spec: {
+          replicas: 6,
+          selector: { matchLabels: { app: 'web' } },
+          template: {
+            metadata: { labels: { app: 'web' } },
+            spec: { containers: [{ name: 'nginx', image: 'nginx:1.27' }] },
+          },
+        },
+      });
+      const running = await eventually(
+        async () => {
+          const list = await pods('app=web');
+          return list.length === 6 && list.every(isRunningReady) && list;
+        },
+        { message: '6 web pods Running and Ready', timeoutMs: TIMEOUT_MS },
+      );
+      const cidrOf = new Map(nodes.map((n) => [n.metadata!.name!, n.spec!.podCIDR!]));
+      for (const pod of running) {
+        expect(inCidr(pod.status!.podIP!, cidrOf.get(pod.spec!.nodeName!)!)).toBe(true);
+        expect(pod.status?.containerStatuses?.[0]?.state?.running).toBeDefined();
+      }
+      expect(new Set(running.map((p) => p.status!.podIP)).size).toBe(6);
+      // The default scheduler spreads replicas of one owner over the nodes.
+      expect(new Set(running.map((p) => p.spec!.nodeName)).size).toBe(3);
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    'completes a Job, and removes a deleted pod after its containers stopped',
+    async () => {
+      await workload.resource(JOBS).create({
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: { name: 'migrate', namespace: 'default' },
+        spec: {
+          template: {
+            metadata: { annotations: { [SIM_POD_ANNOTATIONS.runSeconds]: '1' } },
+            spec: { restartPolicy: 'Never', containers: [{ name: 'migrate', image: 'busybox' }] },
+          },
+        },
+      });
+      await eventually(
+        async () => {
+          const job = await workload.resource<{ metadata: object; status?: { succeeded?: number } }>(JOBS).get({
+            namespace: 'default',
+            name: 'migrate',
+          });
+          return job.status?.succeeded === 1;
+        },
+        { message: 'the Job succeeded', timeoutMs: TIMEOUT_MS },
+      );
+
+      const [victim] = await pods('app=web');
+      await workload.resource(PODS).delete({ namespace: 'default', name: victim!.metadata!.name! });
+      await eventually(
+        async () => {
+          const list = await pods('app=web');
+          return (
+            !list.some((p) => p.metadata?.uid === victim!.metadata!.uid) &&
+            list.length === 6 &&
+            list.every(isRunningReady)
+          );
+        },
+        { message: 'the deleted pod gone and replaced by a running one', timeoutMs: TIMEOUT_MS },
+      );
+    },
+    TIMEOUT_MS,
+  );
+
+  it('stops the controller manager and scheduler with the cluster API', async () => {
+    await runtime.releaseClusterApi(`${namespace}/busy`);
+    for (const component of WORKLOAD_CONTROLLERS) expect(recordedProcessAlive(clusterDir, component)).toBeUndefined();
+  });
+});
