@@ -107,6 +107,15 @@ describe('MachineSets of a MachineDeployment', () => {
         now,
       ),
     ).toBe(older);
+    // Creation times have whole seconds: a set created in the second of a rollout.after with a fraction is after it.
+    const sameSecond = created(newer, '2026-05-01T00:00:00Z', '4');
+    expect(
+      findCurrentMachineSet(
+        { ...md, spec: { ...md.spec, rollout: { after: '2026-05-01T00:00:00.412Z' } } },
+        [older, sameSecond],
+        now,
+      ),
+    ).toBe(sameSecond);
   });
 
   it('patches only what differs, guarded by the resourceVersion, and nothing when all matches', () => {

@@ -50,7 +50,10 @@ export function findCurrentMachineSet(
   machineSets: readonly MachineSet[],
   now: Date,
 ): MachineSet | undefined {
-  const after = timeMs(dueRolloutAfter(deployment, now));
+  const due = timeMs(dueRolloutAfter(deployment, now));
+  // Creation timestamps have whole seconds while `after` may have a fraction: a set created in that very second was
+  // created for it (comparing the fraction would never find it and create it again, forever).
+  const after = due === undefined ? undefined : Math.floor(due / 1000) * 1000;
   return machineSets
     .filter((ms) => sameMachines(ms.spec.template, deployment.spec.template))
     .filter((ms) => after === undefined || createdAtOf(ms) >= after)
