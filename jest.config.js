@@ -26,6 +26,10 @@ const shared = {
 
 export default {
   testTimeout: 120000,
+  // Run test files in a worker that is replaced once it holds more than this after a file: every file loads its
+  // own module graph (ESM vm modules), which the process never gives back, so one long-lived process grew to
+  // several GB over the suite. (With one core to spare Jest would otherwise run everything in its own process.)
+  workerIdleMemoryLimit: '1.5GB',
   projects: [
     {
       ...shared,
