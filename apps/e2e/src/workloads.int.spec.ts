@@ -1,5 +1,12 @@
 import 'reflect-metadata';
-import { KubeConfig, type V1Node, type V1Pod, type V1Secret } from '@kubernetes/client-node';
+import {
+  KubeConfig,
+  type V1Deployment,
+  type V1Node,
+  type V1Pod,
+  type V1PodDisruptionBudget,
+  type V1Secret,
+} from '@kubernetes/client-node';
 import { getCondition, LABELS, RESOURCES, type Cluster, type Machine, type MachineDeployment } from '@capstan/api';
 import { createKubeClient, Informer, NODES, PODS, SECRETS, type KubeClient, type ResourceType } from '@capstan/kube';
 import { eventually, startCapstan, type CapstanUnderTest, type TestNamespace } from '@capstan/testing';
@@ -118,7 +125,7 @@ describe('workloads on a sim cluster through scale-down and rollout', () => {
   it(
     `runs ${REPLICAS} replicas with a budget of minAvailable ${MIN_AVAILABLE}`,
     async () => {
-      await workload.resource(DEPLOYMENTS).create({
+      await workload.resource<V1Deployment>(DEPLOYMENTS).create({
         apiVersion: 'apps/v1',
         kind: 'Deployment',
         metadata: { name: 'web', namespace: 'default' },
@@ -131,7 +138,7 @@ describe('workloads on a sim cluster through scale-down and rollout', () => {
           },
         },
       });
-      await workload.resource(PDBS).create({
+      await workload.resource<V1PodDisruptionBudget>(PDBS).create({
         apiVersion: 'policy/v1',
         kind: 'PodDisruptionBudget',
         metadata: { name: 'web', namespace: 'default' },
@@ -142,7 +149,7 @@ describe('workloads on a sim cluster through scale-down and rollout', () => {
       expect(new Set(pods.map((p) => p.spec!.nodeName)).size).toBeGreaterThanOrEqual(3);
       await until('the budget computed by the disruption controller', async () => {
         const pdb = await workload
-          .resource<{ metadata: object; status?: { currentHealthy?: number; disruptionsAllowed?: number } }>(PDBS)
+          .resource<V1PodDisruptionBudget>(PDBS)
           .get({ namespace: 'default', name: 'web' });
         return pdb.status?.currentHealthy === REPLICAS && pdb.status.disruptionsAllowed === 1;
       });
@@ -209,7 +216,7 @@ describe('workloads on a sim cluster through scale-down and rollout', () => {
         .mergePatch({ namespace: 'default', name: 'web' }, { spec: { minAvailable: REPLICAS } });
       await until('the budget allowing no disruption', async () => {
         const pdb = await workload
-          .resource<{ metadata: object; status?: { disruptionsAllowed?: number; observedGeneration?: number } }>(PDBS)
+          .resource<V1PodDisruptionBudget>(PDBS)
           .get({ namespace: 'default', name: 'web' });
         return pdb.status?.observedGeneration === 2 && pdb.status.disruptionsAllowed === 0;
       });

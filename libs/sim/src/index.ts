@@ -28,3 +28,4 @@ export * from './workload-controllers.js';
 export * from './pod-lifecycle.js';
 export * from './pod-addresses.js';
 export * from './sim-kubelet.js';
+export * from './static-pods.js';

@@ -1,6 +1,7 @@
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import {
   Informer,
+  isAlreadyExists,
   isConflict,
   isNotFound,
   isTransportError,
@@ -10,7 +11,9 @@ import {
   WorkQueue,
   type KubeClient,
 } from '@capstan/kube';
+import type { K3sRole } from '@capstan/k3s-bootstrap';
 import type { Logger } from 'pino';
+import { isMirrorPod, mirrorPodsFor } from './static-pods.js';
 import { PodAddresses } from './pod-addresses.js';
 import { nextPodStep, podNeedsOwnIP } from './pod-lifecycle.js';
 
@@ -18,6 +21,9 @@ import { nextPodStep, podNeedsOwnIP } from './pod-lifecycle.js';
 export interface KubeletNode {
   name: string;
   internalIP: string;
+  role: K3sRole;
+  /** The release the node runs (`v1.34.4+k3s1`). */
+  version: string;
 }
 
 export interface SimKubeletOptions {
@@ -33,6 +39,8 @@ export interface SimKubeletOptions {
 }
 
 const BY_NODE = 'byNode';
+/** Queue keys of nodes whose mirror pods are to be created (pod keys are `namespace/name`, never with this prefix). */
+const MIRROR_KEY_PREFIX = 'mirror-pods:';
 const CONFLICT_RETRY_MS = 200;
 /** Each request of a pod step is bounded: a hung API server must not hold a worker. */
 const REQUEST_TIMEOUT_MS = 15_000;
@@ -66,6 +74,8 @@ export class SimKubelet {
       onUpdate: (_, pod) => this.observe(pod),
       onDelete: (pod) => {
         if (pod.spec?.nodeName && pod.metadata?.uid) this.addresses.release(pod.spec.nodeName, pod.metadata.uid);
+        // A kubelet recreates the mirror of a static pod that is deleted while it runs.
+        if (isMirrorPod(pod) && pod.spec?.nodeName) this.queueMirrorPods(pod.spec.nodeName);
       },
     });
     // A node that gets its pod CIDR lets its waiting pods start.
@@ -83,9 +93,35 @@ export class SimKubelet {
     for (let i = 0; i < (this.options.concurrency ?? 4); i++) this.workers.push(this.work());
   }
 
-  /** A node's kubelet started, came back or stopped: its pods are looked at again. */
+  /** A node's kubelet started, came back or stopped: its pods are looked at again, and its static pods mirrored. */
   nodeChanged(name: string): void {
     for (const pod of this.pods.byIndex(BY_NODE, name)) this.queue.add(objectKey(pod));
+    this.queueMirrorPods(name);
+  }
+
+  private queueMirrorPods(nodeName: string): void {
+    this.queue.add(`${MIRROR_KEY_PREFIX}${nodeName}`);
+  }
+
+  /** Creates the mirror pods of a running server node that are missing (the informer has synced: it knows). */
+  private async ensureMirrorPods(nodeName: string): Promise<void> {
+    const running = this.options.runningNode(nodeName);
+    const node = this.nodes.getByName(undefined, nodeName);
+    if (!running || !node?.metadata?.uid) return;
+    if (!this.pods.hasSynced()) {
+      this.queue.addAfter(`${MIRROR_KEY_PREFIX}${nodeName}`, 500);
+      return;
+    }
+    const wanted = mirrorPodsFor({ name: nodeName, uid: node.metadata.uid, role: running.role, version: running.version });
+    for (const pod of wanted) {
+      if (this.pods.getByName('kube-system', pod.metadata!.name!)) continue;
+      await this.options.client
+        .resource<V1Pod>(PODS)
+        .create(pod, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) })
+        .catch((error: unknown) => {
+          if (!isAlreadyExists(error)) throw error;
+        });
+    }
   }
 
   /** Pods this kubelet sees (all nodes). */
@@ -127,6 +163,7 @@ export class SimKubelet {
   }
 
   private async process(key: string): Promise<void> {
+    if (key.startsWith(MIRROR_KEY_PREFIX)) return this.ensureMirrorPods(key.slice(MIRROR_KEY_PREFIX.length));
     let pod = this.pods.get(key);
     const nodeName = pod?.spec?.nodeName;
     const node = nodeName ? this.options.runningNode(nodeName) : undefined;

@@ -446,7 +446,7 @@ export class SimRuntime {
     for (const [key, agent] of this.agents) {
       if (this.agentUrls.get(key) !== url || agent.identity.name !== name || agent.status.phase !== 'Registered') continue;
       const internalIP = agent.identity.addresses.find((a) => a.type === 'InternalIP')?.address;
-      return internalIP ? { name, internalIP } : undefined;
+      return internalIP ? { name, internalIP, role: agent.identity.role, version: agent.identity.version } : undefined;
     }
     return undefined;
   }

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import { KubeConfig, type V1Deployment, type V1Job, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { createKubeClient, NODES, PODS, type KubeClient, type ResourceType } from '@capstan/kube';
 import { eventually, startLocalEnvironment, type LocalEnvironment } from '@capstan/testing';
 import { pino } from 'pino';
@@ -12,6 +12,7 @@ import { simMachineOptionsFromEnv } from './options.js';
 import { recordedProcessAlive } from './owned-process.js';
 import { SIM_POD_ANNOTATIONS } from './pod-lifecycle.js';
 import { SimRuntime } from './sim-runtime.js';
+import { MIRROR_POD_ANNOTATION } from './static-pods.js';
 import { WORKLOAD_CONTROLLERS } from './workload-controllers.js';
 
 // Workloads on a dedicated sim cluster: the real kube-controller-manager and kube-scheduler the runtime starts next
@@ -102,7 +103,7 @@ describe('SimRuntime workloads (dedicated cluster with controller manager, sched
         },
         { message: '3 nodes with pod CIDRs from the controller manager', timeoutMs: TIMEOUT_MS },
       );
-      await workload.resource(DEPLOYMENTS).create({
+      await workload.resource<V1Deployment>(DEPLOYMENTS).create({
         apiVersion: 'apps/v1',
         kind: 'Deployment',
         metadata: { name: 'web', namespace: 'default' },
@@ -137,7 +138,7 @@ describe('SimRuntime workloads (dedicated cluster with controller manager, sched
   it(
     'completes a Job, and removes a deleted pod after its containers stopped',
     async () => {
-      await workload.resource(JOBS).create({
+      await workload.resource<V1Job>(JOBS).create({
         apiVersion: 'batch/v1',
         kind: 'Job',
         metadata: { name: 'migrate', namespace: 'default' },
@@ -150,7 +151,7 @@ describe('SimRuntime workloads (dedicated cluster with controller manager, sched
       });
       await eventually(
         async () => {
-          const job = await workload.resource<{ metadata: object; status?: { succeeded?: number } }>(JOBS).get({
+          const job = await workload.resource<V1Job>(JOBS).get({
             namespace: 'default',
             name: 'migrate',
           });
@@ -171,6 +172,39 @@ describe('SimRuntime workloads (dedicated cluster with controller manager, sched
           );
         },
         { message: 'the deleted pod gone and replaced by a running one', timeoutMs: TIMEOUT_MS },
+      );
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    "shows the server's control plane components as running mirror pods, and recreates one that is deleted",
+    async () => {
+      const mirrors = async () =>
+        (await workload.resource<V1Pod>(PODS).list({ namespace: 'kube-system', labelSelector: 'tier=control-plane' }))
+          .items;
+      const names = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'].map((c) => `${c}-busy-cp-0`);
+      const running = await eventually(
+        async () => {
+          const list = await mirrors();
+          return list.length === 4 && list.every(isRunningReady) && list;
+        },
+        { message: 'four running mirror pods on the server node', timeoutMs: TIMEOUT_MS },
+      );
+      expect(running.map((p) => p.metadata!.name).sort()).toEqual(names);
+      for (const pod of running) {
+        expect(pod.spec?.nodeName).toBe('busy-cp-0');
+        expect(pod.metadata?.annotations?.[MIRROR_POD_ANNOTATION]).toBeDefined();
+        expect(pod.status?.podIP).toBe(pod.status?.hostIP);
+      }
+      const victim = running.find((p) => p.metadata!.name === names[1])!;
+      await workload.resource(PODS).delete({ namespace: 'kube-system', name: names[1]! });
+      await eventually(
+        async () => {
+          const again = (await mirrors()).find((p) => p.metadata!.name === names[1]);
+          return again !== undefined && again.metadata!.uid !== victim.metadata!.uid && isRunningReady(again);
+        },
+        { message: 'the deleted mirror pod recreated', timeoutMs: TIMEOUT_MS },
       );
     },
     TIMEOUT_MS,
