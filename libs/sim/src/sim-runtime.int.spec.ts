@@ -114,12 +114,16 @@ describe('SimRuntime', () => {
       });
     }
     const core = kc.makeApiClient(CoreV1Api);
+    // Ready, and without the not-ready taint, which the API server adds at registration and the cluster's node
+    // lifecycle controller (and the sim node itself) takes off once the node reports Ready.
     const nodes = await eventually(async () => {
       const list = await core.listNode();
-      const ready = list.items.filter((n) =>
-        n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+      const settled = list.items.filter(
+        (n) =>
+          n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') &&
+          !n.spec?.taints?.some((t) => t.key === 'node.kubernetes.io/not-ready'),
       );
-      return ready.length === 2 ? list.items : undefined;
+      return settled.length === 2 ? list.items : undefined;
     });
     const cp = nodes.find((n) => n.metadata?.name === 'alpha-cp-0')!;
     const md = nodes.find((n) => n.metadata?.name === 'alpha-md-0')!;

@@ -17,9 +17,9 @@ describe('nodesTable', () => {
       now,
     );
     expect(table.split('\n')).toEqual([
-      'NAME                  STATUS    ROLES                 AGE  VERSION',
-      'demo-control-plane-x  Ready     control-plane,master  5m   v1.34.4+k3s1',
-      'demo-md-0-b           NotReady  <none>                2m   v1.34.4+k3s1',
+      'NAME                   STATUS     ROLES                  AGE   VERSION',
+      'demo-control-plane-x   Ready      control-plane,master   5m    v1.34.4+k3s1',
+      'demo-md-0-b            NotReady   <none>                 2m    v1.34.4+k3s1',
     ]);
   });
 });

@@ -1,5 +1,5 @@
 import { type V1Node } from '@kubernetes/client-node';
-import { since } from '../describe/tree.js';
+import { creationAge, renderTable } from '../tables/table.js';
 
 /** The table `kubectl get nodes` prints: NAME STATUS ROLES AGE VERSION. */
 export function nodesTable(nodes: V1Node[], now = new Date()): string {
@@ -12,16 +12,13 @@ export function nodesTable(nodes: V1Node[], now = new Date()): string {
         .filter((l) => l.startsWith('node-role.kubernetes.io/'))
         .map((l) => l.slice('node-role.kubernetes.io/'.length))
         .sort();
-      const created = node.metadata?.creationTimestamp;
       return [
         node.metadata?.name ?? '',
         `${status}${node.spec?.unschedulable ? ',SchedulingDisabled' : ''}`,
         roles.length > 0 ? roles.join(',') : '<none>',
-        since(created ? new Date(created).toISOString() : undefined, now),
+        creationAge(node.metadata?.creationTimestamp, now),
         node.status?.nodeInfo?.kubeletVersion ?? '',
       ];
     });
-  const header = ['NAME', 'STATUS', 'ROLES', 'AGE', 'VERSION'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  return [header, ...rows].map((r) => r.map((v, i) => (i === r.length - 1 ? v : v.padEnd(widths[i]! + 2))).join('').trimEnd()).join('\n');
+  return renderTable(['NAME', 'STATUS', 'ROLES', 'AGE', 'VERSION'], rows);
 }

@@ -22,6 +22,7 @@ import {
 import { ALL_RESOURCES, RESOURCES } from '@capstan/api';
 import { CliError, terminalOutput } from '../output.js';
 import { createDemoWorkDir, pruneEndedDemoRuns } from './demo-work-dir.js';
+import { DEMO_DEPLOYMENT, podsTable, runDemoWorkload } from './demo-workload.js';
 import { nodesTable } from './nodes-table.js';
 import { waitForClusterAvailable } from './wait-for-cluster.js';
 import { deleteClusterInManagement, formatElapsed } from './wait-for-deletion.js';
@@ -126,6 +127,19 @@ async function main(): Promise<void> {
     output.line(`Workload kubeconfig: ${kubeconfigPath}`);
     output.line(`$ kubectl --kubeconfig ${kubeconfigPath} get nodes`);
     output.line(await getNodes(kubeconfigPath, kubeconfig));
+    output.line('');
+    const { name, image, replicas } = DEMO_DEPLOYMENT;
+    const deploying = output.progress(`Running Deployment ${name} (${replicas} replicas) on the workload cluster`);
+    const pods = await runDemoWorkload(kubeconfig, { timeoutMs: 120_000, signal: interrupted.signal }).catch(
+      (error: Error) => {
+        deploying.fail();
+        throw new CliError(error.message);
+      },
+    );
+    deploying.done(`Deployment ${name}: ${replicas}/${replicas} pods Running, placed by the cluster's kube-scheduler`);
+    output.line(`$ kubectl --kubeconfig ${kubeconfigPath} create deployment ${name} --image=${image} --replicas=${replicas}`);
+    output.line(`$ kubectl --kubeconfig ${kubeconfigPath} get pods -o wide`);
+    output.line(podsTable(pods));
     output.line('');
     output.line(`Management cluster: export KUBECONFIG=${environment.kubeconfigPath}   Events: capstan events --nats-url ${environment.natsUrl}`);
 

@@ -9,6 +9,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import {
+  WORKLOAD_CONTROLLERS,
   ClusterBlueprint,
   clusterApiSpecFrom,
   nodeIdentityFrom,
@@ -21,10 +22,19 @@ import {
 } from '@capstan/sim';
 import type { ParsedK3sBootstrap } from '@capstan/k3s-bootstrap';
 import { eventually } from '@capstan/testing';
+import { KubeConfig, type V1Deployment, type V1Pod } from '@kubernetes/client-node';
+import { createKubeClient, PODS as POD_RESOURCE, type ResourceType } from '@capstan/kube';
+
+const DEPLOYMENTS: ResourceType = { group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment', namespaced: true };
+/** The kubelet's default maxPods, which every sim node reports as its pod capacity. */
+const NODE_POD_CAPACITY = 110;
 
 const DEDICATED_CLUSTERS = Number(process.env['BENCH_DEDICATED_CLUSTERS'] ?? 6);
 const AGENTS = Number(process.env['BENCH_AGENTS'] ?? 60);
 const SHARED_CLUSTERS = Number(process.env['BENCH_SHARED_CLUSTERS'] ?? 20);
+/** The pods phase: a Deployment of this many replicas on a dedicated cluster of 1 server + POD_AGENTS agents. */
+const PODS = Number(process.env['BENCH_PODS'] ?? 1000);
+const POD_AGENTS = Number(process.env['BENCH_POD_AGENTS'] ?? 10);
 const SETTLE_MS = Number(process.env['BENCH_SETTLE_MS'] ?? 15_000);
 const CPU_WINDOW_MS = Number(process.env['BENCH_CPU_WINDOW_MS'] ?? 30_000);
 /** Kept free for the OS, the management cluster (kube-apiserver + etcd + NATS) and the five services. */
@@ -91,6 +101,91 @@ function startNode(
   });
 }
 
+interface PodsPhaseResult {
+  seconds: number;
+  perPodKiB: { api: number; etcd: number; controllers: number; provider: number; total: number };
+  startCpuMs: number;
+  runningCpuPercent: number;
+}
+
+/**
+ * A dedicated cluster of 1 server + POD_AGENTS agents runs a Deployment of PODS replicas through its real controller
+ * manager and scheduler: the time until every pod is Running and Ready, and what the pods cost in memory and CPU.
+ */
+async function podsPhase(runtime: SimRuntime, etcdPid: number): Promise<PodsPhaseResult> {
+  const blueprint = await ClusterBlueprint.create('bench', 'pods');
+  const server = blueprint.parsed('init-server');
+  await runtime.ensureClusterApi(clusterApiSpecFrom(server, blueprint.ref), { fresh: true });
+  const dir = runtime.stateDir.clusterDir('bench', 'pods');
+  const apiPid = recordedProcessAlive(dir, 'kube-apiserver')!.pid;
+  const controllerPids = WORKLOAD_CONTROLLERS.map((c) => recordedProcessAlive(dir, c)!.pid);
+  const agent = blueprint.parsed('agent');
+  startNode(runtime, 'pods-cp-0', server, blueprint);
+  for (let i = 0; i < POD_AGENTS; i++) startNode(runtime, `pods-md-${i}`, agent, blueprint);
+  const kc = new KubeConfig();
+  kc.loadFromString(await blueprint.adminKubeconfig());
+  const client = createKubeClient(kc);
+  try {
+    const runningReady = async () =>
+      (await client.resource<V1Pod>(POD_RESOURCE).list({ namespace: 'default', labelSelector: 'app=bench' })).items.filter(
+        (p) =>
+          p.status?.phase === 'Running' &&
+          !p.metadata?.deletionTimestamp &&
+          p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+      ).length;
+    await eventually(
+      () => Array.from({ length: POD_AGENTS }, (_, i) => runtime.nodeAgent(`bench/pods-md-${i}`)?.status.phase).every((p) => p === 'Registered'),
+      { timeoutMs: 120_000, message: 'every pods-phase node registered' },
+    );
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    const pids = [apiPid, etcdPid, ...controllerPids];
+    const rssBefore = pids.map(rssMiB);
+    const selfBefore = selfRssMiB();
+    const idle = await cpuOver(pids, CPU_WINDOW_MS);
+    const cpuBefore = pids.map(cpuSeconds);
+    const selfCpuBefore = process.cpuUsage();
+    const started = performance.now();
+    await client.resource<V1Deployment>(DEPLOYMENTS).create({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'bench', namespace: 'default' },
+      spec: {
+        replicas: PODS,
+        selector: { matchLabels: { app: 'bench' } },
+        template: {
+          metadata: { labels: { app: 'bench' } },
+          spec: { containers: [{ name: 'pause', image: 'registry.k8s.io/pause:3.10' }] },
+        },
+      },
+    });
+    await eventually(async () => (await runningReady()) === PODS, {
+      timeoutMs: 600_000,
+      intervalMs: 500,
+      message: `${PODS} pods Running and Ready`,
+    });
+    const seconds = (performance.now() - started) / 1000;
+    const selfCpu = process.cpuUsage(selfCpuBefore);
+    const startCpuSeconds =
+      pids.reduce((sum, pid, i) => sum + cpuSeconds(pid) - cpuBefore[i]!, 0) + (selfCpu.user + selfCpu.system) / 1e6;
+    process.stdout.write(`${PODS} pods Running and Ready in ${fmt(seconds, 1)} s\n`);
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    const rssAfter = pids.map(rssMiB);
+    const kib = (i: number) => (Math.max(0, rssAfter[i]! - rssBefore[i]!) * 1024) / PODS;
+    const provider = (Math.max(0, selfRssMiB() - selfBefore) * 1024) / PODS;
+    const busy = await cpuOver(pids, CPU_WINDOW_MS);
+    const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+    const runningCpu = Math.max(0, sum(busy.perPid) + busy.self - sum(idle.perPid) - idle.self) / PODS;
+    const perPodKiB = { api: kib(0), etcd: kib(1), controllers: kib(2) + kib(3), provider, total: 0 };
+    perPodKiB.total = perPodKiB.api + perPodKiB.etcd + perPodKiB.controllers + perPodKiB.provider;
+    return { seconds, perPodKiB, startCpuMs: (startCpuSeconds * 1000) / PODS, runningCpuPercent: runningCpu * 100 };
+  } finally {
+    await client.close();
+    await runtime.removeNodeAgent('bench/pods-cp-0', { deleteNode: false });
+    for (let i = 0; i < POD_AGENTS; i++) await runtime.removeNodeAgent(`bench/pods-md-${i}`, { deleteNode: false });
+    await runtime.releaseClusterApi('bench/pods');
+  }
+}
+
 async function main(): Promise<void> {
   const stateDir = mkdtempSync(join(tmpdir(), 'capstan-sim-bench-'));
   const options = { ...simMachineOptionsFromEnv(), stateDir, etcdUrl: undefined };
@@ -110,6 +205,8 @@ async function main(): Promise<void> {
       blueprint: ClusterBlueprint;
       server: ParsedK3sBootstrap;
       pid: number;
+      /** kube-controller-manager and kube-scheduler (none with CAPSTAN_SIM_WORKLOADS=off). */
+      controllerPids: number[];
       startSeconds: number;
     }[] = [];
     for (let i = 0; i < DEDICATED_CLUSTERS; i++) {
@@ -118,20 +215,25 @@ async function main(): Promise<void> {
       const started = performance.now();
       await runtime.ensureClusterApi(clusterApiSpecFrom(server, blueprint.ref), { fresh: true });
       const startSeconds = (performance.now() - started) / 1000;
-      const pid = recordedProcessAlive(
-        runtime.stateDir.clusterDir('bench', `dedicated-${i}`),
-        'kube-apiserver',
-      )!.pid;
-      dedicated.push({ blueprint, server, pid, startSeconds });
+      const dir = runtime.stateDir.clusterDir('bench', `dedicated-${i}`);
+      const pid = recordedProcessAlive(dir, 'kube-apiserver')!.pid;
+      const controllerPids = WORKLOAD_CONTROLLERS.flatMap((c) => recordedProcessAlive(dir, c)?.pid ?? []);
+      dedicated.push({ blueprint, server, pid, controllerPids, startSeconds });
       process.stdout.write(`dedicated-${i}: kube-apiserver ready in ${fmt(startSeconds, 2)} s\n`);
     }
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
     const apiRss = dedicated.map((c) => rssMiB(c.pid));
+    const controllersRss = dedicated.map((c) => c.controllerPids.reduce((sum, pid) => sum + rssMiB(pid), 0));
     const etcdBeforeAgents = rssMiB(etcdPid);
     const idleCpu = await cpuOver(
       dedicated.map((c) => c.pid),
       CPU_WINDOW_MS,
     );
+    const controllersIdleCpu = await cpuOver(
+      dedicated.flatMap((c) => c.controllerPids),
+      CPU_WINDOW_MS,
+    );
+    const controllersCpuPerCluster = controllersIdleCpu.perPid.reduce((a, b) => a + b, 0) / DEDICATED_CLUSTERS;
 
     // Agents: AGENTS nodes registering with the first cluster at once, then heartbeating (10 s Lease, 60 s status).
     const target = dedicated[0]!;
@@ -163,6 +265,8 @@ async function main(): Promise<void> {
     for (let i = 0; i < AGENTS; i++) await runtime.removeNodeAgent(`bench/agent-${i}`, { deleteNode: false });
     for (const cluster of dedicated)
       await runtime.releaseClusterApi(`bench/${cluster.blueprint.ref.clusterName}`);
+
+    const pods = options.workloads ? await podsPhase(runtime, etcdPid) : undefined;
 
     // Shared mode: SHARED_CLUSTERS clusters behind one kube-apiserver, each with a server node and 2 agents.
     const selfBeforeShared = selfRssMiB();
@@ -215,8 +319,8 @@ async function main(): Promise<void> {
     const totalMiB = totalmem() / 2 ** 20;
     const budgetMiB = totalMiB - RESERVED_MIB - rssMiB(etcdPid) - selfBase;
     const cores = cpus().length;
-    const dedicatedClusterMiB = mean(apiRss) + 3 * (agentSelfMiB + agentApiMiB + agentEtcdMiB);
-    const dedicatedClusterCpu = mean(idleCpu.perPid) + 3 * agentCpu;
+    const dedicatedClusterMiB = mean(apiRss) + mean(controllersRss) + 3 * (agentSelfMiB + agentApiMiB + agentEtcdMiB);
+    const dedicatedClusterCpu = mean(idleCpu.perPid) + controllersCpuPerCluster + 3 * agentCpu;
     const dedicatedByMemory = Math.floor(budgetMiB / dedicatedClusterMiB);
     const dedicatedByCpu = Math.floor((cores * CPU_BUDGET) / dedicatedClusterCpu);
     const sharedClusterMiB = sharedPerClusterApiMiB + sharedPerClusterSelfMiB + sharedPerClusterEtcdMiB;
@@ -236,6 +340,12 @@ async function main(): Promise<void> {
       ],
       ['dedicated kube-apiserver CPU, idle', `${fmt(mean(idleCpu.perPid) * 100, 2)} % of a core`],
       [
+        'dedicated kube-controller-manager + kube-scheduler, idle',
+        options.workloads
+          ? `${fmt(mean(controllersRss))} MiB RSS, ${fmt(controllersCpuPerCluster * 100, 2)} % of a core per cluster`
+          : 'not run (CAPSTAN_SIM_WORKLOADS=off)',
+      ],
+      [
         `agent registration (${AGENTS} at once)`,
         `p50 ${fmt(pct(sortedRegistration, 50), 2)} s, p95 ${fmt(pct(sortedRegistration, 95), 2)} s, all in ${fmt(allRegisteredSeconds, 2)} s`,
       ],
@@ -253,6 +363,26 @@ async function main(): Promise<void> {
         `${fmt(sharedClusterMiB, 2)} MiB (shared API server ${fmt(sharedAfterFirst)} MiB with one cluster, ${fmt(sharedRss)} MiB with ${SHARED_CLUSTERS})`,
       ],
       ['shared mode: CPU per cluster', `${fmt(sharedCpuPerCluster * 100, 3)} % of a core`],
+      ...(pods
+        ? ([
+            [
+              `${PODS} pods on 1 server + ${POD_AGENTS} agents: Deployment created -> all Running and Ready`,
+              `${fmt(pods.seconds, 1)} s`,
+            ],
+            [
+              'memory per running pod: API server / etcd / controller manager + scheduler / provider',
+              `${fmt(pods.perPodKiB.api, 1)} / ${fmt(pods.perPodKiB.etcd, 1)} / ${fmt(pods.perPodKiB.controllers, 1)} / ${fmt(pods.perPodKiB.provider, 1)} KiB (${fmt(pods.perPodKiB.total, 1)} KiB in all)`,
+            ],
+            [
+              'CPU per pod: to start it (all parts) / while it runs',
+              `${fmt(pods.startCpuMs, 1)} ms / ${fmt(pods.runningCpuPercent, 4)} % of a core`,
+            ],
+            [
+              'pods that fit',
+              `${NODE_POD_CAPACITY} per node (the node's pod capacity, the kubelet's default maxPods); per cluster, memory allows ${Math.floor((budgetMiB * 1024) / pods.perPodKiB.total)} on this host`,
+            ],
+          ] satisfies [string, string][])
+        : []),
       [
         'dedicated: clusters that fit (extrapolated)',
         `${Math.min(dedicatedByMemory, dedicatedByCpu)} (memory allows ${dedicatedByMemory}, CPU ${dedicatedByCpu})`,
