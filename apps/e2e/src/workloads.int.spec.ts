@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import {
   KubeConfig,
+  type V1DaemonSet,
   type V1Deployment,
   type V1Node,
   type V1Pod,
@@ -24,6 +25,7 @@ const REPLICAS = 6;
 const MIN_AVAILABLE = 5;
 
 const DEPLOYMENTS: ResourceType = { group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment', namespaced: true };
+const DAEMON_SETS: ResourceType = { group: 'apps', version: 'v1', plural: 'daemonsets', kind: 'DaemonSet', namespaced: true };
 const PDBS: ResourceType = {
   group: 'policy',
   version: 'v1',
@@ -135,6 +137,19 @@ describe('workloads on a sim cluster through scale-down and rollout', () => {
           template: {
             metadata: { labels: { app: 'web' } },
             spec: { containers: [{ name: 'nginx', image: 'nginx:1.27' }] },
+          },
+        },
+      });
+      // A DaemonSet pod on every node: drains must leave it (it would come straight back) and still finish.
+      await workload.resource<V1DaemonSet>(DAEMON_SETS).create({
+        apiVersion: 'apps/v1',
+        kind: 'DaemonSet',
+        metadata: { name: 'node-logs', namespace: 'default' },
+        spec: {
+          selector: { matchLabels: { app: 'node-logs' } },
+          template: {
+            metadata: { labels: { app: 'node-logs' } },
+            spec: { containers: [{ name: 'fluent-bit', image: 'fluent/fluent-bit:3' }] },
           },
         },
       });

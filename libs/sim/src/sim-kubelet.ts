@@ -1,4 +1,4 @@
-import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import type { V1Node, V1Pod, V1PodCondition } from '@kubernetes/client-node';
 import {
   Informer,
   isAlreadyExists,
@@ -17,9 +17,14 @@ import { isMirrorPod, mirrorPodsFor } from './static-pods.js';
 import { PodAddresses } from './pod-addresses.js';
 import { nextPodStep, podNeedsOwnIP } from './pod-lifecycle.js';
 
-/** A node whose simulated kubelet works: its agent runs in this provider and is registered. */
+/**
+ * A node whose agent runs in this provider: `Running` (registered; its kubelet runs its pods) or `NotReady` (the
+ * injected fault stopped it; the sim, standing in for the node lifecycle controller as it does for the node's
+ * conditions, marks its pods not ready and leaves them otherwise alone).
+ */
 export interface KubeletNode {
   name: string;
+  state: 'Running' | 'NotReady';
   internalIP: string;
   role: K3sRole;
   /** The release the node runs (`v1.34.4+k3s1`). */
@@ -31,7 +36,7 @@ export interface SimKubeletOptions {
   clusterKey: string;
   /** The cluster's API with the nodes' credentials. */
   client: KubeClient;
-  /** The running node of that name, or undefined (not this provider's, not registered yet, NotReady or gone). */
+  /** The node of that name, or undefined (not this provider's, not registered yet, or gone). */
   runningNode: (name: string) => KubeletNode | undefined;
   logger: Logger;
   /** Pods worked on at once (default 4). */
@@ -107,7 +112,7 @@ export class SimKubelet {
   private async ensureMirrorPods(nodeName: string): Promise<void> {
     const running = this.options.runningNode(nodeName);
     const node = this.nodes.getByName(undefined, nodeName);
-    if (!running || !node?.metadata?.uid) return;
+    if (running?.state !== 'Running' || !node?.metadata?.uid) return;
     if (!this.pods.hasSynced()) {
       this.queue.addAfter(`${MIRROR_KEY_PREFIX}${nodeName}`, 500);
       return;
@@ -170,6 +175,17 @@ export class SimKubelet {
     if (!pod || !nodeName || !node) return;
     const resources = this.options.client.resource<V1Pod>(PODS);
     const ref = { namespace: pod.metadata!.namespace!, name: pod.metadata!.name! };
+    if (node.state === 'NotReady') {
+      const conditions = markedNotReady(pod, new Date());
+      if (conditions) {
+        await resources.mergePatch(
+          ref,
+          { metadata: { resourceVersion: pod.metadata!.resourceVersion }, status: { conditions } },
+          { subresource: 'status', signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) },
+        );
+      }
+      return;
+    }
     for (let pass = 0; pass < MAX_STEPS_PER_PASS; pass++) {
       const step = nextPodStep(pod, { now: new Date(), nodeIP: node.internalIP, podIP: this.podIP(nodeName, pod) });
       switch (step.kind) {
@@ -212,4 +228,17 @@ export class SimKubelet {
     const podCIDR = this.nodes.getByName(undefined, nodeName)?.spec?.podCIDR;
     return podCIDR ? this.addresses.assign(nodeName, podCIDR, pod.metadata!.uid!) : undefined;
   }
+}
+
+/**
+ * The pod's conditions with Ready False, as the node lifecycle controller's MarkPodsNotReady leaves a pod of a node
+ * that stopped answering; undefined when there is nothing to change (already not ready, or finished).
+ */
+function markedNotReady(pod: V1Pod, now: Date): V1PodCondition[] | undefined {
+  const phase = pod.status?.phase;
+  if (phase === 'Succeeded' || phase === 'Failed') return undefined;
+  const conditions = pod.status?.conditions ?? [];
+  const ready = conditions.find((c) => c.type === 'Ready');
+  if (!ready || ready.status === 'False') return undefined;
+  return conditions.map((c) => (c.type === 'Ready' ? { ...c, status: 'False', lastTransitionTime: now } : c));
 }

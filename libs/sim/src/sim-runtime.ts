@@ -441,12 +441,16 @@ export class SimRuntime {
     return api ? this.kubelets.get(api.key) : undefined;
   }
 
-  /** A node of the cluster at `url` whose kubelet works: its agent runs here and is registered. */
+  /** A node of the cluster at `url` whose agent runs here: registered (its kubelet works) or stopped by the not-ready fault. */
   private runningNode(url: string, name: string): KubeletNode | undefined {
     for (const [key, agent] of this.agents) {
-      if (this.agentUrls.get(key) !== url || agent.identity.name !== name || agent.status.phase !== 'Registered') continue;
+      if (this.agentUrls.get(key) !== url || agent.identity.name !== name) continue;
+      const { phase } = agent.status;
+      if (phase !== 'Registered' && phase !== 'NotReady') continue;
       const internalIP = agent.identity.addresses.find((a) => a.type === 'InternalIP')?.address;
-      return internalIP ? { name, internalIP, role: agent.identity.role, version: agent.identity.version } : undefined;
+      if (!internalIP) return undefined;
+      const state = phase === 'Registered' ? 'Running' : 'NotReady';
+      return { name, state, internalIP, role: agent.identity.role, version: agent.identity.version };
     }
     return undefined;
   }

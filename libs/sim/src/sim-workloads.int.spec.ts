@@ -2,7 +2,14 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig, type V1Deployment, type V1Job, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import {
+  KubeConfig,
+  type V1DaemonSet,
+  type V1Deployment,
+  type V1Job,
+  type V1Node,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import { createKubeClient, NODES, PODS, type KubeClient, type ResourceType } from '@capstan/kube';
 import { eventually, startLocalEnvironment, type LocalEnvironment } from '@capstan/testing';
 import { pino } from 'pino';
@@ -23,6 +30,7 @@ const TIMEOUT_MS = 90_000;
 
 const DEPLOYMENTS: ResourceType = { group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment', namespaced: true };
 const JOBS: ResourceType = { group: 'batch', version: 'v1', plural: 'jobs', kind: 'Job', namespaced: true };
+const DAEMON_SETS: ResourceType = { group: 'apps', version: 'v1', plural: 'daemonsets', kind: 'DaemonSet', namespaced: true };
 
 const isRunningReady = (pod: V1Pod) =>
   pod.status?.phase === 'Running' &&
@@ -45,6 +53,8 @@ describe('SimRuntime workloads (dedicated cluster with controller manager, sched
   let cluster: ClusterBlueprint;
   let workload: KubeClient;
   let clusterDir: string;
+  /** What each node agent was started with, to start it again with faults. */
+  const nodeSpecs = new Map<string, Parameters<SimRuntime['ensureNodeAgent']>[1]>();
 
   beforeAll(async () => {
     stateDir = mkdtempSync(join(tmpdir(), 'capstan-sim-wl-'));
@@ -68,14 +78,16 @@ describe('SimRuntime workloads (dedicated cluster with controller manager, sched
       ['busy-md-0', agent],
       ['busy-md-1', agent],
     ] as const) {
-      runtime.ensureNodeAgent(`${namespace}/${name}`, {
+      const spec = {
         identity: nodeIdentityFrom(parsed, { namespace, name, uid: randomUUID(), providerID: simProviderID(namespace, name) }),
         faults: {},
         deletedByFault: false,
         serverEndpoint: serverEndpointOf(parsed, cluster.ref),
         token: parsed.token,
         onChange: () => undefined,
-      });
+      };
+      nodeSpecs.set(name, spec);
+      runtime.ensureNodeAgent(`${namespace}/${name}`, spec);
     }
     const kc = new KubeConfig();
     kc.loadFromString(await cluster.adminKubeconfig());
@@ -206,6 +218,95 @@ describe('SimRuntime workloads (dedicated cluster with controller manager, sched
         },
         { message: 'the deleted mirror pod recreated', timeoutMs: TIMEOUT_MS },
       );
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    'runs a DaemonSet pod on every node, the server included',
+    async () => {
+      await workload.resource<V1DaemonSet>(DAEMON_SETS).create({
+        apiVersion: 'apps/v1',
+        kind: 'DaemonSet',
+        metadata: { name: 'logs', namespace: 'default' },
+        spec: {
+          selector: { matchLabels: { app: 'logs' } },
+          template: {
+            metadata: { labels: { app: 'logs' } },
+            spec: { containers: [{ name: 'fluent-bit', image: 'fluent/fluent-bit' }] },
+          },
+        },
+      });
+      const running = await eventually(
+        async () => {
+          const list = await pods('app=logs');
+          return list.length === 3 && list.every(isRunningReady) && list;
+        },
+        { message: 'a running DaemonSet pod on each of the 3 nodes', timeoutMs: TIMEOUT_MS },
+      );
+      expect(new Set(running.map((p) => p.spec!.nodeName))).toEqual(new Set(['busy-cp-0', 'busy-md-0', 'busy-md-1']));
+    },
+    TIMEOUT_MS,
+  );
+
+  it(
+    "leaves the pods of a node that stops answering to the controller manager, which evicts them; their ReplicaSet replaces them elsewhere",
+    async () => {
+      // Tolerate the unreachable taint for 2 s instead of the default 300 s, so the taint manager evicts them soon.
+      await workload.resource<V1Deployment>(DEPLOYMENTS).create({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'api', namespace: 'default' },
+        spec: {
+          replicas: 3,
+          selector: { matchLabels: { app: 'api' } },
+          template: {
+            metadata: { labels: { app: 'api' } },
+            spec: {
+              containers: [{ name: 'api', image: 'api:1' }],
+              tolerations: [
+                { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 2 },
+              ],
+            },
+          },
+        },
+      });
+      const before = await eventually(
+        async () => {
+          const list = await pods('app=api');
+          return list.length === 3 && list.every(isRunningReady) && list;
+        },
+        { message: '3 api pods running', timeoutMs: TIMEOUT_MS },
+      );
+      const victimNode = 'busy-md-1';
+      const stranded = before.filter((p) => p.spec?.nodeName === victimNode);
+      runtime.ensureNodeAgent(`${namespace}/${victimNode}`, { ...nodeSpecs.get(victimNode)!, faults: { notReadyAfterSeconds: 0 } });
+      const after = await eventually(
+        async () => {
+          const list = await pods('app=api');
+          const live = list.filter(isRunningReady);
+          const old = list.filter((p) => stranded.some((s) => s.metadata!.uid === p.metadata!.uid));
+          return (
+            live.length === 3 &&
+            live.every((p) => p.spec?.nodeName !== victimNode) &&
+            old.every((p) => p.metadata?.deletionTimestamp) && { live, old }
+          );
+        },
+        { message: 'api pods evicted from the dead node and running elsewhere', timeoutMs: TIMEOUT_MS },
+      );
+      // Nothing runs the dead node's pods: they stay Terminating, and the node lifecycle controller marks them not
+      // ready on its next pass, until the Node goes (then the pod garbage collector removes them).
+      expect(after.old.length).toBe(stranded.length);
+      await eventually(
+        async () => {
+          const old = (await pods('app=api')).filter((p) => stranded.some((s) => s.metadata!.uid === p.metadata!.uid));
+          return old.every(
+            (p) => p.metadata?.deletionTimestamp && p.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'False',
+          );
+        },
+        { message: "the dead node's pods marked not ready and still terminating", timeoutMs: TIMEOUT_MS },
+      );
+      runtime.ensureNodeAgent(`${namespace}/${victimNode}`, { ...nodeSpecs.get(victimNode)!, faults: {} });
     },
     TIMEOUT_MS,
   );
