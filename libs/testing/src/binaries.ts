@@ -118,7 +118,47 @@ function versionLdflags(version: string): string {
   return flags.join(' ');
 }
 
-/** Builds one wrapper module under tools/ into the cache; a partial build never lands under the final name. */
+/** One Go main package of a wrapper module under tools/, built into the cache. */
+export interface GoBuild {
+  /** The folder under tools/ whose go.mod pins it. */
+  toolModule: string;
+  /** The main package (`.` for the module itself). */
+  pkg: string;
+  ldflags: string;
+  /** Where the binary goes. */
+  target: string;
+  /** What it is, for messages: `kube-apiserver v1.34.4`. */
+  what: string;
+}
+
+/** Builds one main package of a wrapper module under tools/; a partial build never lands under the final name. */
+export function goBuild(spec: GoBuild, log: (line: string) => void): string {
+  const go = onPath('go');
+  if (!go) {
+    throw new TestEnvironmentError(
+      `${spec.what} was not found and Go is not installed to build it. ` +
+        `Either set KUBEBUILDER_ASSETS to a folder holding etcd (>= 3.5.13) and kube-apiserver, ` +
+        `put them on PATH, or install Go (https://go.dev/dl) so the test environment can build them once.`,
+      { what: spec.what },
+    );
+  }
+  mkdirSync(join(spec.target, '..'), { recursive: true });
+  log(`building ${spec.what} from Go modules (once; cached in ${spec.target})`);
+  try {
+    execFileSync(go, ['build', '-trimpath', '-ldflags', spec.ldflags, '-o', `${spec.target}.partial`, spec.pkg], {
+      cwd: join(repoRoot(), 'tools', spec.toolModule),
+      env: { ...process.env, CGO_ENABLED: '0' },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+  } catch (error) {
+    throw new TestEnvironmentError(`building ${spec.what} with Go failed: ${(error as Error).message}`, {
+      what: spec.what,
+    });
+  }
+  renameSync(`${spec.target}.partial`, spec.target);
+  return spec.target;
+}
+
 function build(
   module: ToolBinary,
   version: string,
@@ -126,34 +166,16 @@ function build(
   // The controller manager and the scheduler have no module of their own: the kube-apiserver module pins them too.
   toolModule: ToolModule = module === 'etcd' ? 'etcd' : 'kube-apiserver',
 ): string {
-  const go = onPath('go');
-  const target = cachedPath(module, version);
-  if (!go) {
-    throw new TestEnvironmentError(
-      `${module} ${version} was not found and Go is not installed to build it. ` +
-        `Either set KUBEBUILDER_ASSETS to a folder holding etcd (>= 3.5.13) and kube-apiserver, ` +
-        `put them on PATH, or install Go (https://go.dev/dl) so the test environment can build them once.`,
-      { module, version },
-    );
-  }
-  mkdirSync(join(target, '..'), { recursive: true });
-  const pkg = module === 'etcd' ? '.' : `k8s.io/kubernetes/cmd/${module}`;
-  const ldflags = module === 'etcd' ? '-s -w' : versionLdflags(version);
-  log(`building ${module} ${version} from Go modules (once; cached in ${target})`);
-  try {
-    execFileSync(go, ['build', '-trimpath', '-ldflags', ldflags, '-o', `${target}.partial`, pkg], {
-      cwd: join(repoRoot(), 'tools', toolModule),
-      env: { ...process.env, CGO_ENABLED: '0' },
-      stdio: ['ignore', 'inherit', 'inherit'],
-    });
-  } catch (error) {
-    throw new TestEnvironmentError(`building ${module} ${version} with Go failed: ${(error as Error).message}`, {
-      module,
-      version,
-    });
-  }
-  renameSync(`${target}.partial`, target);
-  return target;
+  return goBuild(
+    {
+      toolModule,
+      pkg: module === 'etcd' ? '.' : `k8s.io/kubernetes/cmd/${module}`,
+      ldflags: module === 'etcd' ? '-s -w' : versionLdflags(version),
+      target: cachedPath(module, version),
+      what: `${module} ${version}`,
+    },
+    log,
+  );
 }
 
 /**

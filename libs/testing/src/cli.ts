@@ -9,6 +9,7 @@ import {
   resolveNatsServer,
 } from './binaries.js';
 import { startLocalEnvironment } from './local-environment.js';
+import { resolveUpstreamClusterApi } from './upstream-cluster-api.js';
 import { stopRecordedSimProcesses } from './local-services.js';
 import { stopPid } from './processes.js';
 import { repoRoot } from './repo.js';
@@ -98,8 +99,14 @@ try {
       ].join('\n'),
     );
   }
+  else if (command === 'upstream-binaries') {
+    // Upstream Cluster API for the compatibility suite and bench:upstream: built once, then taken from the cache.
+    const upstream = resolveUpstreamClusterApi((line) => process.stderr.write(`${line}\n`));
+    out(Object.entries(upstream.binaries).map(([name, path]) => `${name} ${path}`).join('\n'));
+    out(`sources ${upstream.sourceDir}`);
+  }
   else {
-    process.stderr.write('usage: cli.js up|down|binaries\n');
+    process.stderr.write('usage: cli.js up|down|binaries|upstream-binaries\n');
     process.exitCode = 2;
   }
 } catch (error) {

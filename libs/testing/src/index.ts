@@ -15,3 +15,4 @@ export * from './local-services.js';
 export * from './capstan-under-test.js';
 export * from './repo.js';
 export * from './cluster-leftovers.js';
+export * from './upstream-cluster-api.js';
