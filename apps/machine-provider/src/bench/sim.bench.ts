@@ -379,7 +379,7 @@ async function main(): Promise<void> {
             ],
             [
               'pods that fit',
-              `${NODE_POD_CAPACITY} per node (the node's pod capacity, the kubelet's default maxPods); per cluster, memory allows ${Math.floor((budgetMiB * 1024) / pods.perPodKiB.total)} on this host`,
+              `${NODE_POD_CAPACITY} per node (the node's pod capacity, the kubelet's default maxPods), so ${NODE_POD_CAPACITY * (POD_AGENTS + 1)} on 1 + ${POD_AGENTS}; memory allows ${Math.floor((budgetMiB * 1024) / pods.perPodKiB.total)} running pods on this host in all`,
             ],
           ] satisfies [string, string][])
         : []),
