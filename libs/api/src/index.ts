@@ -43,3 +43,4 @@ export * from './contract/infrastructure-machine.js';
 export * from './contract/bootstrap-config.js';
 export * from './contract/control-plane.js';
 export * from './validation/validate.js';
+export * from './conversion/index.js';
