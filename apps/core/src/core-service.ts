@@ -8,6 +8,8 @@ import { registerClusterController } from './reconcilers/cluster/cluster.control
 import { registerMachineController } from './reconcilers/machine/machine.controller.js';
 import { registerWorkloadControllers } from './reconcilers/workload-controllers.js';
 import { WorkloadClusters } from './remote/workload-clusters.js';
+import { CoreWebhook } from './webhook/core-webhook.js';
+import { WEBHOOK_FLAGS_HELP, type WebhookSettings } from './webhook/webhook-flags.js';
 
 export interface CoreServiceOptions {
   /**
@@ -15,6 +17,8 @@ export interface CoreServiceOptions {
    * events) instead of reading them on demand. Default: `WATCH_EXTERNAL_PROVIDERS=true` in the environment.
    */
   watchExternalProviders?: boolean;
+  /** Serve the v1beta1 <-> v1beta2 conversion webhook (docs/compatibility.md); unset: none. */
+  webhook?: WebhookSettings;
 }
 
 /**
@@ -30,6 +34,7 @@ export function createCoreService(options: CoreServiceOptions = {}): ServiceDefi
       'Core flags:',
       '  --watch-external-providers  watch the provider kinds the Clusters and Machines reference (also',
       '                              WATCH_EXTERNAL_PROVIDERS=true) instead of reading them on hand-off events',
+      WEBHOOK_FLAGS_HELP,
     ].join('\n'),
     consumes: 'handoff.>',
     modules: [HandoffModule],
@@ -70,8 +75,20 @@ export function createCoreService(options: CoreServiceOptions = {}): ServiceDefi
       registerClusterController(context, shared);
       registerMachineController(context, shared);
       registerWorkloadControllers(context, { workloadClusters });
-      context.logger.info({ watchExternalProviders }, 'core controllers registered');
-      return () => workloadClusters.stop();
+      const webhook =
+        options.webhook &&
+        new CoreWebhook(
+          context.client,
+          // Replicas share the webhook's certificates through a Secret in the core's own namespace.
+          { ...options.webhook, namespace: context.options.leaderElectionNamespace },
+          context.logger.child({ component: 'conversion-webhook' }),
+        );
+      webhook?.start();
+      context.logger.info({ watchExternalProviders, webhook: options.webhook !== undefined }, 'core controllers registered');
+      return async () => {
+        await webhook?.stop();
+        await workloadClusters.stop();
+      };
     },
   };
 }

@@ -107,6 +107,10 @@ describe('deploy/ manifests', () => {
         ['core', { group: 'cluster.x-k8s.io', resource: 'machines', subresource: 'status', verb: 'patch', namespace: 'default' }],
         ['core', { group: 'infrastructure.capstan.dev', resource: 'simmachines', verb: 'create', namespace: 'default' }],
         ['core', { group: '', resource: 'secrets', verb: 'get', namespace: 'default' }],
+        // The conversion webhook: its CA bundle into the CRDs it converts, its certificates in its own namespace.
+        ['core', { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', name: 'machines.cluster.x-k8s.io', verb: 'patch' }],
+        ['core', { group: '', resource: 'secrets', verb: 'create', namespace: NS }],
+        ['core', { group: '', resource: 'secrets', name: 'capstan-core-webhook-tls', verb: 'update', namespace: NS }],
         ['cluster-provider', { group: 'infrastructure.capstan.dev', resource: 'simclusters', subresource: 'status', verb: 'patch', namespace: 'default' }],
         ['machine-provider', { group: 'infrastructure.capstan.dev', resource: 'simmachines', subresource: 'status', verb: 'patch', namespace: 'default' }],
         ['machine-provider', { group: '', resource: 'secrets', verb: 'get', namespace: 'default' }],
@@ -150,6 +154,10 @@ describe('deploy/ manifests', () => {
         forbidden.push([service, { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: 'default' }]);
       }
       forbidden.push(['machine-provider', { group: 'bootstrap.capstan.dev', resource: 'k3sconfigs', verb: 'patch', namespace: 'default' }]);
+      // The webhook patches only the CRDs it converts, and writes only its own Secret, only in its namespace.
+      forbidden.push(['core', { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', name: 'k3sconfigs.bootstrap.capstan.dev', verb: 'patch' }]);
+      forbidden.push(['core', { group: '', resource: 'secrets', name: 'cluster-kubeconfig', verb: 'update', namespace: NS }]);
+      forbidden.push(['core', { group: '', resource: 'secrets', verb: 'create', namespace: 'default' }]);
       // Leader-elected, not sharded (the sim's host-bound providers): they never delete a Lease.
       forbidden.push(['machine-provider', { group: 'coordination.k8s.io', resource: 'leases', verb: 'delete', namespace: NS }]);
       forbidden.push(['cluster-provider', { group: 'coordination.k8s.io', resource: 'leases', verb: 'delete', namespace: NS }]);

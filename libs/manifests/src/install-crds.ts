@@ -1,6 +1,21 @@
-import { ApiextensionsV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, type V1CustomResourceDefinition, type KubeConfig } from '@kubernetes/client-node';
 import { type ManifestApplier } from './apply.js';
 import { type Manifest } from './manifests.js';
+
+/**
+ * The CRD to apply, keeping how the API server reaches the conversion webhook as the core set it (its CA bundle, and
+ * its URL when it runs outside the cluster): the core owns that part, and applying the generated Service reference
+ * next to its URL would make the CRD invalid.
+ */
+export function withLiveConversionClient(crd: Manifest, live: V1CustomResourceDefinition | undefined): Manifest {
+  const liveClient = live?.spec.conversion?.webhook?.clientConfig;
+  const spec = crd['spec'] as { conversion?: { webhook?: { clientConfig?: unknown } } } | undefined;
+  if (!liveClient || !spec?.conversion?.webhook) return crd;
+  return {
+    ...crd,
+    spec: { ...spec, conversion: { ...spec.conversion, webhook: { ...spec.conversion.webhook, clientConfig: liveClient } } },
+  };
+}
 
 /** Applies CRDs and waits until the API server serves each of them (condition Established). */
 export async function installCrds(
@@ -9,8 +24,11 @@ export async function installCrds(
   crds: Manifest[],
   options: { fieldManager: string; timeoutMs?: number },
 ): Promise<void> {
-  for (const crd of crds) await applier.apply(crd, { fieldManager: options.fieldManager });
   const api = kc.makeApiClient(ApiextensionsV1Api);
+  for (const crd of crds) {
+    const live = await api.readCustomResourceDefinition({ name: crd.metadata.name }).catch(() => undefined);
+    await applier.apply(withLiveConversionClient(crd, live), { fieldManager: options.fieldManager });
+  }
   const deadline = Date.now() + (options.timeoutMs ?? 60_000);
   for (const crd of crds) {
     for (;;) {

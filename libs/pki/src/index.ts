@@ -8,3 +8,4 @@ export * from './service-account.js';
 export * from './cluster-certificates.js';
 export * from './endpoint.js';
 export * from './kubeconfig.js';
+export * from './certificate-names.js';

@@ -51,6 +51,11 @@ export interface StartLocalServicesOptions {
   /** Lease timings of the membership (and leader election) Leases, Go durations: `{ leaseDuration: '4s', ... }`. */
   leaseTimings?: { leaseDuration: string; renewDeadline: string; retryPeriod: string };
   readyTimeoutMs?: number;
+  /**
+   * The core serves the v1beta1 conversion webhook on a free loopback port and points the CRDs at it (as `capstan init
+   * --local` and the demo do). Off for tests: every core start would repoint the CRDs all tests share.
+   */
+  conversionWebhook?: boolean;
   onProgress?(service: LocalServiceName, state: 'starting' | 'ready'): void;
 }
 
@@ -151,6 +156,19 @@ async function startLocalService(name: LocalServiceName, options: StartLocalServ
         ]
       : []),
   ];
+  if (name === 'core' && options.conversionWebhook) {
+    const webhookPort = await freePort();
+    args.push(
+      '--webhook-port',
+      String(webhookPort),
+      '--webhook-bind-address',
+      '127.0.0.1',
+      '--webhook-url',
+      `https://127.0.0.1:${webhookPort}/convert`,
+      // Its certificates go into a Secret of the core's namespace: one that exists here.
+      ...(sharded ? [] : ['--leader-election-namespace', options.namespace ?? 'default']),
+    );
+  }
   const child = spawn(process.execPath, args, { stdio: ['ignore', fd, fd], env });
   closeSync(fd);
   const service: LocalService = {

@@ -119,6 +119,7 @@ async function runLocally(opts: InitOptions, output: Output, { kubeconfigPath, n
     natsUrl: nats.url,
     env,
     logDir: opts.logDir,
+    conversionWebhook: true,
     onProgress: (name, state) => progress.update(`${state === 'ready' ? 'Started' : 'Starting'} ${name}`),
     readyTimeoutMs: opts.waitTimeout * 1000,
   }).catch((error: Error) => {

@@ -344,6 +344,8 @@ describe('MachineHealthCheck', () => {
   });
 });
 
+const resolve = (gk: { group: string; kind: string }) => Promise.resolve().then(() => lookup(gk));
+
 describe('ConversionReview', () => {
   const review = (objects: unknown[], desiredAPIVersion = V1BETA1) => ({
     apiVersion: 'apiextensions.k8s.io/v1',
@@ -351,21 +353,21 @@ describe('ConversionReview', () => {
     request: { uid: 'r-1', desiredAPIVersion, objects },
   });
 
-  it('answers with the converted objects under the request uid', () => {
+  it('answers with the converted objects under the request uid', async () => {
     const machine = { apiVersion: V1BETA2, kind: 'Machine', metadata, spec: { clusterName: 'c', infrastructureRef: {} } };
-    const answer = answerConversionReview(review([machine]), lookup);
+    const answer = await answerConversionReview(review([machine]), { resolve });
     expect(answer.response).toMatchObject({ uid: 'r-1', result: { status: 'Success' } });
     expect((answer.response!.convertedObjects![0] as Unstructured)['apiVersion']).toBe(V1BETA1);
   });
 
-  it('answers a Failure naming the field when an object cannot be converted, without its values', () => {
+  it('answers a Failure naming the field when an object cannot be converted, without its values', async () => {
     const machine = {
       apiVersion: V1BETA2,
       kind: 'Machine',
       metadata,
       spec: { clusterName: 'c', infrastructureRef: { apiGroup: 'infra.unknown.example', kind: 'X', name: 'secret-name' } },
     };
-    const answer = answerConversionReview(review([machine]), lookup);
+    const answer = await answerConversionReview(review([machine]), { resolve });
     expect(answer.response?.result).toEqual({
       status: 'Failure',
       message: `conversion to ${V1BETA1} failed: no CRD with a contract label for group infra.unknown.example`,
@@ -373,7 +375,16 @@ describe('ConversionReview', () => {
     expect(JSON.stringify(answer)).not.toContain('secret-name');
   });
 
-  it('throws on a body that is not a review', () => {
-    expect(() => answerConversionReview({ kind: 'Nope' }, lookup)).toThrow('not a ConversionReview');
+  it('fails an object that converts into an invalid one, with the checker\'s reasons', async () => {
+    const machine = { apiVersion: V1BETA1, kind: 'Machine', metadata, spec: { infrastructureRef: {} } };
+    const answer = await answerConversionReview(review([machine], V1BETA2), {
+      resolve,
+      check: (obj) => ((obj['spec'] as Unstructured)['clusterName'] ? [] : ['spec.clusterName: must be set']),
+    });
+    expect(answer.response?.result.message).toBe(`conversion to ${V1BETA2} failed: Machine m-1 is invalid: spec.clusterName: must be set`);
+  });
+
+  it('throws on a body that is not a review', async () => {
+    await expect(answerConversionReview({ kind: 'Nope' }, { resolve })).rejects.toThrow('not a ConversionReview');
   });
 });

@@ -1,0 +1,193 @@
+import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
+import { CONVERSION_DATA_ANNOTATION, CONVERSION_WEBHOOK_SERVICE, V1BETA1 } from '@capstan/api';
+import { createKubeClient, KubeApiError, SECRETS, type KubeClient, type ResourceType } from '@capstan/kube';
+import {
+  createTestNamespace,
+  eventually,
+  freePort,
+  installCapstanCrds,
+  type TestNamespace,
+} from '@capstan/testing';
+import { pino } from 'pino';
+import { CoreWebhook } from './core-webhook.js';
+import { configureCrdConversion, convertedCrdNames } from './crd-conversion-config.js';
+
+// The conversion webhook against the real API server: the CRDs pointed at it with its CA, v1beta1 objects written and
+// read through it, the stored v1beta2 objects as upstream's conversion makes them.
+
+type Obj = KubernetesObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> };
+const CRDS: ResourceType = {
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  plural: 'customresourcedefinitions',
+  kind: 'CustomResourceDefinition',
+  namespaced: false,
+};
+const machines = (version: string): ResourceType => ({
+  group: 'cluster.x-k8s.io',
+  version,
+  plural: 'machines',
+  kind: 'Machine',
+  namespaced: true,
+});
+const deployments = (version: string): ResourceType => ({
+  group: 'cluster.x-k8s.io',
+  version,
+  plural: 'machinedeployments',
+  kind: 'MachineDeployment',
+  namespaced: true,
+});
+
+describe('the conversion webhook', () => {
+  let ns: TestNamespace;
+  let client: KubeClient;
+  let webhook: CoreWebhook;
+  const logger = pino({ level: 'silent' });
+
+  const startWebhook = async () => {
+    const port = await freePort();
+    const started = new CoreWebhook(
+      client,
+      {
+        port,
+        bindAddress: '127.0.0.1',
+        clientConfig: { url: `https://127.0.0.1:${port}/convert` },
+        namespace: ns.name,
+        secretName: 'capstan-core-webhook-tls',
+      },
+      logger,
+    );
+    started.start();
+    await eventually(
+      async () => {
+        for (const name of convertedCrdNames()) {
+          const crd = await client.resource<Obj>(CRDS).get({ name });
+          const config = (crd.spec?.['conversion'] as { webhook?: { clientConfig?: { url?: string } } }).webhook?.clientConfig;
+          if (config?.url !== `https://127.0.0.1:${port}/convert`) return false;
+        }
+        return true;
+      },
+      { message: 'the converted CRDs pointed at the webhook', timeoutMs: 60_000 },
+    );
+    return started;
+  };
+
+  beforeAll(async () => {
+    ns = await createTestNamespace('convert');
+    await installCapstanCrds(ns.kc);
+    client = createKubeClient(ns.kc);
+    webhook = await startWebhook();
+  }, 120_000);
+
+  afterAll(async () => {
+    await webhook?.stop();
+    // Back to the generated Service reference, so later installs apply cleanly.
+    const secret = await client?.resource<V1Secret>(SECRETS).getIfExists({ namespace: ns.name, name: 'capstan-core-webhook-tls' });
+    const ca = secret?.data?.['ca.crt'];
+    if (client && ca) await configureCrdConversion(client, Buffer.from(ca, 'base64').toString('utf8'), { service: { ...CONVERSION_WEBHOOK_SERVICE } });
+    await client?.close();
+    await ns?.delete();
+  });
+
+  it('stores a Machine written as v1beta1 as upstream converts it, and reads it back as v1beta1', async () => {
+    await client.resource<Obj>(machines('v1beta1')).create({
+      apiVersion: V1BETA1,
+      kind: 'Machine',
+      metadata: { name: 'old-client', namespace: ns.name },
+      spec: {
+        clusterName: 'c',
+        bootstrap: { dataSecretName: 'data' },
+        infrastructureRef: { apiVersion: 'infrastructure.capstan.dev/v1alpha1', kind: 'SimMachine', name: 'old-client', namespace: ns.name },
+        nodeDrainTimeout: '5m',
+        version: 'v1.34.4',
+      },
+    } as Obj);
+    const stored = await client.resource<Obj>(machines('v1beta2')).get({ namespace: ns.name, name: 'old-client' });
+    expect(stored.spec).toEqual({
+      clusterName: 'c',
+      bootstrap: { dataSecretName: 'data' },
+      infrastructureRef: { apiGroup: 'infrastructure.capstan.dev', kind: 'SimMachine', name: 'old-client' },
+      deletion: { nodeDrainTimeoutSeconds: 300 },
+      version: 'v1.34.4',
+    });
+    const asV1beta1 = await client.resource<Obj>(machines('v1beta1')).get({ namespace: ns.name, name: 'old-client' });
+    expect(asV1beta1.apiVersion).toBe(V1BETA1);
+    expect(asV1beta1.spec).toMatchObject({
+      // The apiVersion comes from the SimMachine CRD's contract label, the namespace from the Machine.
+      infrastructureRef: { apiVersion: 'infrastructure.capstan.dev/v1alpha1', kind: 'SimMachine', name: 'old-client', namespace: ns.name },
+      nodeDrainTimeout: '5m0s',
+    });
+  });
+
+  it('round-trips a v1beta2 MachineDeployment through a v1beta1 update without losing what only v1beta2 says', async () => {
+    const body = {
+      apiVersion: 'cluster.x-k8s.io/v1beta2',
+      kind: 'MachineDeployment',
+      metadata: { name: 'md', namespace: ns.name },
+      spec: {
+        clusterName: 'c',
+        replicas: 2,
+        paused: false,
+        selector: { matchLabels: { pool: 'a' } },
+        rollout: { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } } },
+        deletion: { order: 'Oldest' },
+        template: {
+          metadata: { labels: { pool: 'a' } },
+          spec: {
+            clusterName: 'c',
+            bootstrap: { dataSecretName: 'data' },
+            infrastructureRef: { apiGroup: 'infrastructure.capstan.dev', kind: 'SimMachineTemplate', name: 't' },
+            minReadySeconds: 7,
+          },
+        },
+      },
+    };
+    const created = await client.resource<Obj>(deployments('v1beta2')).create(body as Obj);
+    const old = await client.resource<Obj>(deployments('v1beta1')).get({ namespace: ns.name, name: 'md' });
+    expect(old.spec).toMatchObject({
+      minReadySeconds: 7,
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0, deletePolicy: 'Oldest' } },
+    });
+    expect(old.metadata?.annotations?.[CONVERSION_DATA_ANNOTATION]).toBeDefined();
+    // A v1beta1 client changes a label and writes the whole object back.
+    await client.resource<Obj>(deployments('v1beta1')).replace({
+      ...old,
+      metadata: { ...old.metadata, labels: { touched: 'by-v1beta1' } },
+    });
+    const after = await client.resource<Obj>(deployments('v1beta2')).get({ namespace: ns.name, name: 'md' });
+    expect(after.metadata?.labels).toEqual({ touched: 'by-v1beta1' });
+    expect(after.metadata?.annotations?.[CONVERSION_DATA_ANNOTATION]).toBeUndefined();
+    expect(after.spec).toEqual(created.spec);
+  });
+
+  it('refuses a v1beta1 object that would be an invalid v1beta2 one, naming the field', async () => {
+    const refused = await client
+      .resource<Obj>(machines('v1beta1'))
+      .create({
+        apiVersion: V1BETA1,
+        kind: 'Machine',
+        metadata: { name: 'no-cluster', namespace: ns.name },
+        spec: { infrastructureRef: { apiVersion: 'infrastructure.capstan.dev/v1alpha1', kind: 'SimMachine', name: 'x' } },
+      } as Obj)
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    // The API server answers a failed conversion with 500 and the webhook's reason.
+    expect(refused).toBeInstanceOf(KubeApiError);
+    expect((refused as KubeApiError).status.message).toContain('Machine no-cluster is invalid: spec.clusterName: clusterName must be a string');
+  });
+
+  it('lets a second replica serve with the same CA from the shared Secret', async () => {
+    const secret = await client.resource<V1Secret>(SECRETS).get({ namespace: ns.name, name: 'capstan-core-webhook-tls' });
+    const second = await startWebhook();
+    try {
+      const again = await client.resource<V1Secret>(SECRETS).get({ namespace: ns.name, name: 'capstan-core-webhook-tls' });
+      expect(again.data?.['ca.crt']).toBe(secret.data?.['ca.crt']);
+      const read = await client.resource<Obj>(machines('v1beta1')).get({ namespace: ns.name, name: 'old-client' });
+      expect(read.apiVersion).toBe(V1BETA1);
+    } finally {
+      await second.stop();
+    }
+  });
+});
