@@ -188,6 +188,139 @@ export function k3sControlPlane(): ExampleObject {
   };
 }
 
+export function machinePool(): ExampleObject {
+  const name = `${CLUSTER}-mp-0`;
+  return {
+    apiVersion: 'cluster.x-k8s.io/v1beta2',
+    kind: 'MachinePool',
+    metadata: { name },
+    spec: {
+      clusterName: CLUSTER,
+      replicas: 2,
+      failureDomains: ['zone-a'],
+      template: {
+        metadata: { labels: { pool: 'mp-0' } },
+        spec: {
+          clusterName: CLUSTER,
+          version: 'v1.31.4',
+          bootstrap: { configRef: ref('bootstrap.cluster.x-k8s.io', 'KubeadmConfig', name) },
+          infrastructureRef: ref('infrastructure.cluster.x-k8s.io', 'DockerMachinePool', name),
+        },
+      },
+    },
+  };
+}
+
+export function machineDrainRule(): ExampleObject {
+  return {
+    apiVersion: 'cluster.x-k8s.io/v1beta2',
+    kind: 'MachineDrainRule',
+    metadata: { name: 'drain-storage-last' },
+    spec: {
+      drain: { behavior: 'Drain', order: 100 },
+      machines: [
+        {
+          selector: {
+            matchExpressions: [{ key: 'cluster.x-k8s.io/control-plane', operator: 'DoesNotExist' }],
+          },
+          clusterSelector: { matchLabels: { stage: 'production' } },
+        },
+      ],
+      pods: [
+        {
+          selector: { matchLabels: { app: 'storage' } },
+          namespaceSelector: { matchLabels: { tier: 'infra' } },
+        },
+      ],
+    },
+  };
+}
+
+export function clusterResourceSet(): ExampleObject {
+  return {
+    apiVersion: 'addons.cluster.x-k8s.io/v1beta2',
+    kind: 'ClusterResourceSet',
+    metadata: { name: 'cni' },
+    spec: {
+      clusterSelector: { matchLabels: { cni: 'calico' } },
+      resources: [
+        { name: 'calico-manifests', kind: 'ConfigMap' },
+        { name: 'calico-credentials', kind: 'Secret' },
+      ],
+      strategy: 'Reconcile',
+    },
+  };
+}
+
+export function clusterResourceSetBinding(): ExampleObject {
+  return {
+    apiVersion: 'addons.cluster.x-k8s.io/v1beta2',
+    kind: 'ClusterResourceSetBinding',
+    metadata: { name: CLUSTER },
+    spec: {
+      clusterName: CLUSTER,
+      bindings: [
+        {
+          clusterResourceSetName: 'cni',
+          resources: [
+            {
+              name: 'calico-manifests',
+              kind: 'ConfigMap',
+              applied: true,
+              hash: 'sha256:5d41402abc4b2a76b9719d911017c592',
+              lastAppliedTime: '2025-06-01T12:00:00Z',
+            },
+          ],
+        },
+      ],
+    },
+  };
+}
+
+const IP_POOL = ref('ipam.cluster.x-k8s.io', 'InClusterIPPool', `${CLUSTER}-pool`);
+
+export function ipAddressClaim(): ExampleObject {
+  return {
+    apiVersion: 'ipam.cluster.x-k8s.io/v1beta2',
+    kind: 'IPAddressClaim',
+    metadata: { name: `${CLUSTER}-md-0-abcde-eth0` },
+    spec: { clusterName: CLUSTER, poolRef: IP_POOL },
+  };
+}
+
+export function ipAddress(): ExampleObject {
+  return {
+    apiVersion: 'ipam.cluster.x-k8s.io/v1beta2',
+    kind: 'IPAddress',
+    metadata: { name: `${CLUSTER}-md-0-abcde-eth0` },
+    spec: {
+      address: '10.0.0.5',
+      prefix: 24,
+      gateway: '10.0.0.1',
+      claimRef: { name: `${CLUSTER}-md-0-abcde-eth0` },
+      poolRef: IP_POOL,
+    },
+  };
+}
+
+/** Cluster-scoped, as upstream's. */
+export function extensionConfig(): ExampleObject {
+  return {
+    apiVersion: 'runtime.cluster.x-k8s.io/v1beta2',
+    kind: 'ExtensionConfig',
+    metadata: { name: 'test-extension' },
+    spec: {
+      clientConfig: {
+        service: { namespace: 'test-extension-system', name: 'test-extension-webhook', port: 8443 },
+      },
+      namespaceSelector: {
+        matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['default'] }],
+      },
+      settings: { defaultAllHandlersToBlocking: 'true' },
+    },
+  };
+}
+
 /** One valid example of every kind. */
 export function validExamples(): ExampleObject[] {
   return [
@@ -196,6 +329,13 @@ export function validExamples(): ExampleObject[] {
     machineSet(),
     machineDeployment(),
     machineHealthCheck(),
+    machinePool(),
+    machineDrainRule(),
+    clusterResourceSet(),
+    clusterResourceSetBinding(),
+    ipAddressClaim(),
+    ipAddress(),
+    extensionConfig(),
     simCluster(),
     simMachine(),
     simMachineTemplate(),

@@ -26,12 +26,19 @@ describe('deploy/ manifests', () => {
     }
     expect(names('StatefulSet')).toContain('capstan-nats');
     expect(names('CustomResourceDefinition').sort()).toEqual([
+      'clusterresourcesetbindings.addons.cluster.x-k8s.io',
+      'clusterresourcesets.addons.cluster.x-k8s.io',
       'clusters.cluster.x-k8s.io',
+      'extensionconfigs.runtime.cluster.x-k8s.io',
+      'ipaddressclaims.ipam.cluster.x-k8s.io',
+      'ipaddresses.ipam.cluster.x-k8s.io',
       'k3sconfigs.bootstrap.capstan.dev',
       'k3sconfigtemplates.bootstrap.capstan.dev',
       'k3scontrolplanes.controlplane.capstan.dev',
       'machinedeployments.cluster.x-k8s.io',
+      'machinedrainrules.cluster.x-k8s.io',
       'machinehealthchecks.cluster.x-k8s.io',
+      'machinepools.cluster.x-k8s.io',
       'machines.cluster.x-k8s.io',
       'machinesets.cluster.x-k8s.io',
       'simclusters.infrastructure.capstan.dev',

@@ -12,6 +12,8 @@ export interface NamespacedKind {
   version: string;
   plural: string;
   kind: string;
+  /** Cluster-scoped kinds (ExtensionConfig) belong to no cluster's namespace and are not looked at. */
+  namespaced?: boolean;
 }
 
 export interface DeletedCluster {
@@ -34,7 +36,7 @@ export async function clusterLeftovers(
     obj.metadata?.name === cluster.name ||
     obj.metadata?.name?.startsWith(`${cluster.name}-`) === true;
   const left: string[] = [];
-  for (const resource of kinds) {
+  for (const resource of kinds.filter((k) => k.namespaced !== false)) {
     const { items } = (await custom.listNamespacedCustomObject({
       group: resource.group,
       version: resource.version,

@@ -1,6 +1,10 @@
 /** API groups and versions served by Capstan (ARCHITECTURE §4). */
 export const CLUSTER_API_GROUP = 'cluster.x-k8s.io';
 export const CLUSTER_API_VERSION = 'v1beta2';
+/** Upstream's other core groups (ClusterResourceSets, IP address management, Runtime SDK); also at CLUSTER_API_VERSION. */
+export const ADDONS_GROUP = 'addons.cluster.x-k8s.io';
+export const IPAM_GROUP = 'ipam.cluster.x-k8s.io';
+export const RUNTIME_GROUP = 'runtime.cluster.x-k8s.io';
 export const INFRASTRUCTURE_GROUP = 'infrastructure.capstan.dev';
 export const BOOTSTRAP_GROUP = 'bootstrap.capstan.dev';
 export const CONTROL_PLANE_GROUP = 'controlplane.capstan.dev';

@@ -1,10 +1,13 @@
 import {
+  ADDONS_GROUP,
   BOOTSTRAP_GROUP,
   CAPSTAN_PROVIDER_VERSION,
   CLUSTER_API_GROUP,
   CLUSTER_API_VERSION,
   CONTROL_PLANE_GROUP,
   INFRASTRUCTURE_GROUP,
+  IPAM_GROUP,
+  RUNTIME_GROUP,
   apiVersionOf,
 } from './groups.js';
 
@@ -21,7 +24,13 @@ export interface ResourceDefinition {
   readonly apiVersion: string;
 }
 
-function resource(group: string, version: string, kind: string, plural: string): ResourceDefinition {
+function resource(
+  group: string,
+  version: string,
+  kind: string,
+  plural: string,
+  namespaced = true,
+): ResourceDefinition {
   return {
     group,
     version,
@@ -29,7 +38,7 @@ function resource(group: string, version: string, kind: string, plural: string):
     listKind: `${kind}List`,
     plural,
     singular: kind.toLowerCase(),
-    namespaced: true,
+    namespaced,
     apiVersion: apiVersionOf(group, version),
   };
 }
@@ -51,6 +60,23 @@ export const RESOURCES = {
     'MachineHealthCheck',
     'machinehealthchecks',
   ),
+  MachinePool: resource(CLUSTER_API_GROUP, CLUSTER_API_VERSION, 'MachinePool', 'machinepools'),
+  MachineDrainRule: resource(CLUSTER_API_GROUP, CLUSTER_API_VERSION, 'MachineDrainRule', 'machinedrainrules'),
+  ClusterResourceSet: resource(
+    ADDONS_GROUP,
+    CLUSTER_API_VERSION,
+    'ClusterResourceSet',
+    'clusterresourcesets',
+  ),
+  ClusterResourceSetBinding: resource(
+    ADDONS_GROUP,
+    CLUSTER_API_VERSION,
+    'ClusterResourceSetBinding',
+    'clusterresourcesetbindings',
+  ),
+  IPAddressClaim: resource(IPAM_GROUP, CLUSTER_API_VERSION, 'IPAddressClaim', 'ipaddressclaims'),
+  IPAddress: resource(IPAM_GROUP, CLUSTER_API_VERSION, 'IPAddress', 'ipaddresses'),
+  ExtensionConfig: resource(RUNTIME_GROUP, CLUSTER_API_VERSION, 'ExtensionConfig', 'extensionconfigs', false),
   SimCluster: resource(INFRASTRUCTURE_GROUP, CAPSTAN_PROVIDER_VERSION, 'SimCluster', 'simclusters'),
   SimMachine: resource(INFRASTRUCTURE_GROUP, CAPSTAN_PROVIDER_VERSION, 'SimMachine', 'simmachines'),
   SimMachineTemplate: resource(

@@ -13,11 +13,18 @@ import { RESOURCES, findResource, parseApiVersion } from '../index.js';
 import {
   type ExampleObject,
   cluster,
+  clusterResourceSet,
+  clusterResourceSetBinding,
+  extensionConfig,
+  ipAddress,
+  ipAddressClaim,
   k3sConfig,
   k3sControlPlane,
   machine,
   machineDeployment,
+  machineDrainRule,
   machineHealthCheck,
+  machinePool,
   machineSet,
   simCluster,
   simMachine,
@@ -32,6 +39,16 @@ import { generateCrds } from './generate.js';
 let ns: TestNamespace;
 let objects: CustomObjectsApi;
 let counter = 0;
+/** Kinds upstream gives no short names. */
+const KINDS_WITHOUT_SHORT_NAMES = [
+  'MachineDrainRule',
+  'ClusterResourceSet',
+  'ClusterResourceSetBinding',
+  'IPAddressClaim',
+  'IPAddress',
+];
+/** Cluster-scoped objects the tests created: the namespace's deletion does not remove them. */
+const clusterScoped: ExampleObject[] = [];
 
 /** Creates or replaces a CRD (other test files may have installed the same one), then waits until Established. */
 async function installCrd(kc: KubeConfig, crd: V1CustomResourceDefinition): Promise<void> {
@@ -56,16 +73,26 @@ async function installCrd(kc: KubeConfig, crd: V1CustomResourceDefinition): Prom
   }
 }
 
-function coordinates(obj: ExampleObject) {
+function resourceOf(obj: ExampleObject) {
   const { group, version } = parseApiVersion(obj.apiVersion);
   const resource = findResource(group, obj.kind);
   if (!resource) throw new Error(`no resource for ${obj.kind}`);
+  return { group, version, resource };
+}
+
+function coordinates(obj: ExampleObject) {
+  const { group, version, resource } = resourceOf(obj);
   return { group, version, plural: resource.plural, namespace: ns.name };
 }
 
-/** Each test gets fresh names, so tests never collide on an object another one created. */
+/**
+ * Each test gets fresh names, so tests never collide on an object another one created. Cluster-scoped names
+ * carry the namespace's, so they stay unique across test files sharing the API server.
+ */
 function fresh(obj: ExampleObject): ExampleObject {
   counter++;
+  if (!resourceOf(obj).resource.namespaced)
+    return { ...obj, metadata: { ...obj.metadata, name: `${obj.metadata.name}-${ns.name}-${counter}` } };
   return {
     ...obj,
     metadata: { ...obj.metadata, name: `${obj.metadata.name}-${counter}`, namespace: ns.name },
@@ -73,6 +100,17 @@ function fresh(obj: ExampleObject): ExampleObject {
 }
 
 async function create(obj: ExampleObject): Promise<ExampleObject> {
+  const { group, version, resource } = resourceOf(obj);
+  if (!resource.namespaced) {
+    const created = (await objects.createClusterCustomObject({
+      group,
+      version,
+      plural: resource.plural,
+      body: obj,
+    })) as ExampleObject;
+    clusterScoped.push(created);
+    return created;
+  }
   return (await objects.createNamespacedCustomObject({ ...coordinates(obj), body: obj })) as ExampleObject;
 }
 
@@ -117,6 +155,15 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  for (const obj of clusterScoped) {
+    const { group, version, resource } = resourceOf(obj);
+    await objects.deleteClusterCustomObject({
+      group,
+      version,
+      plural: resource.plural,
+      name: obj.metadata.name,
+    });
+  }
   await ns.delete();
 });
 
@@ -125,9 +172,12 @@ describe('generated CRDs on a real API server', () => {
     const api = ns.kc.makeApiClient(ApiextensionsV1Api);
     for (const resource of Object.values(RESOURCES)) {
       const crd = await api.readCustomResourceDefinition({ name: `${resource.plural}.${resource.group}` });
-      expect(crd.spec.versions.map((v) => v.name)).toEqual([resource.version]);
+      // Kinds with conversions also serve upstream's deprecated version; the stored one is always ours.
+      expect(crd.spec.versions.filter((v) => v.storage).map((v) => v.name)).toEqual([resource.version]);
       expect(crd.spec.names.categories).toContain('cluster-api');
-      expect(crd.status?.acceptedNames?.shortNames?.length).toBeGreaterThan(0);
+      expect(crd.spec.scope).toBe(resource.namespaced ? 'Namespaced' : 'Cluster');
+      if (!KINDS_WITHOUT_SHORT_NAMES.includes(resource.kind))
+        expect(crd.status?.acceptedNames?.shortNames?.length).toBeGreaterThan(0);
     }
   });
 
@@ -329,6 +379,155 @@ describe('generated CRDs on a real API server', () => {
     expect(await refusal(create(fresh(surge)))).toMatch(
       /spec\.rollout\.strategy\.rollingUpdate\.maxSurge: Invalid value: .*maxSurge must be 0 or 1/,
     );
+  });
+
+  it('refuses a MachinePool whose template belongs to another cluster, and keeps its cluster fixed', async () => {
+    const otherCluster = withSpec(
+      machinePool(),
+      (s) => ((s['template'] as { spec: Record<string, unknown> }).spec['clusterName'] = 'other'),
+    );
+    expect(await refusal(create(fresh(otherCluster)))).toMatch(
+      /spec\.template\.spec\.clusterName: .*spec\.template\.spec\.clusterName must equal spec\.clusterName/,
+    );
+    const mp = await create(fresh(withSpec(machinePool(), (s) => delete s['replicas'])));
+    expect(mp.spec?.['replicas']).toBe(1);
+    expect(await refusal(mergePatch(mp, { spec: { clusterName: 'other' } }))).toMatch(
+      /spec\.clusterName: Invalid value: .*spec\.clusterName is immutable/,
+    );
+    const noBootstrap = withSpec(
+      machinePool(),
+      (s) => ((s['template'] as { spec: Record<string, unknown> }).spec['bootstrap'] = {}),
+    );
+    expect(await refusal(create(fresh(noBootstrap)))).toMatch(
+      /spec\.template\.spec\.bootstrap: Invalid value: "object": bootstrap needs configRef or dataSecretName/,
+    );
+  });
+
+  it('serves the scale subresource of MachinePool (no selector in its status, as upstream)', async () => {
+    const obj = await create(fresh(machinePool()));
+    const where = { ...coordinates(obj), name: obj.metadata.name };
+    await objects.patchNamespacedCustomObjectStatus(
+      { ...where, body: { status: { replicas: 2 } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    const scale = (await objects.getNamespacedCustomObjectScale(where)) as {
+      spec: { replicas: number };
+      status: { replicas: number; selector?: string };
+    };
+    expect(scale.spec.replicas).toBe(2);
+    expect(scale.status.replicas).toBe(2);
+    await objects.patchNamespacedCustomObjectScale(
+      { ...where, body: { spec: { replicas: 4 } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    const after = (await objects.getNamespacedCustomObject(where)) as ExampleObject;
+    expect(after.spec?.['replicas']).toBe(4);
+  });
+
+  it('refuses MachineDrainRules with an order for Pods that are not evicted, or repeated selectors', async () => {
+    const skip = withSpec(machineDrainRule(), (s) => (s['drain'] = { behavior: 'Skip', order: 5 }));
+    expect(await refusal(create(fresh(skip)))).toMatch(
+      /spec\.drain\.order: Invalid value: .*drain\.order can only be set when drain\.behavior is Drain/,
+    );
+    const unknown = withSpec(machineDrainRule(), (s) => (s['drain'] = { behavior: 'Evict' }));
+    expect(await refusal(create(fresh(unknown)))).toMatch(
+      /spec\.drain\.behavior: Unsupported value: "Evict"/,
+    );
+    const twice = withSpec(machineDrainRule(), (s) => {
+      const pods = s['pods'] as unknown[];
+      s['pods'] = [pods[0], structuredClone(pods[0])];
+    });
+    expect(await refusal(create(fresh(twice)))).toMatch(
+      /spec\.pods: Invalid value: "array": pods must not list the same selector twice/,
+    );
+    await create(fresh(withSpec(machineDrainRule(), (s) => (s['drain'] = { behavior: 'WaitCompleted' }))));
+  });
+
+  it('refuses ClusterResourceSets selecting nothing, and keeps their selector and strategy fixed', async () => {
+    const empty = withSpec(clusterResourceSet(), (s) => (s['clusterSelector'] = {}));
+    expect(await refusal(create(fresh(empty)))).toMatch(
+      /spec\.clusterSelector: Invalid value: "object": spec\.clusterSelector must not be empty/,
+    );
+    const deployment = withSpec(
+      clusterResourceSet(),
+      (s) => (s['resources'] = [{ name: 'x', kind: 'Deployment' }]),
+    );
+    expect(await refusal(create(fresh(deployment)))).toMatch(
+      /spec\.resources\[0\]\.kind: Unsupported value: "Deployment"/,
+    );
+    const crs = await create(fresh(withSpec(clusterResourceSet(), (s) => delete s['strategy'])));
+    expect(crs.spec?.['strategy']).toBe('ApplyOnce');
+    expect(await refusal(mergePatch(crs, { spec: { strategy: 'Reconcile' } }))).toMatch(
+      /spec\.strategy: Invalid value: .*spec\.strategy is immutable/,
+    );
+    expect(
+      await refusal(mergePatch(crs, { spec: { clusterSelector: { matchLabels: { cni: 'cilium' } } } })),
+    ).toMatch(/spec\.clusterSelector: Invalid value: .*spec\.clusterSelector is immutable/);
+  });
+
+  it('refuses a ClusterResourceSetBinding moving to another cluster or missing applied', async () => {
+    const binding = await create(fresh(clusterResourceSetBinding()));
+    expect(await refusal(mergePatch(binding, { spec: { clusterName: 'other' } }))).toMatch(
+      /spec\.clusterName: Invalid value: .*spec\.clusterName is immutable/,
+    );
+    const notApplied = withSpec(
+      clusterResourceSetBinding(),
+      (s) =>
+        (s['bindings'] = [{ clusterResourceSetName: 'cni', resources: [{ name: 'x', kind: 'Secret' }] }]),
+    );
+    expect(await refusal(create(fresh(notApplied)))).toMatch(
+      /spec\.bindings\[0\]\.resources\[0\]\.applied: Required value/,
+    );
+  });
+
+  it('refuses IP addresses that are not addresses, and changes to IPAM specs', async () => {
+    const notAnIp = withSpec(ipAddress(), (s) => (s['address'] = '10.0.0.300'));
+    expect(await refusal(create(fresh(notAnIp)))).toMatch(
+      /spec\.address: Invalid value: .*address must be an IP address/,
+    );
+    const longV4 = withSpec(ipAddress(), (s) => (s['prefix'] = 33));
+    expect(await refusal(create(fresh(longV4)))).toMatch(
+      /spec\.prefix: Invalid value: .*prefix must be at most 32 for an IPv4 address/,
+    );
+    const v6 = (prefix: number) =>
+      withSpec(ipAddress(), (s) => Object.assign(s, { address: 'fd00::5', gateway: 'fd00::1', prefix }));
+    expect(await refusal(create(fresh(v6(129))))).toMatch(
+      /spec\.prefix: Invalid value: 129: .*less than or equal to 128/,
+    );
+    await create(fresh(v6(64)));
+
+    const address = await create(fresh(ipAddress()));
+    expect(await refusal(mergePatch(address, { spec: { gateway: '10.0.0.254' } }))).toMatch(
+      /spec: Invalid value: "object": spec is immutable/,
+    );
+    const claim = await create(fresh(ipAddressClaim()));
+    expect(await refusal(mergePatch(claim, { spec: { poolRef: { name: 'other-pool' } } }))).toMatch(
+      /spec: Invalid value: "object": spec is immutable/,
+    );
+    const noPool = withSpec(ipAddressClaim(), (s) => delete s['poolRef']);
+    expect(await refusal(create(fresh(noPool)))).toMatch(/spec\.poolRef: Required value/);
+  });
+
+  it('serves ExtensionConfig cluster-scoped, defaulting as upstream and refusing an ambiguous clientConfig', async () => {
+    const ext = await create(fresh(extensionConfig()));
+    expect(ext.metadata.namespace).toBeUndefined();
+    expect((ext.spec?.['clientConfig'] as { service: { port: number } }).service.port).toBe(8443);
+    const bare = withSpec(extensionConfig(), (s) => {
+      s['clientConfig'] = { service: { namespace: 'x', name: 'y' } };
+      delete s['namespaceSelector'];
+    });
+    const defaulted = await create(fresh(bare));
+    expect(defaulted.spec?.['namespaceSelector']).toEqual({});
+    expect((defaulted.spec?.['clientConfig'] as { service: { port: number } }).service.port).toBe(443);
+    const both = withSpec(
+      extensionConfig(),
+      (s) => ((s['clientConfig'] as Record<string, unknown>)['url'] = 'https://ext.example.com'),
+    );
+    expect(await refusal(create(fresh(both)))).toMatch(
+      /spec\.clientConfig: Invalid value: "object": clientConfig needs exactly one of url or service/,
+    );
+    const neither = withSpec(extensionConfig(), (s) => (s['clientConfig'] = { caBundle: 'Zm9v' }));
+    expect(await refusal(create(fresh(neither)))).toMatch(/clientConfig needs exactly one of url or service/);
   });
 
   it.each([

@@ -63,6 +63,15 @@ function structuralProblems(node: JsonSchema, path: string): string[] {
   return problems;
 }
 
+/** Kinds upstream declares without short names. */
+const UPSTREAM_KINDS_WITHOUT_SHORT_NAMES = [
+  'MachineDrainRule',
+  'ClusterResourceSet',
+  'ClusterResourceSetBinding',
+  'IPAddressClaim',
+  'IPAddress',
+];
+
 describe('generated CRDs', () => {
   const crds: CustomResourceDefinition[] = buildCrds();
   const byKind = (kind: string) => crds.find((c) => c.spec.names.kind === kind)!;
@@ -78,21 +87,32 @@ describe('generated CRDs', () => {
 
   it('carry the contract label, the cluster-api category, a status subresource and short names', () => {
     for (const crd of crds) {
-      const provider = crd.spec.group !== 'cluster.x-k8s.io';
+      // Upstream's core groups (cluster, addons, ipam, runtime) speak v1beta2; Capstan's providers v1alpha1.
+      const provider = !crd.spec.group.endsWith('cluster.x-k8s.io');
       expect(crd.metadata.labels['cluster.x-k8s.io/v1beta2']).toBe(provider ? 'v1alpha1' : 'v1beta2');
       expect(crd.metadata.name).toBe(`${crd.spec.names.plural}.${crd.spec.group}`);
       expect(crd.spec.names.categories).toEqual(['cluster-api']);
-      expect(crd.spec.names.shortNames.length).toBeGreaterThan(0);
+      if (!UPSTREAM_KINDS_WITHOUT_SHORT_NAMES.includes(crd.spec.names.kind))
+        expect(crd.spec.names.shortNames.length).toBeGreaterThan(0);
       expect(crd.spec.versions[0]!.subresources.status).toEqual({});
     }
     expect(byKind('Cluster').spec.names.shortNames).toEqual(['cl']);
     expect(byKind('MachineHealthCheck').spec.names.shortNames).toContain('mhc');
     expect(byKind('K3sControlPlane').spec.names.shortNames).toContain('kcp');
+    expect(byKind('MachinePool').spec.names.shortNames).toEqual(['mp']);
+    expect(byKind('ExtensionConfig').spec.names.shortNames).toEqual(['ext']);
+    for (const kind of UPSTREAM_KINDS_WITHOUT_SHORT_NAMES)
+      expect(byKind(kind).spec.names.shortNames).toEqual([]);
+  });
+
+  it('are namespaced except ExtensionConfig, as upstream', () => {
+    const clusterScoped = crds.filter((c) => c.spec.scope === 'Cluster').map((c) => c.spec.names.kind);
+    expect(clusterScoped).toEqual(['ExtensionConfig']);
   });
 
   it('have the scale subresource exactly where upstream has one', () => {
     const scaled = crds.filter((c) => c.spec.versions[0]!.subresources.scale).map((c) => c.spec.names.kind);
-    expect(scaled.sort()).toEqual(['K3sControlPlane', 'MachineDeployment', 'MachineSet']);
+    expect(scaled.sort()).toEqual(['K3sControlPlane', 'MachineDeployment', 'MachinePool', 'MachineSet']);
     expect(byKind('MachineSet').spec.versions[0]!.subresources.scale).toEqual({
       specReplicasPath: '.spec.replicas',
       statusReplicasPath: '.status.replicas',

@@ -1,10 +1,17 @@
 import { customResourceOf, type SchemaClass } from '../schema/metadata.js';
+import { ClusterResourceSetBindingSchema } from '../types/cluster-resource-set-binding.js';
+import { ClusterResourceSetSchema } from '../types/cluster-resource-set.js';
 import { ClusterSchema } from '../types/cluster.js';
+import { ExtensionConfigSchema } from '../types/extension-config.js';
+import { IPAddressClaimSchema } from '../types/ip-address-claim.js';
+import { IPAddressSchema } from '../types/ip-address.js';
 import { K3sConfigTemplateSchema } from '../types/k3s-config-template.js';
 import { K3sConfigSchema } from '../types/k3s-config.js';
 import { K3sControlPlaneSchema } from '../types/k3s-control-plane.js';
 import { MachineDeploymentSchema } from '../types/machine-deployment.js';
+import { MachineDrainRuleSchema } from '../types/machine-drain-rule.js';
 import { MachineHealthCheckSchema } from '../types/machine-health-check.js';
+import { MachinePoolSchema } from '../types/machine-pool.js';
 import { MachineSetSchema } from '../types/machine-set.js';
 import { MachineSchema } from '../types/machine.js';
 import { SimClusterSchema } from '../types/sim-cluster.js';
@@ -18,6 +25,13 @@ export const CUSTOM_RESOURCE_CLASSES: readonly SchemaClass[] = [
   MachineSetSchema,
   MachineDeploymentSchema,
   MachineHealthCheckSchema,
+  MachinePoolSchema,
+  MachineDrainRuleSchema,
+  ClusterResourceSetSchema,
+  ClusterResourceSetBindingSchema,
+  IPAddressClaimSchema,
+  IPAddressSchema,
+  ExtensionConfigSchema,
   SimClusterSchema,
   SimMachineSchema,
   SimMachineTemplateSchema,
