@@ -35,12 +35,21 @@ export default {
       ...shared,
       displayName: 'unit',
       testMatch: ['**/*.spec.ts'],
-      testPathIgnorePatterns: ['/node_modules/', '/dist/', '\\.int\\.spec\\.ts$'],
+      testPathIgnorePatterns: ['/node_modules/', '/dist/', '\\.int\\.spec\\.ts$', '\\.upstream\\.spec\\.ts$'],
     },
     {
       ...shared,
       displayName: 'integration',
       testMatch: ['**/*.int.spec.ts'],
+      testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+      globalSetup: '<rootDir>/libs/testing/jest/global-setup.mjs',
+      globalTeardown: '<rootDir>/libs/testing/jest/global-teardown.mjs',
+    },
+    {
+      // `npm run test:upstream`: upstream Cluster API's binaries against Capstan (docs/compatibility.md).
+      ...shared,
+      displayName: 'upstream',
+      testMatch: ['**/*.upstream.spec.ts'],
       testPathIgnorePatterns: ['/node_modules/', '/dist/'],
       globalSetup: '<rootDir>/libs/testing/jest/global-setup.mjs',
       globalTeardown: '<rootDir>/libs/testing/jest/global-teardown.mjs',

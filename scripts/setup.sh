@@ -40,3 +40,5 @@ node scripts/build.mjs >&2
 if [ -z "${CAPSTAN_TEST_KUBECONFIG:-}" ]; then
   node libs/testing/dist/cli.js binaries >&2
 fi
+# Upstream Cluster API for the compatibility suite (part of npm test): built once from the Go module proxy.
+node libs/testing/dist/cli.js upstream-binaries >&2

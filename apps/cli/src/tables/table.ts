@@ -1,4 +1,4 @@
-import { since } from '../describe/tree.js';
+import { since } from '../describe/human-duration.js';
 
 /** What `get` prints where a field is not set: an empty cell would shift the columns of `awk '{print $3}'`. */
 export const NONE = '<none>';
