@@ -89,7 +89,15 @@ describe('machine-provider: SimMachine', () => {
     await alpha.condition('alpha-md-0', SimConditionType.NodeRunning, SimConditionReason.NodeRegistered);
 
     const core = await alpha.workloadCore();
-    const worker = await core.readNode({ name: 'alpha-md-0' });
+    // Its own taints only, once the not-ready taint of registration is gone (the node and the cluster's node lifecycle
+    // controller both take it off when the node reports Ready).
+    const worker = await eventually(
+      async () => {
+        const node = await core.readNode({ name: 'alpha-md-0' });
+        return node.spec?.taints?.every((t) => t.key === 'pool') === true && node;
+      },
+      { timeoutMs: 30_000, message: 'alpha-md-0 with only its own taints' },
+    );
     expect(worker.spec?.providerID).toBe(`sim://${ns.name}/alpha-md-0`);
     expect(worker.metadata?.labels?.['pool']).toBe('md-0');
     expect(worker.spec?.taints).toEqual([{ key: 'pool', value: 'md-0', effect: 'PreferNoSchedule' }]);
