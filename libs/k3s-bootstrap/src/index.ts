@@ -9,3 +9,4 @@ export * from './validate-input.js';
 export * from './cloud-config.js';
 export * from './parse-cloud-config.js';
 export * from './node-agent-files.js';
+export * from './k3s-release.js';

@@ -51,6 +51,8 @@ export interface StartLocalServicesOptions {
   /** Lease timings of the membership (and leader election) Leases, Go durations: `{ leaseDuration: '4s', ... }`. */
   leaseTimings?: { leaseDuration: string; renewDeadline: string; retryPeriod: string };
   readyTimeoutMs?: number;
+  /** Which services to run (default all five): the compatibility suite runs Capstan's providers under upstream's core. */
+  services?: readonly LocalServiceName[];
   /**
    * The core serves the v1beta1 conversion webhook on a free loopback port and points the CRDs at it (as `capstan init
    * --local` and the demo do). Off for tests: every core start would repoint the CRDs all tests share.
@@ -95,7 +97,7 @@ export async function startLocalServices(options: StartLocalServicesOptions): Pr
   mkdirSync(options.logDir, { recursive: true });
   const started: LocalService[] = [];
   try {
-    for (const name of LOCAL_SERVICES) {
+    for (const name of LOCAL_SERVICES.filter((s) => options.services?.includes(s) ?? true)) {
       options.onProgress?.(name, 'starting');
       // Replicas of one service start together: sharded, each joins the membership the others already see.
       const replicas = await Promise.all(

@@ -6,10 +6,8 @@ import type {
   K3sRole,
   K3sServerConfigSpec,
 } from '@capstan/k3s-bootstrap';
+import { k3sRelease } from '@capstan/k3s-bootstrap';
 import type { ClusterCertificates } from '@capstan/pki';
-
-/** The K3s build used when a version names only the Kubernetes release (`v1.31.4` -> `v1.31.4+k3s1`). */
-export const DEFAULT_K3S_BUILD = 'k3s1';
 
 /**
  * The K3s release to install: the K3sConfig's `spec.version` when set, else the Machine's Kubernetes
@@ -20,8 +18,7 @@ export function k3sReleaseFor(
   machineVersion: string | undefined,
 ): string | undefined {
   const version = configVersion || machineVersion;
-  if (!version) return undefined;
-  return version.includes('+') ? version : `${version}+${DEFAULT_K3S_BUILD}`;
+  return version ? k3sRelease(version) : undefined;
 }
 
 /**

@@ -27,7 +27,9 @@ describe('generate cluster (sim)', () => {
       'MachineHealthCheck',
     ]);
     expect(new Set(docs.map((d) => d.metadata.namespace))).toEqual(new Set(['fleet']));
-    expect(docs.find((d) => d.kind === 'K3sControlPlane')!.spec).toMatchObject({ replicas: 3, version: 'v1.34.4' });
+    expect(docs.find((d) => d.kind === 'K3sControlPlane')!.spec).toMatchObject({ replicas: 3, version: 'v1.34.4+k3s1' });
+    // One rule for K3s versions: the release, as the nodes report it, on the control plane and the workers alike.
+    expect(docs.find((d) => d.kind === 'MachineDeployment')!.spec).toMatchObject({ template: { spec: { version: 'v1.34.4+k3s1' } } });
     expect(docs.find((d) => d.kind === 'MachineDeployment')!.spec).toMatchObject({ replicas: 2, clusterName: 'demo' });
     // Complete for upstream's core too, which refuses a MachineDeployment without a rollout strategy type.
     expect(docs.find((d) => d.kind === 'MachineDeployment')!.spec).toMatchObject({
@@ -38,7 +40,7 @@ describe('generate cluster (sim)', () => {
   it('takes flags over environment variables and defaults the counts as clusterctl does', () => {
     const docs = generate({ kubernetesVersion: undefined, env: { KUBERNETES_VERSION: 'v1.33.0', NAMESPACE: 'from-env' } });
     expect(docs[0]!.metadata.namespace).toBe('from-env');
-    expect(docs.find((d) => d.kind === 'K3sControlPlane')!.spec).toMatchObject({ replicas: 1, version: 'v1.33.0' });
+    expect(docs.find((d) => d.kind === 'K3sControlPlane')!.spec).toMatchObject({ replicas: 1, version: 'v1.33.0+k3s1' });
     expect(docs.find((d) => d.kind === 'MachineDeployment')!.spec).toMatchObject({ replicas: 0 });
   });
 

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { k3sRelease } from '@capstan/k3s-bootstrap';
 import { listVariables, substitute, type TemplateVariable } from './substitute.js';
 import { InvalidClusterError, renderedProblems, variableProblems } from './validate.js';
 
@@ -67,6 +68,10 @@ export function generateCluster(options: GenerateClusterOptions): string {
   const used = new Set(listVariables(template).map((v) => v.name));
   const invalid = variableProblems(Object.fromEntries(Object.entries(values).filter(([name]) => used.has(name))));
   if (invalid.length > 0) throw new InvalidClusterError(invalid);
+  // The built-in templates are K3s clusters: their version is a K3s release (a template of one's own is left alone).
+  if (options.templateText === undefined && values['KUBERNETES_VERSION']) {
+    values['KUBERNETES_VERSION'] = k3sRelease(values['KUBERNETES_VERSION']);
+  }
   const rendered = substitute(template, values);
   const refused = renderedProblems(rendered);
   if (refused.length > 0) throw new InvalidClusterError(refused);
