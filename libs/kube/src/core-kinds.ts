@@ -14,3 +14,11 @@ export const NAMESPACES = core('namespaces', 'Namespace', false);
 export const NODES = core('nodes', 'Node', false);
 export const PODS = core('pods', 'Pod', true);
 export const SECRETS = core('secrets', 'Secret', true);
+
+export const CUSTOM_RESOURCE_DEFINITIONS: ResourceType = {
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  plural: 'customresourcedefinitions',
+  kind: 'CustomResourceDefinition',
+  namespaced: false,
+};

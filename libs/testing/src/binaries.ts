@@ -14,7 +14,8 @@ export interface ControlPlaneBinaries {
 /** etcd older than this cannot serve a current kube-apiserver (Debian ships 3.4). */
 const MIN_ETCD = [3, 5, 13] as const;
 
-function executable(path: string): boolean {
+/** Whether `path` is a file this process may run. */
+export function executable(path: string): boolean {
   try {
     accessSync(path, constants.X_OK);
     return true;

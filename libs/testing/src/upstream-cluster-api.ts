@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { accessSync, constants, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { goBuild, onPath } from './binaries.js';
+import { executable, goBuild, onPath } from './binaries.js';
 import { TestEnvironmentError } from './errors.js';
 import { cacheRoot, repoRoot } from './repo.js';
 
@@ -33,15 +33,6 @@ function pinnedVersion(): string {
   const match = /sigs\.k8s\.io\/cluster-api (v\S+)/.exec(goMod);
   if (!match?.[1]) throw new TestEnvironmentError(`tools/${TOOL_MODULE}/go.mod names no sigs.k8s.io/cluster-api version`);
   return match[1];
-}
-
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function moduleDir(module: string): string {

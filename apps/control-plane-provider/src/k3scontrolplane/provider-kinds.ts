@@ -1,13 +1,6 @@
 import { contractFromCrd, crdName, findResource } from '@capstan/api';
-import type { KubeClient, ResourceType } from '@capstan/kube';
+import { CUSTOM_RESOURCE_DEFINITIONS, type KubeClient, type ResourceType } from '@capstan/kube';
 
-const CRDS: ResourceType = {
-  group: 'apiextensions.k8s.io',
-  version: 'v1',
-  plural: 'customresourcedefinitions',
-  kind: 'CustomResourceDefinition',
-  namespaced: false,
-};
 
 interface CrdLike {
   metadata?: { name?: string; labels?: Record<string, string> };
@@ -50,7 +43,7 @@ export class ProviderKinds {
     const hit = this.cache.get(key);
     if (hit && now - hit.at < TTL_MS) return hit.type;
     const crd = await this.client
-      .resource<CrdLike & { apiVersion?: string; kind?: string }>(CRDS)
+      .resource<CrdLike & { apiVersion?: string; kind?: string }>(CUSTOM_RESOURCE_DEFINITIONS)
       .get({ name: crdName({ plural: pluralOf(kind), group: apiGroup }) });
     const { version } = contractFromCrd(crd);
     const type: ResourceType = {

@@ -4,15 +4,8 @@ import {
   type ContractVersion,
   type ContractVersionedObjectReference,
 } from '@capstan/api';
-import { isNotFound, type KubeClient, type ResourceType } from '@capstan/kube';
+import { CUSTOM_RESOURCE_DEFINITIONS, isNotFound, type KubeClient, type ResourceType } from '@capstan/kube';
 
-const CRDS: ResourceType = {
-  group: 'apiextensions.k8s.io',
-  version: 'v1',
-  plural: 'customresourcedefinitions',
-  kind: 'CustomResourceDefinition',
-  namespaced: false,
-};
 
 interface CrdShape {
   metadata?: { name?: string; labels?: Record<string, string> };
@@ -93,7 +86,7 @@ export class ProviderKinds {
   }
 
   private async lookup(apiGroup: string, kind: string): Promise<ProviderKind> {
-    const crds = this.client.resource<CrdShape & { apiVersion?: string; kind?: string }>(CRDS);
+    const crds = this.client.resource<CrdShape & { apiVersion?: string; kind?: string }>(CUSTOM_RESOURCE_DEFINITIONS);
     let crd: CrdShape | undefined;
     try {
       crd = await crds.get({ name: `${guessPlural(kind)}.${apiGroup}` });

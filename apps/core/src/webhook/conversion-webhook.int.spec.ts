@@ -1,6 +1,6 @@
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import { CONVERSION_DATA_ANNOTATION, CONVERSION_WEBHOOK_SERVICE, V1BETA1 } from '@capstan/api';
-import { createKubeClient, KubeApiError, SECRETS, type KubeClient, type ResourceType } from '@capstan/kube';
+import { createKubeClient, CUSTOM_RESOURCE_DEFINITIONS, KubeApiError, SECRETS, type KubeClient, type ResourceType } from '@capstan/kube';
 import {
   createTestNamespace,
   eventually,
@@ -16,13 +16,6 @@ import { configureCrdConversion, convertedCrdNames } from './crd-conversion-conf
 // read through it, the stored v1beta2 objects as upstream's conversion makes them.
 
 type Obj = KubernetesObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> };
-const CRDS: ResourceType = {
-  group: 'apiextensions.k8s.io',
-  version: 'v1',
-  plural: 'customresourcedefinitions',
-  kind: 'CustomResourceDefinition',
-  namespaced: false,
-};
 const machines = (version: string): ResourceType => ({
   group: 'cluster.x-k8s.io',
   version,
@@ -61,7 +54,7 @@ describe('the conversion webhook', () => {
     await eventually(
       async () => {
         for (const name of convertedCrdNames()) {
-          const crd = await client.resource<Obj>(CRDS).get({ name });
+          const crd = await client.resource<Obj>(CUSTOM_RESOURCE_DEFINITIONS).get({ name });
           const config = (crd.spec?.['conversion'] as { webhook?: { clientConfig?: { url?: string } } }).webhook?.clientConfig;
           if (config?.url !== `https://127.0.0.1:${port}/convert`) return false;
         }

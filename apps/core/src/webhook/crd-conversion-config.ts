@@ -1,13 +1,6 @@
 import { CLUSTER_API_GROUP, CONVERTERS, RESOURCES, crdName, type CrdConversion } from '@capstan/api';
-import type { KubeClient, ResourceType } from '@capstan/kube';
+import { CUSTOM_RESOURCE_DEFINITIONS, type KubeClient } from '@capstan/kube';
 
-const CRDS: ResourceType = {
-  group: 'apiextensions.k8s.io',
-  version: 'v1',
-  plural: 'customresourcedefinitions',
-  kind: 'CustomResourceDefinition',
-  namespaced: false,
-};
 
 /** Where the API server calls the webhook: the in-cluster Service, or a URL when the core runs outside the cluster. */
 export type WebhookClientConfig =
@@ -32,7 +25,7 @@ export async function configureCrdConversion(
 ): Promise<{ updated: string[] }> {
   const caBundle = Buffer.from(caPem, 'utf8').toString('base64');
   const wanted: CrdConversion['webhook']['clientConfig'] = { ...clientConfig, caBundle };
-  const crds = client.resource<{ metadata: { name?: string }; spec?: { conversion?: CrdConversion } }>(CRDS);
+  const crds = client.resource<{ metadata: { name?: string }; spec?: { conversion?: CrdConversion } }>(CUSTOM_RESOURCE_DEFINITIONS);
   const updated: string[] = [];
   for (const name of convertedCrdNames()) {
     const crd = await crds.getIfExists({ name });
