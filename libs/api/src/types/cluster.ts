@@ -226,6 +226,12 @@ const refGroupKindFixed = (field: string) =>
   shortNames: ['cl'],
   labels: CORE_CRD_LABELS,
   printerColumns: [
+    {
+      name: 'ClusterClass',
+      type: 'string',
+      jsonPath: '.spec.topology.classRef.name',
+      description: 'ClusterClass of a topology-managed Cluster',
+    },
     conditionColumn('Available', 'Available', 'Cluster passes all availability checks'),
     ...clusterReplicaColumns('CP', 'controlPlane', 'control plane'),
     ...clusterReplicaColumns('W', 'workers', 'worker'),
@@ -241,6 +247,12 @@ const refGroupKindFixed = (field: string) =>
       type: 'date',
       jsonPath: '.metadata.creationTimestamp',
       description: 'Time since creation of the Cluster',
+    },
+    {
+      name: 'Version',
+      type: 'string',
+      jsonPath: '.spec.topology.version',
+      description: 'Kubernetes version of a topology-managed Cluster',
     },
   ],
 })

@@ -329,6 +329,12 @@ export type MachineStatus = MachineStatusSchema;
       description: 'Provider ID',
       priority: 10,
     },
+    {
+      name: 'Failure domain',
+      type: 'string',
+      jsonPath: '.status.failureDomain',
+      description: 'Failure domain the machine runs in',
+    },
     conditionColumn('Ready', 'Ready', 'Machine passes all readiness checks'),
     conditionColumn('Available', 'Available', 'Machine is Ready for at least MinReadySeconds'),
     conditionColumn(
