@@ -237,6 +237,16 @@ export class MachineDeletionStatusSchema {
   @IsOptional()
   @IsRFC3339()
   waitForNodeVolumeDetachStartTime?: string;
+
+  @Description('waitForPreDrainHookStartTime is when the Machine started waiting for its pre-drain hooks.')
+  @IsOptional()
+  @IsRFC3339()
+  waitForPreDrainHookStartTime?: string;
+
+  @Description('waitForPreTerminateHookStartTime is when the Machine started waiting for its pre-terminate hooks.')
+  @IsOptional()
+  @IsRFC3339()
+  waitForPreTerminateHookStartTime?: string;
 }
 export type MachineDeletionStatus = MachineDeletionStatusSchema;
 

@@ -65,6 +65,7 @@ export async function nextMachineDeletionStep(
   const annotations = machine.metadata?.annotations;
 
   if (hasHookAnnotation(annotations, HOOK_ANNOTATION_PREFIXES.preDrain)) {
+    deletion.waitForPreDrainHookStartTime ??= toRFC3339(now);
     return {
       reason: ConditionReason.WaitingForPreDrainHook,
       message: `Waiting for pre-drain hooks to succeed (hooks: ${hookNames(machine, HOOK_ANNOTATION_PREFIXES.preDrain)})`,
@@ -138,6 +139,7 @@ export async function nextMachineDeletionStep(
   }
 
   if (hasHookAnnotation(annotations, HOOK_ANNOTATION_PREFIXES.preTerminate)) {
+    deletion.waitForPreTerminateHookStartTime ??= toRFC3339(now);
     return {
       reason: ConditionReason.WaitingForPreTerminateHook,
       message: `Waiting for pre-terminate hooks to succeed (hooks: ${hookNames(machine, HOOK_ANNOTATION_PREFIXES.preTerminate)})`,

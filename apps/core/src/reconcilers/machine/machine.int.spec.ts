@@ -434,6 +434,7 @@ describe('Machine controller', () => {
       return condition(m, 'Deleting')?.reason === 'WaitingForPreDrainHook' && m;
     });
     expect(hooked.status?.phase).toBe('Deleting');
+    expect(hooked.status?.deletion?.waitForPreDrainHookStartTime).toBeDefined();
     expect(await podState('gone-app')).toBe('running');
     expect((await getNode(node)).spec?.unschedulable).toBeUndefined();
 
@@ -446,6 +447,7 @@ describe('Machine controller', () => {
       return condition(m, 'Deleting')?.reason === 'WaitingForPreTerminateHook' && m;
     });
     expect(drained.status?.deletion?.nodeDrainStartTime).toBeDefined();
+    expect(drained.status?.deletion?.waitForPreTerminateHookStartTime).toBeDefined();
     expect((await getNode(node)).spec?.unschedulable).toBe(true);
     expect(await podState('gone-app')).toBe('gone');
     expect(await podState('gone-ds')).toBe('running');
