@@ -38,7 +38,7 @@ export interface CapstanUnderTest {
  */
 export async function startCapstan(
   prefix = 'e2e',
-  options: Pick<StartLocalServicesOptions, 'syncPeriodSeconds' | 'env' | 'replicas' | 'leaseTimings'> = {},
+  options: Pick<StartLocalServicesOptions, 'syncPeriodSeconds' | 'env' | 'replicas' | 'leaseTimings' | 'conversionWebhook'> = {},
 ): Promise<CapstanUnderTest> {
   execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: repoRoot(), stdio: 'ignore' });
   const namespace = await createTestNamespace(prefix);
@@ -61,6 +61,7 @@ export async function startCapstan(
     syncPeriodSeconds: options.syncPeriodSeconds ?? 30,
     replicas: options.replicas,
     leaseTimings: options.leaseTimings,
+    conversionWebhook: options.conversionWebhook,
   };
   const services = await startLocalServices(serviceOptions);
   return {
