@@ -1,4 +1,4 @@
-import { CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { ApiException, CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 
 // What of a deleted cluster is still in the management cluster: every object of the given kinds (Capstan's and
 // Cluster API's, from @capstan/api's ALL_RESOURCES), and every Secret, that carries the cluster's name label, names
@@ -58,10 +58,20 @@ export async function waitForNoLeftovers(
   options: { timeoutMs: number; pollMs?: number; signal?: AbortSignal },
 ): Promise<string[]> {
   const deadline = Date.now() + options.timeoutMs;
+  const pause = () => new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 1000));
   for (;;) {
     options.signal?.throwIfAborted();
-    const left = await clusterLeftovers(kc, cluster, kinds);
+    let left: string[];
+    try {
+      left = await clusterLeftovers(kc, cluster, kinds);
+    } catch (error) {
+      // 429 "storage is (re)initializing": a resource's watch cache is starting again (its CRD just changed, e.g. the
+      // conversion webhook's CA bundle). Like client-go, ask again after a moment.
+      if (!(error instanceof ApiException && error.code === 429) || Date.now() >= deadline) throw error;
+      await pause();
+      continue;
+    }
     if (left.length === 0 || Date.now() >= deadline) return left;
-    await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 1000));
+    await pause();
   }
 }
