@@ -16,7 +16,7 @@ import {
 } from '@capstan/api';
 import { createKubeClient, Informer, SECRETS, type KubeClient, type ResourceType } from '@capstan/kube';
 import { eventually, startCapstan, waitForNoLeftovers, type CapstanUnderTest, type TestNamespace } from '@capstan/testing';
-import { controlPlaneName, createObject, createSimK3sCluster, deleteClusterAndWait } from './sim-cluster-fixture.js';
+import { controlPlaneName, createObject, createSimK3sCluster, deleteClusterAndWait, FAST_SIM_ENV } from './sim-cluster-fixture.js';
 
 // The whole hand-off with real parts: the five services, sim machines whose servers run a real kube-apiserver
 // from the K3s bootstrap data, and kubectl talking to the workload cluster through <cluster>-kubeconfig.
@@ -85,7 +85,7 @@ describe('a K3s cluster on sim machines, end to end', () => {
     workDir = mkdtempSync(join(tmpdir(), 'capstan-e2e-'));
     // The five services as processes, as `capstan init --local` runs them; fast sim heartbeats.
     capstan = await startCapstan('e2e', {
-      env: { CAPSTAN_SIM_HEARTBEAT_SECONDS: '1', CAPSTAN_SIM_NODE_STATUS_SECONDS: '2', CAPSTAN_SIM_PROVISIONING_JITTER: '0' },
+      env: FAST_SIM_ENV,
     });
     ns = capstan.namespace;
     client = createKubeClient(ns.kc);

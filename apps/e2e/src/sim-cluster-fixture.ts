@@ -1,5 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { INFRASTRUCTURE_GROUP, LABELS, RESOURCES, type Cluster, type InPlacePolicy } from '@capstan/api';
+import { getCondition, INFRASTRUCTURE_GROUP, LABELS, RESOURCES, type Cluster, type InPlacePolicy } from '@capstan/api';
 import { isNotFound, type KubeClient, type ResourceType } from '@capstan/kube';
 import { eventually } from '@capstan/testing';
 
@@ -23,6 +23,13 @@ export interface SimClusterSpec {
   /** The SimCluster's mode (default dedicated: a kube-apiserver of its own). */
   mode?: 'dedicated' | 'shared';
 }
+
+/** Sim settings for end-to-end runs: a heartbeat a second, node status every 2 s, boots without random delay. */
+export const FAST_SIM_ENV = {
+  CAPSTAN_SIM_HEARTBEAT_SECONDS: '1',
+  CAPSTAN_SIM_NODE_STATUS_SECONDS: '2',
+  CAPSTAN_SIM_PROVISIONING_JITTER: '0',
+} as const;
 
 export const controlPlaneName = (cluster: string) => `${cluster}-control-plane`;
 export const deploymentName = (cluster: string) => `${cluster}-md-0`;
@@ -112,5 +119,16 @@ export async function deleteClusterAndWait(client: KubeClient, namespace: string
       }
     },
     { message: 'the cluster torn down', timeoutMs: 120_000 },
+  );
+}
+
+/** Waits until the Cluster reports `Available=True`; resolves with it. */
+export function waitForClusterAvailable(client: KubeClient, namespace: string, name: string, timeoutMs: number): Promise<Cluster> {
+  return eventually(
+    async () => {
+      const cluster = await client.resource<Cluster>(RESOURCES.Cluster).get({ namespace, name });
+      return getCondition(cluster.status?.conditions, 'Available')?.status === 'True' && cluster;
+    },
+    { message: `Cluster ${namespace}/${name} Available`, timeoutMs },
   );
 }

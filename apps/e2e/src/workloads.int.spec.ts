@@ -8,10 +8,10 @@ import {
   type V1PodDisruptionBudget,
   type V1Secret,
 } from '@kubernetes/client-node';
-import { getCondition, LABELS, RESOURCES, type Cluster, type Machine, type MachineDeployment } from '@capstan/api';
+import { getCondition, LABELS, RESOURCES, type Machine, type MachineDeployment } from '@capstan/api';
 import { createKubeClient, Informer, NODES, PODS, SECRETS, type KubeClient, type ResourceType } from '@capstan/kube';
 import { eventually, startCapstan, type CapstanUnderTest, type TestNamespace } from '@capstan/testing';
-import { createSimK3sCluster, deleteClusterAndWait, deploymentName } from './sim-cluster-fixture.js';
+import { createSimK3sCluster, deleteClusterAndWait, deploymentName, FAST_SIM_ENV, waitForClusterAvailable } from './sim-cluster-fixture.js';
 
 // Workloads through Cluster API operations: a 1 + 3 sim cluster (real controller manager and scheduler, simulated
 // kubelets) runs a 6-replica Deployment guarded by a PodDisruptionBudget; the MachineDeployment is scaled down and
@@ -81,7 +81,7 @@ describe('workloads on a sim cluster through scale-down and rollout', () => {
 
   beforeAll(async () => {
     capstan = await startCapstan('workloads', {
-      env: { CAPSTAN_SIM_HEARTBEAT_SECONDS: '1', CAPSTAN_SIM_NODE_STATUS_SECONDS: '2', CAPSTAN_SIM_PROVISIONING_JITTER: '0' },
+      env: FAST_SIM_ENV,
     });
     ns = capstan.namespace;
     client = createKubeClient(ns.kc);
@@ -102,10 +102,7 @@ describe('workloads on a sim cluster through scale-down and rollout', () => {
       controlPlaneReplicas: 1,
       workers: 3,
     });
-    await until('the Cluster Available', async () => {
-      const cluster = await client.resource<Cluster>(RESOURCES.Cluster).get({ namespace: ns.name, name: CLUSTER });
-      return getCondition(cluster.status?.conditions, 'Available')?.status === 'True';
-    });
+    await waitForClusterAvailable(client, ns.name, CLUSTER, STEP_TIMEOUT_MS);
     const secret = await client.resource<V1Secret>(SECRETS).get({ namespace: ns.name, name: `${CLUSTER}-kubeconfig` });
     const kc = new KubeConfig();
     kc.loadFromString(Buffer.from(secret.data!['value']!, 'base64').toString('utf8'));

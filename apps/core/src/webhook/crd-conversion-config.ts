@@ -1,5 +1,5 @@
 import { CLUSTER_API_GROUP, CONVERTERS, RESOURCES, crdName, type CrdConversion } from '@capstan/api';
-import { CUSTOM_RESOURCE_DEFINITIONS, type KubeClient } from '@capstan/kube';
+import { canonicalJson, CUSTOM_RESOURCE_DEFINITIONS, type KubeClient } from '@capstan/kube';
 
 
 /** Where the API server calls the webhook: the in-cluster Service, or a URL when the core runs outside the cluster. */
@@ -31,7 +31,7 @@ export async function configureCrdConversion(
     const crd = await crds.getIfExists({ name });
     if (!crd) continue;
     const current = crd.spec?.conversion?.webhook?.clientConfig ?? {};
-    if (JSON.stringify(current) === JSON.stringify(wanted)) continue;
+    if (canonicalJson(current) === canonicalJson(wanted)) continue;
     await crds.mergePatch(
       { name },
       {

@@ -3,7 +3,6 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { V1Secret } from '@kubernetes/client-node';
-import { getCondition, RESOURCES, type Cluster } from '@capstan/api';
 import { createKubeClient, SECRETS, type KubeClient } from '@capstan/kube';
 import {
   eventually,
@@ -13,7 +12,7 @@ import {
   type CapstanUnderTest,
   type UpstreamClusterApi,
 } from '@capstan/testing';
-import { createSimK3sCluster, deleteClusterAndWait } from '../sim-cluster-fixture.js';
+import { createSimK3sCluster, deleteClusterAndWait, FAST_SIM_ENV, waitForClusterAvailable } from '../sim-cluster-fixture.js';
 
 // Upstream Cluster API v1.14.2's clusterctl against a cluster Capstan made: it finds every kind it asks for, and
 // `capstan describe cluster` prints what it prints.
@@ -40,18 +39,12 @@ describe('upstream clusterctl v1.14 on a Capstan cluster', () => {
   beforeAll(async () => {
     upstream = resolveUpstreamClusterApi();
     capstan = await startCapstan('upstream', {
-      env: { CAPSTAN_SIM_HEARTBEAT_SECONDS: '1', CAPSTAN_SIM_NODE_STATUS_SECONDS: '2', CAPSTAN_SIM_PROVISIONING_JITTER: '0' },
+      env: FAST_SIM_ENV,
     });
     namespace = capstan.namespace.name;
     client = createKubeClient(capstan.namespace.kc);
     await createSimK3sCluster(client, { namespace, name: CLUSTER, version: 'v1.34.4', controlPlaneReplicas: 1, workers: 2 });
-    await eventually(
-      async () => {
-        const cluster = await client.resource<Cluster>(RESOURCES.Cluster).get({ namespace, name: CLUSTER });
-        return getCondition(cluster.status?.conditions, 'Available')?.status === 'True';
-      },
-      { message: 'the Cluster Available', timeoutMs: TIMEOUT_MS },
-    );
+    await waitForClusterAvailable(client, namespace, CLUSTER, TIMEOUT_MS);
   }, TIMEOUT_MS);
 
   afterAll(async () => {

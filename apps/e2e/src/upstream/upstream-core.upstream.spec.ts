@@ -25,6 +25,8 @@ import {
   type ManagedProcess,
 } from '@capstan/testing';
 
+import { FAST_SIM_ENV } from '../sim-cluster-fixture.js';
+
 // Upstream Cluster API v1.14.2's core in place of Capstan's, with Capstan's providers (sim infrastructure, K3s
 // bootstrap and control plane): a cluster `capstan generate cluster` wrote, applied as it is, must become Available
 // with every Machine up to date, on a management cluster of its own (upstream's CRDs for the core kinds).
@@ -85,12 +87,7 @@ describe("upstream Cluster API's core with Capstan's providers", () => {
       natsUrl: env.natsUrl,
       logDir: join(workDir, 'logs'),
       simStateDir: env.simStateDir,
-      env: {
-        CAPSTAN_SIM_ETCD_URL: env.etcdUrl,
-        CAPSTAN_SIM_HEARTBEAT_SECONDS: '1',
-        CAPSTAN_SIM_NODE_STATUS_SECONDS: '2',
-        CAPSTAN_SIM_PROVISIONING_JITTER: '0',
-      },
+      env: { CAPSTAN_SIM_ETCD_URL: env.etcdUrl, ...FAST_SIM_ENV },
       services: ['cluster-provider', 'machine-provider', 'bootstrap-provider', 'control-plane-provider'],
     });
     const { stdout } = await run(process.execPath, [

@@ -1,9 +1,9 @@
 import 'reflect-metadata';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { getCondition, RESOURCES, type Cluster } from '@capstan/api';
+import { RESOURCES } from '@capstan/api';
 import { createKubeClient, type KubeClient, type ResourceType } from '@capstan/kube';
 import { eventually, startCapstan, type CapstanUnderTest } from '@capstan/testing';
-import { deleteClusterAndWait } from '../sim-cluster-fixture.js';
+import { deleteClusterAndWait, FAST_SIM_ENV, waitForClusterAvailable } from '../sim-cluster-fixture.js';
 
 // A manifest set still written for cluster.x-k8s.io/v1beta1 (a GitOps repository that has not moved yet): applied as it
 // is, it provisions through the core's conversion webhook, and reads back as v1beta1 and as v1beta2.
@@ -105,7 +105,7 @@ describe('a cluster.x-k8s.io/v1beta1 manifest set', () => {
 
   beforeAll(async () => {
     capstan = await startCapstan('v1beta1', {
-      env: { CAPSTAN_SIM_HEARTBEAT_SECONDS: '1', CAPSTAN_SIM_NODE_STATUS_SECONDS: '2', CAPSTAN_SIM_PROVISIONING_JITTER: '0' },
+      env: FAST_SIM_ENV,
       conversionWebhook: true,
     });
     namespace = capstan.namespace.name;
@@ -140,13 +140,7 @@ describe('a cluster.x-k8s.io/v1beta1 manifest set', () => {
         { message: 'the v1beta1 Cluster accepted through the conversion webhook', timeoutMs: 60_000 },
       );
       for (const [resource, body] of rest) await client.resource<Obj>(resource).create(body);
-      const cluster = await eventually(
-        async () => {
-          const current = await client.resource<Cluster>(RESOURCES.Cluster).get({ namespace, name: CLUSTER });
-          return getCondition(current.status?.conditions, 'Available')?.status === 'True' && current;
-        },
-        { message: 'the v1beta1 Cluster Available', timeoutMs: TIMEOUT_MS },
-      );
+      const cluster = await waitForClusterAvailable(client, namespace, CLUSTER, TIMEOUT_MS);
       expect(cluster.spec.infrastructureRef).toEqual({ apiGroup: 'infrastructure.capstan.dev', kind: 'SimCluster', name: CLUSTER });
       const md = await client.resource<Obj>(RESOURCES.MachineDeployment).get({ namespace, name: `${CLUSTER}-md-0` });
       expect(md.spec).toMatchObject({
