@@ -321,6 +321,165 @@ export function extensionConfig(): ExampleObject {
   };
 }
 
+/** Upstream's quick start ClusterClass, shortened: templates of upstream's providers, a variable, inline patches. */
+export function clusterClass(): ExampleObject {
+  const templateRef = (apiVersion: string, kind: string, name: string) => ({
+    templateRef: { apiVersion, kind, name },
+  });
+  const infrastructure = 'infrastructure.cluster.x-k8s.io/v1beta2';
+  const controlPlane = 'controlplane.cluster.x-k8s.io/v1beta2';
+  const checks = {
+    unhealthyNodeConditions: [
+      { type: 'Ready', status: 'Unknown', timeoutSeconds: 300 },
+      { type: 'Ready', status: 'False', timeoutSeconds: 300 },
+    ],
+  };
+  return {
+    apiVersion: 'cluster.x-k8s.io/v1beta2',
+    kind: 'ClusterClass',
+    metadata: { name: 'quick-start' },
+    spec: {
+      controlPlane: {
+        ...templateRef(controlPlane, 'KubeadmControlPlaneTemplate', 'quick-start-control-plane'),
+        machineInfrastructure: templateRef(
+          infrastructure,
+          'DockerMachineTemplate',
+          'quick-start-control-plane',
+        ),
+        healthCheck: { checks },
+      },
+      infrastructure: templateRef(infrastructure, 'DockerClusterTemplate', 'quick-start-cluster'),
+      workers: {
+        machineDeployments: [
+          {
+            class: 'default-worker',
+            bootstrap: templateRef(
+              'bootstrap.cluster.x-k8s.io/v1beta2',
+              'KubeadmConfigTemplate',
+              'quick-start-default-worker',
+            ),
+            infrastructure: templateRef(
+              infrastructure,
+              'DockerMachineTemplate',
+              'quick-start-default-worker',
+            ),
+            healthCheck: { checks, remediation: { maxInFlight: '50%' } },
+            rollout: { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1 } } },
+          },
+        ],
+      },
+      variables: [
+        {
+          name: 'imageRepository',
+          required: true,
+          schema: {
+            openAPIV3Schema: {
+              type: 'string',
+              default: '',
+              example: 'registry.k8s.io',
+              description: 'imageRepository is the registry images are pulled from; empty: the default.',
+            },
+          },
+        },
+        {
+          name: 'podSecurityStandard',
+          required: false,
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              properties: {
+                enabled: { type: 'boolean', default: true },
+                enforce: {
+                  type: 'string',
+                  default: 'baseline',
+                  enum: ['privileged', 'baseline', 'restricted'],
+                },
+              },
+              default: { enabled: true, enforce: 'baseline' },
+            },
+          },
+        },
+      ],
+      patches: [
+        {
+          name: 'imageRepository',
+          description: 'Sets the imageRepository of the KubeadmControlPlane.',
+          enabledIf: '{{ ne .imageRepository "" }}',
+          definitions: [
+            {
+              selector: {
+                apiVersion: controlPlane,
+                kind: 'KubeadmControlPlaneTemplate',
+                matchResources: { controlPlane: true },
+              },
+              jsonPatches: [
+                {
+                  op: 'add',
+                  path: '/spec/template/spec/kubeadmConfigSpec/clusterConfiguration/imageRepository',
+                  valueFrom: { variable: 'imageRepository' },
+                },
+              ],
+            },
+          ],
+        },
+        {
+          name: 'loadBalancer',
+          definitions: [
+            {
+              selector: {
+                apiVersion: infrastructure,
+                kind: 'DockerClusterTemplate',
+                matchResources: { infrastructureCluster: true },
+              },
+              jsonPatches: [
+                {
+                  op: 'add',
+                  path: '/spec/template/spec/loadBalancer',
+                  value: { imageRepository: 'kindest', ports: [6443] },
+                },
+                {
+                  op: 'replace',
+                  path: '/spec/template/spec/loadBalancer/imageTag',
+                  value: 'v20230510-486859a6',
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    },
+  };
+}
+
+/**
+ * Upstream's in-memory Cluster template (test/infrastructure/docker/templates/cluster-template-in-memory.yaml) with
+ * its defaults filled in, plus variables of the quick start ClusterClass: a topology-based Cluster, no refs.
+ */
+export function topologyCluster(): ExampleObject {
+  return {
+    apiVersion: 'cluster.x-k8s.io/v1beta2',
+    kind: 'Cluster',
+    metadata: { name: 'in-memory' },
+    spec: {
+      clusterNetwork: {
+        services: { cidrBlocks: ['10.128.0.0/12'] },
+        pods: { cidrBlocks: ['192.168.0.0/16'] },
+        serviceDomain: 'cluster.local',
+      },
+      topology: {
+        classRef: { name: 'in-memory', namespace: 'default' },
+        version: 'v1.34.4',
+        controlPlane: { replicas: 3 },
+        workers: { machineDeployments: [{ class: 'default-worker', name: 'md-0', replicas: 5 }] },
+        variables: [
+          { name: 'imageRepository', value: 'registry.k8s.io' },
+          { name: 'podSecurityStandard', value: { enabled: true, enforce: 'restricted', exemptions: ['kube-system'] } },
+        ],
+      },
+    },
+  };
+}
+
 /** One valid example of every kind. */
 export function validExamples(): ExampleObject[] {
   return [
@@ -331,6 +490,7 @@ export function validExamples(): ExampleObject[] {
     machineHealthCheck(),
     machinePool(),
     machineDrainRule(),
+    clusterClass(),
     clusterResourceSet(),
     clusterResourceSetBinding(),
     ipAddressClaim(),

@@ -25,7 +25,9 @@ describe('deploy/ manifests', () => {
       expect(names('ClusterRole')).toContain(`capstan-${service}`);
     }
     expect(names('StatefulSet')).toContain('capstan-nats');
+    expect(names('ValidatingWebhookConfiguration')).toEqual(['capstan-core-validating']);
     expect(names('CustomResourceDefinition').sort()).toEqual([
+      'clusterclasses.cluster.x-k8s.io',
       'clusterresourcesetbindings.addons.cluster.x-k8s.io',
       'clusterresourcesets.addons.cluster.x-k8s.io',
       'clusters.cluster.x-k8s.io',
@@ -118,6 +120,9 @@ describe('deploy/ manifests', () => {
         ['core', { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', name: 'machines.cluster.x-k8s.io', verb: 'patch' }],
         ['core', { group: '', resource: 'secrets', verb: 'create', namespace: NS }],
         ['core', { group: '', resource: 'secrets', name: 'capstan-core-webhook-tls', verb: 'update', namespace: NS }],
+        // The validating webhook: its CA bundle into its one ValidatingWebhookConfiguration.
+        ['core', { group: 'admissionregistration.k8s.io', resource: 'validatingwebhookconfigurations', name: 'capstan-core-validating', verb: 'get' }],
+        ['core', { group: 'admissionregistration.k8s.io', resource: 'validatingwebhookconfigurations', name: 'capstan-core-validating', verb: 'patch' }],
         ['cluster-provider', { group: 'infrastructure.capstan.dev', resource: 'simclusters', subresource: 'status', verb: 'patch', namespace: 'default' }],
         ['machine-provider', { group: 'infrastructure.capstan.dev', resource: 'simmachines', subresource: 'status', verb: 'patch', namespace: 'default' }],
         ['machine-provider', { group: '', resource: 'secrets', verb: 'get', namespace: 'default' }],
@@ -165,6 +170,12 @@ describe('deploy/ manifests', () => {
       forbidden.push(['core', { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', name: 'k3sconfigs.bootstrap.capstan.dev', verb: 'patch' }]);
       forbidden.push(['core', { group: '', resource: 'secrets', name: 'cluster-kubeconfig', verb: 'update', namespace: NS }]);
       forbidden.push(['core', { group: '', resource: 'secrets', verb: 'create', namespace: 'default' }]);
+      // The validating webhook changes only its own configuration: no other, no new one, none deleted, no mutating one.
+      forbidden.push(['core', { group: 'admissionregistration.k8s.io', resource: 'validatingwebhookconfigurations', name: 'someone-elses', verb: 'patch' }]);
+      forbidden.push(['core', { group: 'admissionregistration.k8s.io', resource: 'validatingwebhookconfigurations', verb: 'create' }]);
+      forbidden.push(['core', { group: 'admissionregistration.k8s.io', resource: 'validatingwebhookconfigurations', verb: 'list' }]);
+      forbidden.push(['core', { group: 'admissionregistration.k8s.io', resource: 'validatingwebhookconfigurations', name: 'capstan-core-validating', verb: 'delete' }]);
+      forbidden.push(['core', { group: 'admissionregistration.k8s.io', resource: 'mutatingwebhookconfigurations', name: 'capstan-core-validating', verb: 'patch' }]);
       // Leader-elected, not sharded (the sim's host-bound providers): they never delete a Lease.
       forbidden.push(['machine-provider', { group: 'coordination.k8s.io', resource: 'leases', verb: 'delete', namespace: NS }]);
       forbidden.push(['cluster-provider', { group: 'coordination.k8s.io', resource: 'leases', verb: 'delete', namespace: NS }]);

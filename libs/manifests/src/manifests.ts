@@ -6,7 +6,7 @@ import { parse, parseAllDocuments } from 'yaml';
 export interface Manifest {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
   [field: string]: unknown;
 }
 

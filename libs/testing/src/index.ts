@@ -16,3 +16,6 @@ export * from './capstan-under-test.js';
 export * from './repo.js';
 export * from './cluster-leftovers.js';
 export * from './upstream-cluster-api.js';
+export * from './upstream-managers.js';
+export * from './in-memory-quick-start.js';
+export * from './stale-webhooks.js';

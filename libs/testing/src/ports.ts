@@ -13,3 +13,13 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
     });
   });
 }
+
+/** Whether a TCP port can be bound on every interface right now. */
+export function isPortFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen(port, () => server.close(() => resolve(true)));
+  });
+}

@@ -1,10 +1,13 @@
 import { jest } from '@jest/globals';
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
-import { testKubeConfig } from '@capstan/testing';
+import { removeStaleCoreWebhookConfiguration, testKubeConfig } from '@capstan/testing';
 import { run } from '../main.js';
 
 describe('capstan init', () => {
   const kubeconfig = process.env['CAPSTAN_TEST_KUBECONFIG']!;
+
+  // A local core's configuration (a URL) left on the shared API server would merge with deploy/'s (a Service).
+  beforeAll(() => removeStaleCoreWebhookConfiguration(testKubeConfig()));
 
   it('installs CRDs, RBAC and the Deployments idempotently, and says which services are not ready', async () => {
     const stderr = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);

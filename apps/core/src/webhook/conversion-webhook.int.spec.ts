@@ -8,12 +8,16 @@ import {
   installCapstanCrds,
   type TestNamespace,
 } from '@capstan/testing';
+import { request as httpsRequest } from 'node:https';
 import { pino } from 'pino';
+import { CLUSTER_CLASS_VALIDATION_PATH } from './admission-review.js';
 import { CoreWebhook } from './core-webhook.js';
 import { configureCrdConversion, convertedCrdNames } from './crd-conversion-config.js';
+import { VALIDATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATIONS } from './validating-webhook-config.js';
 
-// The conversion webhook against the real API server: the CRDs pointed at it with its CA, v1beta1 objects written and
-// read through it, the stored v1beta2 objects as upstream's conversion makes them.
+// The core's webhook against the real API server: the CRDs pointed at it with its CA, v1beta1 objects written and
+// read through it, the stored v1beta2 objects as upstream's conversion makes them; the ValidatingWebhookConfiguration
+// pointed at it, ClusterClasses refused through the API server for the rules beyond CEL.
 
 type Obj = KubernetesObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> };
 const machines = (version: string): ResourceType => ({
@@ -23,6 +27,13 @@ const machines = (version: string): ResourceType => ({
   kind: 'Machine',
   namespaced: true,
 });
+const clusterClasses: ResourceType = {
+  group: 'cluster.x-k8s.io',
+  version: 'v1beta2',
+  plural: 'clusterclasses',
+  kind: 'ClusterClass',
+  namespaced: true,
+};
 const deployments = (version: string): ResourceType => ({
   group: 'cluster.x-k8s.io',
   version,
@@ -153,6 +164,47 @@ describe('the conversion webhook', () => {
     expect(after.spec).toEqual(created.spec);
   });
 
+  it('keeps status.deprecated.v1beta1 and shows it to v1beta1 clients as their status.conditions, both ways', async () => {
+    const v1beta1Conditions = [
+      { type: 'Ready', status: 'True', lastTransitionTime: '2026-11-24T10:00:00Z' },
+      {
+        type: 'NodeHealthy',
+        status: 'False',
+        severity: 'Warning',
+        reason: 'NodeConditionsFailed',
+        message: 'Node condition MemoryPressure is True',
+        lastTransitionTime: '2026-11-24T10:00:00Z',
+      },
+    ];
+    await client.resource<Obj>(machines('v1beta2')).create({
+      apiVersion: 'cluster.x-k8s.io/v1beta2',
+      kind: 'Machine',
+      metadata: { name: 'v1beta1-status', namespace: ns.name },
+      spec: {
+        clusterName: 'c',
+        bootstrap: { dataSecretName: 'data' },
+        infrastructureRef: { apiGroup: 'infrastructure.capstan.dev', kind: 'SimMachine', name: 'x' },
+      },
+    } as Obj);
+    const ref = { namespace: ns.name, name: 'v1beta1-status' };
+    // What the core writes: the CRD keeps it (before, the API server pruned it).
+    const written = await client.resource<Obj>(machines('v1beta2')).patchStatus(ref, {
+      phase: 'Running',
+      deprecated: { v1beta1: { conditions: v1beta1Conditions, failureReason: 'InvalidConfiguration', failureMessage: 'gone' } },
+    });
+    expect(written.status?.['deprecated']).toEqual({
+      v1beta1: { conditions: v1beta1Conditions, failureReason: 'InvalidConfiguration', failureMessage: 'gone' },
+    });
+    const old = await client.resource<Obj>(machines('v1beta1')).get(ref);
+    expect(old.status).toMatchObject({ conditions: v1beta1Conditions, failureReason: 'InvalidConfiguration', failureMessage: 'gone' });
+
+    // What a v1beta1 client writes into status.conditions lands there too.
+    const ready = { type: 'Ready', status: 'False', severity: 'Info', reason: 'Deleting', lastTransitionTime: '2026-11-24T11:00:00Z' };
+    await client.resource<Obj>(machines('v1beta1')).replaceStatus({ ...old, status: { ...old.status, conditions: [ready] } });
+    const stored = await client.resource<Obj>(machines('v1beta2')).get(ref);
+    expect((stored.status?.['deprecated'] as { v1beta1?: unknown }).v1beta1).toMatchObject({ conditions: [ready] });
+  });
+
   it('refuses a v1beta1 object that would be an invalid v1beta2 one, naming the field', async () => {
     const refused = await client
       .resource<Obj>(machines('v1beta1'))
@@ -171,6 +223,112 @@ describe('the conversion webhook', () => {
     expect((refused as KubeApiError).status.message).toContain('Machine no-cluster is invalid: spec.clusterName: clusterName must be a string');
   });
 
+  describe('ClusterClass validation', () => {
+    const clusterClass = (name: string, spec: Record<string, unknown> = {}) =>
+      ({
+        apiVersion: 'cluster.x-k8s.io/v1beta2',
+        kind: 'ClusterClass',
+        metadata: { name, namespace: ns.name },
+        spec: {
+          infrastructure: { templateRef: { apiVersion: 'infrastructure.capstan.dev/v1alpha1', kind: 'SimClusterTemplate', name: 't' } },
+          controlPlane: { templateRef: { apiVersion: 'controlplane.capstan.dev/v1alpha1', kind: 'K3sControlPlaneTemplate', name: 't' } },
+          ...spec,
+        },
+      }) as Obj;
+    const variable = (name: string) => ({ name, required: false, schema: { openAPIV3Schema: { type: 'string' } } });
+    const refusal = (obj: Obj) =>
+      client
+        .resource<Obj>(clusterClasses)
+        .create(obj)
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+
+    beforeAll(async () => {
+      await eventually(
+        async () => {
+          const config = await client
+            .resource<Obj & { webhooks?: { clientConfig: { url?: string } }[] }>(VALIDATING_WEBHOOK_CONFIGURATIONS)
+            .getIfExists({ name: VALIDATING_WEBHOOK_CONFIGURATION });
+          return config?.webhooks?.[0]?.clientConfig.url === `https://127.0.0.1:${webhook.port}${CLUSTER_CLASS_VALIDATION_PATH}`;
+        },
+        { message: 'the ValidatingWebhookConfiguration pointed at the webhook', timeoutMs: 60_000 },
+      );
+    });
+
+    it('refuses duplicate variable names through the API server, naming the rule', async () => {
+      const refused = await refusal(clusterClass('duplicate-variables', { variables: [variable('region'), variable('region')] }));
+      expect(refused).toBeInstanceOf(KubeApiError);
+      expect((refused as KubeApiError).status.code).toBe(422);
+      expect((refused as KubeApiError).status.message).toContain(
+        'spec.variables[1].name: variable name must be unique: "region" is defined more than once (first at spec.variables[0])',
+      );
+    });
+
+    it('refuses a JSON patch outside /spec, and on update too', async () => {
+      const patch = (path: string) => [
+        {
+          name: 'labels',
+          definitions: [
+            {
+              selector: {
+                apiVersion: 'infrastructure.capstan.dev/v1alpha1',
+                kind: 'SimClusterTemplate',
+                matchResources: { infrastructureCluster: true },
+              },
+              jsonPatches: [{ op: 'add', path, value: 'x' }],
+            },
+          ],
+        },
+      ];
+      const refused = await refusal(clusterClass('outside-spec', { patches: patch('/metadata/labels/a') }));
+      expect((refused as KubeApiError).status.message).toContain(
+        'spec.patches[0].definitions[0].jsonPatches[0].path: jsonPatch path must start with "/spec"',
+      );
+      const created = await client.resource<Obj>(clusterClasses).create(clusterClass('patched', { patches: patch('/spec/template/a') }));
+      const updated = await client
+        .resource<Obj>(clusterClasses)
+        .replace({ ...created, spec: { ...created.spec, patches: patch('/status/a') } })
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+      expect((updated as KubeApiError).status.message).toContain('jsonPatch path must start with');
+    });
+
+    it('accepts a valid ClusterClass', async () => {
+      const created = await client
+        .resource<Obj>(clusterClasses)
+        .create(clusterClass('valid', { variables: [variable('region'), variable('zone')], kubernetesVersions: ['v1.33.4', 'v1.34.0'] }));
+      expect(created.metadata?.name).toBe('valid');
+    });
+
+    it('answers a malformed review with 400 and a clear message', async () => {
+      const secret = await client.resource<V1Secret>(SECRETS).get({ namespace: ns.name, name: 'capstan-core-webhook-tls' });
+      const ca = Buffer.from(secret.data!['ca.crt']!, 'base64').toString('utf8');
+      const post = (body: string) =>
+        new Promise<{ status: number; body: string }>((resolve, reject) => {
+          const req = httpsRequest(
+            { host: '127.0.0.1', port: webhook.port, path: CLUSTER_CLASS_VALIDATION_PATH, method: 'POST', ca, headers: { 'content-type': 'application/json' } },
+            (res) => {
+              let text = '';
+              res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+              res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+            },
+          );
+          req.on('error', reject);
+          req.end(body);
+        });
+      expect(await post('{not json')).toEqual({ status: 400, body: JSON.stringify({ message: 'the body is not JSON' }) });
+      expect(await post(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' }))).toEqual({
+        status: 400,
+        body: JSON.stringify({ message: 'the AdmissionReview has no request' }),
+      });
+    });
+  });
+
+  // Last: the second replica's webhook, stopped, leaves the CRDs pointed at its closed port.
   it('lets a second replica serve with the same CA from the shared Secret', async () => {
     const secret = await client.resource<V1Secret>(SECRETS).get({ namespace: ns.name, name: 'capstan-core-webhook-tls' });
     const second = await startWebhook();

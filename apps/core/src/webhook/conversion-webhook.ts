@@ -11,10 +11,13 @@ import {
   type Unstructured,
 } from '@capstan/api';
 import type { Logger } from 'pino';
+import { admissionSubject, answerAdmissionReview, CLUSTER_CLASS_VALIDATION_PATH, MalformedAdmissionReview } from './admission-review.js';
 import type { WebhookTls } from './webhook-certificates.js';
 
-/** Reviews carry whole objects, a list's worth at a time; past this the request is refused, not buffered. */
+/** Conversion reviews carry whole objects, a list's worth at a time; past this the request is refused, not buffered. */
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
+/** An admission review carries one object and its old version, each at most the API server's 3 MiB request limit. */
+const MAX_ADMISSION_BODY_BYTES = 8 * 1024 * 1024;
 /** A client that does not finish sending its review within this is cut off. */
 const REQUEST_TIMEOUT_MS = 30_000;
 
@@ -38,9 +41,10 @@ function storedVersionProblems(converted: Unstructured): string[] {
 }
 
 /**
- * The core's conversion webhook (HTTPS, `POST /convert`, apiextensions.k8s.io/v1 ConversionReview): v1beta1 <-> v1beta2
- * for the core kinds as upstream converts them. Objects converted into v1beta2 are validated against the v1beta2
- * schema classes, since the API server validates only the version a client sent.
+ * The core's webhook server. `POST /convert` (apiextensions.k8s.io/v1 ConversionReview): v1beta1 <-> v1beta2 for the
+ * core kinds as upstream converts them; objects converted into v1beta2 are validated against the v1beta2 schema
+ * classes, since the API server validates only the version a client sent. `POST /validate-cluster-x-k8s-io-v1beta2-
+ * clusterclass` (admission.k8s.io/v1 AdmissionReview): the ClusterClass rules beyond CEL (admission-review.ts).
  */
 export class ConversionWebhook {
   private server: Server | undefined;
@@ -83,13 +87,16 @@ export class ConversionWebhook {
       res.end(JSON.stringify(body));
     };
     if (req.method === 'GET' && req.url === '/healthz') return reply(200, { status: 'ok' });
-    if (req.method !== 'POST' || req.url?.split('?')[0] !== '/convert') return reply(404, { message: 'not found' });
+    const path = req.url?.split('?')[0];
+    if (req.method !== 'POST' || (path !== '/convert' && path !== CLUSTER_CLASS_VALIDATION_PATH))
+      return reply(404, { message: 'not found' });
     let body: unknown;
     try {
-      body = JSON.parse(await readBody(req));
+      body = JSON.parse(await readBody(req, path === '/convert' ? MAX_BODY_BYTES : MAX_ADMISSION_BODY_BYTES));
     } catch (error) {
       return reply(400, { message: error instanceof BodyTooLarge ? error.message : 'the body is not JSON' });
     }
+    if (path === CLUSTER_CLASS_VALIDATION_PATH) return this.admit(body, reply);
     try {
       const answer = await answerConversionReview(body, { resolve: this.options.resolve, check: storedVersionProblems });
       if (answer.response?.result.status === 'Failure') {
@@ -103,18 +110,36 @@ export class ConversionWebhook {
       reply(500, { message: 'internal error' });
     }
   }
+
+  private admit(body: unknown, reply: (status: number, body: unknown) => void): void {
+    try {
+      const answer = answerAdmissionReview(body);
+      if (!answer.response.allowed) {
+        // The message names fields and rules, never values.
+        this.options.logger.info(
+          { uid: answer.response.uid, ...admissionSubject(body), reason: answer.response.status?.message },
+          'admission refused',
+        );
+      }
+      reply(200, answer);
+    } catch (error) {
+      if (error instanceof MalformedAdmissionReview) return reply(400, { message: error.message });
+      this.options.logger.error({ err: error }, 'validating webhook failed');
+      reply(500, { message: 'internal error' });
+    }
+  }
 }
 
 class BodyTooLarge extends Error {}
 
-function readBody(req: IncomingMessage): Promise<string> {
+function readBody(req: IncomingMessage, maxBytes: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        reject(new BodyTooLarge(`the review is larger than ${MAX_BODY_BYTES} bytes`));
+      if (size > maxBytes) {
+        reject(new BodyTooLarge(`the review is larger than ${maxBytes} bytes`));
         req.destroy();
         return;
       }

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { ProviderKinds } from '../external/provider-kinds.js';
 import { ConversionWebhook } from './conversion-webhook.js';
 import { configureCrdConversion, type WebhookClientConfig } from './crd-conversion-config.js';
+import { configureValidatingWebhook, removeValidatingWebhook, VALIDATING_WEBHOOK_CONFIGURATION } from './validating-webhook-config.js';
 import { WebhookCertificates, type WebhookTls } from './webhook-certificates.js';
 
 export interface CoreWebhookOptions {
@@ -32,8 +33,9 @@ export function webhookNames(clientConfig: WebhookClientConfig): { dnsNames: str
 }
 
 /**
- * Runs the core's conversion webhook: certificates from (or into) the shared Secret, the HTTPS server, the CRDs pointed
- * at it with the CA bundle, and a renewal check twice a day. A step that fails (the API server unreachable at start)
+ * Runs the core's webhooks: certificates from (or into) the shared Secret, the HTTPS server, the CRDs pointed at its
+ * conversion and the ValidatingWebhookConfiguration at its ClusterClass validation, both with the CA bundle, and a
+ * renewal check twice a day that keeps both in sync. A step that fails (the API server unreachable at start)
  * is retried every 10 s; the rest of the core does not wait for it.
  */
 export class CoreWebhook {
@@ -69,6 +71,16 @@ export class CoreWebhook {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    const clientConfig = this.options.clientConfig;
+    if (this.webhook && 'url' in clientConfig) {
+      // Outside the cluster nothing else serves this URL once this core stops: ClusterClass writes would all fail.
+      try {
+        if (await removeValidatingWebhook(this.client, clientConfig))
+          this.logger.info({ name: VALIDATING_WEBHOOK_CONFIGURATION }, 'validating webhook configuration removed on stop');
+      } catch (error) {
+        this.logger.warn({ err: error, name: VALIDATING_WEBHOOK_CONFIGURATION }, 'validating webhook configuration not removed');
+      }
+    }
     await this.webhook?.stop();
   }
 
@@ -91,7 +103,7 @@ export class CoreWebhook {
           logger: this.logger,
         });
         this.port = await this.webhook.start();
-        this.logger.info({ port: this.port }, 'conversion webhook serving');
+        this.logger.info({ port: this.port }, 'webhook serving (conversion and ClusterClass validation)');
       } else if (tls.certPem !== this.served?.certPem) {
         this.webhook.useCertificates(tls);
         this.logger.info({ notAfter: tls.notAfter.toISOString() }, 'conversion webhook serves renewed certificates');
@@ -99,9 +111,11 @@ export class CoreWebhook {
       this.served = tls;
       const { updated } = await configureCrdConversion(this.client, tls.caPem, this.options.clientConfig);
       if (updated.length > 0) this.logger.info({ crds: updated }, 'CRDs pointed at the conversion webhook');
+      const validating = await configureValidatingWebhook(this.client, tls.caPem, this.options.clientConfig);
+      if (validating.updated) this.logger.info({ name: VALIDATING_WEBHOOK_CONFIGURATION }, 'validating webhook configuration pointed at the webhook');
       this.schedule(RENEWAL_CHECK_MS);
     } catch (error) {
-      this.logger.warn({ err: error }, 'conversion webhook not ready; retrying');
+      this.logger.warn({ err: error }, 'webhook not ready; retrying');
       this.schedule(RETRY_MS);
     }
   }

@@ -1,27 +1,6 @@
-import { procStatCpuTicks, renderScaleOut, sumMetric, vmHwmKiB, type ScaleOutRun } from './scale-out-report.js';
+import { renderScaleOut, type ScaleOutRun } from './scale-out-report.js';
 
 describe('scale-out bench report', () => {
-  it('reads utime + stime from /proc/<pid>/stat, even with spaces and parentheses in the name', () => {
-    const stat = '4242 (node (x) y) S 1 4242 4242 0 -1 4194560 9000 0 0 0 1234 567 0 0 20 0 11 0 100 1000000 5000 18446744073709551615';
-    expect(procStatCpuTicks(stat)).toBe(1234 + 567);
-  });
-
-  it('reads VmHWM from /proc/<pid>/status', () => {
-    expect(vmHwmKiB('Name:\tnode\nVmPeak:\t 1000 kB\nVmHWM:\t  204800 kB\nVmRSS:\t 100 kB\n')).toBe(204800);
-    expect(vmHwmKiB('Name:\tnode\n')).toBeUndefined();
-  });
-
-  it('sums every sample of one metric only', () => {
-    const text = [
-      '# HELP apiserver_request_total x',
-      'apiserver_request_total{verb="GET",code="200"} 10',
-      'apiserver_request_total{verb="LIST",code="200"} 5.5',
-      'apiserver_request_total_other{verb="GET"} 100',
-      'apiserver_request_total 1',
-    ].join('\n');
-    expect(sumMetric(text, 'apiserver_request_total')).toBe(16.5);
-  });
-
   it('renders converged and timed-out runs, never inventing a figure', () => {
     const runs: ScaleOutRun[] = [
       {

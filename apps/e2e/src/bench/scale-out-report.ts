@@ -1,26 +1,4 @@
-// Pure parts of `npm run bench:scale-out`: parsing /proc and Prometheus text, and the markdown report.
-
-/** utime + stime (clock ticks) from the text of /proc/<pid>/stat (fields 14 and 15; the name may hold spaces). */
-export function procStatCpuTicks(stat: string): number {
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // After the name: field 3 (state) is index 0, so utime (14) is index 11 and stime (15) index 12.
-  return Number(fields[11]) + Number(fields[12]);
-}
-
-/** Peak resident set (VmHWM, KiB) from the text of /proc/<pid>/status. */
-export function vmHwmKiB(status: string): number | undefined {
-  const match = /^VmHWM:\s+(\d+) kB/m.exec(status);
-  return match ? Number(match[1]) : undefined;
-}
-
-/** The sum of every sample of one metric (all label sets) in Prometheus text. */
-export function sumMetric(text: string, name: string): number {
-  let total = 0;
-  for (const line of text.split('\n')) {
-    if (line.startsWith(`${name}{`) || line.startsWith(`${name} `)) total += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return total;
-}
+// The markdown report of `npm run bench:scale-out` (its /proc and Prometheus parsing: process-figures.ts).
 
 export interface ProcessFigures {
   /** A service name, or another process (`sim shared kube-apiserver`, `management kube-apiserver`, `etcd`). */

@@ -16,7 +16,7 @@ const columnsOf = (path: string, version: string) =>
   );
 
 describe("the core kinds' printer columns", () => {
-  it.each(['clusters', 'machines', 'machinesets', 'machinedeployments', 'machinehealthchecks', 'machinepools', 'machinedrainrules'])(
+  it.each(['clusters', 'machines', 'machinesets', 'machinedeployments', 'machinehealthchecks', 'machinepools', 'machinedrainrules', 'clusterclasses'])(
     '%s: the columns, paths and priorities of upstream v1.14 for v1beta2',
     (plural) => {
       const file = `cluster.x-k8s.io_${plural}.yaml`;

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -8,18 +8,17 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { getCondition, RESOURCES, type Cluster, type Machine } from '@capstan/api';
 import { createKubeClient, type KubeClient } from '@capstan/kube';
-import { deployDir, installCrds, loadKustomization, loadManifestFile, ManifestApplier, type Manifest } from '@capstan/manifests';
-import { createCertificateAuthority, issueServerCertificate } from '@capstan/pki';
+import { deployDir, installCrds, loadKustomization, ManifestApplier, type Manifest } from '@capstan/manifests';
 import {
   eventually,
-  freePort,
   repoRoot,
   resolveUpstreamClusterApi,
   startLocalEnvironment,
   startLocalServices,
-  startProcess,
+  startUpstreamManagers,
   stopLocalServices,
-  stopPid,
+  stopUpstreamManagers,
+  upstreamCrds,
   type LocalEnvironment,
   type LocalService,
   type ManagedProcess,
@@ -38,7 +37,7 @@ const run = promisify(execFile);
 describe("upstream Cluster API's core with Capstan's providers", () => {
   let env: LocalEnvironment;
   let workDir: string;
-  let core: ManagedProcess | undefined;
+  let managers: ManagedProcess[] = [];
   let services: LocalService[] = [];
   let client: KubeClient;
 
@@ -51,37 +50,11 @@ describe("upstream Cluster API's core with Capstan's providers", () => {
     client = createKubeClient(kc);
     const applier = new ManifestApplier(kc);
     // The core kinds as upstream defines them; Capstan's own CRDs for its providers' kinds only.
-    const crdDir = join(upstream.sourceDir, 'core', 'config', 'crd', 'bases');
-    const upstreamCrds = readdirSync(crdDir)
-      .filter((file) => file.endsWith('.yaml'))
-      .flatMap((file) => loadManifestFile(join(crdDir, file)));
     const providerCrds = loadKustomization(join(deployDir(), 'crds')).filter((crd) =>
       String((crd['spec'] as { group?: string }).group).endsWith('capstan.dev'),
     );
-    await installCrds(kc, applier, [...upstreamCrds, ...providerCrds], { fieldManager: 'capstan-test' });
-
-    // Its webhook server needs a certificate even though no API server calls it here.
-    const certDir = join(workDir, 'certs');
-    mkdirSync(certDir);
-    const ca = await createCertificateAuthority({ commonName: 'upstream-webhook-ca' });
-    const serving = await issueServerCertificate(ca, { commonName: 'localhost', ipAddresses: ['127.0.0.1'] });
-    writeFileSync(join(certDir, 'tls.crt'), serving.certPem);
-    writeFileSync(join(certDir, 'tls.key'), serving.keyPem, { mode: 0o600 });
-    const [webhookPort, healthPort, diagnosticsPort] = [await freePort(), await freePort(), await freePort()];
-    core = startProcess({
-      name: 'upstream-core',
-      command: upstream.binaries.core,
-      args: [
-        `--kubeconfig=${env.kubeconfigPath}`,
-        `--webhook-cert-dir=${certDir}`,
-        `--webhook-port=${webhookPort}`,
-        `--health-addr=127.0.0.1:${healthPort}`,
-        `--diagnostics-address=127.0.0.1:${diagnosticsPort}`,
-        '--insecure-diagnostics',
-        '--leader-elect=false',
-      ],
-      logFile: join(workDir, 'upstream-core.log'),
-    });
+    await installCrds(kc, applier, [...upstreamCrds(upstream, ['core']), ...providerCrds], { fieldManager: 'capstan-test' });
+    managers = await startUpstreamManagers({ upstream, kubeconfigPath: env.kubeconfigPath, workDir, managers: ['core'] });
     services = await startLocalServices({
       kubeconfigPath: env.kubeconfigPath,
       natsUrl: env.natsUrl,
@@ -108,7 +81,7 @@ describe("upstream Cluster API's core with Capstan's providers", () => {
   afterAll(async () => {
     await client?.close();
     await stopLocalServices(services);
-    if (core) await stopPid(core.pid);
+    await stopUpstreamManagers(managers);
     await env?.stop();
     if (workDir) rmSync(workDir, { recursive: true, force: true });
   }, TIMEOUT_MS);

@@ -62,6 +62,7 @@ export const RESOURCES = {
   ),
   MachinePool: resource(CLUSTER_API_GROUP, CLUSTER_API_VERSION, 'MachinePool', 'machinepools'),
   MachineDrainRule: resource(CLUSTER_API_GROUP, CLUSTER_API_VERSION, 'MachineDrainRule', 'machinedrainrules'),
+  ClusterClass: resource(CLUSTER_API_GROUP, CLUSTER_API_VERSION, 'ClusterClass', 'clusterclasses'),
   ClusterResourceSet: resource(
     ADDONS_GROUP,
     CLUSTER_API_VERSION,

@@ -24,6 +24,20 @@ function timeoutsDown(deletion: unknown): Unstructured {
   return Object.fromEntries(TIMEOUTS.map(([to, from]) => [to, secondsToDuration(numberOrUndefined(d[from]))]));
 }
 
+/** v1beta1 variable values without `definitionFrom`, which v1beta2 drops as upstream does. */
+const variablesUp = (variables: unknown): unknown[] | undefined =>
+  list(variables)?.map((v) => {
+    const { definitionFrom: _definitionFrom, ...rest } = record(v);
+    return rest;
+  });
+
+/** The `variables` of the control plane or a worker topology: `overrides` without `definitionFrom`. */
+function topologyVariablesUp(variables: unknown): Unstructured | undefined {
+  if (variables === undefined) return undefined;
+  const v = record(variables);
+  return compact({ ...v, overrides: variablesUp(v['overrides']) });
+}
+
 /** A topology's `machineHealthCheck` (`enable` + the check) as v1beta2's `healthCheck`. */
 function topologyHealthCheckUp(mhc: unknown, field: string, maxInFlight?: unknown): Unstructured | undefined {
   const check = record(mhc);
@@ -57,7 +71,7 @@ function machineDeploymentTopologyUp(md1: unknown, field: string): Unstructured 
     rollout: nonEmpty({ ...record(rollout), ...record(md['rollout']) }),
     deletion: nonEmpty({ ...record(deletion), ...timeoutsUp(md, field) }),
     healthCheck: topologyHealthCheckUp(md['machineHealthCheck'], `${field}.machineHealthCheck`, record(remediation)['maxInFlight']),
-    variables: md['variables'],
+    variables: topologyVariablesUp(md['variables']),
   });
 }
 
@@ -89,7 +103,7 @@ function machineDeploymentTopologyDown(md2: unknown, namespace: string | undefin
 function machinePoolTopologyUp(mp1: unknown, field: string): Unstructured {
   const mp = record(mp1);
   const { nodeDrainTimeout: _a, nodeVolumeDetachTimeout: _b, nodeDeletionTimeout: _c, ...rest } = mp;
-  return compact({ ...rest, deletion: nonEmpty(timeoutsUp(mp, field)) });
+  return compact({ ...rest, deletion: nonEmpty(timeoutsUp(mp, field)), variables: topologyVariablesUp(mp['variables']) });
 }
 
 function machinePoolTopologyDown(mp2: unknown): Unstructured {
@@ -107,12 +121,10 @@ function topologyUp(topology1: unknown): Unstructured | undefined {
   return compact({
     classRef: nonEmpty({ name: t['class'], namespace: stringOrUndefined(t['classNamespace']) }),
     version: t['version'],
-    variables: list(t['variables'])?.map((v) => {
-      const { definitionFrom: _definitionFrom, ...rest } = record(v);
-      return rest;
-    }),
+    variables: variablesUp(t['variables']),
     controlPlane: nonEmpty({
       ...cpRest,
+      variables: topologyVariablesUp(cpRest['variables']),
       deletion: nonEmpty(timeoutsUp(cp, 'spec.topology.controlPlane')),
       healthCheck: topologyHealthCheckUp(machineHealthCheck, 'spec.topology.controlPlane.machineHealthCheck'),
     }),

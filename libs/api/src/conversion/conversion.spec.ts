@@ -307,6 +307,101 @@ describe('Cluster', () => {
       },
     });
   });
+
+  it('round-trips a v1beta2 topology (upstream in-memory template, variables, overrides) through v1beta1 exactly', () => {
+    const topology: Unstructured = {
+      classRef: { name: 'in-memory', namespace: 'fleet' },
+      version: 'v1.34.4',
+      variables: [
+        { name: 'kubeadmControlPlaneMaxSurge', value: '0' },
+        { name: 'podSecurityStandard', value: { enabled: true, enforce: 'baseline', exemptions: ['kube-system'] } },
+        { name: 'workerCount', value: 3 },
+      ],
+      controlPlane: {
+        metadata: { labels: { tier: 'cp' } },
+        replicas: 3,
+        rollout: { after: '2026-01-01T00:00:00Z' },
+        deletion: { nodeDrainTimeoutSeconds: 300, nodeDeletionTimeoutSeconds: 10 },
+        healthCheck: {
+          enabled: true,
+          checks: { nodeStartupTimeoutSeconds: 600 },
+          remediation: { triggerIf: { unhealthyLessThanOrEqualTo: '40%' } },
+        },
+        readinessGates: [{ conditionType: 'capstan.dev/AgentReady' }],
+        variables: { overrides: [{ name: 'kubeadmControlPlaneMaxSurge', value: '1' }] },
+      },
+      workers: {
+        machineDeployments: [
+          {
+            class: 'default-worker',
+            name: 'md-0',
+            replicas: 2,
+            failureDomain: 'fd1',
+            minReadySeconds: 5,
+            rollout: { after: '2026-01-01T00:00:00Z', strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } } },
+            deletion: { order: 'Oldest', nodeVolumeDetachTimeoutSeconds: 60 },
+            healthCheck: { enabled: false, remediation: { maxInFlight: '50%' } },
+            variables: { overrides: [{ name: 'workerCount', value: 5 }] },
+          },
+        ],
+        machinePools: [
+          {
+            class: 'default-pool',
+            name: 'mp-0',
+            replicas: 1,
+            failureDomains: ['fd1', 'fd2'],
+            deletion: { nodeDrainTimeoutSeconds: 90 },
+            variables: { overrides: [{ name: 'podSecurityStandard', value: { enabled: false } }] },
+          },
+        ],
+      },
+    };
+    const hub: Unstructured = {
+      apiVersion: V1BETA2,
+      kind: 'Cluster',
+      metadata: { name: 'c', namespace: 'fleet' },
+      spec: { clusterNetwork: { services: { cidrBlocks: ['10.128.0.0/12'] } }, topology },
+    };
+    const old = down(hub);
+    expect((old['spec'] as Unstructured)['topology']).toMatchObject({
+      class: 'in-memory',
+      classNamespace: 'fleet',
+      variables: topology['variables'],
+      controlPlane: { nodeDrainTimeout: '5m0s', machineHealthCheck: { enable: true, nodeStartupTimeout: '10m0s' } },
+    });
+    expect((up(old)['spec'] as Unstructured)['topology']).toEqual(topology);
+  });
+
+  it('drops definitionFrom from v1beta1 variable overrides, as from the Cluster variables', () => {
+    const definitionFrom = 'inline';
+    const converted = up({
+      apiVersion: V1BETA1,
+      kind: 'Cluster',
+      metadata: { name: 'c', namespace: 'fleet' },
+      spec: {
+        topology: {
+          class: 'in-memory',
+          version: 'v1.34.4',
+          variables: [{ name: 'a', definitionFrom, value: { b: 'c' } }],
+          controlPlane: { variables: { overrides: [{ name: 'a', definitionFrom, value: 'x' }] } },
+          workers: {
+            machineDeployments: [{ class: 'w', name: 'md-0', variables: { overrides: [{ name: 'a', definitionFrom, value: 1 }] } }],
+            machinePools: [{ class: 'p', name: 'mp-0', variables: { overrides: [{ name: 'a', definitionFrom, value: true }] } }],
+          },
+        },
+      },
+    });
+    expect((converted['spec'] as Unstructured)['topology']).toEqual({
+      classRef: { name: 'in-memory' },
+      version: 'v1.34.4',
+      variables: [{ name: 'a', value: { b: 'c' } }],
+      controlPlane: { variables: { overrides: [{ name: 'a', value: 'x' }] } },
+      workers: {
+        machineDeployments: [{ class: 'w', name: 'md-0', variables: { overrides: [{ name: 'a', value: 1 }] } }],
+        machinePools: [{ class: 'p', name: 'mp-0', variables: { overrides: [{ name: 'a', value: true }] } }],
+      },
+    });
+  });
 });
 
 describe('MachineHealthCheck', () => {
@@ -341,6 +436,63 @@ describe('MachineHealthCheck', () => {
     const back = down(hub);
     expect(back['spec']).toEqual(old['spec']);
     expect(up(back)).toEqual(hub);
+  });
+});
+
+describe('status.deprecated.v1beta1 as the core writes it', () => {
+  const conditions = [
+    { type: 'Ready', status: 'False', severity: 'Info', lastTransitionTime: '2026-11-24T10:00:00Z', reason: 'WaitingForInfrastructure', message: '1 of 2 completed' },
+    { type: 'BootstrapReady', status: 'True', lastTransitionTime: '2026-11-24T10:00:00Z' },
+  ];
+  const failure = { failureReason: 'InvalidConfiguration', failureMessage: 'SimMachine fleet/m-1 has been deleted after provisioning was completed' };
+  const refs = {
+    clusterName: 'c',
+    bootstrap: { dataSecretName: 's' },
+    infrastructureRef: { apiGroup: 'infrastructure.capstan.dev', kind: 'SimMachine', name: 'm-1' },
+  };
+  const template = { spec: { ...refs, infrastructureRef: { ...refs.infrastructureRef, kind: 'SimMachineTemplate' } } };
+  const objects: Record<string, { spec: Unstructured; status: Unstructured; v1beta1Status: Unstructured }> = {
+    Machine: {
+      spec: refs,
+      status: { phase: 'Provisioning', deprecated: { v1beta1: { conditions, ...failure } } },
+      v1beta1Status: { conditions, ...failure },
+    },
+    Cluster: {
+      spec: {},
+      status: { phase: 'Provisioning', deprecated: { v1beta1: { conditions, ...failure } } },
+      v1beta1Status: { conditions, ...failure },
+    },
+    MachineSet: {
+      spec: { clusterName: 'c', replicas: 1, selector: {}, template },
+      status: {
+        replicas: 1,
+        readyReplicas: 1,
+        deprecated: { v1beta1: { conditions, fullyLabeledReplicas: 1, readyReplicas: 0, availableReplicas: 0 } },
+      },
+      v1beta1Status: { conditions, fullyLabeledReplicas: 1, readyReplicas: 0, availableReplicas: 0 },
+    },
+    MachineDeployment: {
+      spec: { clusterName: 'c', replicas: 1, selector: {}, template },
+      status: {
+        replicas: 1,
+        deprecated: { v1beta1: { conditions, updatedReplicas: 1, readyReplicas: 0, availableReplicas: 0, unavailableReplicas: 1 } },
+      },
+      v1beta1Status: { conditions, updatedReplicas: 1, readyReplicas: 0, availableReplicas: 0, unavailableReplicas: 1 },
+    },
+    MachineHealthCheck: {
+      spec: { clusterName: 'c', selector: {} },
+      status: { expectedMachines: 1, currentHealthy: 1, deprecated: { v1beta1: { conditions } } },
+      v1beta1Status: { conditions },
+    },
+  };
+
+  it.each(Object.keys(objects))('%s: reads back as the v1beta1 status fields and round-trips exactly', (kind) => {
+    const { spec, status, v1beta1Status } = objects[kind]!;
+    const hub: Unstructured = { apiVersion: V1BETA2, kind, metadata, spec, status };
+    const old = down(hub);
+    expect(old['status']).toMatchObject(v1beta1Status);
+    expect(old['status']).not.toHaveProperty('deprecated');
+    expect(up(old)).toEqual(hub);
   });
 });
 

@@ -8,11 +8,12 @@ import {
   type KubeConfig,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
-import { createTestNamespace, type TestNamespace } from '@capstan/testing';
+import { createTestNamespace, removeStaleCoreWebhookConfiguration, type TestNamespace } from '@capstan/testing';
 import { RESOURCES, findResource, parseApiVersion } from '../index.js';
 import {
   type ExampleObject,
   cluster,
+  clusterClass,
   clusterResourceSet,
   clusterResourceSetBinding,
   extensionConfig,
@@ -29,6 +30,7 @@ import {
   simCluster,
   simMachine,
   simMachineTemplate,
+  topologyCluster,
   validExamples,
 } from '../../test/examples.js';
 import { generateCrds } from './generate.js';
@@ -146,6 +148,7 @@ function withSpec(obj: ExampleObject, change: (spec: Record<string, unknown>) =>
 
 beforeAll(async () => {
   ns = await createTestNamespace('api-crds');
+  await removeStaleCoreWebhookConfiguration(ns.kc);
   objects = ns.kc.makeApiClient(CustomObjectsApi);
   const files = generateCrds();
   for (const [name, content] of Object.entries(files)) {
@@ -552,5 +555,239 @@ describe('generated CRDs on a real API server', () => {
     );
     const after = (await objects.getNamespacedCustomObject(where)) as ExampleObject;
     expect(after.spec?.['replicas']).toBe(5);
+  });
+
+  describe('Cluster topology', () => {
+    type Spec = Record<string, unknown>;
+    const topologyOf = (spec: Spec | undefined) => spec!['topology'] as Spec;
+    /** Every field of upstream's v1beta2 topology set once, so pruning anything shows in the read back. */
+    const fullTopology = () =>
+      withSpec(topologyCluster(), (s) => {
+        const overrides = (name: string, value: unknown) => ({ overrides: [{ name, value }] });
+        Object.assign(topologyOf(s), {
+          controlPlane: {
+            metadata: { labels: { tier: 'control-plane' }, annotations: { note: 'kept' } },
+            replicas: 3,
+            rollout: { after: '2026-03-09T09:00:00Z' },
+            healthCheck: {
+              enabled: true,
+              checks: {
+                nodeStartupTimeoutSeconds: 600,
+                unhealthyNodeConditions: [{ type: 'Ready', status: 'Unknown', timeoutSeconds: 300 }],
+                unhealthyMachineConditions: [{ type: 'capstan.dev/Stuck', status: 'True', timeoutSeconds: 60 }],
+              },
+              remediation: {
+                triggerIf: { unhealthyInRange: '[1-2]' },
+                templateRef: { apiVersion: 'infrastructure.cluster.x-k8s.io/v1beta2', kind: 'RemediationTemplate', name: 'r' },
+              },
+            },
+            deletion: { nodeDrainTimeoutSeconds: 300, nodeVolumeDetachTimeoutSeconds: 60, nodeDeletionTimeoutSeconds: 10 },
+            taints: [{ key: 'capstan.dev/cp', effect: 'NoSchedule', propagation: 'Always' }],
+            readinessGates: [{ conditionType: 'capstan.dev/AgentReady', polarity: 'Positive' }],
+            variables: overrides('imageRepository', 'mirror.example.com'),
+          },
+          workers: {
+            machineDeployments: [
+              {
+                metadata: { labels: { pool: 'md-0' } },
+                class: 'default-worker',
+                name: 'md-0',
+                failureDomain: 'fd1',
+                replicas: 5,
+                healthCheck: { enabled: false, remediation: { maxInFlight: '50%', triggerIf: { unhealthyLessThanOrEqualTo: 2 } } },
+                deletion: { order: 'Oldest', nodeDrainTimeoutSeconds: 120 },
+                taints: [{ key: 'capstan.dev/worker', value: 'yes', effect: 'NoExecute', propagation: 'OnInitialization' }],
+                minReadySeconds: 5,
+                readinessGates: [{ conditionType: 'capstan.dev/AgentReady' }],
+                rollout: {
+                  after: '2026-03-09T09:00:00Z',
+                  strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: 0 } },
+                },
+                variables: overrides('podSecurityStandard', { enabled: false }),
+              },
+            ],
+            machinePools: [
+              {
+                metadata: { annotations: { pool: 'mp-0' } },
+                class: 'default-pool',
+                name: 'mp-0',
+                failureDomains: ['fd1', 'fd2'],
+                deletion: { nodeDeletionTimeoutSeconds: 30 },
+                taints: [{ key: 'capstan.dev/pool', effect: 'PreferNoSchedule', propagation: 'Always' }],
+                minReadySeconds: 10,
+                replicas: 2,
+                variables: overrides('workerCount', 2),
+              },
+            ],
+          },
+        });
+      });
+
+    it('accepts upstream in-memory topology Clusters and reads them back unchanged, variable values included', async () => {
+      for (const example of [fresh(topologyCluster()), fresh(fullTopology())]) {
+        const created = await create(example);
+        expect(created.spec).toEqual(example.spec);
+        const read = (await objects.getNamespacedCustomObject({
+          ...coordinates(created),
+          name: created.metadata.name,
+        })) as ExampleObject;
+        expect(read.spec).toEqual(example.spec);
+      }
+    });
+
+    it('refuses an invalid topology, naming the field or the rule', async () => {
+      for (const version of ['1.34.4', 'v1.34', 'latest', 'v1.34.04']) {
+        const invalid = withSpec(topologyCluster(), (s) => (topologyOf(s)['version'] = version));
+        expect(await refusal(create(fresh(invalid)))).toMatch(
+          /spec\.topology\.version: Invalid value: .*version must be a semantic version starting with v/,
+        );
+      }
+      await create(fresh(withSpec(topologyCluster(), (s) => (topologyOf(s)['version'] = 'v1.35.0-rc.1+build.2'))));
+      const noClass = withSpec(topologyCluster(), (s) => delete topologyOf(s)['classRef']);
+      expect(await refusal(create(fresh(noClass)))).toMatch(/spec\.topology\.classRef: Required value/);
+      const noValue = withSpec(topologyCluster(), (s) => (topologyOf(s)['variables'] = [{ name: 'imageRepository' }]));
+      expect(await refusal(create(fresh(noValue)))).toMatch(/spec\.topology\.variables\[0\]\.value: Required value/);
+      const twice = withSpec(topologyCluster(), (s) => {
+        const mds = (topologyOf(s)['workers'] as Spec)['machineDeployments'] as Spec[];
+        mds.push({ ...mds[0]!, class: 'other-worker' });
+      });
+      expect(await refusal(create(fresh(twice)))).toMatch(
+        /spec\.topology\.workers\.machineDeployments\[1\]: Duplicate value/,
+      );
+      const stuck = withSpec(topologyCluster(), (s) => {
+        const md = ((topologyOf(s)['workers'] as Spec)['machineDeployments'] as Spec[])[0]!;
+        md['rollout'] = { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: '0%' } } };
+      });
+      expect(await refusal(create(fresh(stuck)))).toMatch(/maxSurge and maxUnavailable cannot both be 0/);
+    });
+
+    it('keeps the topology of an existing Cluster, as upstream does', async () => {
+      const created = await create(fresh(topologyCluster()));
+      const upgraded = await mergePatch(created, { spec: { topology: { version: 'v1.35.0' } } });
+      expect(topologyOf(upgraded.spec)['version']).toBe('v1.35.0');
+      expect(await refusal(mergePatch(created, { spec: { topology: null } }))).toMatch(
+        /spec\.topology: Invalid value: .*spec\.topology cannot be removed from an existing Cluster/,
+      );
+    });
+  });
+
+  describe('ClusterClass', () => {
+    type Spec = Record<string, unknown>;
+    const at = (value: unknown, ...path: (string | number)[]): Spec =>
+      path.reduce<unknown>((node, key) => (node as Record<string | number, unknown>)[key], value) as Spec;
+    const machineDeploymentClass = (s: Spec) => at(s, 'workers', 'machineDeployments', 0);
+
+    it('accepts the quick start ClusterClass and reads it back unchanged, free-form values included', async () => {
+      const example = fresh(clusterClass());
+      const created = await create(example);
+      expect(created.spec).toEqual(example.spec);
+      const read = (await objects.getNamespacedCustomObject({
+        ...coordinates(created),
+        name: created.metadata.name,
+      })) as ExampleObject;
+      expect(read.spec).toEqual(example.spec);
+      // A health check without nodeStartupTimeoutSeconds stays without it: upstream's ClusterClass has no default.
+      expect(at(read.spec, 'controlPlane', 'healthCheck', 'checks')['nodeStartupTimeoutSeconds']).toBeUndefined();
+    });
+
+    it('refuses template kinds not ending in Template and a control plane health check without machine infrastructure', async () => {
+      const kind = withSpec(clusterClass(), (s) => (at(s, 'infrastructure', 'templateRef')['kind'] = 'DockerCluster'));
+      expect(await refusal(create(fresh(kind)))).toMatch(
+        /spec\.infrastructure\.templateRef\.kind: Invalid value: .*templateRef\.kind must be of the form <name>Template/,
+      );
+      const health = withSpec(clusterClass(), (s) => delete at(s, 'controlPlane')['machineInfrastructure']);
+      expect(await refusal(create(fresh(health)))).toMatch(
+        /spec\.controlPlane\.healthCheck: Invalid value: .*controlPlane\.healthCheck can only be set if controlPlane\.machineInfrastructure is set/,
+      );
+      const short = withSpec(clusterClass(), (s) => (at(machineDeploymentClass(s), 'healthCheck', 'checks')['nodeStartupTimeoutSeconds'] = 10));
+      expect(await refusal(create(fresh(short)))).toMatch(/nodeStartupTimeoutSeconds must be 0 or at least 30 seconds/);
+      const stuck = withSpec(
+        clusterClass(),
+        (s) => (machineDeploymentClass(s)['rollout'] = { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: 0 } } }),
+      );
+      expect(await refusal(create(fresh(stuck)))).toMatch(
+        /spec\.workers\.machineDeployments\[0\]\.rollout\.strategy\.rollingUpdate: Invalid value: "object": maxSurge and maxUnavailable cannot both be 0/,
+      );
+      const lots = withSpec(clusterClass(), (s) => (at(machineDeploymentClass(s), 'healthCheck', 'remediation')['maxInFlight'] = 'lots'));
+      expect(await refusal(create(fresh(lots)))).toMatch(
+        /spec\.workers\.machineDeployments\[0\]\.healthCheck\.remediation\.maxInFlight: Invalid value: "lots": .*should match '\^\[0-9\]\+%\$'/,
+      );
+      const negative = withSpec(
+        clusterClass(),
+        (s) => (machineDeploymentClass(s)['rollout'] = { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: -1 } } }),
+      );
+      expect(await refusal(create(fresh(negative)))).toMatch(
+        /rollingUpdate\.maxSurge: Invalid value: -1: .*should be greater than or equal to 0/,
+      );
+      const twice = withSpec(clusterClass(), (s) => {
+        const classes = at(s, 'workers')['machineDeployments'] as Spec[];
+        classes.push(structuredClone(classes[0]!));
+      });
+      expect(await refusal(create(fresh(twice)))).toMatch(/spec\.workers\.machineDeployments\[1\]: Duplicate value/);
+    });
+
+    it('refuses reserved variable and patch names and ill-formed patches, naming the rule', async () => {
+      const builtin = withSpec(clusterClass(), (s) => (at(s, 'variables', 0)['name'] = 'builtin'));
+      expect(await refusal(create(fresh(builtin)))).toMatch(
+        /spec\.variables\[0\]\.name: Invalid value: .*variable name 'builtin' is reserved/,
+      );
+      const dotted = withSpec(clusterClass(), (s) => (at(s, 'variables', 0)['name'] = 'image.repository'));
+      expect(await refusal(create(fresh(dotted)))).toMatch(/variable name must not contain '\.'/);
+      const inline = withSpec(clusterClass(), (s) => (at(s, 'patches', 0)['name'] = 'inline'));
+      expect(await refusal(create(fresh(inline)))).toMatch(/patch name 'inline' is reserved/);
+      const both = withSpec(clusterClass(), (s) => (at(s, 'patches', 0)['external'] = { generatePatchesExtension: 'generate.ext' }));
+      expect(await refusal(create(fresh(both)))).toMatch(
+        /spec\.patches\[0\]: Invalid value: "object": a patch needs exactly one of definitions or external/,
+      );
+      const noExtension = withSpec(clusterClass(), (s) => {
+        delete at(s, 'patches', 0)['definitions'];
+        at(s, 'patches', 0)['external'] = { discoverVariablesExtension: 'discover.ext' };
+      });
+      expect(await refusal(create(fresh(noExtension)))).toMatch(
+        /external needs generatePatchesExtension or validateTopologyExtension/,
+      );
+      const nothing = withSpec(
+        clusterClass(),
+        (s) => (at(s, 'patches', 0, 'definitions', 0, 'selector')['matchResources'] = { controlPlane: false }),
+      );
+      expect(await refusal(create(fresh(nothing)))).toMatch(/matchResources must select something/);
+      const badOp = withSpec(clusterClass(), (s) => (at(s, 'patches', 1, 'definitions', 0, 'jsonPatches', 0)['op'] = 'move'));
+      expect(await refusal(create(fresh(badOp)))).toMatch(/jsonPatches\[0\]\.op: Unsupported value: "move"/);
+      const version = withSpec(clusterClass(), (s) => (s['kubernetesVersions'] = ['v1.33.1', 'latest']));
+      expect(await refusal(create(fresh(version)))).toMatch(
+        /spec\.kubernetesVersions: Invalid value: .*kubernetesVersions must be semantic versions/,
+      );
+      await create(fresh(withSpec(clusterClass(), (s) => (s['kubernetesVersions'] = ['v1.33.1', '1.34', 'v1.35.0-rc.1']))));
+    });
+
+    it('keeps the API group and kind of infrastructure templates, as upstream keeps Clusters compatible', async () => {
+      const cc = await create(fresh(clusterClass()));
+      const renamed = (await mergePatch(cc, {
+        spec: { infrastructure: { templateRef: { name: 'quick-start-cluster-v2' } } },
+      })) as ExampleObject;
+      expect(at(renamed.spec, 'infrastructure', 'templateRef')['name']).toBe('quick-start-cluster-v2');
+      expect(
+        await refusal(mergePatch(cc, { spec: { infrastructure: { templateRef: { kind: 'OtherClusterTemplate' } } } })),
+      ).toMatch(/spec\.infrastructure\.templateRef: Invalid value: .*templateRef apiGroup and kind cannot be changed/);
+      expect(
+        await refusal(
+          mergePatch(cc, {
+            spec: { controlPlane: { templateRef: { apiVersion: 'controlplane.example.com/v1beta2' } } },
+          }),
+        ),
+      ).toMatch(/spec\.controlPlane\.templateRef: Invalid value: .*templateRef apiGroup and kind cannot be changed/);
+      expect(await refusal(mergePatch(cc, { spec: { controlPlane: { machineInfrastructure: null, healthCheck: null } } }))).toMatch(
+        /spec\.controlPlane\.machineInfrastructure: Invalid value: .*controlPlane\.machineInfrastructure cannot be added or removed/,
+      );
+      const workers = structuredClone(at(cc.spec, 'workers'));
+      at(machineDeploymentClass({ workers }), 'infrastructure', 'templateRef')['kind'] = 'OtherMachineTemplate';
+      expect(await refusal(mergePatch(cc, { spec: { workers } }))).toMatch(
+        /spec\.workers\.machineDeployments\[0\]\.infrastructure\.templateRef: Invalid value: .*templateRef apiGroup and kind cannot be changed/,
+      );
+      // The bootstrap template may change kind: upstream checks only infrastructure templates.
+      const bootstrapWorkers = structuredClone(at(cc.spec, 'workers'));
+      at(machineDeploymentClass({ workers: bootstrapWorkers }), 'bootstrap', 'templateRef')['kind'] = 'K3sConfigTemplate';
+      await mergePatch(cc, { spec: { workers: bootstrapWorkers } });
+    });
   });
 });

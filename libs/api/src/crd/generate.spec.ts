@@ -1,9 +1,9 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { IsEmail, IsOptional, IsString } from 'class-validator';
+import { IsArray, IsEmail, IsOptional, IsString } from 'class-validator';
 import { parse } from 'yaml';
 import { Description, Nested } from '../schema/decorators.js';
-import { IsIntOrString } from '../schema/validators.js';
+import { IsFreeFormJson, IsFreeFormObject, IsIntOrString } from '../schema/validators.js';
 import type { CustomResourceDefinition } from './crd-builder.js';
 import { REGENERATE_COMMAND, buildCrds, defaultCrdDirectory, generateCrds } from './generate.js';
 import type { JsonSchema } from './json-schema.js';
@@ -42,10 +42,23 @@ describe('checked-in CRDs', () => {
   });
 });
 
-/** Every problem that makes a schema non-structural or unhelpful, with its path. */
-function structuralProblems(node: JsonSchema, path: string): string[] {
+/**
+ * Every problem that makes a schema non-structural or unhelpful, with its path. `freeForm` are the paths declared
+ * free-form JSON (IsFreeFormJson): there, and only there, a node is untyped and preserves what it holds.
+ */
+function structuralProblems(
+  node: JsonSchema,
+  path: string,
+  freeForm: ReadonlySet<string> = new Set(),
+): string[] {
   const problems: string[] = [];
   if ('$ref' in node) problems.push(`${path}: $ref`);
+  if (freeForm.has(path)) {
+    const { description: _description, ...rest } = node;
+    if (JSON.stringify(rest) !== JSON.stringify({ 'x-kubernetes-preserve-unknown-fields': true }))
+      problems.push(`${path}: declared free-form JSON but not just x-kubernetes-preserve-unknown-fields`);
+    return problems;
+  }
   if (!node.type && !node['x-kubernetes-int-or-string']) problems.push(`${path}: no type`);
   for (const branch of node.anyOf ?? []) {
     if (branch.description || branch.properties)
@@ -56,12 +69,54 @@ function structuralProblems(node: JsonSchema, path: string): string[] {
   for (const [name, child] of Object.entries(node.properties ?? {})) {
     const childPath = `${path}.${name}`;
     if (!child.description && childPath !== '.metadata') problems.push(`${childPath}: no description`);
-    problems.push(...structuralProblems(child, childPath));
+    problems.push(...structuralProblems(child, childPath, freeForm));
   }
-  if (node.items) problems.push(...structuralProblems(node.items, `${path}[]`));
-  if (node.additionalProperties) problems.push(...structuralProblems(node.additionalProperties, `${path}{}`));
+  if (node.items) problems.push(...structuralProblems(node.items, `${path}[]`, freeForm));
+  if (node.additionalProperties)
+    problems.push(...structuralProblems(node.additionalProperties, `${path}{}`, freeForm));
   return problems;
 }
+
+/** The paths of every node that keeps unknown fields. */
+function preservingPaths(node: JsonSchema, path: string): string[] {
+  return [
+    ...(node['x-kubernetes-preserve-unknown-fields'] ? [path] : []),
+    ...Object.entries(node.properties ?? {}).flatMap(([name, child]) =>
+      preservingPaths(child, `${path}.${name}`),
+    ),
+    ...(node.items ? preservingPaths(node.items, `${path}[]`) : []),
+    ...(node.additionalProperties ? preservingPaths(node.additionalProperties, `${path}{}`) : []),
+  ];
+}
+
+/** A variable schema's fields upstream's CRD leaves free-form: the recursive ones and the JSON values. */
+const VARIABLE_SCHEMA_FREE_FORM = [
+  'additionalProperties',
+  'allOf',
+  'anyOf',
+  'default',
+  'enum[]',
+  'example',
+  'items',
+  'not',
+  'oneOf',
+  'properties',
+];
+
+/** Per kind, the fields declared free-form JSON, as upstream's CRDs render them; every other node is typed. */
+const DECLARED_FREE_FORM: Record<string, readonly string[]> = {
+  Cluster: [
+    '.spec.topology.variables[].value',
+    '.spec.topology.controlPlane.variables.overrides[].value',
+    '.spec.topology.workers.machineDeployments[].variables.overrides[].value',
+    '.spec.topology.workers.machinePools[].variables.overrides[].value',
+  ],
+  ClusterClass: [
+    '.spec.patches[].definitions[].jsonPatches[].value',
+    ...VARIABLE_SCHEMA_FREE_FORM.map((f) => `.spec.variables[].schema.openAPIV3Schema.${f}`),
+    ...VARIABLE_SCHEMA_FREE_FORM.map((f) => `.status.variables[].definitions[].schema.openAPIV3Schema.${f}`),
+  ],
+};
 
 /** Kinds upstream declares without short names. */
 const UPSTREAM_KINDS_WITHOUT_SHORT_NAMES = [
@@ -78,11 +133,55 @@ describe('generated CRDs', () => {
 
   it('have structural, fully described schemas', () => {
     const problems = crds.flatMap((crd) =>
-      structuralProblems(crd.spec.versions[0]!.schema.openAPIV3Schema, '').map(
-        (p) => `${crd.spec.names.kind}${p}`,
-      ),
+      structuralProblems(
+        crd.spec.versions[0]!.schema.openAPIV3Schema,
+        '',
+        new Set(DECLARED_FREE_FORM[crd.spec.names.kind] ?? []),
+      ).map((p) => `${crd.spec.names.kind}${p}`),
     );
     expect(problems).toEqual([]);
+  });
+
+  it('keep unknown fields only in the declared free-form fields', () => {
+    for (const crd of crds) {
+      const preserving = preservingPaths(crd.spec.versions[0]!.schema.openAPIV3Schema, '');
+      expect([crd.spec.names.kind, preserving.sort()]).toEqual([
+        crd.spec.names.kind,
+        [...(DECLARED_FREE_FORM[crd.spec.names.kind] ?? [])].sort(),
+      ]);
+    }
+  });
+
+  it('render ClusterClass as upstream: free-form JSON untyped, variable schemas schemaless below their root', () => {
+    const cc = byKind('ClusterClass');
+    expect(cc.spec.scope).toBe('Namespaced');
+    expect(cc.spec.names).toMatchObject({
+      plural: 'clusterclasses',
+      singular: 'clusterclass',
+      shortNames: ['cc'],
+    });
+    const spec = cc.spec.versions[0]!.schema.openAPIV3Schema.properties!['spec']!;
+    const value =
+      spec.properties!['patches']!.items!.properties!['definitions']!.items!.properties!['jsonPatches']!
+        .items!.properties!['value']!;
+    expect(value).toEqual({ description: expect.any(String), 'x-kubernetes-preserve-unknown-fields': true });
+    const schema =
+      spec.properties!['variables']!.items!.properties!['schema']!.properties!['openAPIV3Schema']!;
+    expect(schema).toMatchObject({ type: 'object', minProperties: 1 });
+    expect(schema.properties!['enum']).toMatchObject({ type: 'array', maxItems: 100 });
+    expect(schema.properties!['enum']!.items).toEqual({ 'x-kubernetes-preserve-unknown-fields': true });
+    expect(schema.properties!['x-kubernetes-validations']).toMatchObject({
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['rule'],
+    });
+    expect(schema.properties!['x-kubernetes-validations']!.items!.properties!['reason']!.default).toBe(
+      'FieldValueInvalid',
+    );
+    expect(cc.spec.versions[0]!.additionalPrinterColumns.map((c) => c.name)).toEqual([
+      'Paused',
+      'Variables Ready',
+      'Age',
+    ]);
   });
 
   it('carry the contract label, the cluster-api category, a status subresource and short names', () => {
@@ -101,6 +200,7 @@ describe('generated CRDs', () => {
     expect(byKind('K3sControlPlane').spec.names.shortNames).toContain('kcp');
     expect(byKind('MachinePool').spec.names.shortNames).toEqual(['mp']);
     expect(byKind('ExtensionConfig').spec.names.shortNames).toEqual(['ext']);
+    expect(byKind('ClusterClass').spec.names.shortNames).toEqual(['cc']);
     for (const kind of UPSTREAM_KINDS_WITHOUT_SHORT_NAMES)
       expect(byKind(kind).spec.names.shortNames).toEqual([]);
   });
@@ -193,5 +293,57 @@ describe('schema builder', () => {
         },
       },
     });
+  });
+
+  it('renders free-form JSON without a type, items included, and refuses it with a type check', () => {
+    class Patch {
+      @Description('any JSON value')
+      @IsFreeFormJson()
+      value!: unknown;
+
+      @Description('any JSON values')
+      @IsOptional()
+      @IsArray()
+      @IsFreeFormJson({ each: true })
+      values?: unknown[];
+    }
+    const schema = objectSchema(Patch);
+    expect(schema.properties!['value']).toEqual({
+      description: 'any JSON value',
+      'x-kubernetes-preserve-unknown-fields': true,
+    });
+    expect(schema.properties!['values']!.items).toEqual({ 'x-kubernetes-preserve-unknown-fields': true });
+    class Typed {
+      @Description('a string or anything?')
+      @IsString()
+      @IsFreeFormJson()
+      value!: unknown;
+    }
+    expect(() => objectSchema(Typed)).toThrow(
+      'Typed.value: a free-form JSON value takes no other type check',
+    );
+  });
+
+  it('lets the structural check pass untyped and preserving nodes only where free-form JSON is declared', () => {
+    class Patch {
+      @Description('any JSON value')
+      @IsFreeFormJson()
+      value!: unknown;
+
+      @Description('an object nobody declared free-form')
+      @IsFreeFormObject()
+      extra!: object;
+    }
+    const schema = objectSchema(Patch);
+    expect(structuralProblems(schema, '')).toEqual([
+      '.value: no type',
+      '.value: preserves unknown fields',
+      '.extra: preserves unknown fields',
+    ]);
+    expect(structuralProblems(schema, '', new Set(['.value']))).toEqual(['.extra: preserves unknown fields']);
+    // Declaring a typed node free-form does not hide it either.
+    expect(structuralProblems(schema, '', new Set(['.value', '.extra']))).toEqual([
+      '.extra: declared free-form JSON but not just x-kubernetes-preserve-unknown-fields',
+    ]);
   });
 });

@@ -1,4 +1,5 @@
 import { customResourceOf, type SchemaClass } from '../schema/metadata.js';
+import { ClusterClassSchema } from '../types/cluster-class.js';
 import { ClusterResourceSetBindingSchema } from '../types/cluster-resource-set-binding.js';
 import { ClusterResourceSetSchema } from '../types/cluster-resource-set.js';
 import { ClusterSchema } from '../types/cluster.js';
@@ -27,6 +28,7 @@ export const CUSTOM_RESOURCE_CLASSES: readonly SchemaClass[] = [
   MachineHealthCheckSchema,
   MachinePoolSchema,
   MachineDrainRuleSchema,
+  ClusterClassSchema,
   ClusterResourceSetSchema,
   ClusterResourceSetBindingSchema,
   IPAddressClaimSchema,

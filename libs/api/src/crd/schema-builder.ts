@@ -1,11 +1,14 @@
 import { getMetadataStorage } from 'class-validator';
 import { type PropertySchema, type SchemaClass, classSchemaOf } from '../schema/metadata.js';
 import {
+  IS_FREE_FORM_JSON,
   IS_FREE_FORM_OBJECT,
   IS_INT32,
   IS_INT64,
+  IS_INT_OR_PERCENT,
   IS_INT_OR_STRING,
   IS_STRING_MAP,
+  PERCENT_PATTERN,
   type StringMapLimits,
 } from '../schema/validators.js';
 import type { JsonSchema } from './json-schema.js';
@@ -57,8 +60,10 @@ const VALUE_CHECKS = new Set([
   IS_INT32,
   IS_INT64,
   IS_INT_OR_STRING,
+  IS_INT_OR_PERCENT,
   IS_STRING_MAP,
   IS_FREE_FORM_OBJECT,
+  IS_FREE_FORM_JSON,
 ]);
 
 function checkName(meta: ValidationMetadata): string {
@@ -89,6 +94,7 @@ function valueSchema(
   stack: SchemaClass[],
 ): JsonSchema {
   const node: JsonSchema = nested ? objectSchema(nested, stack) : {};
+  let freeForm = false;
   for (const meta of checks) {
     const name = checkName(meta);
     if (meta.type === 'nestedValidation' || NOT_VALUE_SCHEMA.has(name)) continue;
@@ -151,6 +157,13 @@ function valueSchema(
         node['x-kubernetes-int-or-string'] = true;
         node.anyOf = [{ type: 'integer' }, { type: 'string' }];
         break;
+      case IS_INT_OR_PERCENT:
+        // minimum applies to the integer form only, pattern to the string form only.
+        node['x-kubernetes-int-or-string'] = true;
+        node.anyOf = [{ type: 'integer' }, { type: 'string' }];
+        node.minimum = 0;
+        node.pattern = PERCENT_PATTERN.source;
+        break;
       case IS_STRING_MAP: {
         const limits = (first ?? {}) as StringMapLimits;
         node.type = 'object';
@@ -165,13 +178,20 @@ function valueSchema(
         node.type = 'object';
         node['x-kubernetes-preserve-unknown-fields'] = true;
         break;
+      case IS_FREE_FORM_JSON:
+        // Any JSON value, as controller-gen renders apiextensionsv1.JSON and schemaless fields: no type at all.
+        freeForm = true;
+        node['x-kubernetes-preserve-unknown-fields'] = true;
+        break;
     }
   }
-  if (!node.type && !node['x-kubernetes-int-or-string']) {
+  if (freeForm && (node.type || nested))
+    throw new SchemaDefinitionError(cls.name, property, 'a free-form JSON value takes no other type check');
+  if (!node.type && !node['x-kubernetes-int-or-string'] && !freeForm) {
     throw new SchemaDefinitionError(
       cls.name,
       property,
-      'no type: add a type check (IsString, IsInt32, Nested, ...)',
+      'no type: add a type check (IsString, IsInt32, Nested, IsFreeFormJson, ...)',
     );
   }
   return node;

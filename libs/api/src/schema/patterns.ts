@@ -5,6 +5,8 @@ export const PATTERNS = {
   /** Fully qualified API group. */
   apiGroup: /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/,
   kind: /^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$/,
+  /** `group/version` with a fully qualified group, e.g. `infrastructure.cluster.x-k8s.io/v1beta2`. */
+  apiVersion: /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[a-z]([-a-z0-9]*[a-z0-9])?$/,
   /** metav1.Condition type: CamelCase, optionally prefixed with a DNS subdomain. */
   conditionType:
     /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/,

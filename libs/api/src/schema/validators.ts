@@ -5,8 +5,10 @@ import { type ValidationOptions, ValidateBy, buildMessage } from 'class-validato
 export const IS_INT32 = 'isInt32';
 export const IS_INT64 = 'isInt64';
 export const IS_INT_OR_STRING = 'isIntOrString';
+export const IS_INT_OR_PERCENT = 'isIntOrPercent';
 export const IS_STRING_MAP = 'isStringMap';
 export const IS_FREE_FORM_OBJECT = 'isFreeFormObject';
+export const IS_FREE_FORM_JSON = 'isFreeFormJson';
 
 const INT32_MIN = -(2 ** 31);
 const INT32_MAX = 2 ** 31 - 1;
@@ -52,6 +54,31 @@ export function IsIntOrString(options?: ValidationOptions): PropertyDecorator {
       validator: {
         validate: (value: unknown) => Number.isInteger(value) || typeof value === 'string',
         defaultMessage: buildMessage((each) => `${each}$property must be an integer or a string`, options),
+      },
+    },
+    options,
+  );
+}
+
+/** The string form of a percentage: digits and `%`. */
+export const PERCENT_PATTERN = /^[0-9]+%$/;
+
+/**
+ * A non-negative integer or a percentage such as `25%`, checked by the schema (`minimum`, `pattern`) rather than by
+ * CEL: a CEL rule on an int-or-string is costed as a string of the largest request, beyond the budget in a list.
+ */
+export function IsIntOrPercent(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: IS_INT_OR_PERCENT,
+      validator: {
+        validate: (value: unknown) =>
+          (Number.isInteger(value) && (value as number) >= 0) ||
+          (typeof value === 'string' && PERCENT_PATTERN.test(value)),
+        defaultMessage: buildMessage(
+          (each) => `${each}$property must be a non-negative integer or a percentage such as 25%`,
+          options,
+        ),
       },
     },
     options,
@@ -105,6 +132,31 @@ export function IsFreeFormObject(options?: ValidationOptions): PropertyDecorator
       validator: {
         validate: (value: unknown) => isPlainObject(value),
         defaultMessage: buildMessage((each) => `${each}$property must be an object`, options),
+      },
+    },
+    options,
+  );
+}
+
+/** A value JSON can carry: null, a boolean, a finite number, a string, or arrays and objects of those. */
+export function isJsonValue(value: unknown): boolean {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (Array.isArray(value)) return value.every(isJsonValue);
+  return isPlainObject(value) && Object.values(value).every(isJsonValue);
+}
+
+/**
+ * Any JSON value the schema does not describe (apiextensionsv1.JSON, or a schemaless recursive field): no `type`
+ * and `x-kubernetes-preserve-unknown-fields`, so the API server keeps it whole, whatever its shape.
+ */
+export function IsFreeFormJson(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: IS_FREE_FORM_JSON,
+      validator: {
+        validate: (value: unknown) => value !== undefined && isJsonValue(value),
+        defaultMessage: buildMessage((each) => `${each}$property must be a JSON value`, options),
       },
     },
     options,

@@ -1,16 +1,6 @@
-import {
-  ArrayMaxSize,
-  ArrayMinSize,
-  IsArray,
-  IsBoolean,
-  IsIn,
-  IsOptional,
-  IsString,
-  MaxLength,
-  MinLength,
-} from 'class-validator';
+import { IsBoolean, IsIn, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
 import { RESOURCES } from '../constants/resources.js';
-import { Cel, CustomResource, Description, ListType, MinProperties, Nested } from '../schema/decorators.js';
+import { Cel, CustomResource, Description, MinProperties, Nested } from '../schema/decorators.js';
 import { IsInt32 } from '../schema/validators.js';
 import {
   APIEndpointSchema,
@@ -19,9 +9,22 @@ import {
   ResourceSchema,
   type Condition,
 } from './common.js';
+import { AvailabilityGatesField, type ClusterAvailabilityGate } from './availability-gate.js';
+import { TopologySchema } from './cluster-topology.js';
 import { ConditionsField, FailureDomainsField, ObservedGenerationField, StringListField } from './fields.js';
 import { MachineCountersSchema } from './replica-status.js';
 import { CORE_CRD_LABELS, clusterReplicaColumns, conditionColumn } from './printer-columns.js';
+import {
+  DeprecatedStatusField,
+  ClusterDeprecatedStatusSchema,
+  type ClusterDeprecatedStatus,
+} from './deprecated-status.js';
+
+export {
+  AvailabilityGatesField,
+  ClusterAvailabilityGateSchema,
+  type ClusterAvailabilityGate,
+} from './availability-gate.js';
 
 @Description('NetworkRanges represents ranges of network addresses.')
 export class NetworkRangesSchema {
@@ -64,25 +67,6 @@ export class ClusterNetworkSchema {
 }
 export type ClusterNetwork = ClusterNetworkSchema;
 
-@Description(
-  'ClusterAvailabilityGate names a Cluster condition to include when evaluating the Cluster Available condition.',
-)
-export class ClusterAvailabilityGateSchema {
-  @Description(
-    "conditionType refers to a condition with matching type in the Cluster's condition list; a missing condition counts as Unknown.",
-  )
-  @IsString()
-  @MinLength(1)
-  @MaxLength(316)
-  conditionType!: string;
-
-  @Description('polarity of the condition: Positive (True is good, the default) or Negative (False is good).')
-  @IsOptional()
-  @IsIn(['Positive', 'Negative'])
-  polarity?: 'Positive' | 'Negative';
-}
-export type ClusterAvailabilityGate = ClusterAvailabilityGateSchema;
-
 @Description('ClusterSpec defines the desired state of Cluster.')
 export class ClusterSpecSchema {
   @Description(
@@ -119,15 +103,16 @@ export class ClusterSpecSchema {
   infrastructureRef?: ContractVersionedObjectReferenceSchema;
 
   @Description(
-    'availabilityGates specifies additional conditions to include when evaluating the Cluster Available condition.',
+    'topology is the ClusterClass the Cluster is built from and what the Cluster sets of it. Capstan serves and validates it but does not reconcile it: it creates no objects from the ClusterClass.',
   )
   @IsOptional()
-  @IsArray()
-  @ArrayMinSize(1)
-  @ArrayMaxSize(32)
-  @Nested(() => ClusterAvailabilityGateSchema)
-  @ListType('map', ['conditionType'])
-  availabilityGates?: ClusterAvailabilityGateSchema[];
+  @Nested(() => TopologySchema)
+  topology?: TopologySchema;
+
+  @AvailabilityGatesField(
+    'availabilityGates specifies additional conditions to include when evaluating the Cluster Available condition.',
+  )
+  availabilityGates?: ClusterAvailabilityGate[];
 }
 export type ClusterSpec = ClusterSpecSchema;
 
@@ -209,6 +194,9 @@ export class ClusterStatusSchema {
 
   @ObservedGenerationField()
   observedGeneration?: number;
+
+  @DeprecatedStatusField(() => ClusterDeprecatedStatusSchema)
+  deprecated?: ClusterDeprecatedStatus;
 }
 export type ClusterStatus = ClusterStatusSchema;
 
@@ -272,6 +260,12 @@ export class ClusterSchema extends ResourceSchema {
     {
       fieldPath: '.controlPlaneRef',
     },
+  )
+  // Upstream's webhook refuses it too: a Cluster cannot leave its ClusterClass.
+  @Cel(
+    '!has(oldSelf.topology) || has(self.topology)',
+    'spec.topology cannot be removed from an existing Cluster',
+    { fieldPath: '.topology' },
   )
   spec!: ClusterSpecSchema;
 

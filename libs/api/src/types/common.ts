@@ -67,6 +67,33 @@ export class ContractVersionedObjectReferenceSchema {
 export type ContractVersionedObjectReference = ContractVersionedObjectReferenceSchema;
 
 @Description(
+  "TemplateReference is a reference to a template by apiVersion, kind and name, in the referrer's namespace.",
+)
+export class TemplateReferenceSchema {
+  @Description("kind of the template; alphanumeric or '-', starting with a letter.")
+  @IsString()
+  @MinLength(1)
+  @MaxLength(63)
+  @Matches(PATTERNS.kind)
+  kind!: string;
+
+  @Description('name of the template, a DNS subdomain.')
+  @IsString()
+  @MinLength(1)
+  @MaxLength(253)
+  @Matches(PATTERNS.objectName)
+  name!: string;
+
+  @Description('apiVersion of the template: a fully qualified group followed by / and a version.')
+  @IsString()
+  @MinLength(1)
+  @MaxLength(317)
+  @Matches(PATTERNS.apiVersion)
+  apiVersion!: string;
+}
+export type TemplateReference = TemplateReferenceSchema;
+
+@Description(
   'Condition contains details for one aspect of the current state of this API resource (metav1.Condition).',
 )
 export class ConditionSchema {

@@ -16,6 +16,7 @@ import {
   MAX_ITEMS,
   MachineAddressSchema,
   MachineReadinessGateSchema,
+  MachineTaintSchema,
 } from './common.js';
 
 // Field declarations several kinds share: one decorator applies the type checks, the bounds, the description
@@ -93,12 +94,15 @@ export interface StringListLimits {
   itemPattern?: { pattern: RegExp; message: string };
   /** Required lists must hold at least one item. */
   required?: boolean;
+  /** Optional lists that, when set, must hold at least this many items. */
+  minItems?: number;
 }
 
 /** A list of strings (atomic), bounded in length so CEL costs and object sizes stay small. */
 export function StringListField(description: string, limits: StringListLimits): FieldDecorator {
   return field(
     ...(limits.required ? [ArrayMinSize(1)] : [IsOptional()]),
+    ...(limits.minItems === undefined ? [] : [ArrayMinSize(limits.minItems)]),
     IsArray(),
     ArrayMaxSize(limits.maxItems),
     IsString({ each: true }),
@@ -136,6 +140,19 @@ export function ReadinessGatesField(): FieldDecorator {
     Description(
       'readinessGates specifies additional conditions to include when evaluating the Machine Ready condition.',
     ),
+  );
+}
+
+/** `taints` Cluster API manages on the Nodes of a Machine or of the Machines a class or template creates. */
+export function TaintsField(description: string): FieldDecorator {
+  return field(
+    IsOptional(),
+    IsArray(),
+    ArrayMinSize(1),
+    ArrayMaxSize(MAX_ITEMS.taints),
+    Nested(() => MachineTaintSchema),
+    ListType('map', ['key', 'effect']),
+    Description(description),
   );
 }
 

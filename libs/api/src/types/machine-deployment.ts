@@ -14,23 +14,24 @@ import {
 } from './machine-template.js';
 import { AGE_COLUMN, CORE_CRD_LABELS, conditionColumn, REPLICA_COLUMNS } from './printer-columns.js';
 import { ScalableStatusSchema } from './replica-status.js';
+import {
+  DeprecatedStatusField,
+  MachineDeploymentDeprecatedStatusSchema,
+  type MachineDeploymentDeprecatedStatus,
+} from './deprecated-status.js';
 
-/** CEL on rollingUpdate: a rollout must be able to make progress. */
+/** CEL on rollingUpdate: a rollout must be able to make progress. Compares, never converts: cheap on any string. */
 const SURGE_OR_UNAVAILABLE_RULE =
-  "!(has(self.maxSurge) && has(self.maxUnavailable) && string(self.maxSurge) in ['0', '0%'] && string(self.maxUnavailable) in ['0', '0%'])";
+  "!(has(self.maxSurge) && has(self.maxUnavailable) && (self.maxSurge == 0 || self.maxSurge == '0%') && (self.maxUnavailable == 0 || self.maxUnavailable == '0%'))";
 
-@Description(
-  'MachineDeploymentRolloutStrategyRollingUpdate controls the desired behavior of a rolling update.',
-)
+@Description('RollingUpdateLimits bound how many machines a rolling update may add or take away at once.')
 @Cel(SURGE_OR_UNAVAILABLE_RULE, 'maxSurge and maxUnavailable cannot both be 0')
-export class RollingUpdateSchema {
+export class RollingUpdateLimitsSchema {
   @Description(
     'maxUnavailable is the maximum number of machines that can be unavailable during the update: an absolute number (ex: 5) or a percentage of desired machines (ex: 10%), rounded down. Cannot be 0 if maxSurge is 0. Defaults to 0.',
   )
   @IsOptional()
   @IsIntOrString()
-  @Default(0)
-  @Cel(CEL_INT_OR_PERCENT, 'maxUnavailable must be a non-negative integer or a percentage such as 25%')
   maxUnavailable?: number | string;
 
   @Description(
@@ -38,9 +39,22 @@ export class RollingUpdateSchema {
   )
   @IsOptional()
   @IsIntOrString()
+  maxSurge?: number | string;
+}
+export type RollingUpdateLimits = RollingUpdateLimitsSchema;
+
+@Description(
+  'MachineDeploymentRolloutStrategyRollingUpdate controls the desired behavior of a rolling update.',
+)
+export class RollingUpdateSchema extends RollingUpdateLimitsSchema {
+  // A MachineDeployment stores the defaults; a ClusterClass's rollout leaves them unset, as upstream's does.
+  @Default(0)
+  @Cel(CEL_INT_OR_PERCENT, 'maxUnavailable must be a non-negative integer or a percentage such as 25%')
+  declare maxUnavailable?: number | string;
+
   @Default(1)
   @Cel(CEL_INT_OR_PERCENT, 'maxSurge must be a non-negative integer or a percentage such as 25%')
-  maxSurge?: number | string;
+  declare maxSurge?: number | string;
 }
 export type RollingUpdate = RollingUpdateSchema;
 
@@ -170,6 +184,9 @@ export class MachineDeploymentStatusSchema extends ScalableStatusSchema {
   @IsOptional()
   @IsIn(MACHINE_DEPLOYMENT_PHASES)
   phase?: (typeof MACHINE_DEPLOYMENT_PHASES)[number];
+
+  @DeprecatedStatusField(() => MachineDeploymentDeprecatedStatusSchema)
+  deprecated?: MachineDeploymentDeprecatedStatus;
 }
 export type MachineDeploymentStatus = MachineDeploymentStatusSchema;
 

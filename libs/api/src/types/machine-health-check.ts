@@ -26,7 +26,7 @@ import {
 import { CEL_INT_OR_PERCENT, CLUSTER_NAME_IMMUTABLE_RULE } from '../schema/cel-rules.js';
 import { PATTERNS } from '../schema/patterns.js';
 import { IsInt32, IsIntOrString } from '../schema/validators.js';
-import { LabelSelectorSchema, ResourceSchema, type Condition } from './common.js';
+import { LabelSelectorSchema, ResourceSchema, TemplateReferenceSchema, type Condition } from './common.js';
 import {
   ClusterNameField,
   ConditionsField,
@@ -35,6 +35,11 @@ import {
   StringListField,
 } from './fields.js';
 import { AGE_COLUMN, CORE_CRD_LABELS, conditionColumn } from './printer-columns.js';
+import {
+  DeprecatedStatusField,
+  MachineHealthCheckDeprecatedStatusSchema,
+  type MachineHealthCheckDeprecatedStatus,
+} from './deprecated-status.js';
 
 const timeoutRule = (field: string) =>
   [
@@ -95,14 +100,13 @@ export class UnhealthyMachineConditionSchema {
 }
 export type UnhealthyMachineCondition = UnhealthyMachineConditionSchema;
 
-@Description('MachineHealthCheckChecks are the checks that decide whether a Machine is healthy.')
-export class MachineHealthCheckChecksSchema {
+@Description('HealthCheckChecks are the checks that decide whether a Machine is healthy.')
+export class HealthCheckChecksSchema {
   @Description(
     'nodeStartupTimeoutSeconds is how long a Machine may go without a Node before it is unhealthy, counted from the latest of cluster infrastructure ready, control plane initialized, machine infrastructure ready and machine creation. 0 disables the check. Defaults to 600.',
   )
   @IsOptional()
   @IsInt32()
-  @Default(DEFAULT_NODE_STARTUP_TIMEOUT_SECONDS)
   @Cel(...timeoutRule('nodeStartupTimeoutSeconds'))
   nodeStartupTimeoutSeconds?: number;
 
@@ -128,24 +132,28 @@ export class MachineHealthCheckChecksSchema {
   @ListType('atomic')
   unhealthyMachineConditions?: UnhealthyMachineConditionSchema[];
 }
+export type HealthCheckChecks = HealthCheckChecksSchema;
+
+@Description('MachineHealthCheckChecks are the checks that decide whether a Machine is healthy.')
+export class MachineHealthCheckChecksSchema extends HealthCheckChecksSchema {
+  // A MachineHealthCheck stores the default; a ClusterClass's health checks leave it unset, as upstream's do.
+  @Default(DEFAULT_NODE_STARTUP_TIMEOUT_SECONDS)
+  declare nodeStartupTimeoutSeconds?: number;
+}
 export type MachineHealthCheckChecks = MachineHealthCheckChecksSchema;
 
-@Description('MachineHealthCheckRemediationTriggerIf configures when remediations are triggered.')
+@Description('HealthCheckRemediationTriggerIf configures when remediations are triggered.')
 @MinProperties(1)
 @Cel(
   '!(has(self.unhealthyLessThanOrEqualTo) && has(self.unhealthyInRange))',
   'triggerIf.unhealthyLessThanOrEqualTo and triggerIf.unhealthyInRange are mutually exclusive',
 )
-export class MachineHealthCheckRemediationTriggerIfSchema {
+export class HealthCheckRemediationTriggerIfSchema {
   @Description(
     'unhealthyLessThanOrEqualTo: remediate only while the number (or percentage) of unhealthy Machines is at most this value.',
   )
   @IsOptional()
   @IsIntOrString()
-  @Cel(
-    CEL_INT_OR_PERCENT,
-    'unhealthyLessThanOrEqualTo must be a non-negative integer or a percentage such as 40%',
-  )
   unhealthyLessThanOrEqualTo?: number | string;
 
   @Description(
@@ -158,45 +166,34 @@ export class MachineHealthCheckRemediationTriggerIfSchema {
   @Matches(PATTERNS.unhealthyRange)
   unhealthyInRange?: string;
 }
+export type HealthCheckRemediationTriggerIf = HealthCheckRemediationTriggerIfSchema;
+
+@Description('MachineHealthCheckRemediationTriggerIf configures when remediations are triggered.')
+export class MachineHealthCheckRemediationTriggerIfSchema extends HealthCheckRemediationTriggerIfSchema {
+  @Cel(
+    CEL_INT_OR_PERCENT,
+    'unhealthyLessThanOrEqualTo must be a non-negative integer or a percentage such as 40%',
+  )
+  declare unhealthyLessThanOrEqualTo?: number | string;
+}
 export type MachineHealthCheckRemediationTriggerIf = MachineHealthCheckRemediationTriggerIfSchema;
 
 @Description(
   'MachineHealthCheckRemediationTemplateReference is a reference to an external remediation template.',
 )
-export class MachineHealthCheckRemediationTemplateReferenceSchema {
-  @Description('kind of the remediation template.')
-  @IsString()
-  @MinLength(1)
-  @MaxLength(63)
-  @Matches(PATTERNS.kind)
-  kind!: string;
-
-  @Description('name of the remediation template.')
-  @IsString()
-  @MinLength(1)
-  @MaxLength(253)
-  @Matches(PATTERNS.objectName)
-  name!: string;
-
-  @Description('apiVersion of the remediation template: a fully qualified group followed by / and a version.')
-  @IsString()
-  @MinLength(1)
-  @MaxLength(317)
-  @Matches(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[a-z]([-a-z0-9]*[a-z0-9])?$/)
-  apiVersion!: string;
-}
+export class MachineHealthCheckRemediationTemplateReferenceSchema extends TemplateReferenceSchema {}
 export type MachineHealthCheckRemediationTemplateReference =
   MachineHealthCheckRemediationTemplateReferenceSchema;
 
 @Description(
-  'MachineHealthCheckRemediation configures if and how remediations are triggered for unhealthy Machines.',
+  'HealthCheckRemediation configures if and how remediations are triggered for unhealthy Machines.',
 )
 @MinProperties(1)
-export class MachineHealthCheckRemediationSchema {
+export class HealthCheckRemediationSchema {
   @Description('triggerIf configures when remediations are triggered; if not set, they always are.')
   @IsOptional()
-  @Nested(() => MachineHealthCheckRemediationTriggerIfSchema)
-  triggerIf?: MachineHealthCheckRemediationTriggerIfSchema;
+  @Nested(() => HealthCheckRemediationTriggerIfSchema)
+  triggerIf?: HealthCheckRemediationTriggerIfSchema;
 
   @Description(
     "templateRef is a reference to an external remediation template; if not set, the Machine's owner remediates (OwnerRemediated condition).",
@@ -204,6 +201,15 @@ export class MachineHealthCheckRemediationSchema {
   @IsOptional()
   @Nested(() => MachineHealthCheckRemediationTemplateReferenceSchema)
   templateRef?: MachineHealthCheckRemediationTemplateReferenceSchema;
+}
+export type HealthCheckRemediation = HealthCheckRemediationSchema;
+
+@Description(
+  'MachineHealthCheckRemediation configures if and how remediations are triggered for unhealthy Machines.',
+)
+export class MachineHealthCheckRemediationSchema extends HealthCheckRemediationSchema {
+  @Nested(() => MachineHealthCheckRemediationTriggerIfSchema)
+  declare triggerIf?: MachineHealthCheckRemediationTriggerIfSchema;
 }
 export type MachineHealthCheckRemediation = MachineHealthCheckRemediationSchema;
 
@@ -258,6 +264,9 @@ export class MachineHealthCheckStatusSchema {
     itemMaxLength: 253,
   })
   targets?: string[];
+
+  @DeprecatedStatusField(() => MachineHealthCheckDeprecatedStatusSchema)
+  deprecated?: MachineHealthCheckDeprecatedStatus;
 }
 export type MachineHealthCheckStatus = MachineHealthCheckStatusSchema;
 

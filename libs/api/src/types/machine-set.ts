@@ -13,6 +13,11 @@ import {
 } from './machine-template.js';
 import { AGE_COLUMN, CORE_CRD_LABELS, conditionColumn, REPLICA_COLUMNS } from './printer-columns.js';
 import { ScalableStatusSchema } from './replica-status.js';
+import {
+  DeprecatedStatusField,
+  MachineSetDeprecatedStatusSchema,
+  type MachineSetDeprecatedStatus,
+} from './deprecated-status.js';
 
 @Description('MachineSetSpec defines the desired state of MachineSet.')
 export class MachineSetSpecSchema {
@@ -50,6 +55,9 @@ export type MachineSetSpec = MachineSetSpecSchema;
 export class MachineSetStatusSchema extends ScalableStatusSchema {
   @ConditionsField('MachinesReady, MachinesUpToDate, ScalingUp, ScalingDown, Remediating, Deleting, Paused')
   conditions?: Condition[];
+
+  @DeprecatedStatusField(() => MachineSetDeprecatedStatusSchema)
+  deprecated?: MachineSetDeprecatedStatus;
 }
 export type MachineSetStatus = MachineSetStatusSchema;
 

@@ -1,7 +1,4 @@
 import {
-  ArrayMaxSize,
-  ArrayMinSize,
-  IsArray,
   IsBoolean,
   IsIn,
   IsOptional,
@@ -14,11 +11,10 @@ import {
 import { MachinePhase } from '../constants/phases.js';
 import { RESOURCES } from '../constants/resources.js';
 import { CLUSTER_NAME_IMMUTABLE_RULE, PROVIDER_ID_FIXED_RULE } from '../schema/cel-rules.js';
-import { Cel, CustomResource, Description, ListType, MinProperties, Nested } from '../schema/decorators.js';
+import { Cel, CustomResource, Description, MinProperties, Nested } from '../schema/decorators.js';
 import { PATTERNS } from '../schema/patterns.js';
 import {
   ContractVersionedObjectReferenceSchema,
-  MAX_ITEMS,
   MachineAddressSchema,
   MachineReadinessGateSchema,
   MachineTaintSchema,
@@ -33,8 +29,14 @@ import {
   ObservedGenerationField,
   ProviderIDField,
   ReadinessGatesField,
+  TaintsField,
 } from './fields.js';
 import { AGE_COLUMN, CORE_CRD_LABELS, conditionColumn } from './printer-columns.js';
+import {
+  DeprecatedStatusField,
+  MachineDeprecatedStatusSchema,
+  type MachineDeprecatedStatus,
+} from './deprecated-status.js';
 
 @Description("Bootstrap encapsulates fields to configure the Machine's bootstrapping mechanism.")
 @Cel('has(self.configRef) || has(self.dataSecretName)', 'bootstrap needs configRef or dataSecretName')
@@ -125,13 +127,7 @@ export class MachineSpecSchema {
   @Nested(() => MachineDeletionSpecSchema)
   deletion?: MachineDeletionSpecSchema;
 
-  @Description('taints are the node taints that Cluster API manages on the Node of this machine.')
-  @IsOptional()
-  @IsArray()
-  @ArrayMinSize(1)
-  @ArrayMaxSize(MAX_ITEMS.taints)
-  @Nested(() => MachineTaintSchema)
-  @ListType('map', ['key', 'effect'])
+  @TaintsField('taints are the node taints that Cluster API manages on the Node of this machine.')
   taints?: MachineTaintSchema[];
 }
 export type MachineSpec = MachineSpecSchema;
@@ -316,6 +312,9 @@ export class MachineStatusSchema {
   @IsOptional()
   @Nested(() => MachineDeletionStatusSchema)
   deletion?: MachineDeletionStatusSchema;
+
+  @DeprecatedStatusField(() => MachineDeprecatedStatusSchema)
+  deprecated?: MachineDeprecatedStatus;
 }
 export type MachineStatus = MachineStatusSchema;
 

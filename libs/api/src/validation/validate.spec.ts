@@ -5,6 +5,7 @@ import {
   machineDeployment,
   machineHealthCheck,
   simCluster,
+  topologyCluster,
   validExamples,
 } from '../../test/examples.js';
 import { ResourceValidationError, assertValid, validateAs, validateResource } from './validate.js';
@@ -25,6 +26,17 @@ describe('class validation', () => {
       expect(validateResource(example)).toEqual([]);
     },
   );
+
+  it('accepts a topology-based Cluster (upstream in-memory template) and checks its topology', () => {
+    expect(validateResource(topologyCluster())).toEqual([]);
+    const badName = withSpec(topologyCluster(), (s) => {
+      const topology = s['topology'] as { workers: { machineDeployments: { name: string }[] } };
+      topology.workers.machineDeployments[0]!.name = 'MD_0';
+    });
+    expect(validateResource(badName)).toEqual([
+      { path: 'spec.topology.workers.machineDeployments.0.name', message: expect.stringContaining('must match') },
+    ]);
+  });
 
   it('reports a missing required field at its path', () => {
     const issues = validateResource(withSpec(machine(), (s) => delete s['clusterName']));

@@ -6,6 +6,7 @@ import {
   condition,
   eventually,
   startCoreHarness,
+  v1beta1Condition,
   type CoreHarness,
   type Unstructured,
 } from './core-test-harness.js';
@@ -111,6 +112,12 @@ describe('Cluster controller', () => {
       status: 'False',
       reason: 'NotReady',
     });
+    // The v1beta1 status upstream's core still writes, kept by the CRD for clients reading v1beta1.
+    expect(v1beta1Condition(provisioning, 'InfrastructureReady')).toMatchObject({
+      status: 'False',
+      severity: 'Info',
+      reason: 'WaitingForInfrastructure',
+    });
     expect(
       ownedByCluster(await h.kind(INFRA).get({ namespace: h.namespace, name: 'thin-infra' }), provisioning),
     ).toBe(true);
@@ -200,6 +207,14 @@ describe('Cluster controller', () => {
       reason: 'Available',
     });
     expect(condition(initialized, 'WorkersAvailable')).toMatchObject({ status: 'True', reason: 'NoWorkers' });
+    expect(initialized.status?.deprecated?.v1beta1?.conditions?.map((c) => `${c.type}=${c.status}`)).toEqual([
+      'Ready=True',
+      'ControlPlaneInitialized=True',
+      'ControlPlaneReady=True',
+      'InfrastructureReady=True',
+    ]);
+    // Mirrored from the infrastructure cluster's Ready (read as v1beta1 as far as it goes).
+    expect(v1beta1Condition(initialized, 'InfrastructureReady')).toMatchObject({ reason: 'Provisioned' });
     // No kubeconfig yet: the workload cluster cannot be probed, so the Cluster is not Available.
     expect(condition(initialized, 'RemoteConnectionProbe')).toMatchObject({
       status: 'False',

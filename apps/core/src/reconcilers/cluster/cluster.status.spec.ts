@@ -187,6 +187,47 @@ describe('cluster conditions', () => {
     });
   });
 
+  it('waits on a Cluster with a topology and no references, saying Capstan does not reconcile the topology', () => {
+    const topology = { classRef: { name: 'in-memory' }, version: 'v1.34.4', controlPlane: { replicas: 3 } };
+    const c = cluster({ topology });
+    const status = computeClusterStatus(
+      observation({ cluster: c, machines: [machine('cp-0', { controlPlane: true, nodeRef: true })] }),
+      now,
+    );
+    expect(status.phase).toBe('Pending');
+    expect(status.initialization).toBeUndefined();
+    const notReconciled = 'the cluster topology (spec.topology) is not reconciled by Capstan';
+    expect(getCondition(status.conditions, 'InfrastructureReady')).toMatchObject({
+      status: 'False',
+      reason: 'ObjectDoesNotExist',
+      message: `Waiting for spec.infrastructureRef: ${notReconciled}`,
+    });
+    expect(getCondition(status.conditions, 'ControlPlaneAvailable')).toMatchObject({
+      status: 'False',
+      reason: 'ObjectDoesNotExist',
+      message: `Waiting for spec.controlPlaneRef: ${notReconciled}`,
+    });
+    expect(getCondition(status.conditions, 'ControlPlaneInitialized')).toMatchObject({
+      status: 'Unknown',
+      reason: 'ObjectDoesNotExist',
+    });
+    expect(getCondition(status.conditions, 'Available')).toMatchObject({ status: 'False' });
+    // As upstream, no v1beta1 condition about references the topology controller would set.
+    expect(status.deprecated?.v1beta1?.conditions?.map((cond) => cond.type) ?? []).not.toContain('InfrastructureReady');
+    expect(status.deprecated?.v1beta1?.conditions?.map((cond) => cond.type) ?? []).not.toContain(
+      'ControlPlaneInitialized',
+    );
+
+    // References set on the Cluster (by hand or by another topology controller) are followed as without a topology.
+    const referencing = cluster({ topology, infrastructureRef: ref('InfraCluster') });
+    const followed = computeClusterStatus(
+      observation({ cluster: referencing, infrastructure: infra({ provisioned: true }) }),
+      now,
+    );
+    expect(followed.initialization).toEqual({ infrastructureProvisioned: true });
+    expect(getCondition(followed.conditions, 'InfrastructureReady')).toMatchObject({ status: 'True' });
+  });
+
   it('is Available only when every gate is good, with the reasons of those that are not', () => {
     const c = cluster(
       { controlPlaneRef: ref('ControlPlane'), availabilityGates: [{ conditionType: 'NetworkReady' }] },

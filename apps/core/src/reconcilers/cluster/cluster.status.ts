@@ -19,6 +19,7 @@ import {
   type MachineSet,
 } from '@capstan/api';
 import { ConditionList } from '../shared/condition-list.js';
+import { computeClusterV1Beta1Status } from './cluster.v1beta1-status.js';
 import { INVALID_REFERENCE_REASON, type ExternalObservation } from '../../external/observation.js';
 import { type WorkloadClusterProbe } from '../../remote/workload-clusters.js';
 
@@ -53,6 +54,27 @@ export const isControlPlaneMachine = (machine: Machine): boolean =>
 const ownedBy = (obj: { metadata?: { ownerReferences?: { uid: string }[] } }, cluster: Cluster): boolean =>
   (obj.metadata?.ownerReferences ?? []).some((r) => r.uid === cluster.metadata?.uid);
 
+/**
+ * A reference a Cluster with a topology leaves unset: upstream's topology controller would create the object and
+ * set it, Capstan has no topology controller. The Cluster waits, as upstream's waits for its topology.
+ */
+const awaitsTopology = (cluster: Cluster, ref: ExternalObservation<unknown>): boolean =>
+  ref.state === 'unset' && cluster.spec?.topology !== undefined;
+
+/** The message of a condition about a reference a topology would set (empty while deleting, as upstream's). */
+const topologyNotReconciled = (cluster: Cluster, field: string): string =>
+  cluster.metadata?.deletionTimestamp
+    ? ''
+    : `Waiting for spec.${field}: the cluster topology (spec.topology) is not reconciled by Capstan`;
+
+/** False: the object of a reference the topology would set does not exist (upstream's reason). */
+const waitingForTopology = (type: string, observation: ClusterObservation, field: string): ConditionInput => ({
+  type,
+  status: ConditionStatus.False,
+  reason: ConditionReason.ObjectDoesNotExist,
+  message: topologyNotReconciled(observation.cluster, field),
+});
+
 const validEndpoint = (cluster: Cluster): boolean =>
   !!cluster.spec?.controlPlaneEndpoint?.host && !!cluster.spec?.controlPlaneEndpoint?.port;
 
@@ -83,13 +105,15 @@ export function computeClusterStatus(observation: ClusterObservation, now: Date 
   // Contract fields, never reset once set.
   const infrastructureProvisioned =
     previous.initialization?.infrastructureProvisioned === true ||
-    infra.state === 'unset' ||
+    (infra.state === 'unset' && !awaitsTopology(cluster, infra)) ||
     (infra.state === 'found' && infra.contract.provisioned);
   const controlPlaneMachines = observation.machines.filter(isControlPlaneMachine);
   const controlPlaneInitialized =
     previous.initialization?.controlPlaneInitialized === true ||
     (cp.state === 'found' && cp.contract.initialized) ||
-    (cp.state === 'unset' && controlPlaneMachines.some((m) => !!m.status?.nodeRef?.name));
+    (cp.state === 'unset' &&
+      !awaitsTopology(cluster, cp) &&
+      controlPlaneMachines.some((m) => !!m.status?.nodeRef?.name));
   status.initialization = {
     ...(infrastructureProvisioned ? { infrastructureProvisioned: true } : {}),
     ...(controlPlaneInitialized ? { controlPlaneInitialized: true } : {}),
@@ -110,6 +134,13 @@ export function computeClusterStatus(observation: ClusterObservation, now: Date 
           type: ConditionType.ControlPlaneInitialized,
           status: ConditionStatus.True,
           reason: ConditionReason.Initialized,
+        }
+      : awaitsTopology(cluster, cp)
+      ? {
+          type: ConditionType.ControlPlaneInitialized,
+          status: ConditionStatus.Unknown,
+          reason: ConditionReason.ObjectDoesNotExist,
+          message: topologyNotReconciled(cluster, 'controlPlaneRef'),
         }
       : {
           type: ConditionType.ControlPlaneInitialized,
@@ -143,6 +174,8 @@ export function computeClusterStatus(observation: ClusterObservation, now: Date 
   status.conditions = conditions.all;
   status.phase = clusterPhase(cluster, infrastructureProvisioned, !!observation.deleting);
   if (generation !== undefined) status.observedGeneration = generation;
+  const v1beta1 = computeClusterV1Beta1Status(observation, now);
+  if (Object.keys(v1beta1).length > 0) status.deprecated = { v1beta1 };
   return status;
 }
 
@@ -162,6 +195,7 @@ export function clusterPhase(
 function infrastructureReady(observation: ClusterObservation, provisioned: boolean): ConditionInput {
   const infra = observation.infrastructure;
   const type = ConditionType.InfrastructureReady;
+  if (awaitsTopology(observation.cluster, infra)) return waitingForTopology(type, observation, 'infrastructureRef');
   switch (infra.state) {
     case 'unset':
       return {
@@ -196,6 +230,7 @@ function infrastructureReady(observation: ClusterObservation, provisioned: boole
 function controlPlaneAvailable(observation: ClusterObservation, initialized: boolean): ConditionInput {
   const cp = observation.controlPlane;
   const type = ConditionType.ControlPlaneAvailable;
+  if (awaitsTopology(observation.cluster, cp)) return waitingForTopology(type, observation, 'controlPlaneRef');
   switch (cp.state) {
     case 'unset':
       return initialized

@@ -5,10 +5,12 @@ import {
   CLUSTER_SECRET_TYPE,
   RESOURCES,
   getCondition,
+  getV1Beta1Condition,
   type Cluster,
   type Condition,
   type ContractVersionedObjectReference,
   type Machine,
+  type V1Beta1Condition,
 } from '@capstan/api';
 import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
@@ -234,6 +236,14 @@ export function condition(
   type: string,
 ): Condition | undefined {
   return getCondition(obj?.status?.conditions, type);
+}
+
+/** A condition of the object's v1beta1 status (`status.deprecated.v1beta1.conditions`). */
+export function v1beta1Condition(
+  obj: { status?: { deprecated?: { v1beta1?: { conditions?: V1Beta1Condition[] } } } } | undefined,
+  type: string,
+): V1Beta1Condition | undefined {
+  return getV1Beta1Condition(obj?.status?.deprecated?.v1beta1?.conditions, type);
 }
 
 export interface SeenEvent {

@@ -161,9 +161,8 @@ export class MachineReconciler {
       },
       { external: this.deps.external, log: scope.rc.log, now },
     );
-    observation.deleting = { reason: step.reason, message: step.message };
+    observation.deleting = { reason: step.reason, message: step.message, deletion: step.deletion };
     const status = computeMachineStatus(observation, now);
-    if (step.deletion && Object.keys(step.deletion).length > 0) status.deletion = step.deletion;
     const written = await this.writeAndAnnounce(scope, status);
     if (!step.done) {
       scope.rc.log.debug({ reason: step.reason }, step.message);

@@ -13,10 +13,12 @@ import {
   type ConditionInput,
   type InfrastructureMachineContract,
   type Machine,
+  type MachineDeletionStatus,
   type MachineStatus,
   type NodeSystemInfo,
 } from '@capstan/api';
 import { ConditionList } from '../shared/condition-list.js';
+import { computeMachineV1Beta1Status } from './machine.v1beta1-status.js';
 import { INVALID_REFERENCE_REASON, type ExternalObservation } from '../../external/observation.js';
 
 /** What the core knows of the Machine's Node in the workload cluster. */
@@ -34,8 +36,8 @@ export interface MachineObservation {
   bootstrap: ExternalObservation<BootstrapConfigContract>;
   infrastructure: ExternalObservation<InfrastructureMachineContract>;
   node: NodeObservation;
-  /** The current deletion step, while the Machine is being deleted. */
-  deleting?: { reason: string; message: string };
+  /** The current deletion step, while the Machine is being deleted, and `status.deletion` as the step left it. */
+  deleting?: { reason: string; message: string; deletion?: MachineDeletionStatus };
   /** `Updating`, from the in-place update step (machine.in-place.ts); NotUpdating when unset. */
   updating?: ConditionInput;
 }
@@ -128,6 +130,10 @@ export function computeMachineStatus(observation: MachineObservation, now: Date 
   if (phase !== previous.phase) status.lastUpdated = toRFC3339(now);
   status.phase = phase;
   if (generation !== undefined) status.observedGeneration = generation;
+  const deletion = observation.deleting?.deletion;
+  if (deletion && Object.keys(deletion).length > 0) status.deletion = deletion;
+  const v1beta1 = computeMachineV1Beta1Status(observation, status, now);
+  if (Object.keys(v1beta1).length > 0) status.deprecated = { v1beta1 };
   return status;
 }
 

@@ -25,6 +25,7 @@ import {
 import { isDeleting } from '../shared/machine-state.js';
 import { replicaCounters } from '../shared/replica-counters.js';
 import type { RolloutLimits } from './rollout-limits.js';
+import { computeMachineDeploymentV1Beta1Status } from './machinedeployment.v1beta1-status.js';
 
 export interface MachineDeploymentObservation {
   deployment: MachineDeployment;
@@ -43,7 +44,8 @@ export interface MachineDeploymentObservation {
 /**
  * The status a MachineDeployment should have (upstream machinedeployment_status.go): counters over its Machines,
  * phase, and the Available, RollingOut, ScalingUp, ScalingDown, MachinesReady, MachinesUpToDate, Remediating,
- * Deleting and Paused conditions. observedGeneration is stamped by the reconciler.
+ * Deleting and Paused conditions, and the v1beta1 status under `deprecated`. observedGeneration is stamped by the
+ * reconciler.
  */
 export function computeMachineDeploymentStatus(
   observation: MachineDeploymentObservation,
@@ -72,9 +74,18 @@ export function computeMachineDeploymentStatus(
     deployment.metadata.generation,
     now,
   );
+  const v1beta1 = computeMachineDeploymentV1Beta1Status({
+    deployment,
+    machineSets: observation.machineSets,
+    currentMachineSet: observation.currentMachineSet,
+    maxUnavailable: observation.limits.maxUnavailable,
+    availableReplicas: counters.availableReplicas,
+    now,
+  });
   return {
     ...statusSelector(deployment.spec.selector),
     ...counters,
+    ...(v1beta1 ? { deprecated: { v1beta1 } } : {}),
     phase:
       desired > counters.readyReplicas
         ? MachineDeploymentPhase.ScalingUp

@@ -5,6 +5,7 @@ import {
   type Machine,
   type MachineDeployment,
   type MachineHealthCheck,
+  type MachineSet,
 } from '@capstan/api';
 import { getControllerOf, type ResourceClient } from '@capstan/kube';
 import type { V1Node } from '@kubernetes/client-node';
@@ -13,6 +14,7 @@ import {
   condition,
   eventually,
   startCoreHarness,
+  v1beta1Condition,
   type CoreHarness,
   type Unstructured,
 } from '../cluster/core-test-harness.js';
@@ -167,6 +169,33 @@ describe('MachineDeployment and MachineHealthCheck in the core service', () => {
       .get({ namespace: h.namespace, name: first[0]!.spec.infrastructureRef.name });
     expect(getControllerOf(infra)).toMatchObject({ kind: 'Machine', name: first[0]!.metadata.name });
 
+    // The v1beta1 status upstream's core keeps writing, for clients reading cluster.x-k8s.io/v1beta1: every kind
+    // Ready in status.deprecated.v1beta1 (which the CRDs keep), and the old counters.
+    await eventually(
+      'status.deprecated.v1beta1 Ready on the Cluster, the MachineDeployment, its MachineSet and its Machines',
+      async () => {
+        const v1beta1Ready = (obj: Parameters<typeof v1beta1Condition>[0]) =>
+          v1beta1Condition(obj, 'Ready')?.status === 'True';
+        const cluster = await h.clusters.get({ namespace: h.namespace, name: CLUSTER });
+        const md = await deployments.get({ namespace: h.namespace, name: 'md' });
+        const sets = (await h.client.resource<MachineSet>(RESOURCES.MachineSet).list({ namespace: h.namespace })).items;
+        const machines = await machinesOf();
+        return (
+          [cluster, md, ...sets, ...machines].every(v1beta1Ready) &&
+          md.status?.deprecated?.v1beta1?.readyReplicas === 2 &&
+          md.status.deprecated.v1beta1.availableReplicas === 2 &&
+          md.status.deprecated.v1beta1.updatedReplicas === 2 &&
+          sets.every((ms) => ms.status?.deprecated?.v1beta1?.readyReplicas === 2) &&
+          machines.every((m) =>
+            ['BootstrapReady', 'InfrastructureReady', 'NodeHealthy'].every(
+              (type) => v1beta1Condition(m, type)?.status === 'True',
+            ),
+          )
+        );
+      },
+      30_000,
+    );
+
     await deployments.mergePatch(
       { namespace: h.namespace, name: 'md' },
       { spec: { template: { spec: { infrastructureRef: { name: 'tpl-b' } } } } },
@@ -190,6 +219,15 @@ describe('MachineDeployment and MachineHealthCheck in the core service', () => {
     const before = await eventually('all healthy', async () => {
       const machines = await runningOn('b', 2);
       return machines.every((m) => condition(m, 'HealthCheckSucceeded')?.status === 'True') && machines;
+    });
+    // In v1beta1 too: the health check's RemediationAllowed, the Machines' HealthCheckSucceeded.
+    await eventually('RemediationAllowed and HealthCheckSucceeded in status.deprecated.v1beta1', async () => {
+      const mhc = await checks.get({ namespace: h.namespace, name: 'md' });
+      const machines = await machinesOf();
+      return (
+        v1beta1Condition(mhc, 'RemediationAllowed')?.status === 'True' &&
+        machines.every((m) => v1beta1Condition(m, 'HealthCheckSucceeded')?.status === 'True')
+      );
     });
     const victim: Machine = before[0]!;
     const longAgo = new Date(Date.now() - 600_000).toISOString().replace(/\.\d{3}Z$/, 'Z');

@@ -29,6 +29,7 @@ import { withConditions } from '../shared/machine-conditions.js';
 import { setClusterLabelAndOwner } from '../shared/ownership.js';
 import type { WorkloadContext } from '../shared/workload-context.js';
 import { clusterOf, workloadReconciler } from '../shared/workload-reconciler.js';
+import { computeMachineHealthCheckV1Beta1Status } from './machinehealthcheck.v1beta1-status.js';
 import {
   evaluateTarget,
   skipsHealthCheck,
@@ -147,9 +148,10 @@ export class MachineHealthCheckReconciler {
     const healthy = judged.filter((j) => j.verdict.state === 'healthy').length;
     const unhealthy = judged.filter((j) => j.verdict.state === 'unhealthy');
     const templateProblem = await remediationTemplateProblem(this.workload.templates, mhc);
+    const counted = remediationAllowance(mhc.spec.remediation?.triggerIf, targets.length, targets.length - healthy);
     const allowance: RemediationAllowance = templateProblem
       ? { allowed: false, remaining: 0, message: templateProblem }
-      : remediationAllowance(mhc.spec.remediation?.triggerIf, targets.length, targets.length - healthy);
+      : counted;
     if (!allowance.allowed && unhealthy.length > 0) {
       void this.recorder.event(mhc, {
         type: 'Warning',
@@ -184,6 +186,9 @@ export class MachineHealthCheckReconciler {
         now,
       ),
       observedGeneration: mhc.metadata.generation,
+      deprecated: {
+        v1beta1: computeMachineHealthCheckV1Beta1Status(mhc.status?.deprecated?.v1beta1, counted, now),
+      },
     };
 
     const nextChecks = judged.flatMap((j) =>

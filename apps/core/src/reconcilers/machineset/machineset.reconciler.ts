@@ -41,8 +41,9 @@ import { controlledBy, ORPHANS_BY_NAMESPACE, type WorkloadContext } from '../sha
 import { clusterOf, workloadReconciler } from '../shared/workload-reconciler.js';
 import { inPlacePatch, isMovingMachines } from './machineset.machines.js';
 import { remediateMachines } from './machineset.remediation.js';
-import { scaleDown, scaleUp, type ScaleDeps } from './machineset.scale.js';
+import { creationStageOf, scaleDown, scaleUp, type ScaleDeps } from './machineset.scale.js';
 import { computeMachineSetStatus, desiredReplicas, type MachineSetObservation } from './machineset.status.js';
+import { type MachineCreationFailure } from './machineset.v1beta1-status.js';
 
 /** Templates are not watched: a missing one is looked for again after this long. */
 const MISSING_TEMPLATE_RETRY_MS = 10_000;
@@ -156,6 +157,7 @@ export class MachineSetReconciler {
     const moving = isMovingMachines(this.workload.machines, machineSet, machines);
     const missing = moving ? 0 : desiredReplicas(machineSet) - machines.length;
     let blockedBy = missing > 0 ? this.scaleUpBlocker(machineSet, cluster, deployment, current) : undefined;
+    let creationFailure: MachineCreationFailure | undefined;
     let result: ReconcileResult | undefined;
     if (missing > 0 && !blockedBy) {
       this.orphanedClones.expect(machineSet, now);
@@ -163,7 +165,9 @@ export class MachineSetReconciler {
         await scaleUp(scale, machineSet, missing);
       } catch (err) {
         if (!isNotFound(err) && !(err instanceof ProviderKindError)) throw err;
-        blockedBy = `a template does not exist: ${err instanceof Error ? err.message : String(err)}`;
+        const message = err instanceof Error ? err.message : String(err);
+        creationFailure = { stage: creationStageOf(err), message };
+        blockedBy = `a template does not exist: ${message}`;
         rc.log.info({ reason: blockedBy }, 'cannot scale up');
         result = { requeueAfter: MISSING_TEMPLATE_RETRY_MS };
       }
@@ -180,6 +184,7 @@ export class MachineSetReconciler {
       machines: controlledBy(this.workload.machines, machineSet),
       isUpToDate,
       scaleUpBlockedBy: blockedBy,
+      creationFailure,
       now,
     });
     const sweepInMs = await this.sweepOrphanedClones(machineSet, now, rc);

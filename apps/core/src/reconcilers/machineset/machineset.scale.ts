@@ -9,6 +9,7 @@ import { isDeleting } from '../shared/machine-state.js';
 import { desiredMachine, machineAnnotations, machineLabels } from './machineset.machines.js';
 import { deleteIfPresent, ownerReferenceTo } from '../shared/ownership.js';
 import type { WorkloadContext } from '../shared/workload-context.js';
+import type { MachineCreationStage } from './machineset.v1beta1-status.js';
 
 // Scaling a MachineSet (upstream syncReplicas): clone the bootstrap config and infrastructure machine from their
 // templates, create the Machine referencing them; or delete Machines in the set's deletion order. Both wait for the
@@ -54,6 +55,14 @@ export async function scaleUp(deps: ScaleDeps, machineSet: MachineSet, count: nu
   await reflected();
 }
 
+/** The stage at which a Machine's creation failed, by the error it failed with (for the v1beta1 MachinesCreated). */
+const failedStages = new WeakMap<object, MachineCreationStage>();
+
+/** What `scaleUp` was doing when it threw `error`: cloning a template or creating the Machine. */
+export function creationStageOf(error: unknown): MachineCreationStage {
+  return (typeof error === 'object' && error !== null && failedStages.get(error)) || 'machine';
+}
+
 async function createMachine(deps: ScaleDeps, machineSet: MachineSet): Promise<Machine> {
   const { templates } = deps.workload;
   const namespace = machineSet.metadata.namespace!;
@@ -87,6 +96,12 @@ async function createMachine(deps: ScaleDeps, machineSet: MachineSet): Promise<M
     });
     return await deps.machinesApi.create(desiredMachine(machineSet, name, { infrastructure, bootstrap }));
   } catch (err) {
+    if (typeof err === 'object' && err !== null) {
+      failedStages.set(
+        err,
+        template.bootstrap.configRef && !bootstrap ? 'bootstrap' : !infrastructure ? 'infrastructure' : 'machine',
+      );
+    }
     // Outside the reconcile's signal: the failure may be that signal's abort (the cluster moved to another
     // replica, the deadline passed), and the clean-up must still run (each request keeps its own timeout).
     const outcome = await runWithoutCallSignal(() => createdAnyway(deps, namespace, name));

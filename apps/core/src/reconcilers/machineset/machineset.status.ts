@@ -16,6 +16,7 @@ import {
   withConditions,
 } from '../shared/machine-conditions.js';
 import { replicaCounters } from '../shared/replica-counters.js';
+import { computeMachineSetV1Beta1Status, type MachineCreationFailure } from './machineset.v1beta1-status.js';
 
 export interface MachineSetObservation {
   machineSet: MachineSet;
@@ -26,6 +27,8 @@ export interface MachineSetObservation {
   isUpToDate: (machine: Machine) => boolean;
   /** Why scaling up does not proceed, when it does not. */
   scaleUpBlockedBy?: string;
+  /** The scale-up of this reconcile that failed creating a Machine, if one did. */
+  creationFailure?: MachineCreationFailure;
   now: Date;
 }
 
@@ -37,7 +40,7 @@ export function desiredReplicas(machineSet: MachineSet): number {
 /**
  * The status the MachineSet should have (upstream machineset_controller_status.go): replica counters from the
  * Machines and the ScalingUp, ScalingDown, MachinesReady, MachinesUpToDate, Remediating, Deleting and Paused
- * conditions. observedGeneration is stamped by the reconciler.
+ * conditions, and the v1beta1 status under `deprecated`. observedGeneration is stamped by the reconciler.
  */
 export function computeMachineSetStatus(observation: MachineSetObservation): MachineSetStatus {
   const { machineSet, machines, now } = observation;
@@ -63,5 +66,14 @@ export function computeMachineSetStatus(observation: MachineSetObservation): Mac
     ...statusSelector(machineSet.spec.selector),
     ...replicaCounters(machines, observation.isUpToDate),
     conditions,
+    deprecated: {
+      v1beta1: computeMachineSetV1Beta1Status({
+        machineSet,
+        machines,
+        desired,
+        creationFailure: observation.creationFailure,
+        now,
+      }),
+    },
   };
 }

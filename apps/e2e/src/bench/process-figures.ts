@@ -1,0 +1,94 @@
+// Pure parts the benchmarks share: reading /proc/<pid>/stat and /proc/<pid>/status, and Prometheus text.
+
+/** utime + stime (clock ticks) from the text of /proc/<pid>/stat (fields 14 and 15; the name may hold spaces). */
+export function procStatCpuTicks(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // After the name: field 3 (state) is index 0, so utime (14) is index 11 and stime (15) index 12.
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+function statusKiB(status: string, field: string): number | undefined {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status);
+  return match ? Number(match[1]) : undefined;
+}
+
+/** Peak resident set (VmHWM, KiB) from the text of /proc/<pid>/status. */
+export function vmHwmKiB(status: string): number | undefined {
+  return statusKiB(status, 'VmHWM');
+}
+
+/** Current resident set (VmRSS, KiB) from the text of /proc/<pid>/status. */
+export function vmRssKiB(status: string): number | undefined {
+  return statusKiB(status, 'VmRSS');
+}
+
+/** Each sample of one metric (all label sets) in Prometheus text: its labels and value. */
+function samples(text: string, name: string): { labels: string; value: number }[] {
+  const found: { labels: string; value: number }[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    const labels = line.startsWith(`${name}{`) ? line.slice(name.length + 1, line.lastIndexOf('}')) : '';
+    found.push({ labels, value: Number(line.slice(line.lastIndexOf(' ') + 1)) });
+  }
+  return found;
+}
+
+/** The sum of every sample of one metric (all label sets) in Prometheus text. */
+export function sumMetric(text: string, name: string): number {
+  return samples(text, name).reduce((total, s) => total + s.value, 0);
+}
+
+/** The sum of one metric's samples per value of one label (`''` for samples without it). */
+export function sumMetricBy(text: string, name: string, label: string): Record<string, number> {
+  const totals: Record<string, number> = {};
+  const pattern = new RegExp(`(?:^|,)${label}="((?:[^"\\\\]|\\\\.)*)"`);
+  for (const s of samples(text, name)) {
+    const key = pattern.exec(s.labels)?.[1] ?? '';
+    totals[key] = (totals[key] ?? 0) + s.value;
+  }
+  return totals;
+}
+
+/** `after - before` per key (a key missing before counts from 0); keys whose difference is 0 are left out. */
+export function countsSince(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
+  const diff: Record<string, number> = {};
+  for (const [key, value] of Object.entries(after)) {
+    const d = value - (before[key] ?? 0);
+    if (d !== 0) diff[key] = d;
+  }
+  return diff;
+}
+
+/** A klog line at error severity: `E1124 13:45:00.123456   4242 file.go:12] message`. */
+const KLOG_ERROR = /^E\d{4} [\d:.]+\s+\d+ [^\]]+\] (.*)$/;
+
+/**
+ * The error lines of one log (pino `"level":50` JSON or klog `E` lines), their count and the most frequent messages,
+ * with numbered object names (`scale-12`, `bench-3`) made one (`scale-N`).
+ */
+export function logErrorSummary(text: string, most = 4): { count: number; top: [string, number][] } {
+  const kinds = new Map<string, number>();
+  let count = 0;
+  for (const line of text.split('\n')) {
+    let msg: string | undefined;
+    if (line.includes('"level":50')) {
+      msg = line;
+      try {
+        const parsed = JSON.parse(line) as { msg?: string; err?: { message?: string } };
+        msg = `${parsed.msg ?? ''}${parsed.err?.message ? `: ${parsed.err.message}` : ''}`;
+      } catch {
+        // not JSON: keep the line
+      }
+    } else {
+      const klog = KLOG_ERROR.exec(line)?.[1];
+      // Its message and err value; the key/values after them (object names, reconcile ids) differ on every line.
+      const parts = klog === undefined ? undefined : /^("[^"]*")(?: err="((?:[^"\\]|\\.)*)")?/.exec(klog);
+      msg = parts ? `${parts[1]}${parts[2] !== undefined ? `: ${parts[2]}` : ''}` : klog;
+    }
+    if (msg === undefined) continue;
+    count++;
+    msg = msg.replace(/\b(scale|bench)-\d+\b/g, '$1-N').slice(0, 240);
+    kinds.set(msg, (kinds.get(msg) ?? 0) + 1);
+  }
+  return { count, top: [...kinds].sort((a, b) => b[1] - a[1]).slice(0, most) };
+}

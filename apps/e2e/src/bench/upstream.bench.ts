@@ -1,0 +1,316 @@
+// `npm run bench:upstream [-- --clusters 10,30 --workers 3 --timeout-minutes 20]`: Capstan side by side with upstream
+// Cluster API (the release tools/cluster-api pins, built once from the Go module proxy). For each N, each side in
+// turn on fresh management servers (etcd, kube-apiserver, kube-controller-manager and NATS from libs/testing, the same
+// binaries and flags): N clusters of 1 control plane machine + a MachineDeployment of --workers, all created at once,
+// timed until every Machine is Running and every Cluster Available, then all deleted at once, timed until no Machine
+// and no Cluster is left. Capstan: its five services, the sim in shared mode (its shared kube-apiserver and etcd are
+// the workload clusters' stand-in). Upstream: core, kubeadm bootstrap, kubeadm control plane and the docker provider,
+// whose in-memory backend serves the workload clusters in its own process (the stand-in, its infrastructure
+// controller included). Each run first waits for a quiet machine (BENCH_QUIET_WAIT_MINUTES, 20; 0 skips it) and
+// prints the load it saw, then starts its servers and controllers and lets them settle for 20 s. Measures the
+// management kube-apiserver's requests by verb, the RSS (idle before the run, peak) and CPU seconds of the
+// controllers, the stand-in and the management servers. Writes .capstan/bench/upstream.md and upstream.svg; the
+// controllers' logs stay in /tmp/capstan-bench-upstream-*.
+import 'reflect-metadata';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { createKubeClient, type KubeClient, type ResourceType } from '@capstan/kube';
+import { installCrds, ManifestApplier, type Manifest } from '@capstan/manifests';
+import {
+  inMemoryQuickStart,
+  installCapstanCrds,
+  parseEtcdVersion,
+  repoRoot,
+  resolveControlPlaneBinaries,
+  resolveUpstreamClusterApi,
+  startLocalEnvironment,
+  startLocalServices,
+  startUpstreamManagers,
+  stopLocalServices,
+  stopUpstreamManagers,
+  upstreamCrds,
+  type LocalEnvironment,
+  type UpstreamClusterApi,
+  type UpstreamManager,
+} from '@capstan/testing';
+import { createSimK3sCluster } from '../sim-cluster-fixture.js';
+import { log, logErrors, OverlapWatch, oneMinuteLoad, ProcessSampler, QUIET_WAIT_MS, sleep, waitQuiet } from './bench-machine.js';
+import { apiserverMetrics, BENCH_SIM_ENV, ClusterWorkload, simProcesses } from './cluster-workload.js';
+import { countsSince, sumMetricBy } from './process-figures.js';
+import {
+  parseUpstreamBenchArgs,
+  renderUpstreamBench,
+  renderUpstreamSvg,
+  sideTotals,
+  type BenchSide,
+  type ProcessRole,
+  type SideRun,
+  type UpstreamBenchMeta,
+} from './upstream-report.js';
+
+const ARGS = parseUpstreamBenchArgs(process.argv.slice(2));
+const TIMEOUT_MS = ARGS.timeoutMinutes * 60_000;
+const VERSION = 'v1.34.4';
+const NAMESPACE = 'default';
+const UPSTREAM_MANAGERS: UpstreamManager[] = ['core', 'kubeadm-bootstrap', 'kubeadm-control-plane', 'docker'];
+/** How long freshly started processes get before the idle RSS reading and the first create. */
+const SETTLE_MS = 20_000;
+
+/** The workload side of one run: the processes to measure, how to create one cluster, how to stop it all. */
+interface SideUnderTest {
+  controllers: { service: string; pid: number }[];
+  /** The stand-in's processes now (Capstan's come with the first cluster). */
+  standIns: () => { service: string; pid: number }[];
+  createCluster: (name: string) => Promise<void>;
+  logDir: string;
+  stop: () => Promise<void>;
+}
+
+/** The plural of the quick-start's kinds (Cluster, DevCluster, KubeadmControlPlane, ...): all are the kind + s. */
+function resourceOf(manifest: Manifest): ResourceType {
+  const [group, version] = manifest.apiVersion.split('/') as [string, string];
+  return { group, version, kind: manifest.kind, plural: `${manifest.kind.toLowerCase()}s`, namespaced: true };
+}
+
+async function startCapstanSide(env: LocalEnvironment, kc: KubeConfig, client: KubeClient, workDir: string): Promise<SideUnderTest> {
+  await installCapstanCrds(kc);
+  const logDir = join(workDir, 'logs');
+  // No CAPSTAN_SIM_ETCD_URL: the sim runs its own etcd, so the management servers serve the management cluster only,
+  // as on the upstream side.
+  const services = await startLocalServices({
+    kubeconfigPath: env.kubeconfigPath,
+    natsUrl: env.natsUrl,
+    logDir,
+    simStateDir: env.simStateDir,
+    env: { ...BENCH_SIM_ENV, CAPSTAN_SIM_ETCD_URL: undefined },
+  });
+  const nats = env.processes.find((p) => p.name === 'nats-server')!;
+  return {
+    // The NATS server carries Capstan's events between its services: it counts with them.
+    controllers: [...services.map((s) => ({ service: s.name, pid: s.pid })), { service: 'nats-server', pid: nats.pid }],
+    standIns: () => simProcesses(env.simStateDir),
+    createCluster: (name) =>
+      createSimK3sCluster(client, { namespace: NAMESPACE, name, version: VERSION, controlPlaneReplicas: 1, workers: ARGS.workers, mode: 'shared' }),
+    logDir,
+    stop: () => stopLocalServices(services),
+  };
+}
+
+async function startUpstreamSide(
+  env: LocalEnvironment,
+  kc: KubeConfig,
+  client: KubeClient,
+  workDir: string,
+  upstream: UpstreamClusterApi,
+): Promise<SideUnderTest> {
+  await installCrds(kc, new ManifestApplier(kc), upstreamCrds(upstream, UPSTREAM_MANAGERS), { fieldManager: 'capstan-bench' });
+  const managers = await startUpstreamManagers({
+    upstream,
+    kubeconfigPath: env.kubeconfigPath,
+    workDir,
+    managers: UPSTREAM_MANAGERS,
+    readyTimeoutMs: 120_000,
+  });
+  const docker = managers.find((m) => m.name === 'upstream-docker')!;
+  return {
+    controllers: managers.filter((m) => m !== docker).map((m) => ({ service: m.name, pid: m.pid })),
+    standIns: () => [{ service: 'upstream-docker (in-memory)', pid: docker.pid }],
+    createCluster: async (name) => {
+      // No simulated startup time, as the sim boots its machines at once.
+      const manifests = inMemoryQuickStart({
+        name,
+        namespace: NAMESPACE,
+        version: VERSION,
+        controlPlaneReplicas: 1,
+        workerReplicas: ARGS.workers,
+        vmStartupSeconds: 0,
+        componentStartupSeconds: 0,
+      });
+      for (const manifest of manifests) {
+        await client.resource(resourceOf(manifest)).create(manifest as KubernetesObject);
+      }
+    },
+    logDir: workDir,
+    stop: () => stopUpstreamManagers(managers),
+  };
+}
+
+const MANAGEMENT: Record<string, string> = {
+  'kube-apiserver': 'management kube-apiserver',
+  etcd: 'management etcd',
+  'kube-controller-manager': 'management kube-controller-manager',
+};
+
+/** What the run in progress has to stop when the bench is interrupted (Ctrl-C): its services or managers, then its servers. */
+let stopCurrent: (() => Promise<void>) | undefined;
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping what this run started`);
+    void (stopCurrent?.() ?? Promise.resolve()).finally(() => process.exit(130));
+  });
+}
+
+async function runSide(side: BenchSide, n: number, upstream: UpstreamClusterApi, errorNotes: string[]): Promise<SideRun> {
+  log(`== ${side}, ${n} clusters`);
+  const quiet = await waitQuiet();
+  const env = await startLocalEnvironment({ log });
+  const workDir = mkdtempSync(join(tmpdir(), `capstan-bench-upstream-${side.toLowerCase()}-${n}-`));
+  const kc = new KubeConfig();
+  kc.loadFromString(env.kubeconfig);
+  const client = createKubeClient(kc);
+  let under: SideUnderTest | undefined;
+  const workload = new ClusterWorkload(client, NAMESPACE);
+  stopCurrent = async () => {
+    await under?.stop();
+    await env.stop();
+  };
+  try {
+    under = side === 'Capstan' ? await startCapstanSide(env, kc, client, workDir) : await startUpstreamSide(env, kc, client, workDir, upstream);
+    log(`${side}: controllers up (logs in ${under.logDir}); settling ${SETTLE_MS / 1000} s`);
+    await sleep(SETTLE_MS);
+    const sampler = new ProcessSampler();
+    const add = (role: ProcessRole, processes: { service: string; pid: number }[], startedDuringRun = false) => {
+      for (const p of processes) if (!sampler.has(p.pid)) sampler.add({ ...p, role, startedDuringRun });
+    };
+    add('controller', under.controllers);
+    add('stand-in', under.standIns());
+    add('management', env.processes.filter((p) => MANAGEMENT[p.name]).map((p) => ({ service: MANAGEMENT[p.name]!, pid: p.pid })));
+    sampler.markIdle();
+    await workload.start();
+    const verbsBefore = sumMetricBy(await apiserverMetrics(client), 'apiserver_request_total', 'verb');
+    const expectedMachines = n * (ARGS.workers + 1);
+    const loadAtCreate = oneMinuteLoad();
+    log(`${side}: creating ${n} clusters (${expectedMachines} machines), 1-min load ${loadAtCreate.toFixed(2)}`);
+    const overlap = new OverlapWatch();
+    let lastSample = 0;
+    const poll = () => {
+      overlap.poll();
+      add('stand-in', under!.standIns(), true);
+      if (performance.now() - lastSample >= 1000) {
+        lastSample = performance.now();
+        sampler.sample();
+      }
+    };
+    const t0 = performance.now();
+    const provisioned = await workload.provision({
+      expectedClusters: n,
+      expectedMachines,
+      timeoutMs: TIMEOUT_MS,
+      create: async () => {
+        await Promise.all(Array.from({ length: n }, (_, i) => under!.createCluster(`bench-${i}`)));
+      },
+      poll,
+    });
+    log(`${side}: ${provisioned.progress} after ${provisioned.windowSeconds.toFixed(1)} s`);
+    const deleted = await workload.deleteAll({ timeoutMs: TIMEOUT_MS, poll });
+    sampler.sample();
+    const windowSeconds = (performance.now() - t0) / 1000;
+    const requestsByVerb = countsSince(verbsBefore, sumMetricBy(await apiserverMetrics(client), 'apiserver_request_total', 'verb'));
+    const run: SideRun = {
+      side,
+      clusters: n,
+      loadBefore: quiet.load,
+      quietWaitSeconds: quiet.waited,
+      loadAtCreate,
+      ...(quiet.notQuiet !== undefined && { notQuiet: quiet.notQuiet }),
+      ...(overlap.summary() !== undefined && { overlapped: overlap.summary() }),
+      ...provisioned,
+      ...deleted,
+      requestsByVerb,
+      windowSeconds,
+      processes: sampler.figures().map((f) => ({
+        service: f.service,
+        role: f.role as ProcessRole,
+        cpuSeconds: f.cpuSeconds,
+        ...(f.idleRssMiB !== undefined && { idleRssMiB: f.idleRssMiB }),
+        ...(f.peakRssMiB !== undefined && { peakRssMiB: f.peakRssMiB }),
+        ...(f.startedDuringRun && { startedDuringRun: true }),
+      })),
+    };
+    const t = sideTotals(run);
+    log(
+      `${side} N=${n}: Running ${provisioned.machinesRunningSeconds?.toFixed(1) ?? '-'} s, Available ${provisioned.clustersAvailableSeconds?.toFixed(1) ?? '-'} s, ` +
+        `deleted ${deleted.machinesGoneSeconds?.toFixed(1) ?? '-'} s; ${t.requests} requests; controllers ${t.controllerIdleMiB?.toFixed(0) ?? '?'} -> ${t.controllerPeakMiB?.toFixed(0) ?? '?'} MiB, ` +
+        `${t.controllerCpu.toFixed(1)} CPU s; stand-in peak ${t.standInPeakMiB?.toFixed(0) ?? '?'} MiB, ${t.standInCpu.toFixed(1)} CPU s`,
+    );
+    return run;
+  } finally {
+    stopCurrent = undefined;
+    await workload.stop();
+    await client.close();
+    await under?.stop();
+    await env.stop();
+    if (under) {
+      const errors = logErrors(under.logDir);
+      errorNotes.push(`- ${side}, N=${n} (${under.logDir}): ${errors.length === 0 ? 'none' : `${errors.length} log file(s) with errors`}`, ...errors.map((e) => `  - ${e}`));
+    }
+  }
+}
+
+/** The management servers every run starts: kube-apiserver and etcd, by version. */
+function managementServers(): string {
+  const binaries = resolveControlPlaneBinaries(log);
+  let etcd = 'etcd';
+  try {
+    const version = parseEtcdVersion(execFileSync(binaries.etcd, ['--version'], { encoding: 'utf8' }));
+    if (version) etcd = `etcd ${version.join('.')}`;
+  } catch {
+    // an etcd that does not say its version: named without it
+  }
+  return `kube-apiserver ${binaries.kubernetesVersion}, ${etcd}`;
+}
+
+function commit(): string | undefined {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot(), encoding: 'utf8' }).trim();
+  } catch {
+    return undefined;
+  }
+}
+
+async function main(): Promise<void> {
+  const upstream = resolveUpstreamClusterApi(log);
+  log(`upstream Cluster API ${upstream.version}; clusters ${ARGS.clusters.join(', ')}, ${ARGS.workers} workers each; quiet wait up to ${QUIET_WAIT_MS / 60_000} min`);
+  const out = join(repoRoot(), '.capstan', 'bench');
+  mkdirSync(out, { recursive: true });
+  const runs: SideRun[] = [];
+  const errorNotes: string[] = [];
+  const sha = commit();
+  const meta: UpstreamBenchMeta = {
+    workers: ARGS.workers,
+    cores: cpus().length,
+    memoryGiB: totalmem() / 2 ** 30,
+    date: new Date().toISOString().slice(0, 10),
+    timeoutMinutes: ARGS.timeoutMinutes,
+    upstreamVersion: upstream.version,
+    kubernetesVersion: VERSION,
+    managementServers: managementServers(),
+    ...(sha !== undefined && { commit: sha }),
+  };
+  const write = () => {
+    const text = [renderUpstreamBench(runs, meta), 'Error lines in the controllers\' logs:', '', ...errorNotes].join('\n');
+    writeFileSync(join(out, 'upstream.md'), `${text}\n`);
+    writeFileSync(join(out, 'upstream.svg'), renderUpstreamSvg(runs, meta));
+    return text;
+  };
+  for (const n of ARGS.clusters) {
+    for (const side of ARGS.sides) {
+      runs.push(await runSide(side, n, upstream, errorNotes));
+      write();
+    }
+  }
+  process.stdout.write(`${write()}\n`);
+  log(`written: ${join(out, 'upstream.md')}, ${join(out, 'upstream.svg')}`);
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  },
+);
