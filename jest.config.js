@@ -17,6 +17,7 @@ const shared = {
   extensionsToTreatAsEsm: ['.ts'],
   transform: { '^.+\\.ts$': swc },
   moduleNameMapper: {
+    '^@capstan/testing/local-host$': '<rootDir>/libs/testing/src/local-host.ts',
     '^@capstan/([a-z0-9-]+)$': '<rootDir>/libs/$1/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },

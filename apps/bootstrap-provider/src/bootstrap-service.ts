@@ -1,5 +1,4 @@
-import { readFileSync } from 'node:fs';
-import type { KubeConfig, KubernetesObject, V1Secret } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import {
   LABELS,
   RESOURCES,
@@ -8,7 +7,7 @@ import {
   type K3sControlPlane,
   type Machine,
 } from '@capstan/api';
-import { getControllerOf, groupOf } from '@capstan/kube';
+import { getControllerOf, groupOf, type ClusterConnection } from '@capstan/kube';
 import type { ServiceDefinition } from '@capstan/provider-kit';
 import { serveCanUpdateMachine } from '@capstan/events';
 import { answerCanUpdate } from './k3sconfig/can-update-responder.js';
@@ -23,16 +22,10 @@ export const BOOTSTRAP_PROVIDER_SERVICE = 'bootstrap-provider';
  * provider's own URL is the in-cluster service, which machines cannot reach), else the provider's API server; the
  * CA is the provider's kubeconfig CA. Without a CA no agent is installed (its connection could not be verified).
  */
-export function agentConnectionOf(kubeConfig: KubeConfig, override?: string): AgentConnection | undefined {
-  const cluster = kubeConfig.getCurrentCluster();
-  if (!cluster) return undefined;
-  const caPem = cluster.caData
-    ? Buffer.from(cluster.caData, 'base64').toString('utf8')
-    : cluster.caFile
-      ? readFileSync(cluster.caFile, 'utf8')
-      : undefined;
+export function agentConnectionOf(connection: ClusterConnection, override?: string): AgentConnection | undefined {
+  const caPem = connection.tls.ca;
   if (!caPem) return undefined;
-  return { server: override || cluster.server, caPem };
+  return { server: override || connection.server, caPem };
 }
 export const K3SCONFIG_CONTROLLER = 'k3sconfig';
 
@@ -64,7 +57,7 @@ export const bootstrapProviderService: ServiceDefinition = {
       recorder: context.recorder(K3SCONFIG_CONTROLLER),
       logger: context.logger,
       bus: context.bus,
-      agentConnection: agentConnectionOf(context.kubeConfig, process.env['CAPSTAN_AGENT_API_SERVER']),
+      agentConnection: agentConnectionOf(context.connection, process.env['CAPSTAN_AGENT_API_SERVER']),
     });
     const ofCluster = (namespace: string | undefined, clusterName: string | undefined) =>
       clusterName ? configKeysOfCluster(configs, machines, namespace, clusterName) : [];

@@ -1,5 +1,6 @@
 import { createServer, type Server, type Socket } from 'node:net';
-import { HttpMethod, KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
+import { HttpMethod } from './http-method.js';
 import { ambientCallSignal, runWithCallSignal, runWithoutCallSignal } from './call-bounds.js';
 import { KubeClient } from './client.js';
 import { Controller, ReconcileTimeoutError, type ControllerSource } from './controller.js';

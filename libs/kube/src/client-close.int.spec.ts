@@ -1,4 +1,4 @@
-import { HttpMethod } from '@kubernetes/client-node';
+import { HttpMethod } from './http-method.js';
 import { KubeClient } from './client.js';
 import { FreezableRelay, relayedKubeConfig } from './testing/freezable-relay.js';
 import { useWidgetNamespace } from './testing/widget-namespace.js';

@@ -1,32 +1,13 @@
-import {
-  HttpMethod,
-  IsomorphicFetchHttpLibrary,
-  KubeConfig,
-  RequestContext,
-  type KubernetesObject,
-} from '@kubernetes/client-node';
+import { Agent, fetch, type Dispatcher } from 'undici';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { ambientCallSignal, boundedSignal, DEFAULT_REQUEST_TIMEOUT_MS } from './call-bounds.js';
+import { loadConnection, type ClientNodeKubeConfig, type ClusterConnection, type KubeConfigSource } from './connection/cluster-connection.js';
 import { KubeApiError, KubeTransportError, type KubeStatus } from './errors.js';
+import { HttpMethod } from './http-method.js';
 import { ResourceClient } from './resource-client.js';
 import type { ResourceType } from './resource.js';
 
-/** Where the client finds its cluster: a kubeconfig file, a kubeconfig document, the pod's service account, or the default rules. */
-export type KubeConfigSource =
-  | { kubeconfigPath: string; context?: string }
-  | { kubeconfig: string; context?: string }
-  | { inCluster: true }
-  | { default: true };
-
-export function loadKubeConfig(source: KubeConfigSource): KubeConfig {
-  const kc = new KubeConfig();
-  if ('kubeconfigPath' in source) kc.loadFromFile(source.kubeconfigPath);
-  else if ('kubeconfig' in source) kc.loadFromString(source.kubeconfig);
-  else if ('inCluster' in source) kc.loadFromCluster();
-  else kc.loadFromDefault();
-  if ('context' in source && source.context) kc.setCurrentContext(source.context);
-  if (!kc.getCurrentCluster()) throw new TypeError('the kubeconfig names no current cluster');
-  return kc;
-}
+export type { KubeConfigSource } from './connection/cluster-connection.js';
 
 export type QueryValue = string | number | boolean | undefined;
 
@@ -55,26 +36,22 @@ export interface KubeClientOptions {
 export const DEFAULT_FIELD_MANAGER = 'capstan';
 
 /**
- * A thin HTTP client over client-node's authentication and transport. It keeps one connection pool per
- * client (client-node builds a new pool per request), lets every request, lists and watches included, be
- * aborted, and reaches core and custom resources the same way.
+ * A thin HTTP client over undici: one connection pool per client, every request (lists and watches included) can be
+ * aborted, core and custom resources are reached the same way. Authentication comes from its ClusterConnection.
  */
 export class KubeClient {
   readonly fieldManager: string;
   readonly requestTimeoutMs: number;
-  private readonly http = new IsomorphicFetchHttpLibrary();
   private readonly server: string;
-  private dispatcher: ReturnType<RequestContext['getDispatcher']>;
+  private dispatcher: Dispatcher | undefined;
   /** Aborted by close(): every request of this client ends with it. */
   private readonly closing = new AbortController();
 
-  constructor(
-    readonly kubeConfig: KubeConfig,
-    options: KubeClientOptions = {},
-  ) {
-    const cluster = kubeConfig.getCurrentCluster();
-    if (!cluster) throw new TypeError('the kubeconfig names no current cluster');
-    this.server = cluster.server.replace(/\/+$/, '');
+  readonly connection: ClusterConnection;
+
+  constructor(connection: ClusterConnection | ClientNodeKubeConfig, options: KubeClientOptions = {}) {
+    this.connection = loadConnection(connection);
+    this.server = this.connection.server;
     this.fieldManager = options.fieldManager ?? DEFAULT_FIELD_MANAGER;
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   }
@@ -87,11 +64,11 @@ export class KubeClient {
   async request<T>(req: KubeRequest): Promise<T> {
     const signal = boundedSignal(req.timeoutMs ?? this.requestTimeoutMs, req.signal, ambientCallSignal());
     const response = await this.send({ ...req, signal });
-    const text = await response.body.text().catch((err: unknown) => {
+    const text = await response.text().catch((err: unknown) => {
       throw new KubeTransportError(req.method, req.path, err);
     });
-    if (response.httpStatusCode < 200 || response.httpStatusCode > 299) {
-      throw new KubeApiError(req.method, req.path, parseStatus(text), response.httpStatusCode);
+    if (response.status < 200 || response.status > 299) {
+      throw new KubeApiError(req.method, req.path, parseStatus(text), response.status);
     }
     return (text === '' ? undefined : JSON.parse(text)) as T;
   }
@@ -100,22 +77,17 @@ export class KubeClient {
   async stream(req: KubeRequest): Promise<ReadableStream<Uint8Array>> {
     // Not bound to the ambient reconcile: a watch outlives the reconcile that opened it.
     const response = await this.send(req);
-    if (response.httpStatusCode < 200 || response.httpStatusCode > 299) {
-      throw new KubeApiError(
-        req.method,
-        req.path,
-        parseStatus(await response.body.text()),
-        response.httpStatusCode,
-      );
+    if (response.status < 200 || response.status > 299) {
+      throw new KubeApiError(req.method, req.path, parseStatus(await response.text()), response.status);
     }
-    const body = response.body.stream();
+    const body = response.body as ReadableStream<Uint8Array> | null;
     if (!body) throw new KubeTransportError(req.method, req.path, new Error('response has no body'));
     return body;
   }
 
   /** Open connections and running requests of this client's pool (for leak checks and admin pages). */
   connectionStats(): { connected: number; running: number } {
-    // undici's Agent keeps per-origin stats; client-node types the dispatcher as the Dispatcher base class.
+    // undici's Agent keeps per-origin stats; the Dispatcher base class does not declare them.
     const stats = (
       this.dispatcher as unknown as {
         stats?: Record<string, { connected: number | boolean; running: number }>;
@@ -154,25 +126,21 @@ export class KubeClient {
     for (const [name, value] of Object.entries(req.query ?? {})) {
       if (value !== undefined) url.searchParams.set(name, String(value));
     }
-    const ctx = new RequestContext(url.toString(), req.method);
-    ctx.setHeaderParam('Accept', 'application/json');
+    const headers: Record<string, string> = { Accept: 'application/json' };
+    let body: string | undefined;
     if (req.body !== undefined) {
       if (req.method === HttpMethod.PATCH && !req.contentType) {
         throw new TypeError(`PATCH ${req.path}: the patch content type must be given`);
       }
-      ctx.setHeaderParam('Content-Type', req.contentType ?? 'application/json');
-      ctx.setBody(JSON.stringify(req.body));
+      headers['Content-Type'] = req.contentType ?? 'application/json';
+      body = JSON.stringify(req.body);
     }
-    ctx.setSignal(req.signal ? AbortSignal.any([req.signal, this.closing.signal]) : this.closing.signal);
+    const signal = req.signal ? AbortSignal.any([req.signal, this.closing.signal]) : this.closing.signal;
     try {
-      // Applied per request: tokens from exec plugins or projected files rotate.
-      await this.kubeConfig.applySecurityAuthentication(ctx);
-      const perRequest = ctx.getDispatcher();
-      if (perRequest) {
-        this.dispatcher ??= perRequest;
-        ctx.setDispatcher(this.dispatcher);
-      }
-      return await this.http.send(ctx).toPromise();
+      // Per request: tokens from files and plugins rotate.
+      Object.assign(headers, await this.connection.authenticationHeaders(url.toString()));
+      this.dispatcher ??= new Agent({ connect: this.connection.tls });
+      return await fetch(url, { method: req.method, headers, body, signal, dispatcher: this.dispatcher });
     } catch (err) {
       throw new KubeTransportError(req.method, req.path, err);
     }
@@ -190,8 +158,8 @@ function parseStatus(text: string): KubeStatus {
 }
 
 export function createKubeClient(
-  source: KubeConfigSource | KubeConfig,
+  source: KubeConfigSource | ClusterConnection | ClientNodeKubeConfig,
   options: KubeClientOptions = {},
 ): KubeClient {
-  return new KubeClient(source instanceof KubeConfig ? source : loadKubeConfig(source), options);
+  return new KubeClient(loadConnection(source), options);
 }

@@ -1,4 +1,3 @@
-import { ApiException } from '@kubernetes/client-node';
 
 /** The `Status` object the API server sends with a failed request. */
 export interface KubeStatus {
@@ -61,17 +60,30 @@ export class StaleObjectError extends Error {
   }
 }
 
+/** client-node's ApiException, recognised by shape: importing its class would load all of client-node. */
+interface ClientNodeApiException {
+  code: number;
+  body: unknown;
+  headers: unknown;
+}
+
+function isClientNodeApiException(err: unknown): err is ClientNodeApiException {
+  return (
+    err instanceof Error && typeof (err as Partial<ClientNodeApiException>).code === 'number' && 'body' in err && 'headers' in err
+  );
+}
+
 /** The HTTP status of an API error from this library or from client-node's generated clients. */
 export function statusCodeOf(err: unknown): number | undefined {
   if (err instanceof KubeApiError) return err.code;
-  if (err instanceof ApiException) return (err as ApiException<unknown>).code;
+  if (isClientNodeApiException(err)) return err.code;
   return undefined;
 }
 
 function reasonOf(err: unknown): string | undefined {
   if (err instanceof KubeApiError) return err.reason;
-  if (err instanceof ApiException) {
-    const body = (err as ApiException<unknown>).body;
+  if (isClientNodeApiException(err)) {
+    const body = err.body;
     if (typeof body === 'string') {
       try {
         return (JSON.parse(body) as KubeStatus).reason;

@@ -28,3 +28,6 @@ export * from './patch/patch-helper.js';
 export * from './describe-failure.js';
 export * from './sharding/index.js';
 export * from './label-value.js';
+export * from './http-method.js';
+export * from './connection/cluster-connection.js';
+export * from './connection/kubeconfig.js';

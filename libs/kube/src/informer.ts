@@ -1,4 +1,5 @@
-import { HttpMethod, type KubernetesObject } from '@kubernetes/client-node';
+import { type KubernetesObject } from '@kubernetes/client-node';
+import { HttpMethod } from './http-method.js';
 import type { Logger } from 'pino';
 import { JitteredBackoff, sleep, type BackoffOptions } from './backoff.js';
 import type { KubeClient } from './client.js';

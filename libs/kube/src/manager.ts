@@ -1,7 +1,8 @@
-import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
-import { createKubeClient, type KubeClient, type KubeConfigSource } from './client.js';
+import { createKubeClient, type KubeClient } from './client.js';
+import type { ClientNodeKubeConfig, ClusterConnection, KubeConfigSource } from './connection/cluster-connection.js';
 import { Controller, type MapFunc, type Reconciler, type WatchEvent } from './controller.js';
 import { EventRecorder } from './event-recorder.js';
 import { STANDARD_INDEXERS } from './indexers.js';
@@ -52,7 +53,7 @@ export interface ManagerSharding extends Omit<ShardMembershipOptions, 'client' |
 export interface ManagerOptions {
   /** An existing client, or where to load one from (with `fieldManager`). */
   client?: KubeClient;
-  kubeConfig?: KubeConfigSource | KubeConfig;
+  kubeConfig?: KubeConfigSource | ClusterConnection | ClientNodeKubeConfig;
   /** The field manager of this service, for every write through the manager's client. */
   fieldManager?: string;
   logger?: Logger;

@@ -1,4 +1,5 @@
-import { HttpMethod, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
+import { type KubernetesObject } from '@kubernetes/client-node';
+import { HttpMethod, PatchStrategy } from './http-method.js';
 import type { KubeClient } from './client.js';
 import { isNotFound } from './errors.js';
 import { apiVersionOf, refOf, resourcePath, type ObjectRef, type ResourceType } from './resource.js';

@@ -1,4 +1,3 @@
-import { AuthenticationV1Api, AuthorizationV1Api, KubeConfig } from '@kubernetes/client-node';
 import {
   ForbiddenException,
   Inject,
@@ -7,6 +6,7 @@ import {
   type CanActivate,
   type ExecutionContext,
 } from '@nestjs/common';
+import { ACCESS_REVIEWS, type AccessReviews } from './access-reviews.js';
 
 interface HttpRequestLike {
   method: string;
@@ -22,13 +22,7 @@ interface HttpRequestLike {
  */
 @Injectable()
 export class KubernetesAdminGuard implements CanActivate {
-  private readonly authentication: AuthenticationV1Api;
-  private readonly authorization: AuthorizationV1Api;
-
-  constructor(@Inject(KubeConfig) kubeConfig: KubeConfig) {
-    this.authentication = kubeConfig.makeApiClient(AuthenticationV1Api);
-    this.authorization = kubeConfig.makeApiClient(AuthorizationV1Api);
-  }
+  constructor(@Inject(ACCESS_REVIEWS) private readonly reviews: AccessReviews) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<HttpRequestLike>();
@@ -36,25 +30,21 @@ export class KubernetesAdminGuard implements CanActivate {
     const token = typeof header === 'string' && header.startsWith('Bearer ') ? header.slice(7).trim() : '';
     if (!token) throw new UnauthorizedException('a bearer token is required');
 
-    const review = await this.authentication.createTokenReview({ body: { spec: { token } } });
-    if (!review.status?.authenticated || !review.status.user?.username) {
+    const review = await this.reviews.reviewToken(token);
+    if (!review?.authenticated || !review.user?.username) {
       throw new UnauthorizedException('the token was not accepted by the Kubernetes API');
     }
-    const user = review.status.user;
+    const user = { ...review.user, username: review.user.username };
     const path = (request.path ?? request.url).split('?')[0]!;
     const verb = request.method === 'GET' || request.method === 'HEAD' ? 'get' : request.method.toLowerCase();
-    const access = await this.authorization.createSubjectAccessReview({
-      body: {
-        spec: {
-          user: user.username,
-          groups: user.groups,
-          uid: user.uid,
-          extra: user.extra,
-          nonResourceAttributes: { path, verb },
-        },
-      },
+    const access = await this.reviews.reviewAccess({
+      user: user.username,
+      groups: user.groups,
+      uid: user.uid,
+      extra: user.extra,
+      nonResourceAttributes: { path, verb },
     });
-    if (!access.status?.allowed) {
+    if (!access?.allowed) {
       throw new ForbiddenException(`${user.username} may not ${verb} ${path}`);
     }
     return true;

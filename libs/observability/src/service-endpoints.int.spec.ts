@@ -1,9 +1,10 @@
 import 'reflect-metadata';
-import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { AuthenticationV1Api, AuthorizationV1Api, CoreV1Api, type KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { Controller, Get, Module, UseGuards, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Counter, Registry } from 'prom-client';
 import { createTestNamespace, type TestNamespace } from '@capstan/testing';
+import { ACCESS_REVIEWS, type AccessReviews } from './access-reviews.js';
 import { KubernetesAdminGuard } from './admin-auth.guard.js';
 import { Readiness } from './readiness.js';
 import { ServiceEndpointsModule } from './service-endpoints.js';
@@ -15,6 +16,16 @@ class AdminController {
   controllers(): { controllers: string[] } {
     return { controllers: ['cluster'] };
   }
+}
+
+/** The reviews over client-node's generated clients: the services use their own client (libs/provider-kit). */
+function clientNodeReviews(kc: KubeConfig): AccessReviews {
+  const authentication = kc.makeApiClient(AuthenticationV1Api);
+  const authorization = kc.makeApiClient(AuthorizationV1Api);
+  return {
+    reviewToken: async (token) => (await authentication.createTokenReview({ body: { spec: { token } } })).status,
+    reviewAccess: async (spec) => (await authorization.createSubjectAccessReview({ body: { spec } })).status,
+  };
 }
 
 describe('service endpoints and admin authorization', () => {
@@ -32,7 +43,7 @@ describe('service endpoints and admin authorization', () => {
     @Module({
       imports: [ServiceEndpointsModule.forRoot({ registry, readiness })],
       controllers: [AdminController],
-      providers: [{ provide: KubeConfig, useValue: ns.kc }, KubernetesAdminGuard],
+      providers: [{ provide: ACCESS_REVIEWS, useValue: clientNodeReviews(ns.kc) }, KubernetesAdminGuard],
     })
     class TestAppModule {}
     app = await NestFactory.create(TestAppModule, { logger: false });

@@ -1,5 +1,5 @@
-import { type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
-import { type Controller, type ControllerSpec, type EventRecorder, type KubeClient, type Manager } from '@capstan/kube';
+import { type KubernetesObject } from '@kubernetes/client-node';
+import { type ClusterConnection, type Controller, type ControllerSpec, type EventRecorder, type KubeClient, type Manager } from '@capstan/kube';
 import { type EventBusConnection, type EventPublisher, type EventTopology } from '@capstan/events';
 import { type Readiness } from '@capstan/observability';
 import { type Logger } from 'pino';
@@ -13,7 +13,8 @@ export interface ServiceContext {
   readonly name: string;
   readonly options: ServiceOptions;
   readonly logger: Logger;
-  readonly kubeConfig: KubeConfig;
+  /** The management cluster's API server and this service's credentials there. */
+  readonly connection: ClusterConnection;
   readonly manager: Manager;
   /** The manager's client; writes carry the service's field manager `capstan-<service>`. */
   readonly client: KubeClient;

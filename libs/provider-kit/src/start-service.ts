@@ -15,8 +15,8 @@ import {
   JetStreamTransportStrategy,
   provisionEventStreams,
 } from '@capstan/events';
-import { createLogger, KubernetesAdminGuard, Readiness, ServiceEndpointsModule } from '@capstan/observability';
-import { KubeConfig } from '@kubernetes/client-node';
+import { ACCESS_REVIEWS, createLogger, KubernetesAdminGuard, Readiness, ServiceEndpointsModule } from '@capstan/observability';
+import { kubeAccessReviews } from './access-reviews.js';
 import { AdminController, OpenApiController } from './admin.controller.js';
 import { clusterShardKey, shardKeyOfCluster } from './sharding/cluster-shard-key.js';
 import { EventOutbox } from './reconciler-kit/event-outbox.js';
@@ -138,7 +138,7 @@ export async function startService(
       name: definition.name,
       options,
       logger,
-      kubeConfig: manager.client.kubeConfig,
+      connection: manager.client.connection,
       manager,
       client: manager.client,
       registry,
@@ -157,10 +157,10 @@ export async function startService(
     @Module({
       providers: [
         { provide: SERVICE_CONTEXT, useValue: context },
-        { provide: KubeConfig, useValue: context.kubeConfig },
+        { provide: ACCESS_REVIEWS, useValue: kubeAccessReviews(manager.client) },
         KubernetesAdminGuard,
       ],
-      exports: [SERVICE_CONTEXT, KubeConfig, KubernetesAdminGuard],
+      exports: [SERVICE_CONTEXT, ACCESS_REVIEWS, KubernetesAdminGuard],
     })
     class ServiceContextModule {}
 

@@ -13,7 +13,7 @@ import {
   loadCertificateAuthority,
   type ClusterCertificates,
 } from '@capstan/pki';
-import { freePort } from '@capstan/testing';
+import { freePort } from '@capstan/testing/local-host';
 import type { SimClusterRef } from './host-plan.js';
 
 /**

@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort } from '@capstan/testing';
+import { freePort } from '@capstan/testing/local-host';
 import { SimError } from './errors.js';
 import { OwnedProcess } from './owned-process.js';
 import { waitFor } from './wait.js';

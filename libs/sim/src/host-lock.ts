@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
-import { isAlive } from '@capstan/testing';
+import { isAlive } from '@capstan/testing/local-host';
 import { SimError } from './errors.js';
 
 function holderOf(file: string): number | undefined {

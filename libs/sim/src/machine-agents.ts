@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { KubeClient } from '@capstan/kube';
 import { agentKubeConfig, DEFAULT_AGENT_CONFIG_PATH, HostRoot, loadAgentConfig, NodeAgent } from '@capstan/node-agent';
-import { repoRoot } from '@capstan/testing';
+import { repoRoot } from '@capstan/testing/local-host';
 import { SIM_INSTALL_RECORD_PATH } from './machine-root.js';
 import type { NodeAgentMode } from './options.js';
 import { OwnedProcess } from './owned-process.js';

@@ -1,5 +1,4 @@
-import { HttpMethod, PatchStrategy } from '@kubernetes/client-node';
-import { resourcePath, type KubeClient } from '@capstan/kube';
+import { resourcePath, type KubeClient, HttpMethod, PatchStrategy } from '@capstan/kube';
 import {
   isAlreadyExists,
   isForbidden,

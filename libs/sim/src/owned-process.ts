@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { isAlive, startProcess, stopPid, type ManagedProcess } from '@capstan/testing';
+import { isAlive, startProcess, stopPid, type ManagedProcess } from '@capstan/testing/local-host';
 
 /** What the pid file records about a process the provider started. */
 export interface ProcessRecord {

@@ -8,7 +8,7 @@ import {
   loadCertificateAuthority,
 } from '@capstan/pki';
 import { serverTlsFromClusterCertificates } from '@capstan/k3s-bootstrap';
-import { freePort } from '@capstan/testing';
+import { freePort } from '@capstan/testing/local-host';
 import { PROXY_CLIENT_COMMON_NAME, workloadApiServerArgs } from './api-server-args.js';
 import {
   apiServerFilesIn,

@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
-import { KubeConfig } from '@kubernetes/client-node';
-import { createKubeClient, type KubeClient } from '@capstan/kube';
+import { ClusterConnection, createKubeClient, type KubeClient } from '@capstan/kube';
 import type { ApiEndpoint } from '@capstan/pki';
-import { resolveControlPlaneBinaries, resolveKubeComponent } from '@capstan/testing';
+import { resolveControlPlaneBinaries, resolveKubeComponent } from '@capstan/testing/local-host';
 import type { Logger } from 'pino';
 import {
   clusterKeyOf,
@@ -236,20 +235,8 @@ export class SimRuntime {
     const clientKey = `${url}|${createHash('sha256').update(token).digest('hex')}`;
     let client = this.clients.get(clientKey);
     if (!client) {
-      const kc = new KubeConfig();
-      kc.loadFromOptions({
-        clusters: [
-          {
-            name: api.key,
-            server: url,
-            caData: Buffer.from(api.spec.identity.tls.serverCA.certPem).toString('base64'),
-          },
-        ],
-        users: [{ name: 'node', token }],
-        contexts: [{ name: 'node', cluster: api.key, user: 'node' }],
-        currentContext: 'node',
-      });
-      client = createKubeClient(kc, { fieldManager: 'k3s' });
+      const node = new ClusterConnection({ context: 'node', server: url, caPem: api.spec.identity.tls.serverCA.certPem, token });
+      client = createKubeClient(node, { fieldManager: 'k3s' });
       this.clients.set(clientKey, client);
     }
     return { client, url };

@@ -1,6 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CustomObjectsApi, setHeaderOptions } from '@kubernetes/client-node';
+import { PatchStrategy } from '@capstan/kube';
 import { RESOURCES } from '@capstan/api';
 import { createTestNamespace, installCapstanCrds, repoRoot, type TestNamespace } from '@capstan/testing';
 

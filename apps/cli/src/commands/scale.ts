@@ -1,4 +1,5 @@
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import { CustomObjectsApi, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import { PatchStrategy } from '@capstan/kube';
 import { Command } from 'commander';
 import { RESOURCES, type MachineDeployment } from '@capstan/api';
 import { controlPlaneRefOf, getCluster, getObject, resolveReference } from '../describe/fetch.js';

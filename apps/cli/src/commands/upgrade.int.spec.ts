@@ -2,7 +2,8 @@
 // controllers' part by writing the status a rollout would end with, and checks the order of the patches.
 import { execFileSync, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CustomObjectsApi, setHeaderOptions } from '@kubernetes/client-node';
+import { PatchStrategy } from '@capstan/kube';
 import { LABELS, RESOURCES } from '@capstan/api';
 import { createTestNamespace, installCapstanCrds, repoRoot, type TestNamespace } from '@capstan/testing';
 

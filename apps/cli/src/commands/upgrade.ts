@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import { CustomObjectsApi, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import { PatchStrategy } from '@capstan/kube';
 import { Command, Option } from 'commander';
 import { LABELS, RESOURCES, readControlPlane, type Machine, type MachineDeployment } from '@capstan/api';
 import { formatElapsed } from '../demo/wait-for-deletion.js';

@@ -4,7 +4,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, VersionApi } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, setHeaderOptions, VersionApi } from '@kubernetes/client-node';
+import { PatchStrategy } from '@capstan/kube';
 import { eventually, repoRoot, startCapstan, type CapstanUnderTest } from '@capstan/testing';
 import { CAPI, createSimCluster, deleteClusterAndWait, readyNodes, workloadClient } from './cluster-fixture.js';
 

@@ -1,4 +1,4 @@
-import { HttpMethod, type KubernetesObject } from '@kubernetes/client-node';
+import { type KubernetesObject } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { RESOURCES, type Cluster, type SimCluster, type SimMachine } from '@capstan/api';
 import {
@@ -19,6 +19,7 @@ import {
   type ReconcileResult,
   type ResourceClient,
   type ResourceType,
+  HttpMethod,
 } from '@capstan/kube';
 import { EventOutbox, type OwedEvent, type ServiceContext } from '@capstan/provider-kit';
 import { createTestNamespace, eventually, testNatsUrl, type TestNamespace } from '@capstan/testing';

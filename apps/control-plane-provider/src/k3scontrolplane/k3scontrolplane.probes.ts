@@ -1,5 +1,5 @@
 import { request } from 'node:https';
-import { KubeConfig } from '@kubernetes/client-node';
+import { parseKubeconfig, type KubeconfigSelection } from '@capstan/kube';
 import type { ControlPlaneMachine } from '../planning/control-plane-machine.js';
 import type { ControlPlaneScope } from './k3scontrolplane.scope.js';
 
@@ -47,21 +47,21 @@ export const PROBE_TIMEOUT_MS = 3000;
  * (its CA, its client certificate): the control plane counts as initialized from then on.
  */
 export function probeWorkloadApi(kubeconfig: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<boolean> {
-  const kc = new KubeConfig();
-  kc.loadFromString(kubeconfig);
-  const cluster = kc.getCurrentCluster();
-  const user = kc.getCurrentUser();
-  if (!cluster || !user?.certData || !user.keyData) return Promise.resolve(false);
-  const decode = (data: string | undefined) =>
-    data ? Buffer.from(data, 'base64').toString('utf8') : undefined;
+  let api: KubeconfigSelection;
+  try {
+    api = parseKubeconfig(kubeconfig);
+  } catch {
+    return Promise.resolve(false);
+  }
+  if (!api.clientCertificatePem || !api.clientKeyPem) return Promise.resolve(false);
   return new Promise((resolve) => {
     const req = request(
-      new URL('/readyz', cluster.server),
+      new URL('/readyz', api.server),
       {
         method: 'GET',
-        ca: decode(cluster.caData),
-        cert: decode(user.certData),
-        key: decode(user.keyData),
+        ca: api.caPem,
+        cert: api.clientCertificatePem,
+        key: api.clientKeyPem,
         agent: false,
         timeout: timeoutMs,
       },

@@ -1,4 +1,4 @@
-import { KubeConfig } from '@kubernetes/client-node';
+import { parseKubeconfig } from '@capstan/kube';
 import { expiresWithin, kubeconfigClientCertificate } from '@capstan/pki';
 
 /** The admin certificate is issued for a year and replaced once it has 30 days left. */
@@ -13,12 +13,9 @@ export function kubeconfigRenewalReason(
 ): string | undefined {
   if (!existing) return 'missing';
   try {
-    const kc = new KubeConfig();
-    kc.loadFromString(existing);
-    const cluster = kc.getCurrentCluster();
-    if (cluster?.server !== server) return 'endpoint changed';
-    if (Buffer.from(cluster.caData ?? '', 'base64').toString('utf8') !== serverCaPem)
-      return 'server CA changed';
+    const current = parseKubeconfig(existing);
+    if (current.server !== server) return 'endpoint changed';
+    if (current.caPem !== serverCaPem) return 'server CA changed';
     if (expiresWithin(kubeconfigClientCertificate(existing), KUBECONFIG_RENEW_BEFORE_MS, now))
       return 'client certificate expires soon';
     return undefined;

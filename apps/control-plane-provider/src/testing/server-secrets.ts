@@ -1,6 +1,6 @@
-import { HttpMethod, type V1Secret } from '@kubernetes/client-node';
+import { type V1Secret } from '@kubernetes/client-node';
 import { LABELS, RESOURCES, type K3sControlPlane } from '@capstan/api';
-import { Informer, KubeClient, type KubeRequest, type ResourceClient } from '@capstan/kube';
+import { Informer, KubeClient, type KubeRequest, type ResourceClient, HttpMethod } from '@capstan/kube';
 import { createTestNamespace, eventually, type TestNamespace } from '@capstan/testing';
 import type { SecretAccess } from '../k3scontrolplane/k3scontrolplane.certificates.js';
 import { SECRETS, secretText } from '../k3scontrolplane/secrets.js';

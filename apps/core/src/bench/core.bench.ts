@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { HttpMethod, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
+import { KubeConfig, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import {
   CLUSTER_SECRET_TYPE,
@@ -26,7 +26,7 @@ import {
   type EventDataInput,
   type HandoffEventName,
 } from '@capstan/events';
-import { KubeClient, loadKubeConfig, type ResourceType } from '@capstan/kube';
+import { KubeClient, type ResourceType, HttpMethod } from '@capstan/kube';
 import { defaultServiceOptions, startService, type RunningService } from '@capstan/provider-kit';
 import {
   genericProviderKind,
@@ -316,7 +316,8 @@ const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 
 
 async function main(): Promise<void> {
   const env = await startTestEnvironment({ log: (line) => logger.info(line) });
-  const kubeConfig = loadKubeConfig({ kubeconfig: env.kubeconfig });
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromString(env.kubeconfig);
   const client = new KubeClient(kubeConfig, { fieldManager: 'core-bench' });
   const namespace = `core-bench-${randomBytes(3).toString('hex')}`;
   let service: RunningService | undefined;

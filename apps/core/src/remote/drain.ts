@@ -1,5 +1,5 @@
-import { HttpMethod, type V1Pod } from '@kubernetes/client-node';
-import { isNotFound, isTooManyRequests, resourcePath, statusCodeOf, type KubeClient } from '@capstan/kube';
+import { type V1Pod } from '@kubernetes/client-node';
+import { isNotFound, isTooManyRequests, resourcePath, statusCodeOf, type KubeClient, HttpMethod } from '@capstan/kube';
 import { PODS } from './resources.js';
 
 const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';

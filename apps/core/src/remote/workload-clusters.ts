@@ -1,13 +1,15 @@
 import { createHash } from 'node:crypto';
-import { KubeConfig, type V1Node, type V1Secret } from '@kubernetes/client-node';
+import { type V1Node, type V1Secret } from '@kubernetes/client-node';
 import { type Logger } from 'pino';
 import { CLUSTER_SECRET_TYPE, ClusterSecretPurpose, SECRET_KEYS, clusterSecretName } from '@capstan/api';
 import {
   BY_PROVIDER_ID,
   byProviderIdIndex,
+  connectionFromKubeconfig,
   Informer,
   isNotFound,
   KubeClient,
+  type ClusterConnection,
   type InformerEventHandler,
   type Manager,
 } from '@capstan/kube';
@@ -226,11 +228,9 @@ export class WorkloadClusters {
   }
 
   private open(namespace: string, cluster: string, hash: string, content: string): Connection {
-    let kubeConfig: KubeConfig;
+    let workloadApi: ClusterConnection;
     try {
-      kubeConfig = new KubeConfig();
-      kubeConfig.loadFromString(content);
-      if (!kubeConfig.getCurrentCluster()) throw new TypeError('no current cluster');
+      workloadApi = connectionFromKubeconfig(content);
     } catch {
       // The parser's message may quote the document: say only which secret is wrong.
       throw new WorkloadClusterUnavailableError(
@@ -240,7 +240,7 @@ export class WorkloadClusters {
         `Secret ${namespace}/${clusterSecretName(cluster, ClusterSecretPurpose.Kubeconfig)} key ${SECRET_KEYS.value} is not a usable kubeconfig`,
       );
     }
-    const client = new KubeClient(kubeConfig, { fieldManager: this.options.fieldManager ?? 'capstan-core' });
+    const client = new KubeClient(workloadApi, { fieldManager: this.options.fieldManager ?? 'capstan-core' });
     const nodes = new Informer<V1Node>(client, NODES, {
       indexers: { [BY_PROVIDER_ID]: byProviderIdIndex },
       logger: this.log.child({ workloadCluster: clusterKey(namespace, cluster) }),

@@ -1,9 +1,8 @@
 // The timed part the cluster benchmarks share: from the first create until every Machine is Running and every
 // Cluster Available, then from deleting every Cluster until none (and no Machine) is left, watched through informers
 // on the management cluster. The Cluster and Machine kinds are cluster.x-k8s.io/v1beta2 on both Capstan and upstream.
-import { HttpMethod } from '@kubernetes/client-node';
 import { RESOURCES, getCondition, type Cluster, type Machine } from '@capstan/api';
-import { Informer, isNotFound, type KubeClient } from '@capstan/kube';
+import { Informer, isNotFound, type KubeClient, HttpMethod } from '@capstan/kube';
 import { recordedSimProcesses } from '@capstan/testing';
 import { log, oneMinuteLoad, sleep } from './bench-machine.js';
 

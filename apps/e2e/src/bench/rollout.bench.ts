@@ -9,7 +9,6 @@ import 'reflect-metadata';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { HttpMethod } from '@kubernetes/client-node';
 import {
   LABELS,
   RESOURCES,
@@ -17,7 +16,7 @@ import {
   type InPlacePolicy,
   type Machine,
 } from '@capstan/api';
-import { createKubeClient, Informer, type KubeClient } from '@capstan/kube';
+import { createKubeClient, Informer, type KubeClient, HttpMethod } from '@capstan/kube';
 import { eventually, repoRoot, startCapstan, startTestEnvironment, type CapstanUnderTest } from '@capstan/testing';
 import { controlPlaneName, createSimK3sCluster, deploymentName } from '../sim-cluster-fixture.js';
 

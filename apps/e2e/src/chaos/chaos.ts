@@ -11,8 +11,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { appendFileSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
-import { HttpMethod } from '@kubernetes/client-node';
-import { createKubeClient, type KubeClient } from '@capstan/kube';
+import { createKubeClient, type KubeClient, HttpMethod } from '@capstan/kube';
 import {
   createTestNamespace,
   installCapstanCrds,

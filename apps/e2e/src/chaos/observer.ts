@@ -1,9 +1,9 @@
 // Looks at the running system for convergence.ts: the services' /readyz and /admin/shards, the management
 // cluster's objects, and every workload cluster through its own `<cluster>-kubeconfig` (the front proxy of the
 // shared workload API server). Every call is bounded, so a frozen or restarting server only makes a check fail.
-import { HttpMethod, KubeConfig, type V1Secret } from '@kubernetes/client-node';
+import { KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import { RESOURCES } from '@capstan/api';
-import { createKubeClient, NODES, SECRETS, type KubeClient, type ResourceType } from '@capstan/kube';
+import { createKubeClient, NODES, SECRETS, type KubeClient, type ResourceType, HttpMethod } from '@capstan/kube';
 import type { LocalService } from '@capstan/testing';
 import {
   emptyObjects,

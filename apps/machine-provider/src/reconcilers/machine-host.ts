@@ -9,7 +9,7 @@ import {
   type ParsedK3sBootstrap,
 } from '@capstan/k3s-bootstrap';
 import { issueClientCertificate, loadCertificateAuthority } from '@capstan/pki';
-import { pinnedKubeApiserverVersions, resolveKubeApiserverVersion } from '@capstan/testing';
+import { pinnedKubeApiserverVersions, resolveKubeApiserverVersion } from '@capstan/testing/local-host';
 import {
   acknowledgeInstall,
   clusterApiSpecFrom,

@@ -8,9 +8,9 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { V1Secret } from '@kubernetes/client-node';
+import { KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import { Informer, KubeClient, NAMESPACES, SECRETS, loadKubeConfig } from '@capstan/kube';
+import { Informer, KubeClient, NAMESPACES, SECRETS } from '@capstan/kube';
 import { agentMachineRoot, createPlanMachine, decodeSecretData, PLAN_KEYS, planChecksum, text } from '@capstan/node-agent';
 import { eventually, repoRoot, startProcess, startTestEnvironment, stopPid, type ManagedProcess } from '@capstan/testing';
 
@@ -40,7 +40,8 @@ interface Machine {
 
 async function main(): Promise<void> {
   const env = await startTestEnvironment({ log: (line) => logger.info(line) });
-  const kc = loadKubeConfig({ kubeconfig: env.kubeconfig });
+  const kc = new KubeConfig();
+  kc.loadFromString(env.kubeconfig);
   const admin = new KubeClient(kc, { fieldManager: 'agent-bench' });
   const namespace = `agent-bench-${randomBytes(3).toString('hex')}`;
   const secrets = admin.resource<V1Secret>(SECRETS);

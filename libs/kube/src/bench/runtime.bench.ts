@@ -5,7 +5,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestEnvironment } from '@capstan/testing';
 import { pino } from 'pino';
-import { loadKubeConfig, KubeClient } from '../client.js';
+import { KubeClient } from '../client.js';
+import { loadConnection } from '../connection/cluster-connection.js';
 import { Controller } from '../controller.js';
 import { Informer } from '../informer.js';
 import { NAMESPACES } from '../core-kinds.js';
@@ -65,7 +66,7 @@ async function queueThroughput(informer: Informer<Widget>, workers: number): Pro
 
 async function main(): Promise<void> {
   const env = await startTestEnvironment({ log: (line) => logger.info(line) });
-  const client = new KubeClient(loadKubeConfig({ kubeconfig: env.kubeconfig }), {
+  const client = new KubeClient(loadConnection({ kubeconfig: env.kubeconfig }), {
     fieldManager: 'runtime-bench',
   });
   try {

@@ -1,5 +1,5 @@
-import { HttpMethod, type KubernetesObject, type V1OwnerReference } from '@kubernetes/client-node';
-import { formatLabelValue, isAlreadyExists, type KubeClient, type ResourceType } from '@capstan/kube';
+import { type KubernetesObject, type V1OwnerReference } from '@kubernetes/client-node';
+import { formatLabelValue, isAlreadyExists, type KubeClient, type ResourceType, HttpMethod } from '@capstan/kube';
 
 /** How long an agent token lives before the bootstrap provider must hand out a new one (1 year). */
 export const AGENT_TOKEN_EXPIRATION_SECONDS = 365 * 24 * 3600;

@@ -1,5 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
-import { KubeConfig } from '@kubernetes/client-node';
+import { ClusterConnection } from '@capstan/kube';
 import { parse as parseYaml } from 'yaml';
 import type { HostRoot } from '../apply/host-root.js';
 
@@ -52,9 +52,8 @@ export function loadAgentConfig(root: HostRoot, machinePath: string): AgentConfi
   return config as unknown as AgentConfig;
 }
 
-/** A kubeconfig for the agent's token; the CA and token are read from the machine now (the token file may rotate). */
-export function agentKubeConfig(root: HostRoot, config: AgentConfig): KubeConfig {
-  const kc = new KubeConfig();
+/** The agent's connection with its token; the CA and token are read from the machine now (the token file may rotate). */
+export function agentKubeConfig(root: HostRoot, config: AgentConfig): ClusterConnection {
   const read = (path: string, what: string) => {
     try {
       return readFileSync(root.resolve(path), 'utf8').trim();
@@ -62,11 +61,11 @@ export function agentKubeConfig(root: HostRoot, config: AgentConfig): KubeConfig
       throw new AgentConfigError(root.resolve(path), `${what} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
     }
   };
-  kc.loadFromOptions({
-    clusters: [{ name: 'management', server: config.server, caData: Buffer.from(read(config.caFile, 'caFile')).toString('base64') }],
-    users: [{ name: 'node-agent', token: read(config.tokenFile, 'tokenFile') }],
-    contexts: [{ name: 'node-agent', cluster: 'management', user: 'node-agent', namespace: config.namespace }],
-    currentContext: 'node-agent',
+  return new ClusterConnection({
+    context: 'node-agent',
+    server: config.server.replace(/\/+$/, ''),
+    caPem: read(config.caFile, 'caFile'),
+    token: read(config.tokenFile, 'tokenFile'),
+    namespace: config.namespace,
   });
-  return kc;
 }

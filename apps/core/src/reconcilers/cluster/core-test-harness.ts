@@ -23,7 +23,7 @@ import {
 import {
   KubeClient,
   isNotFound,
-  loadKubeConfig,
+  loadConnection,
   type ResourceClient,
   type ResourceType,
 } from '@capstan/kube';
@@ -110,7 +110,7 @@ export async function startCoreHarness(options: CoreHarnessOptions): Promise<Cor
       syncPeriodSeconds: options.syncPeriodSeconds ?? 600,
     },
   );
-  const client = new KubeClient(loadKubeConfig({ kubeconfigPath }), { fieldManager: 'core-test' });
+  const client = new KubeClient(loadConnection({ kubeconfigPath }), { fieldManager: 'core-test' });
   const namespace = ns.name;
   const createdNodes: string[] = [];
   const kind = (k: string): ResourceClient<Unstructured> => {

@@ -1,0 +1,24 @@
+import type { KubeClient } from '@capstan/kube';
+import type { AccessReviews, NonResourceAccessQuestion, TokenReviewResult } from '@capstan/observability';
+
+/** The admin guard's TokenReview and SubjectAccessReview, sent through the service's own client. */
+export function kubeAccessReviews(client: KubeClient): AccessReviews {
+  return {
+    async reviewToken(token: string) {
+      const review = await client.request<{ status?: TokenReviewResult }>({
+        method: 'POST',
+        path: '/apis/authentication.k8s.io/v1/tokenreviews',
+        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } },
+      });
+      return review.status;
+    },
+    async reviewAccess(spec: NonResourceAccessQuestion) {
+      const review = await client.request<{ status?: { allowed?: boolean } }>({
+        method: 'POST',
+        path: '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+        body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec },
+      });
+      return review.status;
+    },
+  };
+}
