@@ -22,7 +22,8 @@ import { SimError } from './errors.js';
 import { deleteEtcdPrefix } from './etcd.js';
 import { ClusterFrontProxy, type FrontProxyUpstream } from './front-proxy.js';
 import { apiServerReady } from './https-probe.js';
-import { OwnedProcess } from './owned-process.js';
+import { OwnedProcess, recordedProcessAlive } from './owned-process.js';
+import { portIsFree } from './port-allocator.js';
 import { withHostLock } from './host-lock.js';
 import { K3S_DEFAULT_CLUSTER_CIDR, K3S_DEFAULT_CLUSTER_DOMAIN, K3S_DEFAULT_SERVICE_CIDR } from './service-network.js';
 import { waitFor } from './wait.js';
@@ -105,6 +106,17 @@ export class SharedApiServer {
     return state;
   }
 
+  /**
+   * The recorded port, or a new one (saved) when no server of ours runs and something else took it while the server
+   * was down: a restart would otherwise fail on "address already in use" for as long as that process holds it.
+   */
+  private async portStillOurs(dir: string, state: SharedState): Promise<SharedState> {
+    if (recordedProcessAlive(dir, 'kube-apiserver') || (await portIsFree('127.0.0.1', state.port))) return state;
+    const moved = { ...state, port: await freePort() };
+    writeFileSync(join(this.dir, 'state.json'), JSON.stringify(moved), { mode: 0o600 });
+    return moved;
+  }
+
   /** Under a host lock: replicas sharing the state dir start it once, and the later ones adopt it. */
   private start(): Promise<FrontProxyUpstream> {
     const dir = this.host.stateDir.ensure(this.dir);
@@ -112,8 +124,9 @@ export class SharedApiServer {
   }
 
   private async startLocked(dir: string): Promise<FrontProxyUpstream> {
-    const state = await this.loadState();
+    // etcd first: its ports are bound before this server's is chosen, so the two cannot pick the same free port.
     const etcd = await this.host.etcd();
+    const state = await this.portStillOurs(dir, await this.loadState());
     const digest = await writeApiServerFiles(dir, state.identity);
     const files = apiServerFilesIn(dir);
     const process = new OwnedProcess({

@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -309,6 +310,35 @@ describe('SimRuntime', () => {
     expect((await core.listNode()).items.map((n) => n.metadata?.name)).toEqual(['shared-two-cp']);
     await runtime.releaseClusterApi(`${namespace}/shared-two`);
     await expect(core.listNode()).rejects.toBeDefined();
+  });
+
+  it('moves the shared server to another port when its recorded one was taken while it was down', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'capstan-sim-port-'));
+    const cluster = await ClusterBlueprint.create(namespace, 'port-moved', { mode: 'shared' });
+    const spec = clusterApiSpecFrom(cluster.parsed('init-server'), cluster.ref);
+    const first = newRuntime(600, undefined, dir);
+    await first.ensureClusterApi(spec, { fresh: true });
+    await first.releaseClusterApi(`${namespace}/port-moved`);
+    await first.shutdown();
+    await stopRecordedProcess(join(dir, 'shared'), 'kube-apiserver');
+    const statePort = () => (JSON.parse(readFileSync(join(dir, 'shared', 'state.json'), 'utf8')) as { port: number }).port;
+    const taken = statePort();
+    // Another process takes the port while no server runs (in the bench: the sim's own etcd, started later).
+    const squatter = createServer();
+    await new Promise<void>((resolve) => squatter.listen(taken, '127.0.0.1', resolve));
+    try {
+      const second = newRuntime(600, undefined, dir);
+      await second.ensureClusterApi(spec, { fresh: true });
+      expect(statePort()).not.toBe(taken);
+      const core = (await admin(cluster)).makeApiClient(CoreV1Api);
+      await eventually(async () => Array.isArray((await core.listNamespace()).items));
+      await second.releaseClusterApi(`${namespace}/port-moved`);
+      await second.shutdown();
+    } finally {
+      squatter.close();
+      await stopRecordedProcess(join(dir, 'shared'), 'kube-apiserver');
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('lets sharded replicas on one host share the shared server and hand a cluster over', async () => {
