@@ -24,10 +24,25 @@ export default tseslint.config(
           allow: [],
           depConstraints: [
             { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:feature', 'type:runtime', 'type:util'] },
+            { sourceTag: 'type:bundle', onlyDependOnLibsWithTags: ['type:app', 'type:feature', 'type:runtime', 'type:util'] },
             { sourceTag: 'type:feature', onlyDependOnLibsWithTags: ['type:feature', 'type:runtime', 'type:util'] },
             { sourceTag: 'type:runtime', onlyDependOnLibsWithTags: ['type:runtime', 'type:util'] },
             { sourceTag: 'type:util', onlyDependOnLibsWithTags: ['type:util'] },
           ],
+        },
+      ],
+    },
+  },
+  {
+    // The all-in-one process hosts the service apps' definitions (their `./service` exports): the one place an app is
+    // imported. Nx refuses app imports outright, so exactly those five are allowed, and only here.
+    files: ['apps/all-in-one/src/**/*.ts'],
+    rules: {
+      '@nx/enforce-module-boundaries': [
+        'error',
+        {
+          allow: ['core', 'cluster-provider', 'machine-provider', 'bootstrap-provider', 'control-plane-provider'].map((app) => `@capstan/${app}/service`),
+          depConstraints: [{ sourceTag: 'type:bundle', onlyDependOnLibsWithTags: ['type:app', 'type:feature', 'type:runtime', 'type:util'] }],
         },
       ],
     },

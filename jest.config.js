@@ -17,6 +17,11 @@ const shared = {
   extensionsToTreatAsEsm: ['.ts'],
   transform: { '^.+\\.ts$': swc },
   moduleNameMapper: {
+    '^@capstan/core/service$': '<rootDir>/apps/core/src/core-service.ts',
+    '^@capstan/cluster-provider/service$': '<rootDir>/apps/cluster-provider/src/service.ts',
+    '^@capstan/machine-provider/service$': '<rootDir>/apps/machine-provider/src/service.ts',
+    '^@capstan/bootstrap-provider/service$': '<rootDir>/apps/bootstrap-provider/src/bootstrap-service.ts',
+    '^@capstan/control-plane-provider/service$': '<rootDir>/apps/control-plane-provider/src/control-plane-service.ts',
     '^@capstan/testing/local-host$': '<rootDir>/libs/testing/src/local-host.ts',
     '^@capstan/([a-z0-9-]+)$': '<rootDir>/libs/$1/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',

@@ -94,3 +94,5 @@ export function createCoreService(options: CoreServiceOptions = {}): ServiceDefi
 }
 
 export const coreService: ServiceDefinition = createCoreService();
+
+export { coreCommandLine } from './core-command-line.js';

@@ -38,7 +38,7 @@ export interface CapstanUnderTest {
  */
 export async function startCapstan(
   prefix = 'e2e',
-  options: Pick<StartLocalServicesOptions, 'syncPeriodSeconds' | 'env' | 'replicas' | 'leaseTimings' | 'conversionWebhook'> = {},
+  options: Pick<StartLocalServicesOptions, 'syncPeriodSeconds' | 'env' | 'replicas' | 'leaseTimings' | 'conversionWebhook' | 'allInOne'> = {},
 ): Promise<CapstanUnderTest> {
   execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: repoRoot(), stdio: 'ignore' });
   const namespace = await createTestNamespace(prefix);
@@ -62,6 +62,7 @@ export async function startCapstan(
     replicas: options.replicas,
     leaseTimings: options.leaseTimings,
     conversionWebhook: options.conversionWebhook,
+    allInOne: options.allInOne,
   };
   const services = await startLocalServices(serviceOptions);
   return {

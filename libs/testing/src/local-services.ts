@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from './ports.js';
+import { freePort, isPortFree } from './ports.js';
 import { isAlive, stopPid } from './processes.js';
 
 /** The five services `capstan init --local`, the demo and the end-to-end tests run, in start order. */
@@ -64,6 +64,11 @@ export interface StartLocalServicesOptions {
    * --local` and the demo do). Off for tests: every core start would repoint the CRDs all tests share.
    */
   conversionWebhook?: boolean;
+  /**
+   * Run the five services in one process (apps/all-in-one, for small installs) instead of one process each: every
+   * returned LocalService then names that process, with the service's own endpoint URL. One replica only.
+   */
+  allInOne?: boolean;
   onProgress?(service: LocalServiceName, state: 'starting' | 'ready'): void;
 }
 
@@ -102,6 +107,7 @@ async function waitReady(service: LocalService, timeoutMs: number): Promise<void
 export async function startLocalServices(options: StartLocalServicesOptions): Promise<LocalService[]> {
   mkdirSync(options.logDir, { recursive: true });
   const started: LocalService[] = [];
+  if (options.allInOne) return startAllInOneProcess(options);
   try {
     for (const name of LOCAL_SERVICES.filter((s) => options.services?.includes(s) ?? true)) {
       options.onProgress?.(name, 'starting');
@@ -137,47 +143,7 @@ async function startLocalService(name: LocalServiceName, options: StartLocalServ
   const sharded = several || options.sharding === true;
   const logFile = join(options.logDir, several ? `${name}-${replica}.log` : `${name}.log`);
   const fd = openSync(logFile, 'a');
-  const args = [
-    ...SERVICE_NODE_FLAGS,
-    join(workspaceRoot(), 'apps', name, 'dist', 'main.js'),
-    '--kubeconfig',
-    options.kubeconfigPath,
-    '--nats-url',
-    options.natsUrl,
-    '--http-host',
-    '127.0.0.1',
-    '--http-port',
-    String(port),
-    ...(options.syncPeriodSeconds ? ['--sync-period', String(options.syncPeriodSeconds)] : []),
-    ...(options.namespace ? ['--namespace', options.namespace] : []),
-    ...(options.subjectRoot ? ['--subject-root', options.subjectRoot] : []),
-    ...(options.streamName ? ['--stream-name', options.streamName] : []),
-    ...(options.logLevel ? ['--log-level', options.logLevel] : []),
-    ...(sharded ? ['--sharding', '--identity', `${name}-${replica}`, '--leader-election-namespace', options.namespace ?? 'default'] : []),
-    ...(options.leaseTimings
-      ? [
-          '--leader-elect-lease-duration',
-          options.leaseTimings.leaseDuration,
-          '--leader-elect-renew-deadline',
-          options.leaseTimings.renewDeadline,
-          '--leader-elect-retry-period',
-          options.leaseTimings.retryPeriod,
-        ]
-      : []),
-  ];
-  if (name === 'core' && options.conversionWebhook) {
-    const webhookPort = await freePort();
-    args.push(
-      '--webhook-port',
-      String(webhookPort),
-      '--webhook-bind-address',
-      '127.0.0.1',
-      '--webhook-url',
-      `https://127.0.0.1:${webhookPort}/convert`,
-      // Its certificates go into a Secret of the core's namespace: one that exists here.
-      ...(sharded ? [] : ['--leader-election-namespace', options.namespace ?? 'default']),
-    );
-  }
+  const args = [...SERVICE_NODE_FLAGS, join(workspaceRoot(), 'apps', name, 'dist', 'main.js'), ...(await serviceArgs(name === 'core', options, port, sharded, `${name}-${replica}`))];
   const child = spawn(process.execPath, args, { stdio: ['ignore', fd, fd], env });
   closeSync(fd);
   const service: LocalService = {
@@ -196,6 +162,105 @@ async function startLocalService(name: LocalServiceName, options: StartLocalServ
     throw error;
   }
   return service;
+}
+
+/** The command line of a service process (a service, or the all-in-one with `withCore`) but its main module. */
+async function serviceArgs(
+  withCore: boolean,
+  options: StartLocalServicesOptions,
+  port: number,
+  sharded: boolean,
+  identity: string,
+): Promise<string[]> {
+  const args = [
+    '--kubeconfig',
+    options.kubeconfigPath,
+    '--nats-url',
+    options.natsUrl,
+    '--http-host',
+    '127.0.0.1',
+    '--http-port',
+    String(port),
+    ...(options.syncPeriodSeconds ? ['--sync-period', String(options.syncPeriodSeconds)] : []),
+    ...(options.namespace ? ['--namespace', options.namespace] : []),
+    ...(options.subjectRoot ? ['--subject-root', options.subjectRoot] : []),
+    ...(options.streamName ? ['--stream-name', options.streamName] : []),
+    ...(options.logLevel ? ['--log-level', options.logLevel] : []),
+    ...(sharded ? ['--sharding', '--identity', identity, '--leader-election-namespace', options.namespace ?? 'default'] : []),
+    ...(options.leaseTimings
+      ? [
+          '--leader-elect-lease-duration',
+          options.leaseTimings.leaseDuration,
+          '--leader-elect-renew-deadline',
+          options.leaseTimings.renewDeadline,
+          '--leader-elect-retry-period',
+          options.leaseTimings.retryPeriod,
+        ]
+      : []),
+  ];
+  if (withCore && options.conversionWebhook) {
+    const webhookPort = await freePort();
+    args.push(
+      '--webhook-port',
+      String(webhookPort),
+      '--webhook-bind-address',
+      '127.0.0.1',
+      '--webhook-url',
+      `https://127.0.0.1:${webhookPort}/convert`,
+      // Its certificates go into a Secret of the core's namespace: one that exists here.
+      ...(sharded ? [] : ['--leader-election-namespace', options.namespace ?? 'default']),
+    );
+  }
+  return args;
+}
+
+/** A first port from which `count` ports in a row are free (the all-in-one serves service i on port + i). */
+async function freePortRun(count: number): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const first = await freePort();
+    const rest = await Promise.all(Array.from({ length: count - 1 }, (_, i) => isPortFree(first + 1 + i)));
+    if (rest.every(Boolean)) return first;
+  }
+  throw new LocalServiceError('all-in-one', `no ${count} free ports in a row`);
+}
+
+/** The five services in one all-in-one process, ready when every one of them answers /readyz. */
+async function startAllInOneProcess(options: StartLocalServicesOptions): Promise<LocalService[]> {
+  if ((options.replicas ?? 1) > 1) throw new LocalServiceError('all-in-one', 'runs one replica of each service');
+  const names = LOCAL_SERVICES.filter((s) => options.services?.includes(s) ?? true);
+  if (names.length !== LOCAL_SERVICES.length) throw new LocalServiceError('all-in-one', 'runs all five services');
+  const simStateDir = simStateDirOf(options);
+  const env = { ...process.env, ...options.env, CAPSTAN_SIM_STATE_DIR: simStateDir };
+  const port = await freePortRun(names.length);
+  const logFile = join(options.logDir, 'all-in-one.log');
+  const args = [
+    ...SERVICE_NODE_FLAGS,
+    join(workspaceRoot(), 'apps', 'all-in-one', 'dist', 'main.js'),
+    ...(await serviceArgs(true, options, port, options.sharding === true, 'all-in-one-0')),
+  ];
+  const fd = openSync(logFile, 'a');
+  const child = spawn(process.execPath, args, { stdio: ['ignore', fd, fd], env });
+  closeSync(fd);
+  const services: LocalService[] = names.map((name, index) => ({
+    name,
+    replica: 0,
+    pid: child.pid!,
+    url: `http://127.0.0.1:${port + index}`,
+    logFile,
+    child,
+    ...(name === 'machine-provider' ? { simStateDir } : {}),
+  }));
+  try {
+    for (const service of services) {
+      options.onProgress?.(service.name, 'starting');
+      await waitReady(service, options.readyTimeoutMs ?? 60_000);
+      options.onProgress?.(service.name, 'ready');
+    }
+  } catch (error) {
+    await stopLocalServices(services);
+    throw error;
+  }
+  return services;
 }
 
 /**
@@ -228,8 +293,10 @@ export async function killAndRestartLocalService(
  * servers and node agents) is stopped too: only those, so another environment's processes are never touched.
  */
 export async function stopLocalServices(services: LocalService[], graceMs = 15_000): Promise<void> {
+  // One signal per process: the all-in-one's services share one, and a second SIGTERM would cut its graceful stop.
+  const processes = [...new Map([...services].reverse().map((s) => [s.child, s])).values()];
   await Promise.all(
-    [...services].reverse().map(
+    processes.map(
       (service) =>
         new Promise<void>((resolveStop) => {
           if (service.child.exitCode !== null || service.child.signalCode !== null) return resolveStop();

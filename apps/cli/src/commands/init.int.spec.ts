@@ -33,6 +33,16 @@ describe('capstan init', () => {
     expect(accounts.items.map((a) => a.metadata?.name)).toContain('capstan-machine-provider');
   });
 
+  it('refuses --all-in-one without --local, before installing anything', async () => {
+    const stderr = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      expect(await run(['node', 'capstan', 'init', '--kubeconfig', kubeconfig, '--all-in-one'])).toBe(2);
+      expect(stderr.mock.calls.map((c) => String(c[0])).join('')).toContain('--all-in-one needs --local');
+    } finally {
+      stderr.mockRestore();
+    }
+  });
+
   it('reports an unreadable kubeconfig in one line instead of a stack trace', async () => {
     const stderr = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
     const saved = process.env['KUBECONFIG'];

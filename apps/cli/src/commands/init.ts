@@ -20,6 +20,7 @@ interface InitOptions extends KubeconfigOptions {
   natsUrl?: string;
   waitTimeout: number;
   logDir: string;
+  allInOne?: boolean;
 }
 
 export function initCommand(output: Output): Command {
@@ -28,11 +29,14 @@ export function initCommand(output: Output): Command {
     .option('--local', 'install only the CRDs and run the five services here as local processes (the embedded default)')
     .option('--nats-url <url>', `NATS server for --local ${NATS_URL_DEFAULTS}`)
     .option('--log-dir <dir>', 'where --local writes the services’ logs', '.capstan/logs')
+    .option('--all-in-one', 'with --local: the five services in one process (less memory, for small installs)')
     .option('--wait-timeout <duration>', 'how long to wait for the components to be ready', seconds, 300)
     .option('--kubeconfig <path>', 'kubeconfig of the management cluster')
     .option('--kubeconfig-context <context>', 'context of the management cluster kubeconfig')
     .addHelpText('after', '\nExamples:\n  capstan init\n  capstan init --local --nats-url nats://127.0.0.1:4222')
     .action(async (opts: InitOptions) => {
+      // deploy/ runs one Deployment per service (each with its own service account): the all-in-one is local only.
+      if (opts.allInOne && !opts.local) throw new CliError('--all-in-one needs --local', 2);
       const kc = loadKubeConfig(opts);
       const local = opts.local ? await prepareLocal(opts, output) : undefined;
       const applier = new ManifestApplier(kc);
@@ -120,13 +124,14 @@ async function runLocally(opts: InitOptions, output: Output, { kubeconfigPath, n
     env,
     logDir: opts.logDir,
     conversionWebhook: true,
+    allInOne: opts.allInOne,
     onProgress: (name, state) => progress.update(`${state === 'ready' ? 'Started' : 'Starting'} ${name}`),
     readyTimeoutMs: opts.waitTimeout * 1000,
   }).catch((error: Error) => {
     progress.fail();
     throw error;
   });
-  progress.done(`Running ${services.length} services (logs in ${opts.logDir})`);
+  progress.done(`Running ${services.length} services${opts.allInOne ? ' in one process' : ''} (logs in ${opts.logDir})`);
   for (const s of services) output.line(`  ${s.name.padEnd(24)} ${s.url}  pid ${s.pid}`);
   output.line('Press Ctrl-C to stop.');
   await new Promise<void>((resolveWait) => {

@@ -65,7 +65,7 @@ const upstream: SideRun = {
 
 describe('bench:upstream report', () => {
   it('reads its options, with defaults, and refuses what is not a positive whole number', () => {
-    expect(parseUpstreamBenchArgs([])).toEqual({ clusters: [10, 30], workers: 3, timeoutMinutes: 20, sides: ['Capstan', 'upstream'] });
+    expect(parseUpstreamBenchArgs([])).toEqual({ clusters: [10, 30], workers: 3, timeoutMinutes: 20, sides: ['Capstan', 'Capstan all-in-one', 'upstream'] });
     expect(parseUpstreamBenchArgs(['--clusters', '2', '--workers=1', '--timeout-minutes', '5', '--sides', 'capstan'])).toEqual({
       clusters: [2],
       workers: 1,
@@ -73,6 +73,7 @@ describe('bench:upstream report', () => {
       sides: ['Capstan'],
     });
     expect(() => parseUpstreamBenchArgs(['--sides', 'capstan,kind'])).toThrow('--sides');
+    expect(parseUpstreamBenchArgs(['--sides', 'upstream,all-in-one']).sides).toEqual(['upstream', 'Capstan all-in-one']);
     expect(parseUpstreamBenchArgs(['--clusters', '10, 30,100'])).toMatchObject({ clusters: [10, 30, 100] });
     expect(() => parseUpstreamBenchArgs(['--clusters', '10,x'])).toThrow('--clusters');
     expect(() => parseUpstreamBenchArgs(['--workers', '0'])).toThrow('--workers');

@@ -1,7 +1,10 @@
 // Pure parts of `npm run bench:upstream`: its command line, the totals per side, the markdown table and the SVG chart.
 import { parseArgs } from 'node:util';
 
-export type BenchSide = 'Capstan' | 'upstream';
+export type BenchSide = 'Capstan' | 'Capstan all-in-one' | 'upstream';
+
+/** The sides in the order they are run by default and shown: Capstan's per-service deployment first. */
+export const BENCH_SIDES: readonly BenchSide[] = ['Capstan', 'Capstan all-in-one', 'upstream'];
 /** Controllers reconcile; the stand-in serves the workload clusters' API; management is the management cluster's servers. */
 export type ProcessRole = 'controller' | 'stand-in' | 'management';
 
@@ -64,7 +67,7 @@ export interface UpstreamBenchArgs {
   sides: BenchSide[];
 }
 
-const SIDE_NAMES: Record<string, BenchSide> = { capstan: 'Capstan', upstream: 'upstream' };
+const SIDE_NAMES: Record<string, BenchSide> = { capstan: 'Capstan', 'all-in-one': 'Capstan all-in-one', upstream: 'upstream' };
 
 function positiveInteger(value: string, option: string): number {
   const n = Number(value);
@@ -80,7 +83,7 @@ export function parseUpstreamBenchArgs(argv: readonly string[]): UpstreamBenchAr
       clusters: { type: 'string', default: '10,30' },
       workers: { type: 'string', default: '3' },
       'timeout-minutes': { type: 'string', default: '20' },
-      sides: { type: 'string', default: 'capstan,upstream' },
+      sides: { type: 'string', default: 'capstan,all-in-one,upstream' },
     },
     strict: true,
   });
@@ -90,7 +93,7 @@ export function parseUpstreamBenchArgs(argv: readonly string[]): UpstreamBenchAr
     timeoutMinutes: positiveInteger(values['timeout-minutes'], 'timeout-minutes'),
     sides: values.sides.split(',').map((name) => {
       const side = SIDE_NAMES[name.trim().toLowerCase()];
-      if (!side) throw new TypeError(`--sides: "${name}" is not capstan or upstream`);
+      if (!side) throw new TypeError(`--sides: "${name}" is not capstan, all-in-one or upstream`);
       return side;
     }),
   };
@@ -153,7 +156,7 @@ function verbs(runs: SideRun[]): string[] {
 
 /** Runs in column order: by N, Capstan before upstream. */
 function ordered(runs: SideRun[]): SideRun[] {
-  const sideRank = (s: BenchSide) => (s === 'Capstan' ? 0 : 1);
+  const sideRank = (s: BenchSide) => BENCH_SIDES.indexOf(s);
   return [...runs].sort((a, b) => a.clusters - b.clusters || sideRank(a.side) - sideRank(b.side));
 }
 
@@ -184,7 +187,7 @@ export function renderUpstreamBench(runs: SideRun[], meta: UpstreamBenchMeta): s
   const lines = [
     `N clusters of 1 control plane machine + a MachineDeployment of ${meta.workers} workers, all created at once, then all deleted at once; ` +
       `each side on fresh management servers (${meta.managementServers}, the same for both) per N, one after the other in one run; ` +
-      `Capstan: its five services, the sim in shared mode (node agents in-process, no boot delay or jitter); ` +
+      `Capstan: its five services, one process each (Capstan all-in-one: the five in one process), the sim in shared mode (node agents in-process, no boot delay or jitter); ` +
       `upstream Cluster API ${meta.upstreamVersion}: core, kubeadm bootstrap, kubeadm control plane and the docker provider's in-memory backend (no startup delay); ` +
       `workload Kubernetes ${meta.kubernetesVersion}; ${meta.cores} cores, ${fmt(meta.memoryGiB, 1)} GiB, ${meta.date}${meta.commit ? `, commit ${meta.commit}` : ''}.`,
     '',
@@ -208,7 +211,7 @@ export function renderUpstreamBench(runs: SideRun[], meta: UpstreamBenchMeta): s
     '',
     'Per process: CPU seconds over the run (first create until every Cluster was gone), RSS idle before the run -> peak (VmHWM, MiB):',
     '',
-    ...(['Capstan', 'upstream'] as const).flatMap((side) => processTable(cols.filter((r) => r.side === side), side)),
+    ...BENCH_SIDES.flatMap((side) => processTable(cols.filter((r) => r.side === side), side)),
   ];
   return lines.join('\n');
 }
@@ -241,7 +244,7 @@ export function niceStep(max: number, count = 5): number {
   return step;
 }
 
-const COLORS: Record<BenchSide, string> = { Capstan: '#1f6feb', upstream: '#d1242f' };
+const COLORS: Record<BenchSide, string> = { Capstan: '#1f6feb', 'Capstan all-in-one': '#2da44e', upstream: '#d1242f' };
 
 interface Panel {
   title: string;
@@ -298,7 +301,7 @@ export function renderUpstreamSvg(runs: SideRun[], meta: Pick<UpstreamBenchMeta,
     parts.push(`<line x1="${x0}" y1="${y0}" x2="${x0}" y2="${y0 + plotH}" stroke="#333"/>`);
     parts.push(`<text x="${x0 + plotW / 2}" y="${y0 + plotH + 34}" text-anchor="middle">N clusters (1 control plane + ${meta.workers} workers each)</text>`);
     parts.push(`<text transform="translate(${x0 - 42} ${y0 + plotH / 2}) rotate(-90)" text-anchor="middle">${panel.unit}</text>`);
-    for (const side of ['Capstan', 'upstream'] as const) {
+    for (const side of BENCH_SIDES) {
       const points = ns
         .map((n) => ({ n, v: runs.find((r) => r.side === side && r.clusters === n) }))
         .map(({ n, v }) => ({ n, v: v === undefined ? undefined : panel.value(v) }))
@@ -312,9 +315,14 @@ export function renderUpstreamSvg(runs: SideRun[], meta: Pick<UpstreamBenchMeta,
       }
     }
   });
-  (['Capstan', 'upstream'] as const).forEach((side, i) => {
-    const x = 20 + margin.left + i * 340;
-    const label = side === 'Capstan' ? 'Capstan (5 services, sim shared mode)' : `upstream Cluster API ${meta.upstreamVersion} (in-memory)`;
+  const labels: Record<BenchSide, string> = {
+    Capstan: 'Capstan (5 processes)',
+    'Capstan all-in-one': 'Capstan all-in-one (1 process)',
+    upstream: `upstream Cluster API ${meta.upstreamVersion} (in-memory)`,
+  };
+  BENCH_SIDES.filter((side) => runs.some((r) => r.side === side)).forEach((side, i) => {
+    const x = 20 + margin.left + i * 270;
+    const label = labels[side];
     parts.push(`<line x1="${x}" y1="${height - 12}" x2="${x + 24}" y2="${height - 12}" stroke="${COLORS[side]}" stroke-width="2"/>`);
     parts.push(`<circle cx="${x + 12}" cy="${height - 12}" r="4" fill="${COLORS[side]}"/>`);
     parts.push(`<text x="${x + 30}" y="${height - 8}">${escapeXml(label)}</text>`);

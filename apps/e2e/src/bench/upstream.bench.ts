@@ -1,4 +1,5 @@
-// `npm run bench:upstream [-- --clusters 10,30 --workers 3 --timeout-minutes 20]`: Capstan side by side with upstream
+// `npm run bench:upstream [-- --clusters 10,30 --workers 3 --timeout-minutes 20 --sides capstan,all-in-one,upstream]`:
+// Capstan (one process per service, and the all-in-one process) side by side with upstream
 // Cluster API (the release tools/cluster-api pins, built once from the Go module proxy). For each N, each side in
 // turn on fresh management servers (etcd, kube-apiserver, kube-controller-manager and NATS from libs/testing, the same
 // binaries and flags): N clusters of 1 control plane machine + a MachineDeployment of --workers, all created at once,
@@ -75,7 +76,7 @@ function resourceOf(manifest: Manifest): ResourceType {
   return { group, version, kind: manifest.kind, plural: `${manifest.kind.toLowerCase()}s`, namespaced: true };
 }
 
-async function startCapstanSide(env: LocalEnvironment, kc: KubeConfig, client: KubeClient, workDir: string): Promise<SideUnderTest> {
+async function startCapstanSide(env: LocalEnvironment, kc: KubeConfig, client: KubeClient, workDir: string, allInOne: boolean): Promise<SideUnderTest> {
   await installCapstanCrds(kc);
   const logDir = join(workDir, 'logs');
   // No CAPSTAN_SIM_ETCD_URL: the sim runs its own etcd, so the management servers serve the management cluster only,
@@ -86,11 +87,16 @@ async function startCapstanSide(env: LocalEnvironment, kc: KubeConfig, client: K
     logDir,
     simStateDir: env.simStateDir,
     env: { ...BENCH_SIM_ENV, CAPSTAN_SIM_ETCD_URL: undefined },
+    allInOne,
   });
   const nats = env.processes.find((p) => p.name === 'nats-server')!;
   return {
     // The NATS server carries Capstan's events between its services: it counts with them.
-    controllers: [...services.map((s) => ({ service: s.name, pid: s.pid })), { service: 'nats-server', pid: nats.pid }],
+    controllers: [
+      // The all-in-one's services share its one process (the sampler counts a pid once).
+      ...services.map((s) => ({ service: allInOne ? 'all-in-one' : s.name, pid: s.pid })),
+      { service: 'nats-server', pid: nats.pid },
+    ],
     standIns: () => simProcesses(env.simStateDir),
     createCluster: (name) =>
       createSimK3sCluster(client, { namespace: NAMESPACE, name, version: VERSION, controlPlaneReplicas: 1, workers: ARGS.workers, mode: 'shared' }),
@@ -158,7 +164,7 @@ async function runSide(side: BenchSide, n: number, upstream: UpstreamClusterApi,
   log(`== ${side}, ${n} clusters`);
   const quiet = await waitQuiet();
   const env = await startLocalEnvironment({ log });
-  const workDir = mkdtempSync(join(tmpdir(), `capstan-bench-upstream-${side.toLowerCase()}-${n}-`));
+  const workDir = mkdtempSync(join(tmpdir(), `capstan-bench-upstream-${side.toLowerCase().replace(/ /g, '-')}-${n}-`));
   const kc = new KubeConfig();
   kc.loadFromString(env.kubeconfig);
   const client = createKubeClient(kc);
@@ -169,7 +175,10 @@ async function runSide(side: BenchSide, n: number, upstream: UpstreamClusterApi,
     await env.stop();
   };
   try {
-    under = side === 'Capstan' ? await startCapstanSide(env, kc, client, workDir) : await startUpstreamSide(env, kc, client, workDir, upstream);
+    under =
+      side === 'upstream'
+        ? await startUpstreamSide(env, kc, client, workDir, upstream)
+        : await startCapstanSide(env, kc, client, workDir, side === 'Capstan all-in-one');
     log(`${side}: controllers up (logs in ${under.logDir}); settling ${SETTLE_MS / 1000} s`);
     await sleep(SETTLE_MS);
     const sampler = new ProcessSampler();
