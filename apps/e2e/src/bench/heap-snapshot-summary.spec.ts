@@ -6,7 +6,7 @@ describe('summarizeHeapSnapshotJson', () => {
       snapshot: {
         meta: {
           node_fields: ['type', 'name', 'id', 'self_size', 'edge_count'],
-          node_types: [['hidden', 'array', 'string', 'object', 'code'] as string[]],
+          node_types: [['hidden', 'array', 'string', 'object', 'code']] as [string[]],
         },
       },
       strings: ['Object', 'Informer', 'some text'],

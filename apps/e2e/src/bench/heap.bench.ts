@@ -16,7 +16,7 @@ import { createSimK3sCluster } from '../sim-cluster-fixture.js';
 import { log, readProc, sleep } from './bench-machine.js';
 import { BENCH_SIM_ENV, ClusterWorkload } from './cluster-workload.js';
 import { summarizeHeapSnapshot, type HeapSummary } from './heap-snapshot-summary.js';
-import { vmRssKiB } from './process-figures.js';
+import { sumMetric, vmRssKiB } from './process-figures.js';
 
 const { values } = parseArgs({
   options: { clusters: { type: 'string', default: '30' }, 'all-in-one': { type: 'boolean', default: false } },
@@ -27,12 +27,28 @@ const ALL_IN_ONE = values['all-in-one'];
 const WORKERS = 3;
 const MiB = 1024 * 1024;
 
+interface Taken {
+  file: string;
+  rssMiB: number;
+  /** V8's heap as reserved (`nodejs_heap_size_total_bytes`) and the memory outside it (`nodejs_external_memory_bytes`). */
+  heapTotalMiB: number;
+  externalMiB: number;
+}
+
+/** A metric's value from a service's /metrics (prom-client's default Node metrics). */
+async function metricMiB(url: string, name: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
+  return sumMetric(text, name) / MiB;
+}
+
 /** One snapshot per process (the all-in-one's five services share one), written into `dir`; waits until each is whole. */
-async function snapshotAll(processes: { name: string; pid: number }[], dir: string): Promise<Map<string, { file: string; rssMiB: number }>> {
-  const taken = new Map<string, { file: string; rssMiB: number }>();
+async function snapshotAll(processes: { name: string; pid: number; url: string }[], dir: string): Promise<Map<string, Taken>> {
+  const taken = new Map<string, Taken>();
   for (const p of processes) {
     const before = new Set(readdirSync(dir));
     const rssMiB = (vmRssKiB(readProc(p.pid, 'status') ?? '') ?? 0) / 1024;
+    const heapTotalMiB = await metricMiB(p.url, 'nodejs_heap_size_total_bytes');
+    const externalMiB = await metricMiB(p.url, 'nodejs_external_memory_bytes');
     process.kill(p.pid, 'SIGUSR2');
     let file: string | undefined;
     let lastSize = -1;
@@ -45,20 +61,23 @@ async function snapshotAll(processes: { name: string; pid: number }[], dir: stri
       lastSize = size;
     }
     if (!file) throw new Error(`${p.name}: no heap snapshot within 5 min`);
-    taken.set(p.name, { file: join(dir, file), rssMiB });
+    taken.set(p.name, { file: join(dir, file), rssMiB, heapTotalMiB, externalMiB });
   }
   return taken;
 }
 
-function table(title: string, rows: { name: string; rssMiB: number; summary: HeapSummary }[]): string[] {
+function table(title: string, rows: (Omit<Taken, 'file'> & { name: string; summary: HeapSummary })[]): string[] {
   const types = ['string', 'code', 'object', 'array', 'closure', 'hidden', 'object shape', 'concatenated string', 'sliced string', 'number', 'native'];
   const mib = (b: number | undefined) => ((b ?? 0) / MiB).toFixed(1);
   return [
     `### ${title}`,
     '',
-    `| process | RSS | live heap | ${types.join(' | ')} |`,
-    `|---|---|---|${types.map(() => '---|').join('')}`,
-    ...rows.map((r) => `| ${r.name} | ${r.rssMiB.toFixed(0)} | ${mib(r.summary.totalBytes)} | ${types.map((t) => mib(r.summary.byType[t])).join(' | ')} |`),
+    `| process | RSS | V8 heap reserved | external | live heap | ${types.join(' | ')} |`,
+    `|---|---|---|---|---|${types.map(() => '---|').join('')}`,
+    ...rows.map(
+      (r) =>
+        `| ${r.name} | ${r.rssMiB.toFixed(0)} | ${r.heapTotalMiB.toFixed(0)} | ${r.externalMiB.toFixed(0)} | ${mib(r.summary.totalBytes)} | ${types.map((t) => mib(r.summary.byType[t])).join(' | ')} |`,
+    ),
     '',
     'Largest objects by constructor (self size, MiB, and count):',
     '',
@@ -91,7 +110,8 @@ async function main(): Promise<void> {
       },
       allInOne: ALL_IN_ONE,
     });
-    const processes = [...new Map(services.map((s) => [s.pid, { name: ALL_IN_ONE ? 'all-in-one' : s.name, pid: s.pid }])).values()];
+    // The all-in-one's five services share a process: its first service's endpoint reports the process's figures.
+    const processes = [...new Map([...services].reverse().map((s) => [s.pid, { name: ALL_IN_ONE ? 'all-in-one' : s.name, pid: s.pid, url: s.url }])).values()].reverse();
     await sleep(20_000);
     log('idle: heap snapshots');
     const idle = await snapshotAll(processes, snapshots);
@@ -110,8 +130,7 @@ async function main(): Promise<void> {
     });
     log(`${provisioned.progress} after ${provisioned.windowSeconds.toFixed(1)} s: heap snapshots`);
     const loaded = await snapshotAll(processes, snapshots);
-    const rows = (taken: Map<string, { file: string; rssMiB: number }>) =>
-      [...taken].map(([name, t]) => ({ name, rssMiB: t.rssMiB, summary: summarizeHeapSnapshot(t.file) }));
+    const rows = (taken: Map<string, Taken>) => [...taken].map(([name, t]) => ({ name, ...t, summary: summarizeHeapSnapshot(t.file) }));
     const report = [
       `# Heap at idle and with ${CLUSTERS} clusters (${CLUSTERS * (WORKERS + 1)} machines) Available${ALL_IN_ONE ? ', all-in-one' : ''}`,
       '',
