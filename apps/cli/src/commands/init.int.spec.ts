@@ -1,5 +1,5 @@
 import { jest } from '@jest/globals';
-import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { removeStaleCoreWebhookConfiguration, testKubeConfig } from '@capstan/testing';
 import { run } from '../main.js';
 
@@ -8,6 +8,14 @@ describe('capstan init', () => {
 
   // A local core's configuration (a URL) left on the shared API server would merge with deploy/'s (a Service).
   beforeAll(() => removeStaleCoreWebhookConfiguration(testKubeConfig()));
+  // deploy/'s configuration sends ClusterClass writes to a Service no pod backs here (the test API server runs no
+  // kubelet): left behind, it would refuse every ClusterClass that later test files create.
+  afterAll(() =>
+    testKubeConfig()
+      .makeApiClient(AdmissionregistrationV1Api)
+      .deleteValidatingWebhookConfiguration({ name: 'capstan-core-validating' })
+      .catch(() => undefined),
+  );
 
   it('installs CRDs, RBAC and the Deployments idempotently, and says which services are not ready', async () => {
     const stderr = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
