@@ -34,18 +34,19 @@ export class KubernetesAdminGuard implements CanActivate {
     if (!review?.authenticated || !review.user?.username) {
       throw new UnauthorizedException('the token was not accepted by the Kubernetes API');
     }
-    const user = { ...review.user, username: review.user.username };
+    const user = review.user;
+    const username = review.user.username;
     const path = (request.path ?? request.url).split('?')[0]!;
     const verb = request.method === 'GET' || request.method === 'HEAD' ? 'get' : request.method.toLowerCase();
     const access = await this.reviews.reviewAccess({
-      user: user.username,
+      user: username,
       groups: user.groups,
       uid: user.uid,
       extra: user.extra,
       nonResourceAttributes: { path, verb },
     });
     if (!access?.allowed) {
-      throw new ForbiddenException(`${user.username} may not ${verb} ${path}`);
+      throw new ForbiddenException(`${username} may not ${verb} ${path}`);
     }
     return true;
   }

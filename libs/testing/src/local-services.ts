@@ -136,16 +136,12 @@ function simStateDirOf(options: StartLocalServicesOptions): string {
  * are several; appended), ready when this returns.
  */
 async function startLocalService(name: LocalServiceName, options: StartLocalServicesOptions, replica = 0): Promise<LocalService> {
-  const simStateDir = simStateDirOf(options);
-  const env = { ...process.env, ...options.env, CAPSTAN_SIM_STATE_DIR: simStateDir };
   const port = await freePort();
   const several = (options.replicas ?? 1) > 1;
   const sharded = several || options.sharding === true;
   const logFile = join(options.logDir, several ? `${name}-${replica}.log` : `${name}.log`);
-  const fd = openSync(logFile, 'a');
-  const args = [...SERVICE_NODE_FLAGS, join(workspaceRoot(), 'apps', name, 'dist', 'main.js'), ...(await serviceArgs(name === 'core', options, port, sharded, `${name}-${replica}`))];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', fd, fd], env });
-  closeSync(fd);
+  const args = await serviceArgs(name === 'core', options, port, sharded, `${name}-${replica}`);
+  const { child, simStateDir } = spawnServiceProcess(name, args, logFile, options);
   const service: LocalService = {
     name,
     replica,
@@ -162,6 +158,19 @@ async function startLocalService(name: LocalServiceName, options: StartLocalServ
     throw error;
   }
   return service;
+}
+
+/** Runs `apps/<app>/dist/main.js` with the service node flags and `args`, its output appended to `logFile`. */
+function spawnServiceProcess(app: string, args: string[], logFile: string, options: StartLocalServicesOptions): { child: ChildProcess; simStateDir: string } {
+  const simStateDir = simStateDirOf(options);
+  const env = { ...process.env, ...options.env, CAPSTAN_SIM_STATE_DIR: simStateDir };
+  const fd = openSync(logFile, 'a');
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, join(workspaceRoot(), 'apps', app, 'dist', 'main.js'), ...args], {
+    stdio: ['ignore', fd, fd],
+    env,
+  });
+  closeSync(fd);
+  return { child, simStateDir };
 }
 
 /** The command line of a service process (a service, or the all-in-one with `withCore`) but its main module. */
@@ -229,18 +238,10 @@ async function startAllInOneProcess(options: StartLocalServicesOptions): Promise
   if ((options.replicas ?? 1) > 1) throw new LocalServiceError('all-in-one', 'runs one replica of each service');
   const names = LOCAL_SERVICES.filter((s) => options.services?.includes(s) ?? true);
   if (names.length !== LOCAL_SERVICES.length) throw new LocalServiceError('all-in-one', 'runs all five services');
-  const simStateDir = simStateDirOf(options);
-  const env = { ...process.env, ...options.env, CAPSTAN_SIM_STATE_DIR: simStateDir };
   const port = await freePortRun(names.length);
   const logFile = join(options.logDir, 'all-in-one.log');
-  const args = [
-    ...SERVICE_NODE_FLAGS,
-    join(workspaceRoot(), 'apps', 'all-in-one', 'dist', 'main.js'),
-    ...(await serviceArgs(true, options, port, options.sharding === true, 'all-in-one-0')),
-  ];
-  const fd = openSync(logFile, 'a');
-  const child = spawn(process.execPath, args, { stdio: ['ignore', fd, fd], env });
-  closeSync(fd);
+  const args = await serviceArgs(true, options, port, options.sharding === true, 'all-in-one-0');
+  const { child, simStateDir } = spawnServiceProcess('all-in-one', args, logFile, options);
   const services: LocalService[] = names.map((name, index) => ({
     name,
     replica: 0,

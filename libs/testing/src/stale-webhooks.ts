@@ -1,7 +1,7 @@
 import { AdmissionregistrationV1Api, type KubeConfig } from '@kubernetes/client-node';
 
 /** The core's validating webhook configuration (apps/core/src/webhook). */
-const CORE_VALIDATING_WEBHOOK = 'capstan-core-validating';
+export const CORE_VALIDATING_WEBHOOK = 'capstan-core-validating';
 
 /**
  * Deletes the core's validating webhook configuration when a local core (`--webhook-url`) registered it and is gone:

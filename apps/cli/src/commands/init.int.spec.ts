@@ -1,6 +1,6 @@
 import { jest } from '@jest/globals';
 import { AdmissionregistrationV1Api, AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
-import { removeStaleCoreWebhookConfiguration, testKubeConfig } from '@capstan/testing';
+import { CORE_VALIDATING_WEBHOOK, removeStaleCoreWebhookConfiguration, testKubeConfig } from '@capstan/testing';
 import { run } from '../main.js';
 
 describe('capstan init', () => {
@@ -13,7 +13,7 @@ describe('capstan init', () => {
   afterAll(() =>
     testKubeConfig()
       .makeApiClient(AdmissionregistrationV1Api)
-      .deleteValidatingWebhookConfiguration({ name: 'capstan-core-validating' })
+      .deleteValidatingWebhookConfiguration({ name: CORE_VALIDATING_WEBHOOK })
       .catch(() => undefined),
   );
 

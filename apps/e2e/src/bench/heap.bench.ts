@@ -111,7 +111,9 @@ async function main(): Promise<void> {
       allInOne: ALL_IN_ONE,
     });
     // The all-in-one's five services share a process: its first service's endpoint reports the process's figures.
-    const processes = [...new Map([...services].reverse().map((s) => [s.pid, { name: ALL_IN_ONE ? 'all-in-one' : s.name, pid: s.pid, url: s.url }])).values()].reverse();
+    const processes = ALL_IN_ONE
+      ? [{ name: 'all-in-one', pid: services[0]!.pid, url: services[0]!.url }]
+      : services.map((s) => ({ name: s.name, pid: s.pid, url: s.url }));
     await sleep(20_000);
     log('idle: heap snapshots');
     const idle = await snapshotAll(processes, snapshots);

@@ -47,15 +47,19 @@ const asString = (value: unknown) => (typeof value === 'string' && value !== '' 
 /** Parses kubeconfig text (YAML or JSON); `baseDir` resolves relative file references, as kubectl does. */
 export function parseKubeconfig(text: string, options: { context?: string; baseDir?: string; origin?: string } = {}): KubeconfigSelection {
   const origin = options.origin ?? 'the kubeconfig';
-  let document: KubeconfigDocument;
+  return selectContext([parseDocument(text, origin)], options.context, origin, options.baseDir);
+}
+
+function parseDocument(text: string, origin: string): KubeconfigDocument {
+  let document: unknown;
   try {
-    document = (parseYaml(text) ?? {}) as KubeconfigDocument;
+    document = parseYaml(text) ?? {};
   } catch {
     // Not the parser's error: its message quotes the offending text, which may be a credential.
     throw new KubeconfigError(`${origin} is not valid YAML`);
   }
   if (typeof document !== 'object') throw new KubeconfigError(`${origin} is not a mapping`);
-  return selectContext([document], options.context, origin, options.baseDir);
+  return document as KubeconfigDocument;
 }
 
 function selectContext(documents: KubeconfigDocument[], wanted: string | undefined, origin: string, baseDir?: string): KubeconfigSelection {
@@ -124,11 +128,7 @@ export function readKubeconfigFiles(paths: readonly string[], context?: string):
       if ((error as NodeJS.ErrnoException).code === 'ENOENT' && paths.length > 1) continue;
       throw new KubeconfigError(`kubeconfig ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
     }
-    try {
-      documents.push((parseYaml(text) ?? {}) as KubeconfigDocument);
-    } catch {
-      throw new KubeconfigError(`kubeconfig ${path} is not valid YAML`);
-    }
+    documents.push(parseDocument(text, `kubeconfig ${path}`));
     baseDir ??= dirname(path);
   }
   if (documents.length === 0) throw new KubeconfigError(`none of the kubeconfig files exists: ${paths.join(', ')}`);
