@@ -38,6 +38,8 @@ export function createCoreService(options: CoreServiceOptions = {}): ServiceDefi
     ].join('\n'),
     consumes: 'handoff.>',
     modules: [HandoffModule],
+    // A MachineHealthCheck tells the conditions it wrote from the Machine's managedFields.
+    keepManagedFieldsOf: [RESOURCES.Machine],
     setup(context: ServiceContext) {
       const { manager } = context;
       const clusters = manager.informer<Cluster>(RESOURCES.Cluster);

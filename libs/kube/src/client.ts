@@ -1,7 +1,8 @@
-import { Agent, fetch, type Dispatcher } from 'undici';
+import { fetch } from 'undici';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { ambientCallSignal, boundedSignal, DEFAULT_REQUEST_TIMEOUT_MS } from './call-bounds.js';
 import { loadConnection, type ClientNodeKubeConfig, type ClusterConnection, type KubeConfigSource } from './connection/cluster-connection.js';
+import { sharedPools, type PoolLease } from './connection/shared-pools.js';
 import { KubeApiError, KubeTransportError, type KubeStatus } from './errors.js';
 import { HttpMethod } from './http-method.js';
 import { ResourceClient } from './resource-client.js';
@@ -36,14 +37,15 @@ export interface KubeClientOptions {
 export const DEFAULT_FIELD_MANAGER = 'capstan';
 
 /**
- * A thin HTTP client over undici: one connection pool per client, every request (lists and watches included) can be
- * aborted, core and custom resources are reached the same way. Authentication comes from its ClusterConnection.
+ * A thin HTTP client over undici: every request (lists and watches included) can be aborted, core and custom
+ * resources are reached the same way. Authentication comes from its ClusterConnection; connections come from the
+ * pool shared by the process's clients of the same server and TLS identity (SharedPools).
  */
 export class KubeClient {
   readonly fieldManager: string;
   readonly requestTimeoutMs: number;
   private readonly server: string;
-  private dispatcher: Dispatcher | undefined;
+  private pool: PoolLease | undefined;
   /** Aborted by close(): every request of this client ends with it. */
   private readonly closing = new AbortController();
 
@@ -85,11 +87,11 @@ export class KubeClient {
     return body;
   }
 
-  /** Open connections and running requests of this client's pool (for leak checks and admin pages). */
+  /** Open connections and running requests of the pool this client uses, shared or not (for leak checks and admin pages). */
   connectionStats(): { connected: number; running: number } {
     // undici's Agent keeps per-origin stats; the Dispatcher base class does not declare them.
     const stats = (
-      this.dispatcher as unknown as {
+      this.pool?.dispatcher as unknown as {
         stats?: Record<string, { connected: number | boolean; running: number }>;
       }
     )?.stats;
@@ -103,22 +105,14 @@ export class KubeClient {
   }
 
   /**
-   * Closes pooled connections; requests still open are cut: aborted first, so each ends through its own signal, then
-   * the pool closes (destroyed after a second). Destroying a pool with HTTP/2 streams still open makes undici emit
-   * an 'error' no one listens to, which takes the whole process down.
+   * Cuts the requests still open (each ends through its own signal) and gives the pool back; the last client of a
+   * shared pool closes it.
    */
   async close(): Promise<void> {
     this.closing.abort(new Error('the Kubernetes client is closed'));
-    const dispatcher = this.dispatcher;
-    this.dispatcher = undefined;
-    if (!dispatcher) return;
-    let timer: NodeJS.Timeout | undefined;
-    const closed = await Promise.race([
-      dispatcher.close().then(() => true, () => false),
-      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 1_000))),
-    ]);
-    clearTimeout(timer);
-    if (!closed) await dispatcher.destroy().catch(() => undefined);
+    const pool = this.pool;
+    this.pool = undefined;
+    await pool?.release();
   }
 
   private async send(req: KubeRequest) {
@@ -139,8 +133,9 @@ export class KubeClient {
     try {
       // Per request: tokens from files and plugins rotate.
       Object.assign(headers, await this.connection.authenticationHeaders(url.toString()));
-      this.dispatcher ??= new Agent({ connect: this.connection.tls });
-      return await fetch(url, { method: req.method, headers, body, signal, dispatcher: this.dispatcher });
+      if (this.closing.signal.aborted) throw this.closing.signal.reason;
+      this.pool ??= sharedPools.lease(this.server, this.connection.tls);
+      return await fetch(url, { method: req.method, headers, body, signal, dispatcher: this.pool.dispatcher });
     } catch (err) {
       throw new KubeTransportError(req.method, req.path, err);
     }

@@ -111,4 +111,23 @@ describe('Controller on the real API server', () => {
     }
     expect(manager.isLeader()).toBe(false);
   });
+
+  it("keeps managedFields in the caches of the kinds named in keepManagedFieldsOf, and only there", async () => {
+    const manager = new Manager({ client: env.client, namespace: env.ns.name, logger, keepManagedFieldsOf: [WIDGET] });
+    const widgets = manager.informer<Widget>(WIDGET);
+    const maps = manager.informer(CONFIG_MAPS);
+    await env.client.resource<Widget>(WIDGET).create(widget(env.ns.name, 'kept-fields'));
+    await env.client.resource(CONFIG_MAPS).create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'dropped-fields', namespace: env.ns.name } });
+    await manager.start();
+    try {
+      // Both watches open before the informers stop: undici 8.12 and 8.13 can leave a stream aborted before its
+      // response headers without an error listener, and the pool's close then fails the test run.
+      await eventually('both cached and watching', () => widgets.stats.watches > 0 && maps.stats.watches > 0);
+      expect(widgets.getByName(env.ns.name, 'kept-fields')).toBeDefined();
+      expect(widgets.getByName(env.ns.name, 'kept-fields')?.metadata?.managedFields?.length).toBeGreaterThan(0);
+      expect(maps.getByName(env.ns.name, 'dropped-fields')?.metadata).not.toHaveProperty('managedFields');
+    } finally {
+      await manager.stop();
+    }
+  });
 });

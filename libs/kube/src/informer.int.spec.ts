@@ -57,6 +57,32 @@ describe('Informer on the real API server', () => {
     }
   });
 
+  it('caches objects without managedFields unless asked to keep them, from the list and from the watch', async () => {
+    const widgets = env.client.resource<Widget>(WIDGET);
+    await widgets.create(widget(env.ns.name, 'fields-listed', {}, { fields: 'yes' }));
+    const scope = { namespace: env.ns.name, labelSelector: 'fields=yes', logger };
+    const dropping = new Informer<Widget>(env.client, WIDGET, scope);
+    const keeping = new Informer<Widget>(env.client, WIDGET, { ...scope, keepManagedFields: true });
+    const updated: Widget[] = [];
+    dropping.addEventHandler({ onAdd: (o) => updated.push(o), onUpdate: (_, o) => updated.push(o) });
+    dropping.start();
+    keeping.start();
+    try {
+      await Promise.all([dropping.waitForSync(10_000), keeping.waitForSync(10_000)]);
+      await widgets.create(widget(env.ns.name, 'fields-watched', {}, { fields: 'yes' }));
+      await eventually('both informers saw the watched object', () => dropping.size === 2 && keeping.size === 2);
+      for (const name of ['fields-listed', 'fields-watched']) {
+        expect(keeping.getByName(env.ns.name, name)?.metadata?.managedFields?.length).toBeGreaterThan(0);
+        const cached = dropping.getByName(env.ns.name, name)!;
+        expect(cached.metadata).not.toHaveProperty('managedFields');
+        expect(cached.metadata?.labels).toEqual({ fields: 'yes' });
+      }
+      expect(updated.every((o) => o.metadata?.managedFields === undefined)).toBe(true);
+    } finally {
+      await Promise.all([dropping.stop(), keeping.stop()]);
+    }
+  });
+
   it('indexes cached objects and replays the cache to a handler added late', async () => {
     const widgets = env.client.resource<Widget>(WIDGET);
     await widgets.create(widget(env.ns.name, 'idx-1', { providerID: 'sim://idx-1' }, { idx: 'yes' }));

@@ -39,6 +39,11 @@ export interface InformerOptions<T extends KubernetesObject = KubernetesObject> 
   backoff?: BackoffOptions;
   indexers?: Record<string, IndexFunc<T>>;
   logger?: Logger;
+  /**
+   * Cache `metadata.managedFields` (dropped by default: it is often the largest part of an object and few readers
+   * need it; a write without it leaves the server's entries as they are).
+   */
+  keepManagedFields?: boolean;
 }
 
 export interface InformerEventHandler<T extends KubernetesObject = KubernetesObject> {
@@ -312,7 +317,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
         signal,
       });
       onPage();
-      items.push(...page.items);
+      for (const item of page.items) items.push(this.cacheable(item));
       resourceVersion = page.resourceVersion;
       token = page.continue;
     } while (token);
@@ -390,7 +395,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
 
   private apply(event: WatchEvent, path: string): 'gone' | undefined {
     this.stats.lastActivityAt = Date.now();
-    const obj = event.object as T;
+    const obj = this.cacheable(event.object as T);
     switch (event.type) {
       case 'ADDED':
       case 'MODIFIED': {
@@ -420,6 +425,14 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
       default:
         return undefined;
     }
+  }
+
+  private cacheable(obj: T): T {
+    if (this.options.keepManagedFields || !obj.metadata?.managedFields) return obj;
+    // Rebuilt rather than `delete`d: deleting a property can turn an object into a slower, larger dictionary.
+    const { managedFields: _dropped, ...metadata } = obj.metadata;
+    obj.metadata = metadata;
+    return obj;
   }
 
   private advance(obj: KubernetesObject): void {

@@ -64,8 +64,10 @@ export interface ManagerOptions {
   /** Defaults for every informer (watchdog, backoff, page size). */
   informerDefaults?: Omit<
     InformerOptions,
-    'namespace' | 'labelSelector' | 'fieldSelector' | 'indexers' | 'logger'
+    'namespace' | 'labelSelector' | 'fieldSelector' | 'indexers' | 'logger' | 'keepManagedFields'
   >;
+  /** Kinds whose cached objects keep `metadata.managedFields`, because a controller here reads them. */
+  keepManagedFieldsOf?: readonly ResourceType[];
   /** Without it, this manager runs its workers at once. */
   leaderElection?: ManagerLeaderElection;
   /** Active-active replicas: each reconciles only the keys of the clusters it owns (not with leaderElection). */
@@ -143,6 +145,7 @@ export class Manager {
         fieldSelector: scope.fieldSelector,
         indexers: STANDARD_INDEXERS,
         logger: this.logger,
+        keepManagedFields: this.options.keepManagedFieldsOf?.some((kept) => resourceId(kept) === resourceId(resource)),
       });
       this.informers.set(key, informer);
       if (this.started && !this.stopping) informer.start();

@@ -72,6 +72,7 @@ export async function startService(
     logger,
     registry,
     namespace: options.namespace,
+    keepManagedFieldsOf: definition.keepManagedFieldsOf,
     leaderElection: options.leaderElect
       ? {
           namespace: options.leaderElectionNamespace,
