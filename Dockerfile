@@ -28,4 +28,5 @@ COPY --from=build /src/apps/node-agent/dist ./apps/node-agent/dist
 COPY --from=sim-binaries /out/ /usr/local/bin/
 ENV APP=${APP}
 USER 65532:65532
-ENTRYPOINT ["sh", "-c", "exec node apps/$APP/dist/main.js \"$@\"", "--"]
+# CAPSTAN_NODE_FLAGS: V8 flags for node's command line (deploy/ sets them; NODE_OPTIONS refuses most V8 flags).
+ENTRYPOINT ["sh", "-c", "exec node $CAPSTAN_NODE_FLAGS apps/$APP/dist/main.js \"$@\"", "--"]

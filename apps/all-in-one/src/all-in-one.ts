@@ -3,7 +3,14 @@ import { CLUSTER_PROVIDER, createClusterProviderService } from '@capstan/cluster
 import { controlPlaneProviderService } from '@capstan/control-plane-provider/service';
 import { coreCommandLine, createCoreService } from '@capstan/core/service';
 import { createMachineProviderService, MACHINE_PROVIDER } from '@capstan/machine-provider/service';
-import { startService, type RunningService, type ServiceDefinition, type ServiceOptions } from '@capstan/provider-kit';
+import { SharedInformers } from '@capstan/kube';
+import {
+  startService,
+  type RunningService,
+  type ServiceDefinition,
+  type ServiceOptions,
+  type StartServiceOverrides,
+} from '@capstan/provider-kit';
 import { simClusterOptionsFromEnv, simCommandLine, simMachineOptionsFromEnv } from '@capstan/sim';
 
 export const ALL_IN_ONE = 'all-in-one';
@@ -11,9 +18,10 @@ export const ALL_IN_ONE = 'all-in-one';
 export const ALL_IN_ONE_HELP = [
   'All-in-one:',
   '  Runs the core, cluster-provider, machine-provider, bootstrap-provider and control-plane-provider in this one',
-  '  process, each with its own informers, event consumer and endpoints: service i (in that order) serves /healthz,',
-  '  /readyz, /metrics and /admin on --http-port + i (every one on a free port with 0). Each service keeps its own',
-  '  Lease, capstan-<service>, as when deployed alone. The core\'s flags and the sim\'s --sim-* flags apply as to them.',
+  '  process, each with its own controllers, event consumer and endpoints, and one cache of each kind for all five:',
+  '  service i (in that order) serves /healthz, /readyz, /metrics and /admin on --http-port + i (every one on a free',
+  '  port with 0). Each service keeps its own Lease, capstan-<service>, as when deployed alone. The core\'s flags and',
+  '  the sim\'s --sim-* flags apply as to them.',
 ].join('\n');
 
 /**
@@ -51,12 +59,20 @@ export function serviceOptionsAt(options: ServiceOptions, name: string, index: n
   };
 }
 
-/** Starts the services one after another; a failure stops those already started and is thrown. */
-export async function startAllInOne(definitions: readonly ServiceDefinition[], options: ServiceOptions): Promise<RunningService[]> {
+/**
+ * Starts the services one after another, sharing their informers (each kind and scope cached and watched once); a
+ * failure stops those already started and is thrown.
+ */
+export async function startAllInOne(
+  definitions: readonly ServiceDefinition[],
+  options: ServiceOptions,
+  overrides: StartServiceOverrides = {},
+): Promise<RunningService[]> {
   const running: RunningService[] = [];
+  const sharedInformers = new SharedInformers();
   try {
     for (const [index, definition] of definitions.entries()) {
-      running.push(await startService(definition, serviceOptionsAt(options, definition.name, index)));
+      running.push(await startService(definition, serviceOptionsAt(options, definition.name, index), { ...overrides, sharedInformers }));
     }
     return running;
   } catch (error) {

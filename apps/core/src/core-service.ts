@@ -6,6 +6,7 @@ import { CLUSTER_CONTROLLER, MACHINE_CONTROLLER } from './handoff/controller-nam
 import { HandoffModule } from './handoff/handoff.listener.js';
 import { registerClusterController } from './reconcilers/cluster/cluster.controller.js';
 import { registerMachineController } from './reconcilers/machine/machine.controller.js';
+import { HEALTH_CHECK_READS_MANAGED_FIELDS_OF } from './reconcilers/machinehealthcheck/machine-health-conditions.js';
 import { registerWorkloadControllers } from './reconcilers/workload-controllers.js';
 import { WorkloadClusters } from './remote/workload-clusters.js';
 import { CoreWebhook } from './webhook/core-webhook.js';
@@ -38,8 +39,7 @@ export function createCoreService(options: CoreServiceOptions = {}): ServiceDefi
     ].join('\n'),
     consumes: 'handoff.>',
     modules: [HandoffModule],
-    // A MachineHealthCheck tells the conditions it wrote from the Machine's managedFields.
-    keepManagedFieldsOf: [RESOURCES.Machine],
+    keepManagedFieldsOf: HEALTH_CHECK_READS_MANAGED_FIELDS_OF,
     setup(context: ServiceContext) {
       const { manager } = context;
       const clusters = manager.informer<Cluster>(RESOURCES.Cluster);

@@ -13,6 +13,7 @@ import { RuntimeMetrics } from './metrics.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { resourceId, type ResourceType } from './resource.js';
 import { ShardMembership, type ShardMembershipOptions } from './sharding/shard-membership.js';
+import type { SharedInformers } from './shared-informers.js';
 
 /** Which objects of a kind an informer caches. */
 export interface CacheScope {
@@ -68,6 +69,8 @@ export interface ManagerOptions {
   >;
   /** Kinds whose cached objects keep `metadata.managedFields`, because a controller here reads them. */
   keepManagedFieldsOf?: readonly ResourceType[];
+  /** Informers shared with the process's other managers (services hosted together); this manager's own otherwise. */
+  sharedInformers?: SharedInformers;
   /** Without it, this manager runs its workers at once. */
   leaderElection?: ManagerLeaderElection;
   /** Active-active replicas: each reconciles only the keys of the clusters it owns (not with leaderElection). */
@@ -130,23 +133,28 @@ export class Manager {
     scope: CacheScope = {},
   ): Informer<T> {
     const namespace = scope.namespace ?? this.options.namespace;
+    const keepManagedFields = this.options.keepManagedFieldsOf?.some((kept) => resourceId(kept) === resourceId(resource));
     const key = JSON.stringify([
       resourceId(resource),
       namespace ?? '',
       scope.labelSelector ?? '',
       scope.fieldSelector ?? '',
+      keepManagedFields === true,
     ]);
     let informer = this.informers.get(key);
     if (!informer) {
-      informer = new Informer(this.client, resource, {
+      const options: InformerOptions = {
         ...this.options.informerDefaults,
         namespace,
         labelSelector: scope.labelSelector,
         fieldSelector: scope.fieldSelector,
         indexers: STANDARD_INDEXERS,
         logger: this.logger,
-        keepManagedFields: this.options.keepManagedFieldsOf?.some((kept) => resourceId(kept) === resourceId(resource)),
-      });
+        keepManagedFields,
+      };
+      informer = this.options.sharedInformers
+        ? this.options.sharedInformers.informer(key, resource, options, this, this.client)
+        : new Informer(this.client, resource, options);
       this.informers.set(key, informer);
       if (this.started && !this.stopping) informer.start();
     }
@@ -263,7 +271,8 @@ export class Manager {
     await this.stopWorkers({ drainTimeoutMs: this.options.shutdownTimeoutMs ?? 30_000 });
     await this.elector?.stop();
     await this.shards?.stop();
-    await Promise.all([...this.informers.values()].map((i) => i.stop()));
+    if (this.options.sharedInformers) await this.options.sharedInformers.release(this);
+    else await Promise.all([...this.informers.values()].map((i) => i.stop()));
     if (this.ownsClient) await this.client.close();
     this.logger.info('manager stopped');
   }

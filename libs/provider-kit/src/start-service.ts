@@ -5,7 +5,7 @@ import { Global, Module, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { type MicroserviceOptions } from '@nestjs/microservices';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { Manager, type ControllerSpec } from '@capstan/kube';
+import { Manager, type ControllerSpec, type SharedInformers } from '@capstan/kube';
 import {
   EventBusConnection,
   EventBusMetrics,
@@ -44,6 +44,8 @@ export interface StartServiceOverrides {
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
+  /** Services hosted in one process (the all-in-one) share their informers through this. */
+  sharedInformers?: SharedInformers;
 }
 
 /**
@@ -73,6 +75,7 @@ export async function startService(
     registry,
     namespace: options.namespace,
     keepManagedFieldsOf: definition.keepManagedFieldsOf,
+    sharedInformers: overrides.sharedInformers,
     leaderElection: options.leaderElect
       ? {
           namespace: options.leaderElectionNamespace,

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { deployDir, loadKustomization } from '@capstan/manifests';
 import { LOCAL_SERVICES, SERVICE_NODE_FLAGS } from './local-services.js';
 
@@ -8,16 +10,22 @@ interface Deployment {
 }
 
 describe('the V8 flags of the services', () => {
-  it('are the same in deploy/ (NODE_OPTIONS) as for local services, for every service', () => {
+  it('are the same in deploy/ (CAPSTAN_NODE_FLAGS) as for local services, for every service', () => {
     const deployments = loadKustomization(deployDir()).filter((m) => m.kind === 'Deployment') as unknown as Deployment[];
     const nodeOptions = new Map(
       deployments.map((d) => [
         d.metadata.name,
-        d.spec.template.spec.containers[0]?.env?.find((e) => e.name === 'NODE_OPTIONS')?.value,
+        d.spec.template.spec.containers[0]?.env?.find((e) => e.name === 'CAPSTAN_NODE_FLAGS')?.value,
       ]),
     );
     for (const service of LOCAL_SERVICES) {
       expect([service, nodeOptions.get(`capstan-${service}`)]).toEqual([service, SERVICE_NODE_FLAGS.join(' ')]);
     }
+  });
+
+  it("reach node's command line in the image (the entrypoint puts CAPSTAN_NODE_FLAGS before the main module)", () => {
+    const dockerfile = readFileSync(join(deployDir(), '..', 'Dockerfile'), 'utf8');
+    const entrypoint = dockerfile.split('\n').find((line) => line.startsWith('ENTRYPOINT'));
+    expect(entrypoint).toContain('exec node $CAPSTAN_NODE_FLAGS apps/$APP/dist/main.js');
   });
 });

@@ -3,6 +3,7 @@ import {
   ConditionStatus,
   ConditionType,
   getCondition,
+  RESOURCES,
   setCondition,
   type Condition,
   type ConditionInput,
@@ -20,6 +21,9 @@ import { deepEqual, ResourceClient, type ObjectRef, type WriteOptions } from '@c
  * writes can ever be taken for the health check's.
  */
 export const MHC_FIELD_MANAGER = 'capstan.dev/machinehealthcheck';
+
+/** The kinds whose cached objects must keep `metadata.managedFields` for the health check (see appliedByHealthCheck). */
+export const HEALTH_CHECK_READS_MANAGED_FIELDS_OF = [RESOURCES.Machine];
 
 /** The field manager earlier versions applied the health check's conditions under (server-side apply). */
 const LEGACY_MHC_FIELD_MANAGER = 'capstan-core-mhc';

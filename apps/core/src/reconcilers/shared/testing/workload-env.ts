@@ -30,6 +30,7 @@ import {
 import type { EventTopology } from '@capstan/events';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { WorkloadClusters } from '../../../remote/workload-clusters.js';
+import { HEALTH_CHECK_READS_MANAGED_FIELDS_OF } from '../../machinehealthcheck/machine-health-conditions.js';
 import { registerWorkloadControllers } from '../../workload-controllers.js';
 
 // Integration tests of the workload controllers run them alone in a service against the real API server and NATS,
@@ -58,6 +59,7 @@ export async function startWorkloadEnv(prefix: string): Promise<WorkloadEnv> {
   const service = await startService(
     {
       name: `core-${prefix}`,
+      keepManagedFieldsOf: HEALTH_CHECK_READS_MANAGED_FIELDS_OF,
       setup(ctx) {
         const workloadClusters = new WorkloadClusters({ manager: ctx.manager, logger: ctx.logger });
         registerWorkloadControllers(ctx, { workloadClusters });
