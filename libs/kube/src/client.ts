@@ -1,4 +1,4 @@
-import { fetch } from 'undici';
+import { fetch, type RequestInit, type Response } from 'undici';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { ambientCallSignal, boundedSignal, DEFAULT_REQUEST_TIMEOUT_MS } from './call-bounds.js';
 import { loadConnection, type ClientNodeKubeConfig, type ClusterConnection, type KubeConfigSource } from './connection/cluster-connection.js';
@@ -129,16 +129,52 @@ export class KubeClient {
       headers['Content-Type'] = req.contentType ?? 'application/json';
       body = JSON.stringify(req.body);
     }
-    const signal = req.signal ? AbortSignal.any([req.signal, this.closing.signal]) : this.closing.signal;
+    // One signal per request, so the listeners below go with it.
+    const signal = AbortSignal.any(req.signal ? [req.signal, this.closing.signal] : [this.closing.signal]);
     try {
       // Per request: tokens from files and plugins rotate.
       Object.assign(headers, await this.connection.authenticationHeaders(url.toString()));
-      if (this.closing.signal.aborted) throw this.closing.signal.reason;
+      signal.throwIfAborted();
       this.pool ??= sharedPools.lease(this.server, this.connection.tls);
-      return await fetch(url, { method: req.method, headers, body, signal, dispatcher: this.pool.dispatcher });
+      const dispatcher = this.pool.dispatcher;
+      return await abortableAfterHeaders((afterHeaders) => fetch(url, { method: req.method, headers, body, dispatcher, signal: afterHeaders }), signal);
     } catch (err) {
       throw new KubeTransportError(req.method, req.path, err);
     }
+  }
+}
+
+/**
+ * The response once its headers are in, or the signal's reason if it aborts first. The request itself is aborted only
+ * once its headers are in: undici (8.12, 8.13) can leave an HTTP/2 stream aborted before them untracked and without
+ * an error listener, and the pool's later close or idle timeout then fails it with an 'error' that ends the process.
+ * A request given up before its headers is aborted when they come, or ends with undici's headers timeout.
+ */
+async function abortableAfterHeaders(
+  send: (afterHeaders: NonNullable<RequestInit['signal']>) => Promise<Response>,
+  signal: AbortSignal,
+): Promise<Response> {
+  const request = new AbortController();
+  let headersIn = false;
+  let giveUp = (): void => undefined;
+  const givenUp = new Promise<never>((_, reject) => {
+    giveUp = () => {
+      if (headersIn) request.abort(signal.reason);
+      reject(signal.reason);
+    };
+  });
+  signal.addEventListener('abort', giveUp, { once: true });
+  const pending = send(request.signal).then((response) => {
+    headersIn = true;
+    if (signal.aborted) request.abort(signal.reason);
+    return response;
+  });
+  try {
+    return await Promise.race([pending, givenUp]);
+  } catch (err) {
+    // Given up before the headers: the request goes on to them (then aborted above) or fails on its own.
+    pending.catch(() => undefined);
+    throw err;
   }
 }
 
