@@ -53,7 +53,7 @@ export class SharedPools {
   }
 }
 
-/** The process's pools: every KubeClient leases from it unless given its own. */
+/** The process's pools: every KubeClient leases from it. */
 export const sharedPools = new SharedPools();
 
 /**
