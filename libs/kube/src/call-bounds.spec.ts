@@ -1,7 +1,8 @@
+import { getEventListeners } from 'node:events';
 import { createServer, type Server, type Socket } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { HttpMethod } from './http-method.js';
-import { ambientCallSignal, runWithCallSignal, runWithoutCallSignal } from './call-bounds.js';
+import { ambientCallSignal, CallSignal, runWithCallSignal, runWithoutCallSignal } from './call-bounds.js';
 import { KubeClient } from './client.js';
 import { Controller, ReconcileTimeoutError, type ControllerSource } from './controller.js';
 import { KubeTransportError } from './errors.js';
@@ -139,5 +140,41 @@ describe('the ambient call signal', () => {
     expect(inside).toBe(signal);
     expect(outside).toBeUndefined();
     expect(await later).toBeUndefined();
+  });
+});
+
+describe('a call signal', () => {
+  it("aborts with the first source's reason, and once ended lets go of its sources", () => {
+    const reconcile = new AbortController();
+    const client = new AbortController();
+    const call = new CallSignal(0, [undefined, reconcile.signal, client.signal]);
+    expect(getEventListeners(client.signal, 'abort')).toHaveLength(1);
+    reconcile.abort(new Error('deadline'));
+    expect(call.signal.aborted).toBe(true);
+    expect((call.signal.reason as Error).message).toBe('deadline');
+    // An aborted call holds on to nothing: the client's signal, which lives as long as the client, has no listener left.
+    expect(getEventListeners(client.signal, 'abort')).toHaveLength(0);
+
+    const finished = new CallSignal(60_000, [client.signal]);
+    finished.end();
+    expect(getEventListeners(client.signal, 'abort')).toHaveLength(0);
+    client.abort(new Error('closed'));
+    expect(finished.signal.aborted).toBe(false);
+  });
+
+  it('aborts with a TimeoutError after its timeout, and at once for a source aborted before', async () => {
+    const timed = new CallSignal(20, []);
+    await new Promise((resolve) => timed.signal.addEventListener('abort', resolve));
+    expect((timed.signal.reason as Error).name).toBe('TimeoutError');
+
+    const early = new CallSignal(60_000, [AbortSignal.abort(new Error('stopped'))]);
+    expect((early.signal.reason as Error).message).toBe('stopped');
+  });
+
+  it('clears its timer when the call ends: nothing fires later', async () => {
+    const call = new CallSignal(30, []);
+    call.end();
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(call.signal.aborted).toBe(false);
   });
 });

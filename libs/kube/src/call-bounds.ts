@@ -35,15 +35,47 @@ export function ambientCallSignal(): AbortSignal | undefined {
   return scope?.open ? scope.signal : undefined;
 }
 
-/** One signal that aborts when any of the given ones does, or after `timeoutMs` (when given). */
-export function boundedSignal(
-  timeoutMs: number | undefined,
-  ...signals: (AbortSignal | undefined)[]
-): AbortSignal {
-  const all = signals.filter((s): s is AbortSignal => s !== undefined);
-  if (timeoutMs !== undefined && timeoutMs > 0) all.push(AbortSignal.timeout(timeoutMs));
-  if (all.length === 1) return all[0]!;
-  return AbortSignal.any(all);
+/**
+ * The signal of one call: it aborts when any of `sources` does, with that one's reason, or after `timeoutMs` (0 or
+ * undefined: never) with a TimeoutError, as AbortSignal.timeout's. end() lets go of the timer and the sources, so
+ * nothing of a finished call stays behind: AbortSignal.timeout keeps its signal and timer until the timer fires
+ * (30 s for every request), and AbortSignal.any leaves a weak reference in each long-lived source (the client's, a
+ * reconcile's) until a collection.
+ */
+export class CallSignal {
+  private readonly controller = new AbortController();
+  private readonly sources: AbortSignal[];
+  private readonly timer: NodeJS.Timeout | undefined;
+  private readonly onSourceAbort = (event: Event): void => this.abort((event.target as AbortSignal).reason);
+
+  constructor(timeoutMs: number | undefined, sources: (AbortSignal | undefined)[]) {
+    this.sources = sources.filter((s): s is AbortSignal => s !== undefined);
+    const aborted = this.sources.find((s) => s.aborted);
+    if (aborted) {
+      this.controller.abort(aborted.reason);
+      return;
+    }
+    for (const source of this.sources) source.addEventListener('abort', this.onSourceAbort, { once: true });
+    if (timeoutMs !== undefined && timeoutMs > 0) {
+      this.timer = setTimeout(() => this.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), timeoutMs);
+    }
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** The call is over (or aborted): the sources and the timer are let go. Idempotent. */
+  end(): void {
+    clearTimeout(this.timer);
+    for (const source of this.sources) source.removeEventListener('abort', this.onSourceAbort);
+    this.sources.length = 0;
+  }
+
+  private abort(reason: unknown): void {
+    this.end();
+    this.controller.abort(reason);
+  }
 }
 
 /**

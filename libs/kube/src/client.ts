@@ -1,7 +1,8 @@
-import { fetch, type RequestInit, type Response } from 'undici';
+import type { Readable } from 'node:stream';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { ambientCallSignal, boundedSignal, DEFAULT_REQUEST_TIMEOUT_MS } from './call-bounds.js';
+import { ambientCallSignal, CallSignal, DEFAULT_REQUEST_TIMEOUT_MS } from './call-bounds.js';
 import { loadConnection, type ClientNodeKubeConfig, type ClusterConnection, type KubeConfigSource } from './connection/cluster-connection.js';
+import { sendHttpRequest, type HttpResponse } from './connection/http-transport.js';
 import { sharedPools, type PoolLease } from './connection/shared-pools.js';
 import { KubeApiError, KubeTransportError, type KubeStatus } from './errors.js';
 import { HttpMethod } from './http-method.js';
@@ -37,7 +38,7 @@ export interface KubeClientOptions {
 export const DEFAULT_FIELD_MANAGER = 'capstan';
 
 /**
- * A thin HTTP client over undici: every request (lists and watches included) can be aborted, core and custom
+ * A thin HTTP client over undici's request call (not fetch: no WHATWG streams or Response objects per request): every request (lists and watches included) can be aborted, core and custom
  * resources are reached the same way. Authentication comes from its ClusterConnection; connections come from the
  * pool shared by the process's clients of the same server and TLS identity (SharedPools).
  */
@@ -64,27 +65,40 @@ export class KubeClient {
 
   /** Sends a request and returns the decoded JSON body; a non-2xx answer throws KubeApiError. */
   async request<T>(req: KubeRequest): Promise<T> {
-    const signal = boundedSignal(req.timeoutMs ?? this.requestTimeoutMs, req.signal, ambientCallSignal());
-    const response = await this.send({ ...req, signal });
-    const text = await response.text().catch((err: unknown) => {
-      throw new KubeTransportError(req.method, req.path, err);
-    });
-    if (response.status < 200 || response.status > 299) {
-      throw new KubeApiError(req.method, req.path, parseStatus(text), response.status);
+    const call = new CallSignal(req.timeoutMs ?? this.requestTimeoutMs, [req.signal, ambientCallSignal(), this.closing.signal]);
+    try {
+      const response = await this.send(req, call.signal);
+      const text = await response.body.text().catch((err: unknown) => {
+        throw new KubeTransportError(req.method, req.path, err);
+      });
+      if (response.statusCode < 200 || response.statusCode > 299) {
+        throw new KubeApiError(req.method, req.path, parseStatus(text), response.statusCode);
+      }
+      return (text === '' ? undefined : JSON.parse(text)) as T;
+    } finally {
+      call.end();
     }
-    return (text === '' ? undefined : JSON.parse(text)) as T;
   }
 
-  /** Opens a streaming request (a watch); a non-2xx answer throws KubeApiError. The caller must read or cancel the stream. */
-  async stream(req: KubeRequest): Promise<ReadableStream<Uint8Array>> {
+  /**
+   * Opens a streaming request (a watch); a non-2xx answer throws KubeApiError. The caller must read the stream to its
+   * end or destroy it; the request's signal ends it with an error.
+   */
+  async stream(req: KubeRequest): Promise<Readable> {
     // Not bound to the ambient reconcile: a watch outlives the reconcile that opened it.
-    const response = await this.send(req);
-    if (response.status < 200 || response.status > 299) {
-      throw new KubeApiError(req.method, req.path, parseStatus(await response.text()), response.status);
+    const call = new CallSignal(req.timeoutMs, [req.signal, this.closing.signal]);
+    try {
+      const response = await this.send(req, call.signal);
+      if (response.statusCode < 200 || response.statusCode > 299) {
+        const text = await response.body.text().catch(() => '');
+        throw new KubeApiError(req.method, req.path, parseStatus(text), response.statusCode);
+      }
+      response.body.once('close', () => call.end());
+      return response.body;
+    } catch (err) {
+      call.end();
+      throw err;
     }
-    const body = response.body as ReadableStream<Uint8Array> | null;
-    if (!body) throw new KubeTransportError(req.method, req.path, new Error('response has no body'));
-    return body;
   }
 
   /** Open connections and running requests of the pool this client uses, shared or not (for leak checks and admin pages). */
@@ -115,7 +129,7 @@ export class KubeClient {
     await pool?.release();
   }
 
-  private async send(req: KubeRequest) {
+  private async send(req: KubeRequest, signal: AbortSignal): Promise<HttpResponse> {
     const url = new URL(this.server + req.path);
     for (const [name, value] of Object.entries(req.query ?? {})) {
       if (value !== undefined) url.searchParams.set(name, String(value));
@@ -129,15 +143,17 @@ export class KubeClient {
       headers['Content-Type'] = req.contentType ?? 'application/json';
       body = JSON.stringify(req.body);
     }
-    // One signal per request, so the listeners below go with it.
-    const signal = AbortSignal.any(req.signal ? [req.signal, this.closing.signal] : [this.closing.signal]);
     try {
       // Per request: tokens from files and plugins rotate.
       Object.assign(headers, await this.connection.authenticationHeaders(url.toString()));
       signal.throwIfAborted();
       this.pool ??= sharedPools.lease(this.server, this.connection.tls);
       const dispatcher = this.pool.dispatcher;
-      return await abortableAfterHeaders((afterHeaders) => fetch(url, { method: req.method, headers, body, dispatcher, signal: afterHeaders }), signal);
+      return await abortableAfterHeaders(
+        (afterHeaders) =>
+          sendHttpRequest(dispatcher, { origin: url.origin, path: url.pathname + url.search, method: req.method, headers, body, signal: afterHeaders }),
+        signal,
+      );
     } catch (err) {
       throw new KubeTransportError(req.method, req.path, err);
     }
@@ -151,9 +167,9 @@ export class KubeClient {
  * A request given up before its headers is aborted when they come, or ends with undici's headers timeout.
  */
 async function abortableAfterHeaders(
-  send: (afterHeaders: NonNullable<RequestInit['signal']>) => Promise<Response>,
+  send: (afterHeaders: AbortSignal) => Promise<HttpResponse>,
   signal: AbortSignal,
-): Promise<Response> {
+): Promise<HttpResponse> {
   const request = new AbortController();
   let headersIn = false;
   let giveUp = (): void => undefined;

@@ -369,27 +369,27 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     });
     this.stats.watches++;
     onConnected();
-    const reader = body.getReader();
     const decoder = new TextDecoder();
     const splitter = new JsonValueSplitter();
+    const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
     try {
       for (;;) {
-        let chunk: Awaited<ReturnType<typeof reader.read>>;
+        let chunk: IteratorResult<Buffer>;
         try {
-          chunk = await reader.read();
+          chunk = await chunks.next();
         } catch (err) {
           throw new KubeTransportError('WATCH', path, err);
         }
-        const { value, done } = chunk;
-        if (done) return 'closed';
+        if (chunk.done) return 'closed';
         // A JSON sequence, not lines: some servers pretty-print each event across lines.
-        for (const text of splitter.push(decoder.decode(value, { stream: true }))) {
+        for (const text of splitter.push(decoder.decode(chunk.value, { stream: true }))) {
           onActivity();
           if (this.apply(JSON.parse(text) as WatchEvent, path) === 'gone') return 'gone';
         }
       }
     } finally {
-      await reader.cancel().catch(() => undefined);
+      // Ends the request when the watch stops early (a 'gone' or an error); nothing is left to fail later.
+      await chunks.return?.().catch(() => undefined);
     }
   }
 

@@ -37,4 +37,12 @@ describe('what a service loads', () => {
   it.each(SERVICE_MODULES)('%s does not load @kubernetes/client-node', (module) => {
     expect(loadedFrom(module, '@kubernetes/client-node')).toEqual([]);
   });
+
+  // undici's index also loads fetch, WebSocket, its caches and mocks (13 MiB of a service's baseline); libs/kube
+  // loads undici's connection pool and request call alone (connection/http-transport.ts).
+  it.each(SERVICE_MODULES)('%s loads undici without its fetch', (module) => {
+    const loaded = loadedFrom(module, 'undici');
+    expect(loaded).toContain('undici/lib/dispatcher/agent.js');
+    expect(loaded.filter((file) => file === 'undici/index.js' || file.startsWith('undici/lib/web/'))).toEqual([]);
+  });
 });

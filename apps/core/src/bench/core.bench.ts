@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
+import { text as streamText } from 'node:stream/consumers';
 import { KubeConfig, type KubernetesObject, type V1Node } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import {
@@ -84,7 +85,7 @@ function count(verb: string, resource: string): void {
 async function apiserverRequests(client: KubeClient): Promise<Map<string, number>> {
   count('GET', '');
   const stream = await client.stream({ method: HttpMethod.GET, path: '/metrics' });
-  const text = await new Response(stream).text();
+  const text = await streamText(stream);
   const totals = new Map<string, number>();
   for (const line of text.split('\n')) {
     if (!line.startsWith('apiserver_request_total{')) continue;

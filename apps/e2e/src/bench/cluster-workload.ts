@@ -1,6 +1,7 @@
 // The timed part the cluster benchmarks share: from the first create until every Machine is Running and every
 // Cluster Available, then from deleting every Cluster until none (and no Machine) is left, watched through informers
 // on the management cluster. The Cluster and Machine kinds are cluster.x-k8s.io/v1beta2 on both Capstan and upstream.
+import { text as streamText } from 'node:stream/consumers';
 import { RESOURCES, getCondition, type Cluster, type Machine } from '@capstan/api';
 import { Informer, isNotFound, type KubeClient, HttpMethod } from '@capstan/kube';
 import { recordedSimProcesses } from '@capstan/testing';
@@ -23,7 +24,7 @@ export function simProcesses(simStateDir: string): { service: string; pid: numbe
 /** The management API server's /metrics text. */
 export async function apiserverMetrics(client: KubeClient): Promise<string> {
   const stream = await client.stream({ method: HttpMethod.GET, path: '/metrics' });
-  return new Response(stream).text();
+  return streamText(stream);
 }
 
 export interface Provisioned {

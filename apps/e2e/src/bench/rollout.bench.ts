@@ -9,6 +9,7 @@ import 'reflect-metadata';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
+import { text as streamText } from 'node:stream/consumers';
 import {
   LABELS,
   RESOURCES,
@@ -37,7 +38,7 @@ const isTrueOn = (m: Machine, type: string) => getCondition(m.status?.conditions
 
 async function apiserverRequests(client: KubeClient): Promise<number> {
   const stream = await client.stream({ method: HttpMethod.GET, path: '/metrics' });
-  const text = await new Response(stream).text();
+  const text = await streamText(stream);
   let total = 0;
   for (const line of text.split('\n')) {
     if (line.startsWith('apiserver_request_total{')) total += Number(line.slice(line.lastIndexOf(' ') + 1));

@@ -1,16 +1,16 @@
 import { createHash } from 'node:crypto';
-import { Agent, type Dispatcher } from 'undici';
 import type { ConnectionTls } from './cluster-connection.js';
+import { createHttpDispatcher, type HttpDispatcher } from './http-transport.js';
 
 /** A reference to a pool shared by every client of one API server with the same TLS identity. */
 export interface PoolLease {
-  readonly dispatcher: Dispatcher;
+  readonly dispatcher: HttpDispatcher;
   /** Gives the reference back; the last one closes the pool. Idempotent. */
   release(): Promise<void>;
 }
 
 interface SharedPool {
-  dispatcher: Dispatcher;
+  dispatcher: HttpDispatcher;
   leases: number;
 }
 
@@ -28,7 +28,7 @@ export class SharedPools {
     const key = poolKey(server, tls);
     let pool = this.pools.get(key);
     if (!pool) {
-      pool = { dispatcher: new Agent({ connect: tls }), leases: 0 };
+      pool = { dispatcher: createHttpDispatcher(tls), leases: 0 };
       this.pools.set(key, pool);
     }
     pool.leases++;
@@ -60,7 +60,7 @@ export const sharedPools = new SharedPools();
  * Closes a pool: gracefully first, then destroyed after a second. Callers abort their own requests before (see
  * KubeClient.close): destroying a pool with HTTP/2 streams still open makes undici emit an 'error' no one listens to.
  */
-async function closeDispatcher(dispatcher: Dispatcher): Promise<void> {
+async function closeDispatcher(dispatcher: HttpDispatcher): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const closed = await Promise.race([
     dispatcher.close().then(
