@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
-import { Agent, createServer, request, type Server } from 'node:https';
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
+import { createSecureServer, type Http2SecureServer, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
+import { Agent, request } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
 import { NODE_TOKEN_GROUPS, NODE_TOKEN_USER } from './token-file.js';
@@ -46,10 +47,11 @@ const HOP_BY_HOP = new Set([
   'host',
 ]);
 
+/** The headers a request or answer carries on to the other side: not hop-by-hop, not HTTP/2 pseudo-headers (`:path`). */
 function forwardable(headers: IncomingHttpHeaders): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || name.startsWith('x-remote-')) continue;
+    if (value === undefined || HOP_BY_HOP.has(name) || name.startsWith(':') || name.startsWith('x-remote-')) continue;
     out[name] = value;
   }
   return out;
@@ -73,10 +75,15 @@ function sameToken(presented: string, expected: string): boolean {
  * as kube-aggregator does). Clients of every cluster therefore keep their own kubeconfig and credentials,
  * and a cluster is added or removed without restarting the shared API server. Bearer tokens it does not
  * know (service account tokens) pass through for the API server to check.
+ *
+ * It speaks HTTP/2 to clients that offer it, as a kube-apiserver does (HTTP/1.1 to those that do not): a client's
+ * watches and requests to the cluster then share one connection instead of holding one each.
  */
 export class ClusterFrontProxy {
-  private readonly server: Server;
+  private readonly server: Http2SecureServer;
   private readonly agent: Agent;
+  /** Every client connection (an HTTP/2 session's or HTTP/1.1's), to cut on close. */
+  private readonly sockets = new Set<TLSSocket>();
 
   constructor(private readonly options: ClusterFrontProxyOptions) {
     this.agent = new Agent({
@@ -85,18 +92,23 @@ export class ClusterFrontProxy {
       cert: options.upstream.certPem,
       key: options.upstream.keyPem,
     });
-    this.server = createServer(
+    this.server = createSecureServer(
       {
         cert: options.servingCertPem,
         key: options.servingKeyPem,
         ca: options.clientCAPem,
         requestCert: true,
         rejectUnauthorized: false,
+        allowHTTP1: true,
       },
       (req, res) => this.forward(req, res),
     );
-    // Watches stay open for as long as the client wants.
-    this.server.requestTimeout = 0;
+    // Watches stay open for as long as the client wants (HTTP/1.1 requests are otherwise cut after 5 minutes).
+    (this.server as unknown as { requestTimeout: number }).requestTimeout = 0;
+    this.server.on('secureConnection', (socket: TLSSocket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
   }
 
   listen(): Promise<void> {
@@ -114,12 +126,13 @@ export class ClusterFrontProxy {
   }
 
   async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    for (const socket of this.sockets) socket.destroy();
+    await closed;
     this.agent.destroy();
   }
 
-  private authenticate(req: IncomingMessage): Identity | undefined {
+  private authenticate(req: Http2ServerRequest): Identity | undefined {
     const socket = req.socket as TLSSocket;
     if (socket.authorized) {
       const subject = socket.getPeerCertificate().subject as unknown as Record<
@@ -136,7 +149,7 @@ export class ClusterFrontProxy {
     return undefined;
   }
 
-  private forward(req: IncomingMessage, res: ServerResponse): void {
+  private forward(req: Http2ServerRequest, res: Http2ServerResponse): void {
     const identity = this.authenticate(req);
     const headers = forwardable(req.headers);
     if (identity) {

@@ -1,5 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { IncomingHttpHeaders } from 'node:http';
+import { connect as connectHttp2 } from 'node:http2';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -310,6 +313,45 @@ describe('SimRuntime', () => {
     expect((await core.listNode()).items.map((n) => n.metadata?.name)).toEqual(['shared-two-cp']);
     await runtime.releaseClusterApi(`${namespace}/shared-two`);
     await expect(core.listNode()).rejects.toBeDefined();
+  });
+
+  it('speaks HTTP/2 at a shared-mode endpoint to clients that offer it: a watch and writes share one connection', async () => {
+    const runtime = newRuntime();
+    const cluster = await ClusterBlueprint.create(namespace, 'shared-h2', { mode: 'shared' });
+    await runtime.ensureClusterApi(clusterApiSpecFrom(cluster.parsed('init-server'), cluster.ref), { fresh: true });
+    const user = (await admin(cluster)).getCurrentUser()!;
+    const session = connectHttp2(`https://127.0.0.1:${cluster.ref.endpoint.port}`, {
+      ca: cluster.certificates.ca.certPem,
+      cert: Buffer.from(user.certData!, 'base64'),
+      key: Buffer.from(user.keyData!, 'base64'),
+    });
+    session.on('error', () => undefined);
+    const name = `h2-${randomBytes(3).toString('hex')}`;
+    try {
+      await once(session, 'connect');
+      expect(session.alpnProtocol).toBe('h2');
+      const watch = session.request({ ':path': `/api/v1/namespaces/default/configmaps?watch=true&fieldSelector=metadata.name%3D${name}` });
+      const [watchHeaders] = (await once(watch, 'response')) as [IncomingHttpHeaders];
+      expect(watchHeaders[':status']).toBe(200);
+      let events = '';
+      watch.setEncoding('utf8').on('data', (chunk: string) => (events += chunk));
+      // While the watch is open, a write goes over the same session and the watch sees it.
+      const create = session.request({ ':method': 'POST', ':path': '/api/v1/namespaces/default/configmaps', 'content-type': 'application/json' });
+      create.end(JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { at: 'h2' } }));
+      const [createHeaders] = (await once(create, 'response')) as [IncomingHttpHeaders];
+      create.resume();
+      expect(createHeaders[':status']).toBe(201);
+      await eventually(async () => events.includes('"type":"ADDED"') && events.includes(`"name":"${name}"`));
+      watch.close();
+      const remove = session.request({ ':method': 'DELETE', ':path': `/api/v1/namespaces/default/configmaps/${name}` });
+      remove.end();
+      const [removeHeaders] = (await once(remove, 'response')) as [IncomingHttpHeaders];
+      remove.resume();
+      expect(removeHeaders[':status']).toBe(200);
+    } finally {
+      session.close();
+    }
+    await runtime.releaseClusterApi(`${namespace}/shared-h2`);
   });
 
   it('moves the shared server to another port when its recorded one was taken while it was down', async () => {
