@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { logErrorSummary, procStatCpuTicks, vmHwmKiB, vmRssKiB } from './process-figures.js';
+import { logErrorSummary, procStatCpuTicks, pssKiB, vmHwmKiB, vmRssKiB } from './process-figures.js';
 
 /** BENCH_QUIET_WAIT_MINUTES=0 skips the wait (for development; the report then says the machine was not quiet). */
 export const QUIET_WAIT_MS = Number(process.env['BENCH_QUIET_WAIT_MINUTES'] ?? 20) * 60_000;
@@ -120,6 +120,10 @@ export interface SampledFigures {
   idleRssMiB?: number;
   /** The largest VmHWM read (not for long-lived processes). */
   peakRssMiB?: number;
+  /** Its Pss (smaps_rollup) when markIdle() ran. */
+  idlePssMiB?: number;
+  /** The largest Pss of the samples (taken when sample() runs; not for long-lived processes). */
+  peakPssMiB?: number;
   /** It had exited by the last sample. */
   exited: boolean;
   startedDuringRun?: boolean;
@@ -130,6 +134,8 @@ interface Sampled extends SampledProcessSpec {
   cpuLast?: number;
   idleKiB?: number;
   peakKiB?: number;
+  idlePssKiB?: number;
+  peakPssKiB?: number;
   exited: boolean;
 }
 
@@ -151,12 +157,15 @@ export class ProcessSampler {
     this.sampleOne(this.processes.get(spec.pid)!);
   }
 
-  /** Records each process's current VmRSS as its idle figure. */
+  /** Records each process's current VmRSS and Pss as its idle figures. */
   markIdle(): void {
     for (const p of this.processes.values()) {
       const status = readProc(p.pid, 'status');
       const rss = status === undefined ? undefined : vmRssKiB(status);
       if (rss !== undefined) p.idleKiB = rss;
+      const rollup = readProc(p.pid, 'smaps_rollup');
+      const pss = rollup === undefined ? undefined : pssKiB(rollup);
+      if (pss !== undefined) p.idlePssKiB = pss;
     }
   }
 
@@ -175,6 +184,10 @@ export class ProcessSampler {
     p.cpuLast = cpu;
     const hwm = vmHwmKiB(status);
     if (hwm !== undefined && !p.longLived) p.peakKiB = Math.max(p.peakKiB ?? 0, hwm);
+    if (p.longLived) return;
+    const rollup = readProc(p.pid, 'smaps_rollup');
+    const pss = rollup === undefined ? undefined : pssKiB(rollup);
+    if (pss !== undefined) p.peakPssKiB = Math.max(p.peakPssKiB ?? 0, pss);
   }
 
   figures(): SampledFigures[] {
@@ -185,6 +198,8 @@ export class ProcessSampler {
       cpuSeconds: p.cpuLast === undefined ? Number.NaN : p.cpuLast - p.cpuBaseline,
       ...(p.idleKiB !== undefined && { idleRssMiB: p.idleKiB / 1024 }),
       ...(p.peakKiB !== undefined && { peakRssMiB: p.peakKiB / 1024 }),
+      ...(p.idlePssKiB !== undefined && { idlePssMiB: p.idlePssKiB / 1024 }),
+      ...(p.peakPssKiB !== undefined && { peakPssMiB: p.peakPssKiB / 1024 }),
       exited: p.exited,
       ...(p.startedDuringRun && { startedDuringRun: true }),
     }));

@@ -1,4 +1,4 @@
-import { countsSince, logErrorSummary, procStatCpuTicks, sumMetric, sumMetricBy, vmHwmKiB, vmRssKiB } from './process-figures.js';
+import { countsSince, logErrorSummary, procStatCpuTicks, pssKiB, sumMetric, sumMetricBy, vmHwmKiB, vmRssKiB } from './process-figures.js';
 
 describe('benchmark process figures', () => {
   it('reads utime + stime from /proc/<pid>/stat, even with spaces and parentheses in the name', () => {
@@ -12,6 +12,12 @@ describe('benchmark process figures', () => {
     expect(vmRssKiB(status)).toBe(100);
     expect(vmHwmKiB('Name:\tnode\n')).toBeUndefined();
     expect(vmRssKiB('Name:\tnode\n')).toBeUndefined();
+  });
+
+  it('reads Pss, not Pss_Anon or Pss_File, from /proc/<pid>/smaps_rollup', () => {
+    const rollup = '55f4-7ffc ---p 00000000 00:00 0   [rollup]\nRss:    1704 kB\nPss:     297 kB\nPss_Dirty:  112 kB\nPss_Anon:  112 kB\n';
+    expect(pssKiB(rollup)).toBe(297);
+    expect(pssKiB('Rss:  1704 kB\nPss_Anon:  112 kB\n')).toBeUndefined();
   });
 
   const text = [

@@ -1,4 +1,5 @@
-// Pure parts the benchmarks share: reading /proc/<pid>/stat and /proc/<pid>/status, and Prometheus text.
+// Pure parts the benchmarks share: reading /proc/<pid>/stat, /proc/<pid>/status and /proc/<pid>/smaps_rollup, and
+// Prometheus text.
 
 /** utime + stime (clock ticks) from the text of /proc/<pid>/stat (fields 14 and 15; the name may hold spaces). */
 export function procStatCpuTicks(stat: string): number {
@@ -20,6 +21,15 @@ export function vmHwmKiB(status: string): number | undefined {
 /** Current resident set (VmRSS, KiB) from the text of /proc/<pid>/status. */
 export function vmRssKiB(status: string): number | undefined {
   return statusKiB(status, 'VmRSS');
+}
+
+/**
+ * Proportional set size (Pss, KiB) from the text of /proc/<pid>/smaps_rollup: the resident pages, each shared page
+ * divided by the number of processes that map it. Summed over processes it counts a page they share (the node binary's
+ * code in every Capstan service) once, where a sum of RSS counts it in each.
+ */
+export function pssKiB(smapsRollup: string): number | undefined {
+  return statusKiB(smapsRollup, 'Pss');
 }
 
 /** Each sample of one metric (all label sets) in Prometheus text: its labels and value. */

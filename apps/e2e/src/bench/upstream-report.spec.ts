@@ -34,8 +34,8 @@ const capstan: SideRun = {
   requestsByVerb: { WATCH: 20, GET: 100, POST: 40, PATCH: 30 },
   windowSeconds: 20,
   processes: [
-    { service: 'core', role: 'controller', cpuSeconds: 3, idleRssMiB: 100, peakRssMiB: 150 },
-    { service: 'machine-provider', role: 'controller', cpuSeconds: 4, idleRssMiB: 110, peakRssMiB: 170 },
+    { service: 'core', role: 'controller', cpuSeconds: 3, idleRssMiB: 100, peakRssMiB: 150, idlePssMiB: 60, peakPssMiB: 110 },
+    { service: 'machine-provider', role: 'controller', cpuSeconds: 4, idleRssMiB: 110, peakRssMiB: 170, idlePssMiB: 70, peakPssMiB: 125 },
     { service: 'sim shared kube-apiserver', role: 'stand-in', cpuSeconds: 6, peakRssMiB: 300, startedDuringRun: true },
     { service: 'sim etcd', role: 'stand-in', cpuSeconds: 1, peakRssMiB: 50, startedDuringRun: true },
     { service: 'management kube-apiserver', role: 'management', cpuSeconds: 9.5, peakRssMiB: 400 },
@@ -84,6 +84,8 @@ describe('bench:upstream report', () => {
     expect(sideTotals(capstan)).toEqual({
       controllerIdleMiB: 210,
       controllerPeakMiB: 320,
+      controllerIdlePssMiB: 130,
+      controllerPeakPssMiB: 235,
       standInIdleMiB: 0,
       standInPeakMiB: 350,
       controllerCpu: 7,
@@ -95,6 +97,8 @@ describe('bench:upstream report', () => {
     const t = sideTotals(upstream);
     expect(t.controllerIdleMiB).toBe(70);
     expect(t.controllerPeakMiB).toBeUndefined();
+    // Processes without a PSS reading (one not sampled) leave the PSS totals unknown, not low.
+    expect(t.controllerPeakPssMiB).toBeUndefined();
     expect(t.controllerCpu).toBeNaN();
     expect(t.etcdCpu).toBeUndefined();
   });
@@ -119,6 +123,8 @@ describe('bench:upstream report', () => {
       '| &nbsp;&nbsp;APPLY | 0 | 1 |',
     ]);
     expect(text).toContain('| controllers RSS peak (MiB) | 320 | ? |');
+    expect(text).toContain('| controllers PSS idle (MiB) | 130 | ? |');
+    expect(text).toContain('| controllers PSS peak, sampled each second (MiB) | 235 | ? |');
     expect(text).toContain('| stand-in RSS idle (MiB) | 0 (starts with the first cluster) | 45 |');
     expect(text).toContain('| controllers CPU s | 7.0 | ? |');
     expect(text).toContain('| management etcd CPU s | 2.0 | ? |');

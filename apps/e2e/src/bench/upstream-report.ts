@@ -17,6 +17,9 @@ export interface SideProcessFigures {
   idleRssMiB?: number;
   /** The largest VmHWM read (management servers: not measured). */
   peakRssMiB?: number;
+  /** Pss before the run and the largest sampled (each second) during it: shared pages divided among their processes. */
+  idlePssMiB?: number;
+  peakPssMiB?: number;
   /** Started during the run (the sim's shared kube-apiserver and etcd come with the first cluster). */
   startedDuringRun?: boolean;
 }
@@ -102,6 +105,8 @@ export function parseUpstreamBenchArgs(argv: readonly string[]): UpstreamBenchAr
 export interface SideTotals {
   controllerIdleMiB?: number;
   controllerPeakMiB?: number;
+  controllerIdlePssMiB?: number;
+  controllerPeakPssMiB?: number;
   standInIdleMiB?: number;
   standInPeakMiB?: number;
   controllerCpu: number;
@@ -129,6 +134,8 @@ export function sideTotals(run: SideRun): SideTotals {
   return {
     ...optional('controllerIdleMiB', sum(of('controller'), (p) => p.idleRssMiB)),
     ...optional('controllerPeakMiB', sum(of('controller'), (p) => p.peakRssMiB)),
+    ...optional('controllerIdlePssMiB', sum(of('controller'), (p) => p.idlePssMiB)),
+    ...optional('controllerPeakPssMiB', sum(of('controller'), (p) => p.peakPssMiB)),
     ...optional('standInIdleMiB', sum(of('stand-in'), (p) => p.idleRssMiB, true)),
     ...optional('standInPeakMiB', sum(of('stand-in'), (p) => p.peakRssMiB)),
     controllerCpu: sum(of('controller'), (p) => p.cpuSeconds) ?? Number.NaN,
@@ -201,6 +208,8 @@ export function renderUpstreamBench(runs: SideRun[], meta: UpstreamBenchMeta): s
     ...verbRows,
     row('controllers RSS idle (MiB)', (_, t) => fmt(t.controllerIdleMiB, 0)),
     row('controllers RSS peak (MiB)', (_, t) => fmt(t.controllerPeakMiB, 0)),
+    row('controllers PSS idle (MiB)', (_, t) => fmt(t.controllerIdlePssMiB, 0)),
+    row('controllers PSS peak, sampled each second (MiB)', (_, t) => fmt(t.controllerPeakPssMiB, 0)),
     row('stand-in RSS idle (MiB)', (r, t) => standInIdleCell(r, t)),
     row('stand-in RSS peak (MiB)', (_, t) => fmt(t.standInPeakMiB, 0)),
     row('controllers CPU s', (_, t) => fmt(t.controllerCpu)),

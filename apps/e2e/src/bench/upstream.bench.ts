@@ -237,6 +237,8 @@ async function runSide(side: BenchSide, n: number, upstream: UpstreamClusterApi,
         cpuSeconds: f.cpuSeconds,
         ...(f.idleRssMiB !== undefined && { idleRssMiB: f.idleRssMiB }),
         ...(f.peakRssMiB !== undefined && { peakRssMiB: f.peakRssMiB }),
+        ...(f.idlePssMiB !== undefined && { idlePssMiB: f.idlePssMiB }),
+        ...(f.peakPssMiB !== undefined && { peakPssMiB: f.peakPssMiB }),
         ...(f.startedDuringRun && { startedDuringRun: true }),
       })),
     };
