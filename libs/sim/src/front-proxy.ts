@@ -1,10 +1,17 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { createSecureServer, type Http2SecureServer, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
-import { Agent, request } from 'node:https';
+import {
+  createSecureServer,
+  type ClientHttp2Stream,
+  type Http2SecureServer,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+  type IncomingHttpStatusHeader,
+} from 'node:http2';
 import type { TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
 import { NODE_TOKEN_GROUPS, NODE_TOKEN_USER } from './token-file.js';
+import { UpstreamSessions } from './upstream-sessions.js';
 
 export interface FrontProxyUpstream {
   host: string;
@@ -76,22 +83,23 @@ function sameToken(presented: string, expected: string): boolean {
  * and a cluster is added or removed without restarting the shared API server. Bearer tokens it does not
  * know (service account tokens) pass through for the API server to check.
  *
- * It speaks HTTP/2 to clients that offer it, as a kube-apiserver does (HTTP/1.1 to those that do not): a client's
- * watches and requests to the cluster then share one connection instead of holding one each.
+ * It speaks HTTP/2 to clients that offer it, as a kube-apiserver does (HTTP/1.1 to those that do not), and HTTP/2 to
+ * the shared server: a client's watches and requests to the cluster then share one connection each way instead of
+ * holding one each.
  */
 export class ClusterFrontProxy {
   private readonly server: Http2SecureServer;
-  private readonly agent: Agent;
+  private readonly upstream: UpstreamSessions;
   /** Every client connection (an HTTP/2 session's or HTTP/1.1's), to cut on close. */
   private readonly sockets = new Set<TLSSocket>();
 
   constructor(private readonly options: ClusterFrontProxyOptions) {
-    this.agent = new Agent({
-      keepAlive: true,
-      ca: options.upstream.caPem,
-      cert: options.upstream.certPem,
-      key: options.upstream.keyPem,
-    });
+    const { upstream, logger } = options;
+    this.upstream = new UpstreamSessions(
+      `https://${upstream.host}:${upstream.port}`,
+      { ca: upstream.caPem, cert: upstream.certPem, key: upstream.keyPem },
+      (error) => logger.debug({ err: error }, 'connection to the shared API server failed'),
+    );
     this.server = createSecureServer(
       {
         cert: options.servingCertPem,
@@ -128,8 +136,8 @@ export class ClusterFrontProxy {
   async close(): Promise<void> {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     for (const socket of this.sockets) socket.destroy();
+    this.upstream.close();
     await closed;
-    this.agent.destroy();
   }
 
   private authenticate(req: Http2ServerRequest): Identity | undefined {
@@ -170,44 +178,42 @@ export class ClusterFrontProxy {
       );
       return;
     }
-    const { upstream } = this.options;
-    const outgoing = request(
-      {
-        host: upstream.host,
-        port: upstream.port,
-        method: req.method,
-        path: req.url,
-        headers,
-        agent: this.agent,
-      },
-      (answer) => {
-        const answerHeaders = forwardable(answer.headers);
-        res.writeHead(answer.statusCode ?? 502, answerHeaders);
-        answer.pipe(res);
-      },
-    );
-    outgoing.on('error', (error) => {
-      this.options.logger.debug({ err: error }, 'shared API server request failed');
-      if (!res.headersSent) {
-        res.writeHead(502, { 'content-type': 'application/json' });
-        res.end(
-          JSON.stringify({
-            kind: 'Status',
-            apiVersion: 'v1',
-            status: 'Failure',
-            message: 'the shared API server does not answer',
-            reason: 'ServiceUnavailable',
-            code: 502,
-          }),
-        );
-      } else {
-        res.destroy();
-      }
+    let outgoing: ClientHttp2Stream;
+    try {
+      outgoing = this.upstream.request({ ...headers, ':method': req.method, ':path': req.url });
+    } catch (error) {
+      this.unavailable(res, error);
+      return;
+    }
+    outgoing.once('response', (answer: IncomingHttpHeaders & IncomingHttpStatusHeader) => {
+      res.writeHead(answer[':status'] ?? 502, forwardable(answer));
+      outgoing.pipe(res);
     });
-    // A client that goes away (a watch closed) ends the upstream request too.
+    outgoing.on('error', (error) => this.unavailable(res, error));
+    // A client that goes away (a watch closed) ends the upstream request too: destroyed (RST_STREAM CANCEL), not
+    // closed, which would wait for its unread data to be read before the stream counts as gone.
     res.on('close', () => {
       if (!res.writableFinished) outgoing.destroy();
     });
     req.pipe(outgoing);
+  }
+
+  private unavailable(res: Http2ServerResponse, error: unknown): void {
+    this.options.logger.debug({ err: error }, 'shared API server request failed');
+    if (!res.headersSent) {
+      res.writeHead(502, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          message: 'the shared API server does not answer',
+          reason: 'ServiceUnavailable',
+          code: 502,
+        }),
+      );
+    } else {
+      res.destroy();
+    }
   }
 }
