@@ -1,4 +1,5 @@
 import { CommanderError } from 'commander';
+import { useServiceBufferPool } from './buffer-pool.js';
 import { parseServiceOptions, type ServiceOptions } from './service-options.js';
 import { startService, type RunningService } from './start-service.js';
 import { type ServiceDefinition } from './service-definition.js';
@@ -18,6 +19,7 @@ export async function runServicesMain(
   argv: string[],
   start: (options: ServiceOptions) => Promise<RunningService[]>,
 ): Promise<void> {
+  useServiceBufferPool();
   let options;
   try {
     options = parseServiceOptions(name, argv, process.env, helpText);
