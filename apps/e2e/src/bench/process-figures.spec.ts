@@ -1,4 +1,4 @@
-import { countsSince, logErrorSummary, procStatCpuTicks, pssKiB, sumMetric, sumMetricBy, vmHwmKiB, vmRssKiB } from './process-figures.js';
+import { apiserverRequestsByResource, countsSince, logErrorSummary, procStatCpuTicks, pssKiB, sumMetric, sumMetricBy, vmHwmKiB, vmRssKiB } from './process-figures.js';
 
 describe('benchmark process figures', () => {
   it('reads utime + stime from /proc/<pid>/stat, even with spaces and parentheses in the name', () => {
@@ -36,6 +36,17 @@ describe('benchmark process figures', () => {
 
   it('sums one metric per value of one label, never taking a longer label name for it', () => {
     expect(sumMetricBy(text, 'apiserver_request_total', 'verb')).toEqual({ GET: 10, LIST: 7.5, POST: 3, '': 1 });
+  });
+
+  it('sums API server requests per verb and resource, with the subresource', () => {
+    const requests = [
+      'apiserver_request_total{code="200",resource="secrets",scope="namespace",verb="GET"} 7',
+      'apiserver_request_total{code="404",resource="secrets",scope="namespace",verb="GET"} 2',
+      'apiserver_request_total{code="200",resource="machines",subresource="status",verb="PATCH"} 4',
+      'apiserver_request_total{code="200",resource="machines",subresource="",verb="PATCH"} 1',
+      'apiserver_request_total{code="200",subverb="GET",verb="LIST"} 3',
+    ].join('\n');
+    expect(apiserverRequestsByResource(requests)).toEqual({ 'GET secrets': 9, 'PATCH machines/status': 4, 'PATCH machines': 1, 'LIST ': 3 });
   });
 
   it('counts what grew between two readings, keys new since the first included', () => {

@@ -48,12 +48,30 @@ export function sumMetric(text: string, name: string): number {
   return samples(text, name).reduce((total, s) => total + s.value, 0);
 }
 
+/** One label's value in a sample's label text; undefined when the sample has no such label. */
+function labelValue(labels: string, name: string): string | undefined {
+  return new RegExp(`(?:^|,)${name}="((?:[^"\\\\]|\\\\.)*)"`).exec(labels)?.[1];
+}
+
 /** The sum of one metric's samples per value of one label (`''` for samples without it). */
 export function sumMetricBy(text: string, name: string, label: string): Record<string, number> {
   const totals: Record<string, number> = {};
-  const pattern = new RegExp(`(?:^|,)${label}="((?:[^"\\\\]|\\\\.)*)"`);
   for (const s of samples(text, name)) {
-    const key = pattern.exec(s.labels)?.[1] ?? '';
+    const key = labelValue(s.labels, label) ?? '';
+    totals[key] = (totals[key] ?? 0) + s.value;
+  }
+  return totals;
+}
+
+/**
+ * apiserver_request_total per `VERB resource[/subresource]` (`GET secrets`, `PATCH machines/status`); a watch counts
+ * once, when it starts.
+ */
+export function apiserverRequestsByResource(text: string): Record<string, number> {
+  const totals: Record<string, number> = {};
+  for (const s of samples(text, 'apiserver_request_total')) {
+    const subresource = labelValue(s.labels, 'subresource');
+    const key = `${labelValue(s.labels, 'verb') ?? ''} ${labelValue(s.labels, 'resource') ?? ''}${subresource ? `/${subresource}` : ''}`;
     totals[key] = (totals[key] ?? 0) + s.value;
   }
   return totals;

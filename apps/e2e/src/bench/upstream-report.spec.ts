@@ -32,6 +32,7 @@ const capstan: SideRun = {
   machinesGoneSeconds: 5,
   clustersGoneSeconds: 6.5,
   requestsByVerb: { WATCH: 20, GET: 100, POST: 40, PATCH: 30 },
+  requestsByResource: { 'GET secrets': 90, 'GET leases': 10, 'POST events': 40, 'PATCH machines/status': 30, 'WATCH machines': 20 },
   windowSeconds: 20,
   processes: [
     { service: 'core', role: 'controller', cpuSeconds: 3, idleRssMiB: 100, peakRssMiB: 150, idlePssMiB: 60, peakPssMiB: 110 },
@@ -124,6 +125,16 @@ describe('bench:upstream report', () => {
     ]);
     expect(text).toContain('| controllers RSS peak (MiB) | 320 | ? |');
     expect(text).toContain('| controllers PSS idle (MiB) | 130 | ? |');
+    // Requests by resource: only runs that measured them get a column; rows by their largest count.
+    const byResource = text.slice(text.indexOf('Management API requests by verb and resource'));
+    expect(byResource).toContain('| | N=2 Capstan |');
+    expect(byResource.split('\n').filter((l) => l.startsWith('| GET') || l.startsWith('| POST') || l.startsWith('| PATCH') || l.startsWith('| WATCH'))).toEqual([
+      '| GET secrets | 90 |',
+      '| POST events | 40 |',
+      '| PATCH machines/status | 30 |',
+      '| WATCH machines | 20 |',
+      '| GET leases | 10 |',
+    ]);
     expect(text).toContain('| controllers PSS peak, sampled each second (MiB) | 235 | ? |');
     expect(text).toContain('| stand-in RSS idle (MiB) | 0 (starts with the first cluster) | 45 |');
     expect(text).toContain('| controllers CPU s | 7.0 | ? |');

@@ -44,6 +44,8 @@ export interface SideRun {
   deletionProgress?: string;
   /** apiserver_request_total of the management kube-apiserver by verb, from before the first create to the end. */
   requestsByVerb: Record<string, number>;
+  /** The same requests per `VERB resource[/subresource]` (absent in runs recorded before it was measured). */
+  requestsByResource?: Record<string, number>;
   /** Seconds the CPU figures cover: the first create until every Cluster was gone (or the timeouts). */
   windowSeconds: number;
   processes: SideProcessFigures[];
@@ -218,11 +220,36 @@ export function renderUpstreamBench(runs: SideRun[], meta: UpstreamBenchMeta): s
     row('management etcd CPU s', (_, t) => fmt(t.etcdCpu)),
     row('1-min load: quiet wait, first create', (r) => loadCell(r)),
     '',
+    ...requestsByResourceTable(cols),
     'Per process: CPU seconds over the run (first create until every Cluster was gone), RSS idle before the run -> peak (VmHWM, MiB):',
     '',
     ...BENCH_SIDES.flatMap((side) => processTable(cols.filter((r) => r.side === side), side)),
   ];
   return lines.join('\n');
+}
+
+/** How many of each run's largest `VERB resource` counts the breakdown lists (the union over the runs). */
+const TOP_REQUESTS = 10;
+
+/** The management API requests by verb and resource: each run's largest, with every run's count for them. */
+function requestsByResourceTable(cols: SideRun[]): string[] {
+  const measured = cols.filter((r) => r.requestsByResource !== undefined);
+  if (measured.length === 0) return [];
+  const keys = new Set<string>();
+  for (const run of measured) {
+    const largest = Object.entries(run.requestsByResource!).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+    for (const [key] of largest.slice(0, TOP_REQUESTS)) keys.add(key);
+  }
+  const most = (key: string) => Math.max(...measured.map((r) => r.requestsByResource![key] ?? 0));
+  const rows = [...keys].sort((a, b) => most(b) - most(a) || a.localeCompare(b));
+  return [
+    `Management API requests by verb and resource (each run's ${TOP_REQUESTS} largest):`,
+    '',
+    `| | ${measured.map((r) => `N=${r.clusters} ${r.side}`).join(' | ')} |`,
+    `|---|${measured.map(() => '---|').join('')}`,
+    ...rows.map((key) => `| ${key} | ${measured.map((r) => String(r.requestsByResource![key] ?? 0)).join(' | ')} |`),
+    '',
+  ];
 }
 
 function processTable(runs: SideRun[], side: BenchSide): string[] {

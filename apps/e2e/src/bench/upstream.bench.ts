@@ -40,7 +40,7 @@ import {
 import { createSimK3sCluster } from '../sim-cluster-fixture.js';
 import { log, logErrors, OverlapWatch, oneMinuteLoad, ProcessSampler, QUIET_WAIT_MS, sleep, waitQuiet } from './bench-machine.js';
 import { apiserverMetrics, BENCH_SIM_ENV, ClusterWorkload, simProcesses } from './cluster-workload.js';
-import { countsSince, sumMetricBy } from './process-figures.js';
+import { apiserverRequestsByResource, countsSince, sumMetricBy } from './process-figures.js';
 import {
   parseUpstreamBenchArgs,
   renderUpstreamBench,
@@ -190,7 +190,7 @@ async function runSide(side: BenchSide, n: number, upstream: UpstreamClusterApi,
     add('management', env.processes.filter((p) => MANAGEMENT[p.name]).map((p) => ({ service: MANAGEMENT[p.name]!, pid: p.pid })));
     sampler.markIdle();
     await workload.start();
-    const verbsBefore = sumMetricBy(await apiserverMetrics(client), 'apiserver_request_total', 'verb');
+    const metricsBefore = await apiserverMetrics(client);
     const expectedMachines = n * (ARGS.workers + 1);
     const loadAtCreate = oneMinuteLoad();
     log(`${side}: creating ${n} clusters (${expectedMachines} machines), 1-min load ${loadAtCreate.toFixed(2)}`);
@@ -218,7 +218,10 @@ async function runSide(side: BenchSide, n: number, upstream: UpstreamClusterApi,
     const deleted = await workload.deleteAll({ timeoutMs: TIMEOUT_MS, poll });
     sampler.sample();
     const windowSeconds = (performance.now() - t0) / 1000;
-    const requestsByVerb = countsSince(verbsBefore, sumMetricBy(await apiserverMetrics(client), 'apiserver_request_total', 'verb'));
+    const metricsAfter = await apiserverMetrics(client);
+    const requests = (by: (text: string) => Record<string, number>) => countsSince(by(metricsBefore), by(metricsAfter));
+    const requestsByVerb = requests((text) => sumMetricBy(text, 'apiserver_request_total', 'verb'));
+    const requestsByResource = requests(apiserverRequestsByResource);
     const run: SideRun = {
       side,
       clusters: n,
@@ -230,6 +233,7 @@ async function runSide(side: BenchSide, n: number, upstream: UpstreamClusterApi,
       ...provisioned,
       ...deleted,
       requestsByVerb,
+      requestsByResource,
       windowSeconds,
       processes: sampler.figures().map((f) => ({
         service: f.service,
