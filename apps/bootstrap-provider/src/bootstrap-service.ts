@@ -8,7 +8,7 @@ import {
   type Machine,
 } from '@capstan/api';
 import { getControllerOf, groupOf, type ClusterConnection } from '@capstan/kube';
-import type { ServiceDefinition } from '@capstan/provider-kit';
+import { clusterChangesProvidersRead, type ServiceDefinition } from '@capstan/provider-kit';
 import { serveCanUpdateMachine } from '@capstan/events';
 import { answerCanUpdate } from './k3sconfig/can-update-responder.js';
 import { configKeysOfCluster, K3sConfigReconciler } from './k3sconfig/k3sconfig.reconciler.js';
@@ -87,7 +87,11 @@ export const bootstrapProviderService: ServiceDefinition = {
             return ours ? [`${obj.metadata?.namespace}/${ref.name}`] : [];
           },
         },
-        { for: RESOURCES.Cluster, map: (obj) => ofCluster(obj.metadata?.namespace, obj.metadata?.name) },
+        {
+          for: RESOURCES.Cluster,
+          map: (obj) => ofCluster(obj.metadata?.namespace, obj.metadata?.name),
+          predicate: clusterChangesProvidersRead,
+        },
         {
           for: RESOURCES.K3sControlPlane,
           map: (obj) => ofCluster(obj.metadata?.namespace, obj.metadata?.labels?.[LABELS.clusterName]),

@@ -1,6 +1,6 @@
 import { RESOURCES, type Cluster, type SimCluster, type SimMachine } from '@capstan/api';
 import { BY_CLUSTER_NAME, clusterIndexValue, isBeingDeleted, objectKey, OwnWrites } from '@capstan/kube';
-import { EventOutbox, type ServiceDefinition } from '@capstan/provider-kit';
+import { clusterChangesProvidersRead, EventOutbox, type ServiceDefinition } from '@capstan/provider-kit';
 import { referencedSimKey, simClusterOptionsFromEnv, type SimClusterOptions } from '@capstan/sim';
 import { ClusterLifecycleModule } from './events/cluster-lifecycle.handler.js';
 import { SIM_CLUSTER_CONTROLLER, SimClusterReconciler } from './reconcilers/simcluster.reconciler.js';
@@ -45,6 +45,7 @@ export function createClusterProviderService(
                 (obj as Cluster).spec?.infrastructureRef,
                 RESOURCES.SimCluster.kind,
               ),
+            predicate: clusterChangesProvidersRead,
           },
           {
             // A SimCluster being deleted waits for the cluster's SimMachines to go.

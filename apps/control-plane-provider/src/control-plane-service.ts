@@ -1,7 +1,7 @@
 import { askCanUpdateMachine } from '@capstan/events';
 import type { V1Secret } from '@kubernetes/client-node';
 import { LABELS, RESOURCES, type Cluster, type K3sControlPlane, type Machine } from '@capstan/api';
-import type { ServiceDefinition } from '@capstan/provider-kit';
+import { clusterChangesProvidersRead, type ServiceDefinition } from '@capstan/provider-kit';
 import { K3sControlPlaneReconciler } from './k3scontrolplane/k3scontrolplane.reconciler.js';
 import { SECRETS } from './k3scontrolplane/secrets.js';
 
@@ -52,6 +52,7 @@ export const controlPlaneProviderService: ServiceDefinition = {
               ref.kind === RESOURCES.K3sControlPlane.kind;
             return ours ? [`${obj.metadata?.namespace}/${ref.name}`] : [];
           },
+          predicate: clusterChangesProvidersRead,
         },
       ],
     });

@@ -6,8 +6,8 @@ import {
   type SimCluster,
   type SimMachine,
 } from '@capstan/api';
-import { BY_CLUSTER_NAME, clusterIndexValue, objectKey, OwnWrites, type WatchEvent } from '@capstan/kube';
-import { clusterShardKey, EventOutbox, type ServiceDefinition } from '@capstan/provider-kit';
+import { BY_CLUSTER_NAME, clusterIndexValue, objectKey, OwnWrites, specOrMetadataChanged } from '@capstan/kube';
+import { clusterChangesProvidersRead, clusterShardKey, EventOutbox, type ServiceDefinition } from '@capstan/provider-kit';
 import { referencedSimKey, SimRuntime, simMachineOptionsFromEnv, type SimMachineOptions } from '@capstan/sim';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { MachineLifecycleModule } from './events/machine-lifecycle.handler.js';
@@ -18,21 +18,6 @@ export const MACHINE_PROVIDER = 'machine-provider';
 export interface MachineProviderOverrides {
   /** kube-apiserver and etcd binaries (found like the test environment's when unset). */
   binaries?: { kubeApiserver: string; etcd: string };
-}
-
-/** Status writes are this controller's own: only spec, metadata and deletion changes need a reconcile. */
-function relevantChange(event: WatchEvent<SimMachine>): boolean {
-  if (event.type !== 'update' || !event.oldObject) return true;
-  const before = event.oldObject.metadata;
-  const after = event.object.metadata;
-  return (
-    before?.generation !== after?.generation ||
-    before?.deletionTimestamp !== after?.deletionTimestamp ||
-    JSON.stringify(before?.labels) !== JSON.stringify(after?.labels) ||
-    JSON.stringify(before?.annotations) !== JSON.stringify(after?.annotations) ||
-    JSON.stringify(before?.ownerReferences) !== JSON.stringify(after?.ownerReferences) ||
-    JSON.stringify(before?.finalizers) !== JSON.stringify(after?.finalizers)
-  );
 }
 
 /**
@@ -94,9 +79,10 @@ export function createMachineProviderService(
         name: SIM_MACHINE_CONTROLLER,
         for: simMachines,
         reconcile: (key, rc) => reconciler.reconcile(key, rc),
-        // A state this controller wrote needs no second reconcile.
+        // A state this controller wrote needs no second reconcile; status writes are its own (only spec, metadata
+        // and deletion changes need one).
         predicate: (event) =>
-          (event.type !== 'update' || !ownWrites.isOwn(event.object)) && relevantChange(event),
+          (event.type !== 'update' || !ownWrites.isOwn(event.object)) && specOrMetadataChanged(event),
         watches: [
           {
             // The Machine carries the bootstrap data secret name.
@@ -107,6 +93,8 @@ export function createMachineProviderService(
                 (obj as Machine).spec?.infrastructureRef,
                 RESOURCES.SimMachine.kind,
               ),
+            // Its spec and metadata: the core's status writes say nothing the SimMachine reads.
+            predicate: specOrMetadataChanged,
           },
           {
             // The SimCluster's endpoint, once provisioned, lets the machines boot.
@@ -118,6 +106,7 @@ export function createMachineProviderService(
             // Pausing.
             for: RESOURCES.Cluster,
             map: (obj: KubernetesObject) => machinesOfCluster(obj.metadata?.namespace, obj.metadata?.name),
+            predicate: clusterChangesProvidersRead,
           },
         ],
         maxConcurrentReconciles: context.options.concurrency,

@@ -5,6 +5,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { Controller, type ControllerSource, type Reconciler } from './controller.js';
 import type { InformerEventHandler } from './informer.js';
 import { objectKey } from './keys.js';
+import { specOrMetadataChanged } from './predicates.js';
 import { RuntimeMetrics } from './metrics.js';
 import type { ResourceType } from './resource.js';
 import { TerminalError } from './terminal-error.js';
@@ -223,6 +224,38 @@ describe('Controller', () => {
     });
     await jest.advanceTimersByTimeAsync(10);
     expect(seen).toEqual(['ns/parent']);
+  });
+
+  it("maps a watched kind's events through its predicate: an update it skips enqueues nothing, one it passes its key once", async () => {
+    const seen: string[] = [];
+    const source = new MemorySource(THING);
+    const watched = new MemorySource({ group: 'example.dev', version: 'v1', plural: 'others', kind: 'Other', namespaced: true });
+    controller = new Controller({
+      name: 'things',
+      for: source,
+      watches: [{ informer: watched, map: (obj) => [`ns/for-${obj.metadata?.name}`], predicate: specOrMetadataChanged }],
+      reconcile: (key) => {
+        seen.push(key);
+      },
+      logger,
+      metrics: new RuntimeMetrics(),
+      resyncPeriodMs: 0,
+    });
+    await controller.start();
+    const other = (generation: number, ready: boolean) => ({
+      metadata: { namespace: 'ns', name: 'o', generation },
+      status: { ready },
+    });
+    watched.put(other(1, false));
+    await jest.advanceTimersByTimeAsync(10);
+    expect(seen).toEqual(['ns/for-o']);
+    // Status only: skipped. A new generation: mapped.
+    watched.put(other(1, true));
+    await jest.advanceTimersByTimeAsync(10);
+    expect(seen).toEqual(['ns/for-o']);
+    watched.put(other(2, true));
+    await jest.advanceTimersByTimeAsync(10);
+    expect(seen).toEqual(['ns/for-o', 'ns/for-o']);
   });
 
   it('resyncs: every primary key is enqueued again each period (with jitter)', async () => {

@@ -67,8 +67,11 @@ export interface ControllerOptions<T extends KubernetesObject = KubernetesObject
   reconcile: Reconciler;
   /** Kinds this controller creates: an event enqueues the controller owner when it is of the primary kind. */
   owns?: ControllerSource[];
-  /** Other kinds whose events map to primary keys. */
-  watches?: { informer: ControllerSource; map: MapFunc }[];
+  /**
+   * Other kinds whose events map to primary keys; `predicate` skips the events the controller does not read (as
+   * controller-runtime's per-watch predicates), e.g. status-only updates of a kind whose spec alone matters.
+   */
+  watches?: { informer: ControllerSource; map: MapFunc; predicate?: (event: WatchEvent) => boolean }[];
   /** Skip primary events the controller does not care about (e.g. status-only updates). */
   predicate?: (event: WatchEvent<T>) => boolean;
   /** Parallel workers; a key still never runs twice at once. Default 1. */
@@ -140,7 +143,7 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
       );
     }
     for (const watch of options.watches ?? []) {
-      this.unregister.push(watch.informer.addEventHandler(mappingHandler(watch.map, this)));
+      this.unregister.push(watch.informer.addEventHandler(mappingHandler(watch.map, this, watch.predicate)));
     }
   }
 
@@ -363,16 +366,19 @@ export function controllerOwnerKey(obj: KubernetesObject, ownerType: ResourceTyp
 function mappingHandler<T extends KubernetesObject>(
   map: MapFunc<T>,
   target: { enqueue(key: string): void },
+  predicate?: (event: WatchEvent<T>) => boolean,
 ): InformerEventHandler<T> {
+  const pass = (event: WatchEvent<T>) => !predicate || predicate(event);
   const enqueueAll = (obj: T) => {
     for (const key of map(obj)) target.enqueue(key);
   };
   return {
-    onAdd: enqueueAll,
+    onAdd: (obj) => pass({ type: 'add', object: obj }) && enqueueAll(obj),
     onUpdate: (oldObj, newObj) => {
-      enqueueAll(oldObj);
-      enqueueAll(newObj);
+      if (!pass({ type: 'update', object: newObj, oldObject: oldObj })) return;
+      // Each key once: the same key twice in a row is reconciled twice when a worker takes the first at once.
+      for (const key of new Set([...map(oldObj), ...map(newObj)])) target.enqueue(key);
     },
-    onDelete: enqueueAll,
+    onDelete: (obj) => pass({ type: 'delete', object: obj }) && enqueueAll(obj),
   };
 }

@@ -1,6 +1,7 @@
 export * from './backoff.js';
 export * from './client.js';
 export * from './controller.js';
+export * from './predicates.js';
 export * from './errors.js';
 export * from './event-recorder.js';
 export * from './finalizers.js';

@@ -29,7 +29,7 @@ export interface ControllerSpec<T extends KubernetesObject = KubernetesObject> {
   for: InformerRef<T>;
   reconcile: Reconciler;
   owns?: InformerRef<KubernetesObject>[];
-  watches?: { for: InformerRef<KubernetesObject>; map: MapFunc }[];
+  watches?: { for: InformerRef<KubernetesObject>; map: MapFunc; predicate?: (event: WatchEvent) => boolean }[];
   predicate?: (event: WatchEvent<T>) => boolean;
   maxConcurrentReconciles?: number;
   resyncPeriodMs?: number;
@@ -174,7 +174,7 @@ export class Manager {
       for: primary,
       reconcile: spec.reconcile,
       owns: spec.owns?.map(resolve),
-      watches: spec.watches?.map((w) => ({ informer: resolve(w.for), map: w.map })),
+      watches: spec.watches?.map((w) => ({ informer: resolve(w.for), map: w.map, predicate: w.predicate })),
       predicate: spec.predicate,
       maxConcurrentReconciles: spec.maxConcurrentReconciles,
       resyncPeriodMs: spec.resyncPeriodMs,

@@ -14,3 +14,4 @@ export * from './reconciler-kit/machine-condition-writer.js';
 export * from './reconciler-kit/orphaned-clones.js';
 export * from './reconciler-kit/template-ownership.js';
 export * from './sharding/cluster-shard-key.js';
+export * from './cluster-watch.js';
