@@ -7,7 +7,7 @@ import {
   type K3sControlPlane,
   type Machine,
 } from '@capstan/api';
-import { getControllerOf, groupOf, type ClusterConnection } from '@capstan/kube';
+import { getControllerOf, groupOf, specMetadataOrStatusFieldsChanged, specOrMetadataChanged, type ClusterConnection } from '@capstan/kube';
 import { clusterChangesProvidersRead, type ServiceDefinition } from '@capstan/provider-kit';
 import { serveCanUpdateMachine } from '@capstan/events';
 import { answerCanUpdate } from './k3sconfig/can-update-responder.js';
@@ -86,6 +86,9 @@ export const bootstrapProviderService: ServiceDefinition = {
             const ours = ref?.apiGroup === RESOURCES.K3sConfig.group && ref.kind === RESOURCES.K3sConfig.kind;
             return ours ? [`${obj.metadata?.namespace}/${ref.name}`] : [];
           },
+          // Its spec (version, provider ID, cluster) and metadata (role label, in-place annotations); not the status
+          // the core writes as the machine comes up.
+          predicate: specOrMetadataChanged,
         },
         {
           for: RESOURCES.Cluster,
@@ -95,6 +98,8 @@ export const bootstrapProviderService: ServiceDefinition = {
         {
           for: RESOURCES.K3sControlPlane,
           map: (obj) => ofCluster(obj.metadata?.namespace, obj.metadata?.labels?.[LABELS.clusterName]),
+          // Joining machines wait for `status.initialization.controlPlaneInitialized`; its other status is not read.
+          predicate: specMetadataOrStatusFieldsChanged<K3sControlPlane>('initialization'),
         },
         {
           for: secrets,

@@ -38,9 +38,10 @@ export interface KubeClientOptions {
 export const DEFAULT_FIELD_MANAGER = 'capstan';
 
 /**
- * A thin HTTP client over undici's request call (not fetch: no WHATWG streams or Response objects per request): every request (lists and watches included) can be aborted, core and custom
- * resources are reached the same way. Authentication comes from its ClusterConnection; connections come from the
- * pool shared by the process's clients of the same server and TLS identity (SharedPools).
+ * A thin HTTP client over undici's request call (not fetch: no WHATWG streams or Response objects per request): every
+ * request (lists and watches included) can be aborted, core and custom resources are reached the same way.
+ * Authentication comes from its ClusterConnection; connections come from the pool shared by the process's clients of
+ * the same server and TLS identity (SharedPools).
  */
 export class KubeClient {
   readonly fieldManager: string;
