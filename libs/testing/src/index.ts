@@ -4,6 +4,7 @@ export * from './kubeconfig.js';
 export * from './local-environment.js';
 export * from './namespace.js';
 export * from './ports.js';
+export * from './prometheus-text.js';
 export * from './processes.js';
 export * from './test-environment.js';
 export * from './generic-providers.js';

@@ -20,28 +20,19 @@ export function ephemeralPortRange(): { low: number; high: number } {
 }
 
 /**
- * A TCP port free on `host` right now, chosen below the kernel's ephemeral range (CHOSEN_PORTS): a port the kernel picks for
- * listen(0) comes from that range, so between choosing it and binding it an outgoing connection can take it as its
- * local port (bench:upstream saw a service fail with EADDRINUSE that way while thousands of connections came and went).
- * The kernel's choice is the fallback when the ephemeral range starts that low or no port there is free.
+ * A TCP port free on `host` right now, chosen below the kernel's ephemeral range (CHOSEN_PORTS): a port the kernel
+ * picks for listen(0) comes from that range, so between choosing it and binding it an outgoing connection can take it
+ * as its local port (bench:upstream saw a service fail with EADDRINUSE that way while thousands of connections came
+ * and went). The kernel's choice is the fallback when the ephemeral range starts that low or no port there is free.
  */
 export async function freePort(host = '127.0.0.1'): Promise<number> {
   if (ephemeralPortRange().low > CHOSEN_PORTS.max) {
     for (let attempt = 0; attempt < 32; attempt++) {
       const port = randomInt(CHOSEN_PORTS.min, CHOSEN_PORTS.max + 1);
-      if (await canListen(port, host)) return port;
+      if (await isPortFree(port, host)) return port;
     }
   }
   return kernelChosenPort(host);
-}
-
-function canListen(port: number, host: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', () => resolve(false));
-    server.listen({ port, host, exclusive: true }, () => server.close(() => resolve(true)));
-  });
 }
 
 function kernelChosenPort(host: string): Promise<number> {
@@ -57,12 +48,12 @@ function kernelChosenPort(host: string): Promise<number> {
   });
 }
 
-/** Whether a TCP port can be bound on every interface right now. */
-export function isPortFree(port: number): Promise<boolean> {
+/** Whether a TCP port can be bound right now on `host` (every interface when not given). */
+export function isPortFree(port: number, host?: string): Promise<boolean> {
   return new Promise((resolve) => {
     const server = createServer();
     server.unref();
     server.once('error', () => resolve(false));
-    server.listen(port, () => server.close(() => resolve(true)));
+    server.listen({ port, host }, () => server.close(() => resolve(true)));
   });
 }

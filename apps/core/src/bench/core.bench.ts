@@ -30,6 +30,7 @@ import {
 import { KubeClient, type ResourceType, HttpMethod } from '@capstan/kube';
 import { defaultServiceOptions, startService, type RunningService } from '@capstan/provider-kit';
 import {
+  apiserverRequestsByResource,
   genericProviderKind,
   installCapstanCrds,
   installGenericProviderCrds,
@@ -85,16 +86,7 @@ function count(verb: string, resource: string): void {
 async function apiserverRequests(client: KubeClient): Promise<Map<string, number>> {
   count('GET', '');
   const stream = await client.stream({ method: HttpMethod.GET, path: '/metrics' });
-  const text = await streamText(stream);
-  const totals = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (!line.startsWith('apiserver_request_total{')) continue;
-    const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
-    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
-    const key = `${labels['verb']} ${labels['resource'] ?? ''}${labels['subresource'] ? `/${labels['subresource']}` : ''}`;
-    totals.set(key, (totals.get(key) ?? 0) + value);
-  }
-  return totals;
+  return new Map(Object.entries(apiserverRequestsByResource(await streamText(stream))));
 }
 
 function genericType(kind: string): ResourceType {

@@ -29,6 +29,12 @@ export function cpuSeconds(pid: number): number | undefined {
   return stat === undefined ? undefined : procStatCpuTicks(stat) / CLK_TCK;
 }
 
+/** Proportional set size (KiB) of a process now; undefined once it is gone. */
+function currentPssKiB(pid: number): number | undefined {
+  const rollup = readProc(pid, 'smaps_rollup');
+  return rollup === undefined ? undefined : pssKiB(rollup);
+}
+
 function busyProcesses(): string[] {
   const found: string[] = [];
   for (const pattern of BUSY_PATTERNS) {
@@ -163,8 +169,7 @@ export class ProcessSampler {
       const status = readProc(p.pid, 'status');
       const rss = status === undefined ? undefined : vmRssKiB(status);
       if (rss !== undefined) p.idleKiB = rss;
-      const rollup = readProc(p.pid, 'smaps_rollup');
-      const pss = rollup === undefined ? undefined : pssKiB(rollup);
+      const pss = currentPssKiB(p.pid);
       if (pss !== undefined) p.idlePssKiB = pss;
     }
   }
@@ -182,11 +187,10 @@ export class ProcessSampler {
       return;
     }
     p.cpuLast = cpu;
-    const hwm = vmHwmKiB(status);
-    if (hwm !== undefined && !p.longLived) p.peakKiB = Math.max(p.peakKiB ?? 0, hwm);
     if (p.longLived) return;
-    const rollup = readProc(p.pid, 'smaps_rollup');
-    const pss = rollup === undefined ? undefined : pssKiB(rollup);
+    const hwm = vmHwmKiB(status);
+    if (hwm !== undefined) p.peakKiB = Math.max(p.peakKiB ?? 0, hwm);
+    const pss = currentPssKiB(p.pid);
     if (pss !== undefined) p.peakPssKiB = Math.max(p.peakPssKiB ?? 0, pss);
   }
 
