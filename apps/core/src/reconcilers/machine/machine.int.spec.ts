@@ -215,7 +215,12 @@ describe('Machine controller', () => {
     });
 
     await h.createNode(nodeName('m1'), providerID('m1'));
-    const running = await phase('m1', 'Running');
+    // The harness creates the Node, then writes its status: a Machine can be Running (nodeRef) in between, with the
+    // Node's info still empty; the next reconcile copies it.
+    const running = await eventually('machine m1 Running with its Node info', async () => {
+      const m = await getMachine('m1');
+      return m.status?.phase === 'Running' && m.status.nodeInfo?.osImage !== '' && m.status.nodeInfo !== undefined && m;
+    });
     expect(running.status?.nodeRef).toEqual({ name: nodeName('m1') });
     expect(running.status?.nodeInfo).toMatchObject({ kubeletVersion: 'v1.34.0', osImage: 'Capstan Test' });
     for (const type of ['NodeReady', 'NodeHealthy', 'Ready', 'Available']) {
