@@ -46,6 +46,11 @@ export function upstreamCrds(upstream: UpstreamClusterApi, managers: readonly Up
   });
 }
 
+/** An upstream manager's process and where it serves its Prometheus metrics (`--insecure-diagnostics`: plain HTTP). */
+export interface UpstreamManagerProcess extends ManagedProcess {
+  metricsUrl: string;
+}
+
 export interface StartUpstreamManagersOptions {
   upstream: UpstreamClusterApi;
   kubeconfigPath: string;
@@ -67,7 +72,7 @@ export interface StartUpstreamManagersOptions {
  * provider's in-memory backend serves the workload clusters' API servers on loopback ports (POD_IP): on fixed ports
  * (19000 for its debug server, 20000 and up for the clusters), so only one runs on a host at a time.
  */
-export async function startUpstreamManagers(options: StartUpstreamManagersOptions): Promise<ManagedProcess[]> {
+export async function startUpstreamManagers(options: StartUpstreamManagersOptions): Promise<UpstreamManagerProcess[]> {
   const certDir = join(options.workDir, 'upstream-webhook-certs');
   mkdirSync(certDir, { recursive: true });
   const ca = await createCertificateAuthority({ commonName: 'upstream-webhook-ca' });
@@ -75,12 +80,12 @@ export async function startUpstreamManagers(options: StartUpstreamManagersOption
   writeFileSync(join(certDir, 'tls.crt'), serving.certPem);
   writeFileSync(join(certDir, 'tls.key'), serving.keyPem, { mode: 0o600 });
   if (options.managers.includes('docker')) await waitForInMemoryPorts(options.inMemoryPortWaitMs ?? 20 * 60_000);
-  const started: ManagedProcess[] = [];
+  const started: UpstreamManagerProcess[] = [];
   const healthUrls: string[] = [];
   for (const manager of options.managers) {
     const [webhookPort, healthPort, diagnosticsPort] = [await freePort(), await freePort(), await freePort()];
-    started.push(
-      startProcess({
+    started.push({
+      ...startProcess({
         name: `upstream-${manager}`,
         command: options.upstream.binaries[manager],
         args: [
@@ -96,7 +101,8 @@ export async function startUpstreamManagers(options: StartUpstreamManagersOption
         logFile: join(options.workDir, `upstream-${manager}.log`),
         env: manager === 'docker' ? { POD_IP: '127.0.0.1' } : {},
       }),
-    );
+      metricsUrl: `http://127.0.0.1:${diagnosticsPort}/metrics`,
+    });
     healthUrls.push(`http://127.0.0.1:${healthPort}/readyz`);
   }
   // A manager that cannot start (the in-memory backend's fixed ports taken) fails here, with its log, not as a

@@ -33,6 +33,8 @@ const capstan: SideRun = {
   clustersGoneSeconds: 6.5,
   requestsByVerb: { WATCH: 20, GET: 100, POST: 40, PATCH: 30 },
   requestsByResource: { 'GET secrets': 90, 'GET leases': 10, 'POST events': 40, 'PATCH machines/status': 30, 'WATCH machines': 20 },
+  createRequestsByResource: { 'GET secrets': 70, 'POST events': 30, 'PATCH machines/status': 20 },
+  reconcilesByController: { machine: 40, k3sconfig: 25, cluster: 12 },
   windowSeconds: 20,
   processes: [
     { service: 'core', role: 'controller', cpuSeconds: 3, idleRssMiB: 100, peakRssMiB: 150, idlePssMiB: 60, peakPssMiB: 110 },
@@ -94,8 +96,10 @@ describe('bench:upstream report', () => {
       apiserverCpu: 9.5,
       etcdCpu: 2,
       requests: 190,
+      createRequests: 120,
     });
     const t = sideTotals(upstream);
+    expect(t.createRequests).toBeUndefined();
     expect(t.controllerIdleMiB).toBe(70);
     expect(t.controllerPeakMiB).toBeUndefined();
     // Processes without a PSS reading (one not sampled) leave the PSS totals unknown, not low.
@@ -112,7 +116,8 @@ describe('bench:upstream report', () => {
     expect(text).toContain('| create -> every Cluster Available | 13.0 s | **not within 20 min** |');
     expect(text).toContain('| delete -> no Machine left | 5.0 s | 8.0 s |');
     expect(text).toContain('| delete -> no Cluster left | 6.5 s | **not within 20 min** (1 Clusters, 0 Machines left) |');
-    expect(text).toContain('| management API requests | 190 (24 per machine) | 61 (8 per machine) |');
+    expect(text).toContain('| management API requests, create until every Cluster Available | 120 (15 per machine) | ? |');
+    expect(text).toContain('| management API requests, create and delete | 190 (24 per machine) | 61 (8 per machine) |');
     // Verbs: reads, then writes, each with 0 where a side made none.
     const verbs = text.split('\n').filter((l) => l.startsWith('| &nbsp;&nbsp;'));
     expect(verbs).toEqual([
@@ -134,6 +139,18 @@ describe('bench:upstream report', () => {
       '| PATCH machines/status | 30 |',
       '| WATCH machines | 20 |',
       '| GET leases | 10 |',
+    ]);
+    // Reconciles by controller: the same shape, after the requests.
+    const reconciles = text.slice(text.indexOf('Reconciles by controller'));
+    expect(text.indexOf('Reconciles by controller')).toBeGreaterThan(text.indexOf('Management API requests by verb and resource'));
+    expect(reconciles.split('\n').slice(0, 7)).toEqual([
+      "Reconciles by controller, first create until every Cluster Available (each run's 10 largest):",
+      '',
+      '| | N=2 Capstan |',
+      '|---|---|',
+      '| machine | 40 |',
+      '| k3sconfig | 25 |',
+      '| cluster | 12 |',
     ]);
     expect(text).toContain('| controllers PSS peak, sampled each second (MiB) | 235 | ? |');
     expect(text).toContain('| stand-in RSS idle (MiB) | 0 (starts with the first cluster) | 45 |');

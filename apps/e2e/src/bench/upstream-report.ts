@@ -46,6 +46,16 @@ export interface SideRun {
   requestsByVerb: Record<string, number>;
   /** The same requests per `VERB resource[/subresource]` (absent in runs recorded before it was measured). */
   requestsByResource?: Record<string, number>;
+  /**
+   * The requests from before the first create until every Cluster was Available, per `VERB resource[/subresource]`
+   * (absent in runs recorded before it was measured, and when provisioning did not finish).
+   */
+  createRequestsByResource?: Record<string, number>;
+  /**
+   * controller_runtime_reconcile_total of the side's controllers by `controller` label, from the first create until
+   * every Cluster was Available (absent in runs recorded before it was measured).
+   */
+  reconcilesByController?: Record<string, number>;
   /** Seconds the CPU figures cover: the first create until every Cluster was gone (or the timeouts). */
   windowSeconds: number;
   processes: SideProcessFigures[];
@@ -116,6 +126,7 @@ export interface SideTotals {
   apiserverCpu?: number;
   etcdCpu?: number;
   requests: number;
+  createRequests?: number;
 }
 
 /** The sum of one figure over the processes of a role; undefined when one that ran before the run lacks it. */
@@ -145,6 +156,7 @@ export function sideTotals(run: SideRun): SideTotals {
     ...optional('apiserverCpu', management('management kube-apiserver')),
     ...optional('etcdCpu', management('management etcd')),
     requests: Object.values(run.requestsByVerb).reduce((s, n) => s + n, 0),
+    ...optional('createRequests', run.createRequestsByResource && Object.values(run.createRequestsByResource).reduce((s, n) => s + n, 0)),
   };
 }
 
@@ -206,7 +218,8 @@ export function renderUpstreamBench(runs: SideRun[], meta: UpstreamBenchMeta): s
     row('create -> every Cluster Available', (r) => seconds(r.clustersAvailableSeconds, meta.timeoutMinutes, r.machinesRunningSeconds === undefined ? undefined : r.progress)),
     row('delete -> no Machine left', (r) => seconds(r.machinesGoneSeconds, meta.timeoutMinutes, r.deletionProgress)),
     row('delete -> no Cluster left', (r) => seconds(r.clustersGoneSeconds, meta.timeoutMinutes, r.machinesGoneSeconds === undefined ? undefined : r.deletionProgress)),
-    row('management API requests', (r, t) => perMachine(r, t.requests)),
+    row('management API requests, create until every Cluster Available', (r, t) => (t.createRequests === undefined ? '?' : perMachine(r, t.createRequests))),
+    row('management API requests, create and delete', (r, t) => perMachine(r, t.requests)),
     ...verbRows,
     row('controllers RSS idle (MiB)', (_, t) => fmt(t.controllerIdleMiB, 0)),
     row('controllers RSS peak (MiB)', (_, t) => fmt(t.controllerPeakMiB, 0)),
@@ -220,7 +233,8 @@ export function renderUpstreamBench(runs: SideRun[], meta: UpstreamBenchMeta): s
     row('management etcd CPU s', (_, t) => fmt(t.etcdCpu)),
     row('1-min load: quiet wait, first create', (r) => loadCell(r)),
     '',
-    ...requestsByResourceTable(cols),
+    ...largestCountsTable(cols, 'Management API requests by verb and resource', (r) => r.requestsByResource),
+    ...largestCountsTable(cols, 'Reconciles by controller, first create until every Cluster Available', (r) => r.reconcilesByController),
     'Per process: CPU seconds over the run (first create until every Cluster was gone), RSS idle before the run -> peak (VmHWM, MiB):',
     '',
     ...BENCH_SIDES.flatMap((side) => processTable(cols.filter((r) => r.side === side), side)),
@@ -228,26 +242,27 @@ export function renderUpstreamBench(runs: SideRun[], meta: UpstreamBenchMeta): s
   return lines.join('\n');
 }
 
-/** How many of each run's largest `VERB resource` counts the breakdown lists (the union over the runs). */
-const TOP_REQUESTS = 10;
+/** How many of each run's largest counts a breakdown lists (the union over the runs). */
+const TOP_COUNTS = 10;
 
-/** The management API requests by verb and resource: each run's largest, with every run's count for them. */
-function requestsByResourceTable(cols: SideRun[]): string[] {
-  const measured = cols.filter((r) => r.requestsByResource !== undefined);
+/** A breakdown of counts (requests by verb and resource, reconciles by controller): each run's largest, with every run's count for them. */
+function largestCountsTable(cols: SideRun[], title: string, counts: (run: SideRun) => Record<string, number> | undefined): string[] {
+  const measured = cols.filter((r) => counts(r) !== undefined);
   if (measured.length === 0) return [];
+  const count = (run: SideRun, key: string) => counts(run)![key] ?? 0;
   const keys = new Set<string>();
   for (const run of measured) {
-    const largest = Object.entries(run.requestsByResource!).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
-    for (const [key] of largest.slice(0, TOP_REQUESTS)) keys.add(key);
+    const largest = Object.entries(counts(run)!).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+    for (const [key] of largest.slice(0, TOP_COUNTS)) keys.add(key);
   }
-  const most = (key: string) => Math.max(...measured.map((r) => r.requestsByResource![key] ?? 0));
+  const most = (key: string) => Math.max(...measured.map((r) => count(r, key)));
   const rows = [...keys].sort((a, b) => most(b) - most(a) || a.localeCompare(b));
   return [
-    `Management API requests by verb and resource (each run's ${TOP_REQUESTS} largest):`,
+    `${title} (each run's ${TOP_COUNTS} largest):`,
     '',
     `| | ${measured.map((r) => `N=${r.clusters} ${r.side}`).join(' | ')} |`,
     `|---|${measured.map(() => '---|').join('')}`,
-    ...rows.map((key) => `| ${key} | ${measured.map((r) => String(r.requestsByResource![key] ?? 0)).join(' | ')} |`),
+    ...rows.map((key) => `| ${key} | ${measured.map((r) => String(count(r, key))).join(' | ')} |`),
     '',
   ];
 }

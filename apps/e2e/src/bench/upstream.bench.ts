@@ -10,8 +10,9 @@
 // controller included). Each run first waits for a quiet machine (BENCH_QUIET_WAIT_MINUTES, 20; 0 skips it) and
 // prints the load it saw, then starts its servers and controllers and lets them settle for 20 s. Measures the
 // management kube-apiserver's requests by verb, the RSS (idle before the run, peak) and CPU seconds of the
-// controllers, the stand-in and the management servers. Writes .capstan/bench/upstream.md and upstream.svg; the
-// controllers' logs stay in /tmp/capstan-bench-upstream-*.
+// controllers, the stand-in and the management servers, and the controllers' reconciles by controller. Writes
+// .capstan/bench/upstream.md, upstream.svg and upstream.json (every figure); the controllers' logs stay in
+// /tmp/capstan-bench-upstream-*.
 import 'reflect-metadata';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -66,6 +67,8 @@ interface SideUnderTest {
   /** The stand-in's processes now (Capstan's come with the first cluster). */
   standIns: () => { service: string; pid: number }[];
   createCluster: (name: string) => Promise<void>;
+  /** The controllers' Prometheus endpoints (controller_runtime_reconcile_total). */
+  metricsUrls: string[];
   logDir: string;
   stop: () => Promise<void>;
 }
@@ -100,6 +103,7 @@ async function startCapstanSide(env: LocalEnvironment, kc: KubeConfig, client: K
     standIns: () => simProcesses(env.simStateDir),
     createCluster: (name) =>
       createSimK3sCluster(client, { namespace: NAMESPACE, name, version: VERSION, controlPlaneReplicas: 1, workers: ARGS.workers, mode: 'shared' }),
+    metricsUrls: services.map((s) => `${s.url}/metrics`),
     logDir,
     stop: () => stopLocalServices(services),
   };
@@ -139,6 +143,9 @@ async function startUpstreamSide(
         await client.resource(resourceOf(manifest)).create(manifest as KubernetesObject);
       }
     },
+    // The docker provider is the stand-in, but its DevMachine and DevCluster controllers are the counterparts of the
+    // machine-provider's and cluster-provider's: their reconciles count.
+    metricsUrls: managers.map((m) => m.metricsUrl),
     logDir: workDir,
     stop: () => stopUpstreamManagers(managers),
   };
@@ -191,6 +198,7 @@ async function runSide(side: BenchSide, n: number, upstream: UpstreamClusterApi,
     sampler.markIdle();
     await workload.start();
     const metricsBefore = await apiserverMetrics(client);
+    const reconcilesBefore = await reconcilesByController(under.metricsUrls);
     const expectedMachines = n * (ARGS.workers + 1);
     const loadAtCreate = oneMinuteLoad();
     log(`${side}: creating ${n} clusters (${expectedMachines} machines), 1-min load ${loadAtCreate.toFixed(2)}`);
@@ -215,6 +223,8 @@ async function runSide(side: BenchSide, n: number, upstream: UpstreamClusterApi,
       poll,
     });
     log(`${side}: ${provisioned.progress} after ${provisioned.windowSeconds.toFixed(1)} s`);
+    const reconciles = countsSince(reconcilesBefore, await reconcilesByController(under.metricsUrls));
+    const metricsProvisioned = provisioned.clustersAvailableSeconds === undefined ? undefined : await apiserverMetrics(client);
     const deleted = await workload.deleteAll({ timeoutMs: TIMEOUT_MS, poll });
     sampler.sample();
     const windowSeconds = (performance.now() - t0) / 1000;
@@ -234,6 +244,10 @@ async function runSide(side: BenchSide, n: number, upstream: UpstreamClusterApi,
       ...deleted,
       requestsByVerb,
       requestsByResource,
+      ...(metricsProvisioned !== undefined && {
+        createRequestsByResource: countsSince(apiserverRequestsByResource(metricsBefore), apiserverRequestsByResource(metricsProvisioned)),
+      }),
+      reconcilesByController: reconciles,
       windowSeconds,
       processes: sampler.figures().map((f) => ({
         service: f.service,
@@ -264,6 +278,19 @@ async function runSide(side: BenchSide, n: number, upstream: UpstreamClusterApi,
       errorNotes.push(`- ${side}, N=${n} (${under.logDir}): ${errors.length === 0 ? 'none' : `${errors.length} log file(s) with errors`}`, ...errors.map((e) => `  - ${e}`));
     }
   }
+}
+
+/** controller_runtime_reconcile_total summed by controller over the controllers' metrics endpoints. */
+async function reconcilesByController(urls: readonly string[]): Promise<Record<string, number>> {
+  const totals: Record<string, number> = {};
+  for (const url of urls) {
+    const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+    if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+    for (const [controller, count] of Object.entries(sumMetricBy(await response.text(), 'controller_runtime_reconcile_total', 'controller'))) {
+      totals[controller] = (totals[controller] ?? 0) + count;
+    }
+  }
+  return totals;
 }
 
 /** The management servers every run starts: kube-apiserver and etcd, by version. */
@@ -310,6 +337,8 @@ async function main(): Promise<void> {
     const text = [renderUpstreamBench(runs, meta), 'Error lines in the controllers\' logs:', '', ...errorNotes].join('\n');
     writeFileSync(join(out, 'upstream.md'), `${text}\n`);
     writeFileSync(join(out, 'upstream.svg'), renderUpstreamSvg(runs, meta));
+    // Every figure of every run, for a reader who wants more than the tables (all requests by resource, say).
+    writeFileSync(join(out, 'upstream.json'), `${JSON.stringify({ meta, runs }, null, 2)}\n`);
     return text;
   };
   for (const n of ARGS.clusters) {
@@ -319,7 +348,7 @@ async function main(): Promise<void> {
     }
   }
   process.stdout.write(`${write()}\n`);
-  log(`written: ${join(out, 'upstream.md')}, ${join(out, 'upstream.svg')}`);
+  log(`written: ${join(out, 'upstream.md')}, ${join(out, 'upstream.svg')}, ${join(out, 'upstream.json')}`);
 }
 
 main().then(
