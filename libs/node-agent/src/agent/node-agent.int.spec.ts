@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import pino from 'pino';
-import { KubeClient, SECRETS, type ResourceClient, HttpMethod } from '@capstan/kube';
+import { KubeClient, SECRETS, type KubeRequest, type ResourceClient, HttpMethod } from '@capstan/kube';
 import { createTestNamespace, eventually, type TestNamespace } from '@capstan/testing';
 import { requestAgentToken } from '../access/plan-access.js';
 import { createPlanMachine } from '../testing/plan-machine.js';
@@ -18,8 +18,24 @@ import { NodeAgent } from './node-agent.js';
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const log = pino({ level: 'silent' });
 
+/** The real client, counting the requests it sends by method and path (its informer's list and watch are apart). */
+class CountingClient extends KubeClient {
+  readonly sent = new Map<string, number>();
+
+  override request<T>(req: KubeRequest): Promise<T> {
+    const key = `${req.method} ${req.path}`;
+    this.sent.set(key, (this.sent.get(key) ?? 0) + 1);
+    return super.request<T>(req);
+  }
+
+  /** Requests for one named object: `path` ends with its name. */
+  count(method: HttpMethod, path: string): number {
+    return [...this.sent].filter(([key]) => key.startsWith(`${method} `) && key.endsWith(path)).reduce((n, [, c]) => n + c, 0);
+  }
+}
+
 /** A client that authenticates as `token` against the test API server (the admin kubeconfig's cluster). */
-function clientWithToken(admin: KubeConfig, token: string): KubeClient {
+function clientWithToken(admin: KubeConfig, token: string): CountingClient {
   const cluster = admin.getCurrentCluster()!;
   const kc = new KubeConfig();
   kc.loadFromOptions({
@@ -28,7 +44,7 @@ function clientWithToken(admin: KubeConfig, token: string): KubeClient {
     contexts: [{ name: 'agent', cluster: 'test', user: 'agent' }],
     currentContext: 'agent',
   });
-  return new KubeClient(kc);
+  return new CountingClient(kc);
 }
 
 describe('the node agent on the real API server', () => {
@@ -63,7 +79,7 @@ describe('the node agent on the real API server', () => {
     return { secretName, token };
   };
 
-  function startAgent(secretName: string, token: string): { agent: NodeAgent; root: string } {
+  function startAgent(secretName: string, token: string): { agent: NodeAgent; root: string; client: CountingClient } {
     const root = mkdtempSync(join(tmpdir(), 'capstan-agent-root-'));
     roots.push(root);
     const client = clientWithToken(ns.kc, token);
@@ -71,7 +87,7 @@ describe('the node agent on the real API server', () => {
     const agent = new NodeAgent({ client, namespace: ns.name, secretName, root: new HostRoot(root), logger: log, probePeriodMs: 200 });
     agents.push(agent);
     agent.start();
-    return { agent, root };
+    return { agent, root, client };
   }
 
   const planData = async (secretName: string) =>
@@ -239,5 +255,36 @@ describe('the node agent on the real API server', () => {
     const after = (await secrets.get({ namespace: ns.name, name: secretName })).metadata?.resourceVersion;
     expect(after).toBe(before);
   });
-});
 
+  it('reads its Secret for a change by someone else or a retry: not for a probe tick, not for its own write', async () => {
+    let healthy = true;
+    const target = createServer((_req, res) => res.writeHead(healthy ? 200 : 500).end());
+    await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(target.address() as AddressInfo).port}/`;
+      const { secretName, token } = await machine('reads');
+      const { client } = startAgent(secretName, token);
+      const secretPath = `/secrets/${secretName}`;
+      await writePlan(secretName, { files: [{ path: '/r', content: b64('r') }], probes: { p: { httpGet: { url } } } });
+      await eventually(async () => probeStatusesOf(await planData(secretName))['p']?.healthy === true, { timeoutMs: 20_000 });
+      await new Promise((r) => setTimeout(r, 1_000));
+
+      // Converged: seven probe ticks (200 ms) and not one read.
+      const getsConverged = client.count(HttpMethod.GET, secretPath);
+      await new Promise((r) => setTimeout(r, 1_500));
+      expect(client.count(HttpMethod.GET, secretPath)).toBe(getsConverged);
+
+      // The probe fails three times (failureThreshold): each report is one read and one write, and the writes'
+      // own watch events are not read again (one extra read allowed: an event can overtake its write's answer).
+      const [gets, puts] = [client.count(HttpMethod.GET, secretPath), client.count(HttpMethod.PUT, secretPath)];
+      healthy = false;
+      await eventually(async () => probeStatusesOf(await planData(secretName))['p']?.healthy === false, { timeoutMs: 20_000 });
+      await new Promise((r) => setTimeout(r, 1_000));
+      const writes = client.count(HttpMethod.PUT, secretPath) - puts;
+      expect(writes).toBeGreaterThanOrEqual(1);
+      expect(client.count(HttpMethod.GET, secretPath) - gets).toBeLessThanOrEqual(writes + 1);
+    } finally {
+      await new Promise((resolve) => target.close(resolve));
+    }
+  });
+});

@@ -5,7 +5,7 @@ import { describeFailure, Informer, isNotFound, SECRETS, type KubeClient } from 
 import { applyPlan } from '../apply/apply-plan.js';
 import type { HostRoot } from '../apply/host-root.js';
 import { InvalidPlanError, parsePlan } from '../plan/parse-plan.js';
-import type { MachinePlan } from '../plan/plan.js';
+import { PLAN_DEFAULTS, type MachinePlan, type PlanProbe } from '../plan/plan.js';
 import { probeOnce } from '../probes/http-probe.js';
 import { nextProbeStatus, type ProbeStatus } from '../probes/probe-status.js';
 import {
@@ -59,6 +59,11 @@ export class NodeAgent {
   private again = false;
   private probeTimer: NodeJS.Timeout | undefined;
   private lastFailureAt: number | undefined;
+  /**
+   * The last sync left something only time brings (a failed plan's retry after its cooldown, or a sync that failed):
+   * the probe tick syncs again. Otherwise only a change of the Secret does.
+   */
+  private waitingOnTime = true;
   private readonly metrics;
 
   constructor(private readonly options: NodeAgentOptions) {
@@ -99,7 +104,8 @@ export class NodeAgent {
   start(): void {
     this.informer.addEventHandler({
       onAdd: () => this.trigger(),
-      onUpdate: () => this.trigger(),
+      // The agent's own write comes back as an event: the sync that wrote it already decided on that version.
+      onUpdate: (_old, secret) => this.secret.observed(secret.metadata?.resourceVersion, () => this.trigger()),
       onDelete: () => this.trigger(),
     });
     this.informer.start();
@@ -127,7 +133,10 @@ export class NodeAgent {
       return;
     }
     this.running = this.sync()
-      .catch((error: unknown) => this.log.warn({ err: { message: safeMessage(error) } }, 'sync failed: retried on the next event or probe tick'))
+      .catch((error: unknown) => {
+        this.waitingOnTime = true;
+        this.log.warn({ err: { message: safeMessage(error) } }, 'sync failed: retried on the next event or probe tick');
+      })
       .finally(() => {
         this.running = undefined;
         if (this.again) {
@@ -150,6 +159,7 @@ export class NodeAgent {
       throw error;
     }
     const decision = decide(data, Date.now(), this.lastFailureAt);
+    this.waitingOnTime = decision.action === 'idle' && decision.coolingDown === true;
     if (decision.action === 'idle') {
       this.adopt(data, decision.checksum);
       return;
@@ -176,6 +186,7 @@ export class NodeAgent {
     this.metrics.applySeconds.observe((Date.now() - started) / 1000);
     if (!outcome.succeeded) {
       this.lastFailureAt = Date.now();
+      this.waitingOnTime = true;
       log.warn({ failure: outcome.failure }, 'plan failed');
       return;
     }
@@ -210,7 +221,7 @@ export class NodeAgent {
           if (!this.stopping.signal.aborted) this.scheduleProbes();
         });
       // The tick also catches a retry whose cooldown has passed, without a watch event.
-      this.trigger();
+      if (this.waitingOnTime) this.trigger();
     }, period);
     this.probeTimer.unref();
   }
@@ -227,7 +238,8 @@ export class NodeAgent {
       }),
     );
     this.metrics.probesHealthy.set(Object.values(next).filter((s) => s.healthy).length);
-    const changed = JSON.stringify(probeReport(next)) !== JSON.stringify(probeReport(current.probes));
+    const changed =
+      JSON.stringify(probeReport(next, current.plan.probes)) !== JSON.stringify(probeReport(current.probes, current.plan.probes));
     current.probes = next;
     if (!changed) return;
     await this.secret.update(
@@ -249,10 +261,20 @@ export class NodeAgent {
   }
 }
 
-/** What is worth a write: health flips and the counters up to the thresholds, not every extra success. */
-function probeReport(statuses: Record<string, ProbeStatus>): Record<string, unknown> {
+/**
+ * What is worth a write: health flips and the counters up to the probe's thresholds (how close it is to flipping),
+ * not every success of a healthy probe.
+ */
+function probeReport(statuses: Record<string, ProbeStatus>, probes: Record<string, PlanProbe>): Record<string, unknown> {
   return Object.fromEntries(
-    Object.entries(statuses).map(([name, s]) => [name, [s.healthy, Math.min(s.successCount, 10), Math.min(s.failureCount, 10)]]),
+    Object.entries(statuses).map(([name, s]) => [
+      name,
+      [
+        s.healthy,
+        Math.min(s.successCount, probes[name]?.successThreshold ?? PLAN_DEFAULTS.successThreshold),
+        Math.min(s.failureCount, probes[name]?.failureThreshold ?? PLAN_DEFAULTS.failureThreshold),
+      ],
+    ]),
   );
 }
 

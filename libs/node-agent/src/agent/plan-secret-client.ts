@@ -5,16 +5,24 @@ import { decodeSecretData, encodeSecretData, PLAN_KEYS, type PlanData } from '..
 
 /** Attempts of one report before it is left for the next sync. */
 const WRITE_ATTEMPTS = 5;
+/** How many of its own latest writes the client recognises in watch events (one sync writes at most a few). */
+const OWN_VERSIONS_KEPT = 8;
 
 /**
  * The agent's only access to the management cluster: read and update its own plan Secret. Every decision and every
  * write starts from a fresh GET, never from a watch event: a watch that delivers a version older than the agent's
  * own last write (after a relist, or from a lagging cache) can neither wedge the agent (Rancher's "secret received
  * was too old") nor make it act twice. An update that loses a race is redone on the newer Secret, and dropped when
- * the plan it reports on is no longer the Secret's plan.
+ * the plan it reports on is no longer the Secret's plan. It also tells the agent's own writes from others' in the
+ * watch: a sync that wrote a version has already decided on it.
  */
 export class PlanSecretClient {
   private readonly secrets: ResourceClient<V1Secret>;
+  /** The resourceVersions of this client's latest writes: their watch events are the agent's own. */
+  private readonly ownVersions: string[] = [];
+  private writesInFlight = 0;
+  /** Watch events seen while a write was in flight: the event can overtake the write's answer. */
+  private held: { resourceVersion: string | undefined; changed: () => void }[] = [];
 
   constructor(
     client: KubeClient,
@@ -22,6 +30,18 @@ export class PlanSecretClient {
     readonly name: string,
   ) {
     this.secrets = client.resource<V1Secret>(SECRETS);
+  }
+
+  /**
+   * A watch event brought the Secret at `resourceVersion`: calls `changed` unless that version is one this client
+   * wrote. While a write is in flight the answer waits for it.
+   */
+  observed(resourceVersion: string | undefined, changed: () => void): void {
+    if (this.writesInFlight > 0) {
+      this.held.push({ resourceVersion, changed });
+      return;
+    }
+    if (resourceVersion === undefined || !this.ownVersions.includes(resourceVersion)) changed();
   }
 
   async read(signal?: AbortSignal): Promise<{ data: PlanData; secret: V1Secret }> {
@@ -46,12 +66,30 @@ export class PlanSecretClient {
       }
       const next = change(data);
       if (!next) return undefined;
+      this.writesInFlight++;
       try {
-        await this.secrets.replace({ ...secret, data: encodeSecretData(next) }, { signal: options.signal });
+        const written = await this.secrets.replace({ ...secret, data: encodeSecretData(next) }, { signal: options.signal });
+        this.remember(written.metadata?.resourceVersion);
         return next;
       } catch (error) {
         if (!isConflict(error) || attempt >= WRITE_ATTEMPTS) throw error;
+      } finally {
+        this.writesInFlight--;
+        this.release();
       }
     }
+  }
+
+  private remember(resourceVersion: string | undefined): void {
+    if (resourceVersion === undefined) return;
+    this.ownVersions.push(resourceVersion);
+    if (this.ownVersions.length > OWN_VERSIONS_KEPT) this.ownVersions.shift();
+  }
+
+  private release(): void {
+    if (this.writesInFlight > 0) return;
+    const held = this.held;
+    this.held = [];
+    for (const event of held) this.observed(event.resourceVersion, event.changed);
   }
 }

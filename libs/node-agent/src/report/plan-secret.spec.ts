@@ -39,8 +39,8 @@ describe('the plan Secret state machine', () => {
   it('keeps a succeeded plan, and a failed one unless attempts are left and the cooldown is over', () => {
     expect(decide(data({ [PLAN_KEYS.state]: 'succeeded', [PLAN_KEYS.appliedChecksum]: sum }), 0).action).toBe('idle');
     const failed = { [PLAN_KEYS.state]: 'failed', [PLAN_KEYS.failedChecksum]: sum, [PLAN_KEYS.failureCount]: '1' };
-    expect(decide(data(failed), 0).action).toBe('idle');
-    expect(decide(data({ ...failed, [PLAN_KEYS.maxFailures]: '3' }), 1_000, 0).action).toBe('idle');
+    expect(decide(data(failed), 0)).toEqual({ action: 'idle', checksum: sum });
+    expect(decide(data({ ...failed, [PLAN_KEYS.maxFailures]: '3' }), 1_000, 0)).toEqual({ action: 'idle', checksum: sum, coolingDown: true });
     expect(decide(data({ ...failed, [PLAN_KEYS.maxFailures]: '3' }), FAILURE_COOLDOWN_MS, 0)).toMatchObject({ action: 'apply', why: 'retry' });
     expect(decide(data({ ...failed, [PLAN_KEYS.maxFailures]: '-1', [PLAN_KEYS.failureCount]: '99' }), 0).action).toBe('apply');
     expect(decide(data({ ...failed, [PLAN_KEYS.failedChecksum]: 'other' }), 0)).toMatchObject({ action: 'apply', why: 'new' });

@@ -82,7 +82,8 @@ export function gunzipJson<T>(data: Buffer | undefined): T | undefined {
 
 /** What the agent does with the plan Secret as it is now. */
 export type PlanDecision =
-  | { action: 'idle'; checksum?: string }
+  /** `coolingDown`: a failed plan with attempts left, to be applied again once the cooldown is over. */
+  | { action: 'idle'; checksum?: string; coolingDown?: true }
   | { action: 'apply'; checksum: string; attempt: number; why: 'new' | 'resume' | 'retry' };
 
 /** Seconds a failed plan waits before it is tried again (when `max-failures` allows). */
@@ -112,10 +113,8 @@ export function decide(data: PlanData, now: number, lastFailureAt?: number): Pla
       const maxFailures = int(data, PLAN_KEYS.maxFailures, 1);
       const failures = int(data, PLAN_KEYS.failureCount, 0);
       const cooled = lastFailureAt === undefined || now - lastFailureAt >= FAILURE_COOLDOWN_MS;
-      if ((maxFailures < 0 || failures < maxFailures) && cooled) {
-        return { action: 'apply', checksum, attempt: attempt + 1, why: 'retry' };
-      }
-      return { action: 'idle', checksum };
+      if (maxFailures >= 0 && failures >= maxFailures) return { action: 'idle', checksum };
+      return cooled ? { action: 'apply', checksum, attempt: attempt + 1, why: 'retry' } : { action: 'idle', checksum, coolingDown: true };
     }
     case 'succeeded':
       return text(data, PLAN_KEYS.appliedChecksum) === checksum
