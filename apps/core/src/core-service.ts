@@ -1,9 +1,10 @@
 import { RESOURCES, type Cluster, type Machine, type MachineDeployment, type MachineSet } from '@capstan/api';
 import { type ServiceContext, type ServiceDefinition } from '@capstan/provider-kit';
 import { ExternalObjects } from './external/external-objects.js';
+import { ProviderHints } from './external/provider-hints.js';
 import { indexReferences, ownerKeysOf } from './external/reference-index.js';
 import { CLUSTER_CONTROLLER, MACHINE_CONTROLLER } from './handoff/controller-names.js';
-import { HandoffModule } from './handoff/handoff.listener.js';
+import { handoffModule } from './handoff/handoff.listener.js';
 import { registerClusterController } from './reconcilers/cluster/cluster.controller.js';
 import { registerMachineController } from './reconcilers/machine/machine.controller.js';
 import { HEALTH_CHECK_READS_MANAGED_FIELDS_OF } from './reconcilers/machinehealthcheck/machine-health-conditions.js';
@@ -14,8 +15,9 @@ import { WEBHOOK_FLAGS_HELP, type WebhookSettings } from './webhook/webhook-flag
 
 export interface CoreServiceOptions {
   /**
-   * Watch the provider kinds Clusters and Machines reference (for third-party providers that publish no hand-off
-   * events) instead of reading them on demand. Default: `WATCH_EXTERNAL_PROVIDERS=true` in the environment.
+   * Reconcile Clusters and Machines on every change of the provider objects they reference (for third-party
+   * providers that publish no hand-off events), not only on hand-off events and resyncs. The core reads provider
+   * objects from its cache either way. Default: `WATCH_EXTERNAL_PROVIDERS=true` in the environment.
    */
   watchExternalProviders?: boolean;
   /** Serve the v1beta1 <-> v1beta2 conversion webhook (docs/compatibility.md); unset: none. */
@@ -29,16 +31,18 @@ export interface CoreServiceOptions {
 export function createCoreService(options: CoreServiceOptions = {}): ServiceDefinition {
   const watchExternalProviders =
     options.watchExternalProviders ?? process.env['WATCH_EXTERNAL_PROVIDERS'] === 'true';
+  // Shared by the hand-off routes, which note the versions events name, and the reads that settle them.
+  const hints = new ProviderHints();
   return {
     name: 'core',
     helpText: [
       'Core flags:',
-      '  --watch-external-providers  watch the provider kinds the Clusters and Machines reference (also',
-      '                              WATCH_EXTERNAL_PROVIDERS=true) instead of reading them on hand-off events',
+      '  --watch-external-providers  reconcile on every change of the provider objects Clusters and Machines',
+      '                              reference (also WATCH_EXTERNAL_PROVIDERS=true), not only on hand-off events',
       WEBHOOK_FLAGS_HELP,
     ].join('\n'),
     consumes: 'handoff.>',
-    modules: [HandoffModule],
+    modules: [handoffModule(hints)],
     keepManagedFieldsOf: HEALTH_CHECK_READS_MANAGED_FIELDS_OF,
     setup(context: ServiceContext) {
       const { manager } = context;
@@ -59,6 +63,7 @@ export function createCoreService(options: CoreServiceOptions = {}): ServiceDefi
         manager,
         logger: context.logger,
         watch: watchExternalProviders,
+        hints,
         onChange: (object) => {
           const keys = ownerKeysOf(object, { clusters, machines });
           for (const key of keys.clusters) context.controllers.enqueue(CLUSTER_CONTROLLER, key);

@@ -10,6 +10,7 @@ import {
   type KubeClient,
   type Manager,
 } from '@capstan/kube';
+import { ProviderHints, type ProviderObjectName } from './provider-hints.js';
 import { ProviderKindError, ProviderKinds, type ProviderKind } from './provider-kinds.js';
 
 /** A provider object as JSON: the core knows only the contract fields, which the readers in @capstan/api pick. */
@@ -33,30 +34,32 @@ export interface ExternalObjectsOptions {
   manager: Manager;
   logger: Logger;
   /**
-   * Watch provider kinds (informers created on demand, the first time a reference names the kind) instead of
-   * reading them from the API on each reconcile: for providers that publish no hand-off events.
+   * Reconcile owners on every change of a provider object (`onChange`), not only on hand-off events and resyncs:
+   * for providers that publish no hand-off events.
    */
   watch: boolean;
   /** Called with each provider object that changed, in watch mode (maps it to the keys to reconcile). */
   onChange?: (object: ProviderObject) => void;
+  /** The versions hand-off events named (recorded by the hand-off routes); the reads here settle them. */
+  hints?: ProviderHints;
   kinds?: ProviderKinds;
 }
 
 /**
  * Reads and writes the provider objects that Clusters and Machines reference, under the contract their CRD
- * names. By default every read is a GET (hand-off events and resyncs tell the core when to look); with
- * `watch` the reads come from informers once they are synced.
+ * names. Reads come from an informer per provider kind, started the first time a reference names the kind, as
+ * controller-runtime's cached client reads: from the API server only while it syncs, for an object it does not
+ * hold, or when a hand-off event or the core's own write named a version it does not hold yet (ProviderHints).
+ * What tells the core to look is a hand-off event or a resync; with `watch`, also every change the informer sees.
  */
 export class ExternalObjects {
   readonly kinds: ProviderKinds;
-  private readonly watched = new Map<string, Informer<ProviderObject>>();
+  readonly hints: ProviderHints;
+  private readonly informers = new Map<string, Informer<ProviderObject>>();
 
   constructor(private readonly options: ExternalObjectsOptions) {
     this.kinds = options.kinds ?? new ProviderKinds(options.client);
-  }
-
-  get watching(): boolean {
-    return this.options.watch;
+    this.hints = options.hints ?? new ProviderHints();
   }
 
   async read(namespace: string, ref: ContractVersionedObjectReference): Promise<ExternalRead> {
@@ -67,11 +70,13 @@ export class ExternalObjects {
       if (error instanceof ProviderKindError) return { state: 'invalid', error };
       throw error;
     }
+    const name = nameOf(kind, namespace, ref.name);
     const informer = this.informerFor(kind);
-    if (informer?.hasSynced()) {
+    if (informer.hasSynced()) {
       const cached = informer.getByName(namespace, ref.name);
-      return cached ? { state: 'found', object: cached, kind } : { state: 'notFound', kind };
+      if (cached && this.hints.satisfiedBy(name, cached)) return { state: 'found', object: cached, kind };
     }
+    const outstanding = this.hints.outstanding(name);
     try {
       const object = await this.options.client
         .resource<ProviderObject>(kind.resource)
@@ -80,6 +85,8 @@ export class ExternalObjects {
     } catch (error) {
       if (isNotFound(error)) return { state: 'notFound', kind };
       throw error;
+    } finally {
+      this.hints.settle(name, outstanding);
     }
   }
 
@@ -113,7 +120,7 @@ export class ExternalObjects {
     );
     const labelMissing = object.metadata?.labels?.[LABELS.clusterName] !== spec.clusterName;
     if (!ownersChanged && !labelMissing) return object;
-    return this.options.client.resource<ProviderObject>(found.kind.resource).mergePatch(
+    const patched = await this.options.client.resource<ProviderObject>(found.kind.resource).mergePatch(
       { namespace: object.metadata?.namespace, name: object.metadata!.name! },
       {
         metadata: {
@@ -123,6 +130,9 @@ export class ExternalObjects {
         },
       },
     );
+    // The next read must not take the cached object from before this write for the current one.
+    this.hints.record(nameOf(found.kind, object.metadata?.namespace ?? '', object.metadata!.name!), patched.metadata?.resourceVersion);
+    return patched;
   }
 
   /** Asks for the object's deletion (once); true while it still exists. */
@@ -131,7 +141,9 @@ export class ExternalObjects {
     if (read.state !== 'found') return false;
     if (read.object.metadata?.deletionTimestamp) return true;
     try {
-      await this.options.client.resource(read.kind.resource).delete({ namespace, name: ref.name });
+      const deleting = await this.options.client.resource(read.kind.resource).delete({ namespace, name: ref.name });
+      // Held by finalizers: the answer is the object marked for deletion, which the next poll must see.
+      this.hints.record(nameOf(read.kind, namespace, ref.name), deleting.metadata?.resourceVersion);
     } catch (error) {
       if (isNotFound(error)) return false;
       throw error;
@@ -139,25 +151,37 @@ export class ExternalObjects {
     return true;
   }
 
-  private informerFor(kind: ProviderKind): Informer<ProviderObject> | undefined {
-    if (!this.options.watch) return undefined;
+  private informerFor(kind: ProviderKind): Informer<ProviderObject> {
     const id = resourceId(kind.resource);
-    let informer = this.watched.get(id);
+    let informer = this.informers.get(id);
     if (!informer) {
       informer = this.options.manager.informer<ProviderObject>(kind.resource);
-      const onChange = this.options.onChange;
-      if (onChange) {
-        informer.addEventHandler({
-          onAdd: onChange,
-          onUpdate: (_old, object) => onChange(object),
-          onDelete: onChange,
-        });
-      }
-      this.watched.set(id, informer);
-      this.options.logger.info({ resource: id }, 'watching provider kind');
+      const seen = (object: ProviderObject, deleted = false) =>
+        this.hints.seen(nameOf(kind, object.metadata?.namespace ?? '', object.metadata?.name ?? ''), object.metadata?.resourceVersion, deleted);
+      const onChange = this.options.watch ? this.options.onChange : undefined;
+      informer.addEventHandler({
+        onAdd: (object) => {
+          seen(object);
+          onChange?.(object);
+        },
+        onUpdate: (_old, object) => {
+          seen(object);
+          onChange?.(object);
+        },
+        onDelete: (object) => {
+          seen(object, true);
+          onChange?.(object);
+        },
+      });
+      this.informers.set(id, informer);
+      this.options.logger.info({ resource: id, reconcileOnChange: this.options.watch }, 'caching provider kind');
     }
     return informer;
   }
+}
+
+function nameOf(kind: ProviderKind, namespace: string, name: string): ProviderObjectName {
+  return { apiGroup: kind.resource.group, kind: kind.resource.kind, namespace, name };
 }
 
 function sameOwners(a: V1OwnerReference[], b: V1OwnerReference[]): boolean {

@@ -1,6 +1,7 @@
 import { type Cluster, type Machine } from '@capstan/api';
 import { eventDefinitionByType, type CapstanEvent } from '@capstan/events';
 import { type Informer } from '@capstan/kube';
+import { type ProviderObjectName } from '../external/provider-hints.js';
 import { BY_REFERENCE, referenceIndexValue, type OwnerKeys } from '../external/reference-index.js';
 
 /** Roles of hand-off events about objects a Cluster references, and about objects a Machine references. */
@@ -8,6 +9,15 @@ const CLUSTER_ROLES = new Set(['infrastructure-cluster', 'control-plane']);
 const MACHINE_ROLES = new Set(['bootstrap', 'infrastructure-machine']);
 /** Roles of hand-off events about a Machine itself (what its node agent did with its plan, its in-place update). */
 const OWN_MACHINE_ROLES = new Set(['machine-plan', 'machine']);
+
+/** The provider object a hand-off event is about (none for events about a Machine itself). */
+export function providerObjectOf(event: CapstanEvent): ProviderObjectName | undefined {
+  const definition = eventDefinitionByType(event.type);
+  if (!definition || definition.source !== 'handoff') return undefined;
+  if (!CLUSTER_ROLES.has(definition.role) && !MACHINE_ROLES.has(definition.role)) return undefined;
+  const { apiGroup, kind, namespace, name } = event.data.object;
+  return { apiGroup, kind, namespace, name };
+}
 
 /**
  * The Cluster or Machine keys a hand-off event names: the owner named in the event (`clusterName`,

@@ -4,7 +4,10 @@ import { type ResourceType } from '@capstan/kube';
 import { type EventRoute, type ServiceContext } from '@capstan/provider-kit';
 import { BY_REFERENCE, referenceIndexValue } from '../external/reference-index.js';
 import { CLUSTER_CONTROLLER, MACHINE_CONTROLLER } from './controller-names.js';
-import { HANDOFF_ROUTES } from './handoff.listener.js';
+import { ProviderHints } from '../external/provider-hints.js';
+import { handoffRoutes } from './handoff.listener.js';
+
+const HANDOFF_ROUTES = handoffRoutes(new ProviderHints());
 
 const NS = 'ns';
 const GROUP = 'infrastructure.generic.capstan.dev';
@@ -48,7 +51,7 @@ function event(
 ): CapstanEvent {
   const object = { apiGroup: GROUP, kind, namespace: NS, name: objectName, uid: 'u' };
   // The routes read the type, the object and the owner names; the rest of the envelope does not matter here.
-  return { type: EVENT_CATALOGUE[name].type, data: { object, ...fields } } as unknown as CapstanEvent;
+  return { type: EVENT_CATALOGUE[name].type, data: { object, resourceVersion: '7', ...fields } } as unknown as CapstanEvent;
 }
 
 function route(name: EventName, e: CapstanEvent, context: ServiceContext) {
@@ -109,5 +112,28 @@ describe('hand-off routes', () => {
     expect(() => route('machine-plan.applied', provisioned, context)).toThrow(DeferEventException);
     const deleted = event('infrastructure-machine.deleted', 'GenericInfrastructureMachine', 'x', { clusterName: 'c1' });
     expect(route('infrastructure-machine.deleted', deleted, context)).toEqual([]);
+  });
+
+  it('note the version of the provider object an event names, so the reconciles it wakes read at least that one', () => {
+    const hints = new ProviderHints();
+    const routes = handoffRoutes(hints);
+    const context = contextWith({}, { machines: ['m1'], clusters: ['c1'] });
+    const provisioned = event('infrastructure-machine.provisioned', 'GenericInfrastructureMachine', 'm1-infra', {
+      clusterName: 'c1',
+      machineName: 'm1',
+      resourceVersion: '42',
+    });
+    const handler = routes['infrastructure-machine.provisioned'] as EventRoute<EventName>;
+    expect([...handler(provisioned as CapstanEvent<EventName>, context)]).toEqual([{ controller: MACHINE_CONTROLLER, key: `${NS}/m1` }]);
+    const object = { apiGroup: GROUP, kind: 'GenericInfrastructureMachine', namespace: NS, name: 'm1-infra' };
+    expect(hints.outstanding(object)).toBe('42');
+    // An event about the Machine itself names no provider object.
+    const applied = event('machine-plan.applied', 'Machine', 'm1', { clusterName: 'c1' });
+    (routes['machine-plan.applied'] as EventRoute<EventName>)(applied as CapstanEvent<EventName>, context);
+    expect(hints.size).toBe(1);
+    // A deferred event notes nothing: it comes back.
+    const unknown = event('bootstrap.data-secret-created', 'GenericBootstrapConfig', 'b', { clusterName: 'c1', machineName: 'gone' });
+    expect(() => (routes['bootstrap.data-secret-created'] as EventRoute<EventName>)(unknown as CapstanEvent<EventName>, context)).toThrow(DeferEventException);
+    expect(hints.size).toBe(1);
   });
 });

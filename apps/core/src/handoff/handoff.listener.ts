@@ -8,8 +8,9 @@ import {
   type HandoffEventName,
 } from '@capstan/events';
 import { eventHandlerModule, type EventRoutes, type ServiceContext } from '@capstan/provider-kit';
+import { type ProviderHints } from '../external/provider-hints.js';
 import { CLUSTER_CONTROLLER, MACHINE_CONTROLLER } from './controller-names.js';
-import { handoffKeys } from './handoff-keys.js';
+import { handoffKeys, providerObjectOf } from './handoff-keys.js';
 
 /** The Clusters and Machines a hand-off event concerns (see handoffKeys); their reconciles read the provider object. */
 function ownersOf(event: CapstanEvent, context: ServiceContext): { controller: string; key: string }[] {
@@ -36,13 +37,24 @@ function ownersOf(event: CapstanEvent, context: ServiceContext): { controller: s
 
 const isHandoff = (name: EventName): name is HandoffEventName => EVENT_CATALOGUE[name].source === 'handoff';
 
-/** Every hand-off event of the catalogue enqueues the owners of its provider object, and nothing else. */
-export const HANDOFF_ROUTES: EventRoutes = Object.fromEntries(
-  EVENT_NAMES.filter(isHandoff).map((name) => [name, ownersOf]),
-);
+/**
+ * Every hand-off event of the catalogue enqueues the owners of its provider object, and nothing else; first it
+ * notes the version the event names, so that the reconciles it wakes read at least that version.
+ */
+export function handoffRoutes(hints: ProviderHints): EventRoutes {
+  const route = (event: CapstanEvent, context: ServiceContext) => {
+    const owners = ownersOf(event, context);
+    const object = providerObjectOf(event);
+    if (object) hints.record(object, event.data.resourceVersion);
+    return owners;
+  };
+  return Object.fromEntries(EVENT_NAMES.filter(isHandoff).map((name) => [name, route]));
+}
 
 /**
  * The core's hand-off consumer (one JetStream handler per route). Patterns are CloudEvents types, so they hold
  * whatever subject root the deployment uses; the service context comes from provider-kit's global module.
  */
-export const HandoffModule = eventHandlerModule('HandoffListener', HANDOFF_ROUTES);
+export function handoffModule(hints: ProviderHints): ReturnType<typeof eventHandlerModule> {
+  return eventHandlerModule('HandoffListener', handoffRoutes(hints));
+}

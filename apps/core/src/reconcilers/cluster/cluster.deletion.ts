@@ -27,7 +27,7 @@ export interface DeletionStep {
   message: string;
   /** Everything is gone: the finalizer can go. */
   done: boolean;
-  /** The step waits for provider objects, which the core does not watch: look again soon. */
+  /** The step waits for provider objects, whose going not every provider announces: look again soon (in the cache). */
   pollExternal?: boolean;
 }
 

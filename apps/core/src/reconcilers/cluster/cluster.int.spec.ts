@@ -275,9 +275,15 @@ describe('Cluster controller', () => {
     });
     expect(waiting.status?.initialization?.infrastructureProvisioned).toBeUndefined();
 
-    await legacy.patchStatus(
+    const ready = await legacy.patchStatus(
       { namespace: h.namespace, name: 'old-infra' },
       { ready: true, failureDomains: { 'fd-z': { controlPlane: true }, 'fd-y': {} } },
+    );
+    // A provider without hand-off events: the core sees the write at its next look (a resync, here a poke) in
+    // its cache of the kind, so the poke waits until the cache holds it.
+    const cache = h.service.context.manager.informer<Unstructured>({ ...LEGACY, namespaced: true });
+    await eventually('the write in the core\'s cache', async () =>
+      cache.getByName(h.namespace, 'old-infra')?.metadata?.resourceVersion === ready.metadata?.resourceVersion,
     );
     h.service.context.controllers.enqueue('cluster', `${h.namespace}/old`);
     const cluster = await eventually('Provisioned from status.ready', async () => {
