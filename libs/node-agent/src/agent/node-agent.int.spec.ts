@@ -256,7 +256,7 @@ describe('the node agent on the real API server', () => {
     expect(after).toBe(before);
   });
 
-  it('reads its Secret for a change by someone else or a retry: not for a probe tick, not for its own write', async () => {
+  it('reads its Secret for a change by someone else or a retry: not for a probe tick, its own write, or to write', async () => {
     let healthy = true;
     const target = createServer((_req, res) => res.writeHead(healthy ? 200 : 500).end());
     await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
@@ -273,6 +273,18 @@ describe('the node agent on the real API server', () => {
       const getsConverged = client.count(HttpMethod.GET, secretPath);
       await new Promise((r) => setTimeout(r, 1_500));
       expect(client.count(HttpMethod.GET, secretPath)).toBe(getsConverged);
+
+      // A new plan: one read to decide, then each write (in progress, outcome, probes) builds on the agent's own
+      // last write (one extra read allowed: an event can overtake its write's answer).
+      const [getsBefore, putsBefore] = [client.count(HttpMethod.GET, secretPath), client.count(HttpMethod.PUT, secretPath)];
+      const second = await writePlan(secretName, { files: [{ path: '/r', content: b64('r2') }], probes: { p: { httpGet: { url } } } });
+      await eventually(async () => {
+        const data = await planData(secretName);
+        return text(data, PLAN_KEYS.appliedChecksum) === second && probeStatusesOf(data)['p']?.healthy === true;
+      }, { timeoutMs: 20_000 });
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(client.count(HttpMethod.PUT, secretPath) - putsBefore).toBeGreaterThanOrEqual(2);
+      expect(client.count(HttpMethod.GET, secretPath) - getsBefore).toBeLessThanOrEqual(2);
 
       // The probe fails three times (failureThreshold): each report is one read and one write, and the writes'
       // own watch events are not read again (one extra read allowed: an event can overtake its write's answer).

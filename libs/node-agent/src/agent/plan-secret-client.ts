@@ -9,10 +9,11 @@ const WRITE_ATTEMPTS = 5;
 const OWN_VERSIONS_KEPT = 8;
 
 /**
- * The agent's only access to the management cluster: read and update its own plan Secret. Every decision and every
- * write starts from a fresh GET, never from a watch event: a watch that delivers a version older than the agent's
- * own last write (after a relist, or from a lagging cache) can neither wedge the agent (Rancher's "secret received
- * was too old") nor make it act twice. An update that loses a race is redone on the newer Secret, and dropped when
+ * The agent's only access to the management cluster: read and update its own plan Secret. Every decision starts
+ * from a fresh GET, never from a watch event: a watch that delivers a version older than the agent's own last write
+ * (after a relist, or from a lagging cache) can neither wedge the agent (Rancher's "secret received was too old") nor
+ * make it act twice. A write starts from the newest version the agent itself read or wrote and is conditional on it
+ * (PUT with its resourceVersion), so a write on an outdated base fails and is redone on a fresh GET, and dropped when
  * the plan it reports on is no longer the Secret's plan. It also tells the agent's own writes from others' in the
  * watch: a sync that wrote a version has already decided on it.
  */
@@ -21,6 +22,8 @@ export class PlanSecretClient {
   /** The resourceVersions of this client's latest writes: their watch events are the agent's own. */
   private readonly ownVersions: string[] = [];
   private writesInFlight = 0;
+  /** The newest Secret this client read or wrote: the base of its next write, which is conditional on its version. */
+  private latest: V1Secret | undefined;
   /** Watch events seen while a write was in flight: the event can overtake the write's answer. */
   private held: { resourceVersion: string | undefined; changed: () => void }[] = [];
 
@@ -46,6 +49,7 @@ export class PlanSecretClient {
 
   async read(signal?: AbortSignal): Promise<{ data: PlanData; secret: V1Secret }> {
     const secret = await this.secrets.get({ namespace: this.namespace, name: this.name }, signal);
+    this.latest = secret;
     return { data: decodeSecretData(secret.data), secret };
   }
 
@@ -59,7 +63,8 @@ export class PlanSecretClient {
     options: { forChecksum?: string; signal?: AbortSignal } = {},
   ): Promise<PlanData | undefined> {
     for (let attempt = 1; ; attempt++) {
-      const { data, secret } = await this.read(options.signal);
+      const base = attempt === 1 ? this.latest : undefined;
+      const { data, secret } = base ? { data: decodeSecretData(base.data), secret: base } : await this.read(options.signal);
       if (options.forChecksum !== undefined) {
         const raw = data[PLAN_KEYS.plan];
         if (!raw || planChecksum(raw) !== options.forChecksum) return undefined;
@@ -70,9 +75,13 @@ export class PlanSecretClient {
       try {
         const written = await this.secrets.replace({ ...secret, data: encodeSecretData(next) }, { signal: options.signal });
         this.remember(written.metadata?.resourceVersion);
+        this.latest = written;
         return next;
       } catch (error) {
-        if (!isConflict(error) || attempt >= WRITE_ATTEMPTS) throw error;
+        this.latest = undefined;
+        // A remembered base may be outdated in any way (a newer version, the Secret deleted and created again): the
+        // next attempt reads it fresh.
+        if (!(base || isConflict(error)) || attempt >= WRITE_ATTEMPTS) throw error;
       } finally {
         this.writesInFlight--;
         this.release();
