@@ -54,7 +54,7 @@ export interface ExternalObjectsOptions {
  */
 export class ExternalObjects {
   readonly kinds: ProviderKinds;
-  readonly hints: ProviderHints;
+  private readonly hints: ProviderHints;
   private readonly informers = new Map<string, Informer<ProviderObject>>();
 
   constructor(private readonly options: ExternalObjectsOptions) {
@@ -156,22 +156,16 @@ export class ExternalObjects {
     let informer = this.informers.get(id);
     if (!informer) {
       informer = this.options.manager.informer<ProviderObject>(kind.resource);
-      const seen = (object: ProviderObject, deleted = false) =>
-        this.hints.seen(nameOf(kind, object.metadata?.namespace ?? '', object.metadata?.name ?? ''), object.metadata?.resourceVersion, deleted);
       const onChange = this.options.watch ? this.options.onChange : undefined;
+      const changed = (object: ProviderObject, deleted = false) => {
+        const { namespace = '', name = '', resourceVersion } = object.metadata ?? {};
+        this.hints.seen(nameOf(kind, namespace, name), resourceVersion, deleted);
+        onChange?.(object);
+      };
       informer.addEventHandler({
-        onAdd: (object) => {
-          seen(object);
-          onChange?.(object);
-        },
-        onUpdate: (_old, object) => {
-          seen(object);
-          onChange?.(object);
-        },
-        onDelete: (object) => {
-          seen(object, true);
-          onChange?.(object);
-        },
+        onAdd: (object) => changed(object),
+        onUpdate: (_old, object) => changed(object),
+        onDelete: (object) => changed(object, true),
       });
       this.informers.set(id, informer);
       this.options.logger.info({ resource: id, reconcileOnChange: this.options.watch }, 'caching provider kind');

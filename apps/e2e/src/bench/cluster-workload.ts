@@ -21,6 +21,13 @@ export function simProcesses(simStateDir: string): { service: string; pid: numbe
   }));
 }
 
+/** A controller's /metrics text (Prometheus text format), read within 10 s; an error answer throws. */
+export async function metricsText(metricsUrl: string): Promise<string> {
+  const response = await fetch(metricsUrl, { signal: AbortSignal.timeout(10_000) });
+  if (!response.ok) throw new Error(`${metricsUrl}: HTTP ${response.status}`);
+  return response.text();
+}
+
 /** The management API server's /metrics text. */
 export async function apiserverMetrics(client: KubeClient): Promise<string> {
   const stream = await client.stream({ method: HttpMethod.GET, path: '/metrics' });

@@ -14,7 +14,7 @@ import { createKubeClient } from '@capstan/kube';
 import { installCapstanCrds, repoRoot, startLocalEnvironment, startLocalServices, stopLocalServices, type LocalService } from '@capstan/testing';
 import { createSimK3sCluster } from '../sim-cluster-fixture.js';
 import { log, readProc, sleep } from './bench-machine.js';
-import { BENCH_SIM_ENV, ClusterWorkload } from './cluster-workload.js';
+import { BENCH_SIM_ENV, ClusterWorkload, metricsText } from './cluster-workload.js';
 import { summarizeHeapSnapshot, type HeapSummary } from './heap-snapshot-summary.js';
 import { sumMetric, vmRssKiB } from './process-figures.js';
 
@@ -37,8 +37,7 @@ interface Taken {
 
 /** A metric's value from a service's /metrics (prom-client's default Node metrics). */
 async function metricMiB(url: string, name: string): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
-  return sumMetric(text, name) / MiB;
+  return sumMetric(await metricsText(`${url}/metrics`), name) / MiB;
 }
 
 /** One snapshot per process (the all-in-one's five services share one), written into `dir`; waits until each is whole. */

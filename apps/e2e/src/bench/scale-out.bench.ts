@@ -14,7 +14,7 @@ import { createKubeClient, type KubeClient } from '@capstan/kube';
 import { repoRoot, startCapstan, startTestEnvironment, type CapstanUnderTest, type TestEnvironment } from '@capstan/testing';
 import { createSimK3sCluster } from '../sim-cluster-fixture.js';
 import { log, logErrors, OverlapWatch, oneMinuteLoad, ProcessSampler, waitQuiet, type QuietMachine } from './bench-machine.js';
-import { apiserverMetrics, BENCH_SIM_ENV, ClusterWorkload, simProcesses } from './cluster-workload.js';
+import { apiserverMetrics, BENCH_SIM_ENV, ClusterWorkload, metricsText, simProcesses } from './cluster-workload.js';
 import { sumMetric } from './process-figures.js';
 import { renderScaleOut, type ProcessFigures, type ScaleOutRun } from './scale-out-report.js';
 
@@ -31,7 +31,7 @@ async function apiserverRequests(client: KubeClient): Promise<number> {
 
 async function reconcileCounts(url: string): Promise<{ reconciles?: number; errors?: number }> {
   try {
-    const text = await (await fetch(`${url}/metrics`)).text();
+    const text = await metricsText(`${url}/metrics`);
     return { reconciles: sumMetric(text, 'controller_runtime_reconcile_total'), errors: sumMetric(text, 'controller_runtime_reconcile_errors_total') };
   } catch {
     return {};

@@ -40,7 +40,7 @@ import {
 } from '@capstan/testing';
 import { createSimK3sCluster } from '../sim-cluster-fixture.js';
 import { log, logErrors, OverlapWatch, oneMinuteLoad, ProcessSampler, QUIET_WAIT_MS, sleep, waitQuiet } from './bench-machine.js';
-import { apiserverMetrics, BENCH_SIM_ENV, ClusterWorkload, simProcesses } from './cluster-workload.js';
+import { apiserverMetrics, BENCH_SIM_ENV, ClusterWorkload, metricsText, simProcesses } from './cluster-workload.js';
 import { apiserverRequestsByResource, countsSince, sumMetricBy } from './process-figures.js';
 import {
   parseUpstreamBenchArgs,
@@ -231,7 +231,8 @@ async function runSide(side: BenchSide, n: number, upstream: UpstreamClusterApi,
     const metricsAfter = await apiserverMetrics(client);
     const requests = (by: (text: string) => Record<string, number>) => countsSince(by(metricsBefore), by(metricsAfter));
     const requestsByVerb = requests((text) => sumMetricBy(text, 'apiserver_request_total', 'verb'));
-    const requestsByResource = requests(apiserverRequestsByResource);
+    const byResourceBefore = apiserverRequestsByResource(metricsBefore);
+    const requestsByResource = countsSince(byResourceBefore, apiserverRequestsByResource(metricsAfter));
     const run: SideRun = {
       side,
       clusters: n,
@@ -245,7 +246,7 @@ async function runSide(side: BenchSide, n: number, upstream: UpstreamClusterApi,
       requestsByVerb,
       requestsByResource,
       ...(metricsProvisioned !== undefined && {
-        createRequestsByResource: countsSince(apiserverRequestsByResource(metricsBefore), apiserverRequestsByResource(metricsProvisioned)),
+        createRequestsByResource: countsSince(byResourceBefore, apiserverRequestsByResource(metricsProvisioned)),
       }),
       reconcilesByController: reconciles,
       windowSeconds,
@@ -284,9 +285,7 @@ async function runSide(side: BenchSide, n: number, upstream: UpstreamClusterApi,
 async function reconcilesByController(urls: readonly string[]): Promise<Record<string, number>> {
   const totals: Record<string, number> = {};
   for (const url of urls) {
-    const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
-    if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
-    for (const [controller, count] of Object.entries(sumMetricBy(await response.text(), 'controller_runtime_reconcile_total', 'controller'))) {
+    for (const [controller, count] of Object.entries(sumMetricBy(await metricsText(url), 'controller_runtime_reconcile_total', 'controller'))) {
       totals[controller] = (totals[controller] ?? 0) + count;
     }
   }
