@@ -33,6 +33,8 @@ export interface KubeClientOptions {
    * DEFAULT_REQUEST_TIMEOUT_MS. Streams (watches) are not bounded by it: they end by their own timeoutSeconds.
    */
   requestTimeoutMs?: number;
+  /** Sent as `User-Agent` (audit logs name the client by it); default `<fieldManager> (node/<version>)`. */
+  userAgent?: string;
 }
 
 export const DEFAULT_FIELD_MANAGER = 'capstan';
@@ -46,6 +48,7 @@ export const DEFAULT_FIELD_MANAGER = 'capstan';
 export class KubeClient {
   readonly fieldManager: string;
   readonly requestTimeoutMs: number;
+  readonly userAgent: string;
   private readonly server: string;
   private pool: PoolLease | undefined;
   /** Aborted by close(): every request of this client ends with it. */
@@ -58,6 +61,8 @@ export class KubeClient {
     this.server = this.connection.server;
     this.fieldManager = options.fieldManager ?? DEFAULT_FIELD_MANAGER;
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    // client-go's form (`<component>/<version> (<os>/<arch>) ...`): what precedes the first `/` names the client.
+    this.userAgent = options.userAgent ?? `${this.fieldManager}/capstan (${process.platform}/${process.arch}) node/${process.versions.node}`;
   }
 
   resource<T extends KubernetesObject = KubernetesObject>(type: ResourceType): ResourceClient<T> {
@@ -135,7 +140,7 @@ export class KubeClient {
     for (const [name, value] of Object.entries(req.query ?? {})) {
       if (value !== undefined) url.searchParams.set(name, String(value));
     }
-    const headers: Record<string, string> = { Accept: 'application/json' };
+    const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': this.userAgent };
     let body: string | undefined;
     if (req.body !== undefined) {
       if (req.method === HttpMethod.PATCH && !req.contentType) {

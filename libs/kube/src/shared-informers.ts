@@ -29,7 +29,10 @@ export class SharedInformers {
   ): Informer<T> {
     let entry = this.entries.get(key);
     if (!entry) {
-      this.client ??= new KubeClient(connectionOf.connection, { requestTimeoutMs: connectionOf.requestTimeoutMs });
+      this.client ??= new KubeClient(connectionOf.connection, {
+        requestTimeoutMs: connectionOf.requestTimeoutMs,
+        userAgent: connectionOf.userAgent,
+      });
       entry = { informer: new Informer(this.client, resource, options as InformerOptions) as Informer, users: new Set() };
       this.entries.set(key, entry);
     }

@@ -23,6 +23,11 @@ export interface LocalEnvironmentOptions {
   /** Where to put data, certificates and logs; a new temp dir by default (removed by stop()). */
   workDir?: string;
   log?: (line: string) => void;
+  /**
+   * Have kube-apiserver write an audit log (`LocalEnvironment.auditLogPath`): one JSON line per finished request at
+   * `Metadata` level (who, user agent, verb, object reference; never a request or response body).
+   */
+  auditLog?: boolean;
 }
 
 export interface LocalEnvironment {
@@ -40,6 +45,8 @@ export interface LocalEnvironment {
   natsUrl: string;
   binaries: ControlPlaneBinaries;
   processes: { name: string; pid: number; logFile: string }[];
+  /** With `auditLog`: kube-apiserver's audit log (JSON lines, audit.k8s.io/v1 Events). */
+  auditLogPath?: string;
   stop(): Promise<void>;
 }
 
@@ -91,6 +98,7 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions = {
       kubeconfig: api.kubeconfig,
       apiServerUrl: api.url,
       adminToken: api.token,
+      ...(api.auditLogPath ? { auditLogPath: api.auditLogPath } : {}),
       etcdUrl,
       natsUrl,
       binaries,
@@ -169,7 +177,7 @@ async function startApiServer(
   etcdUrl: string,
   options: LocalEnvironmentOptions,
   track: (p: ManagedProcess) => ManagedProcess,
-): Promise<{ url: string; token: string; kubeconfig: string }> {
+): Promise<{ url: string; token: string; kubeconfig: string; auditLogPath?: string }> {
   const certDir = join(workDir, `apiserver-${port}`);
   mkdirSync(certDir, { recursive: true });
   const { publicKey, privateKey } = generateKeyPairSync('rsa', {
@@ -183,6 +191,13 @@ async function startApiServer(
   writeFileSync(join(certDir, 'tokens.csv'), `${token},capstan-admin,capstan-admin,"system:masters"\n`, {
     mode: 0o600,
   });
+  const auditLogPath = options.auditLog ? join(workDir, `kube-apiserver-${port}-audit.log`) : undefined;
+  const auditArgs: string[] = [];
+  if (auditLogPath) {
+    const policyPath = join(certDir, 'audit-policy.yaml');
+    writeFileSync(policyPath, AUDIT_POLICY);
+    auditArgs.push(`--audit-policy-file=${policyPath}`, `--audit-log-path=${auditLogPath}`, '--audit-log-format=json');
+  }
   const proc = track(
     startProcess({
       name: 'kube-apiserver',
@@ -205,6 +220,7 @@ async function startApiServer(
         '--enable-priority-and-fairness=false',
         '--profiling=false',
         '--v=0',
+        ...auditArgs,
       ],
       logFile: join(workDir, `kube-apiserver-${port}.log`),
       detached: options.detached,
@@ -230,8 +246,16 @@ async function startApiServer(
     caData: Buffer.from(ca!).toString('base64'),
     user: { token },
   });
-  return { url, token, kubeconfig };
+  return { url, token, kubeconfig, ...(auditLogPath ? { auditLogPath } : {}) };
 }
+
+/** One event per request, when it has finished (watches too), without bodies. */
+const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived, ResponseStarted]
+rules:
+  - level: Metadata
+`;
 
 /** The status of a GET; without `ca` the serving certificate is not checked (a component's self-signed one). */
 function httpsGet(url: string, token?: string, ca?: string): Promise<number> {

@@ -35,6 +35,10 @@ const capstan: SideRun = {
   requestsByResource: { 'GET secrets': 90, 'GET leases': 10, 'POST events': 40, 'PATCH machines/status': 30, 'WATCH machines': 20 },
   createRequestsByResource: { 'GET secrets': 70, 'POST events': 30, 'PATCH machines/status': 20 },
   reconcilesByController: { machine: 40, k3sconfig: 25, cluster: 12 },
+  createRequestsByClient: {
+    'capstan-core': { total: 70, byRequest: { 'GET secrets': 70 } },
+    'capstan-node-agent': { total: 30, byRequest: { 'PUT secrets': 30 } },
+  },
   windowSeconds: 20,
   processes: [
     { service: 'core', role: 'controller', cpuSeconds: 3, idleRssMiB: 100, peakRssMiB: 150, idlePssMiB: 60, peakPssMiB: 110 },
@@ -151,6 +155,17 @@ describe('bench:upstream report', () => {
       '| machine | 40 |',
       '| k3sconfig | 25 |',
       '| cluster | 12 |',
+    ]);
+    // Requests by client (the audit log's): totals, before the reconciles.
+    const byClient = text.slice(text.indexOf('Management API requests by client'));
+    expect(text.indexOf('Management API requests by client')).toBeLessThan(text.indexOf('Reconciles by controller'));
+    expect(byClient.split('\n').slice(0, 6)).toEqual([
+      "Management API requests by client, first create until every Cluster Available (each run's 10 largest):",
+      '',
+      '| | N=2 Capstan |',
+      '|---|---|',
+      '| capstan-core | 70 |',
+      '| capstan-node-agent | 30 |',
     ]);
     expect(text).toContain('| controllers PSS peak, sampled each second (MiB) | 235 | ? |');
     expect(text).toContain('| stand-in RSS idle (MiB) | 0 (starts with the first cluster) | 45 |');

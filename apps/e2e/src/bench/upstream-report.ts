@@ -1,5 +1,6 @@
 // Pure parts of `npm run bench:upstream`: its command line, the totals per side, the markdown table and the SVG chart.
 import { parseArgs } from 'node:util';
+import type { ClientRequests } from './audit-requests.js';
 
 export type BenchSide = 'Capstan' | 'Capstan all-in-one' | 'upstream';
 
@@ -56,6 +57,13 @@ export interface SideRun {
    * every Cluster was Available (absent in runs recorded before it was measured).
    */
   reconcilesByController?: Record<string, number>;
+  /**
+   * The requests of each client (user agent up to its first `/`: a Capstan service, an upstream manager, the node
+   * agents, the bench, kube-controller-manager) from kube-apiserver's audit log: from the first create until every
+   * Cluster was Available, and until the end (absent in runs recorded before it was measured).
+   */
+  createRequestsByClient?: Record<string, ClientRequests>;
+  requestsByClient?: Record<string, ClientRequests>;
   /** Seconds the CPU figures cover: the first create until every Cluster was gone (or the timeouts). */
   windowSeconds: number;
   processes: SideProcessFigures[];
@@ -234,12 +242,17 @@ export function renderUpstreamBench(runs: SideRun[], meta: UpstreamBenchMeta): s
     row('1-min load: quiet wait, first create', (r) => loadCell(r)),
     '',
     ...largestCountsTable(cols, 'Management API requests by verb and resource', (r) => r.requestsByResource),
+    ...largestCountsTable(cols, 'Management API requests by client, first create until every Cluster Available', (r) => totalsOf(r.createRequestsByClient)),
     ...largestCountsTable(cols, 'Reconciles by controller, first create until every Cluster Available', (r) => r.reconcilesByController),
     'Per process: CPU seconds over the run (first create until every Cluster was gone), RSS idle before the run -> peak (VmHWM, MiB):',
     '',
     ...BENCH_SIDES.flatMap((side) => processTable(cols.filter((r) => r.side === side), side)),
   ];
   return lines.join('\n');
+}
+
+function totalsOf(byClient: Record<string, ClientRequests> | undefined): Record<string, number> | undefined {
+  return byClient && Object.fromEntries(Object.entries(byClient).map(([client, requests]) => [client, requests.total]));
 }
 
 /** How many of each run's largest counts a breakdown lists (the union over the runs). */

@@ -10,7 +10,8 @@
 // controller included). Each run first waits for a quiet machine (BENCH_QUIET_WAIT_MINUTES, 20; 0 skips it) and
 // prints the load it saw, then starts its servers and controllers and lets them settle for 20 s. Measures the
 // management kube-apiserver's requests by verb, the RSS (idle before the run, peak) and CPU seconds of the
-// controllers, the stand-in and the management servers, and the controllers' reconciles by controller. Writes
+// controllers, the stand-in and the management servers, the controllers' reconciles by controller, and (from the
+// management kube-apiserver's audit log) the requests by client: each service, manager and node agent. Writes
 // .capstan/bench/upstream.md, upstream.svg and upstream.json (every figure); the controllers' logs stay in
 // /tmp/capstan-bench-upstream-*.
 import 'reflect-metadata';
@@ -41,6 +42,7 @@ import {
 import { createSimK3sCluster } from '../sim-cluster-fixture.js';
 import { log, logErrors, OverlapWatch, oneMinuteLoad, ProcessSampler, QUIET_WAIT_MS, sleep, waitQuiet } from './bench-machine.js';
 import { apiserverMetrics, BENCH_SIM_ENV, ClusterWorkload, metricsText, simProcesses } from './cluster-workload.js';
+import { auditRequestsByClient } from './audit-requests.js';
 import { apiserverRequestsByResource, countsSince, sumMetricBy } from './process-figures.js';
 import {
   parseUpstreamBenchArgs,
@@ -170,11 +172,12 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 async function runSide(side: BenchSide, n: number, upstream: UpstreamClusterApi, errorNotes: string[]): Promise<SideRun> {
   log(`== ${side}, ${n} clusters`);
   const quiet = await waitQuiet();
-  const env = await startLocalEnvironment({ log });
+  const env = await startLocalEnvironment({ log, auditLog: true });
   const workDir = mkdtempSync(join(tmpdir(), `capstan-bench-upstream-${side.toLowerCase().replace(/ /g, '-')}-${n}-`));
   const kc = new KubeConfig();
   kc.loadFromString(env.kubeconfig);
-  const client = createKubeClient(kc);
+  // Named in the audit log as the bench, apart from the controllers.
+  const client = createKubeClient(kc, { fieldManager: 'capstan-bench' });
   let under: SideUnderTest | undefined;
   const workload = new ClusterWorkload(client, NAMESPACE);
   stopCurrent = async () => {
@@ -213,6 +216,7 @@ async function runSide(side: BenchSide, n: number, upstream: UpstreamClusterApi,
       }
     };
     const t0 = performance.now();
+    const createdAt = Date.now();
     const provisioned = await workload.provision({
       expectedClusters: n,
       expectedMachines,
@@ -229,6 +233,11 @@ async function runSide(side: BenchSide, n: number, upstream: UpstreamClusterApi,
     sampler.sample();
     const windowSeconds = (performance.now() - t0) / 1000;
     const metricsAfter = await apiserverMetrics(client);
+    const endedAt = Date.now();
+    const [createRequestsByClient, requestsByClient] = await auditRequestsByClient(env.auditLogPath!, [
+      { fromMs: createdAt, toMs: provisioned.clustersAvailableSeconds === undefined ? 0 : createdAt + provisioned.clustersAvailableSeconds * 1000 },
+      { fromMs: createdAt, toMs: endedAt },
+    ]);
     const requests = (by: (text: string) => Record<string, number>) => countsSince(by(metricsBefore), by(metricsAfter));
     const requestsByVerb = requests((text) => sumMetricBy(text, 'apiserver_request_total', 'verb'));
     const byResourceBefore = apiserverRequestsByResource(metricsBefore);
@@ -249,6 +258,8 @@ async function runSide(side: BenchSide, n: number, upstream: UpstreamClusterApi,
         createRequestsByResource: countsSince(byResourceBefore, apiserverRequestsByResource(metricsProvisioned)),
       }),
       reconcilesByController: reconciles,
+      ...(provisioned.clustersAvailableSeconds !== undefined && { createRequestsByClient }),
+      requestsByClient,
       windowSeconds,
       processes: sampler.figures().map((f) => ({
         service: f.service,
