@@ -58,6 +58,16 @@ describe('desiredControlPlaneStatus', () => {
     expect(machineSelector('x')).toBe('cluster.x-k8s.io/cluster-name=x,cluster.x-k8s.io/control-plane');
   });
 
+  it('names Machines by name, whatever order the cache lists them in', () => {
+    const notReady = (names: string[]) =>
+      getCondition(
+        desiredControlPlaneStatus(undefined, inputs({ machines: names.map((n) => machine(n, { ready: false })) }), t0).conditions,
+        'MachinesReady',
+      )?.message;
+    expect(notReady(['c', 'a', 'b'])).toBe('Machine(s) not Ready: a, b, c');
+    expect(notReady(['b', 'c', 'a'])).toBe('Machine(s) not Ready: a, b, c');
+  });
+
   it('is Available while a majority of the members is healthy, and only once initialized', () => {
     const available = (machines: ControlPlaneMachine[], initialized = true) =>
       getCondition(

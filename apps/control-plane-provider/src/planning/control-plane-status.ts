@@ -36,7 +36,8 @@ export function machineSelector(clusterName: string): string {
   return `${LABELS.clusterName}=${clusterName},${LABELS.controlPlane}`;
 }
 
-const list = (machines: readonly ControlPlaneMachine[]) => machines.map((m) => m.name).join(', ');
+// By name: a message must not change with the order the cache lists Machines in.
+const list = (machines: readonly ControlPlaneMachine[]) => machines.map((m) => m.name).sort().join(', ');
 
 function condition(
   type: string,

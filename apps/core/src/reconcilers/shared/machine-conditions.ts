@@ -80,7 +80,8 @@ function describe(
   then: { name: string; detail: string }[],
 ): string {
   const groups = new Map<string, string[]>();
-  for (const { name, detail } of [...first, ...then]) {
+  // By name: the informer lists Machines in no fixed order, and a message that only reorders is a status write.
+  for (const { name, detail } of [...byName(first), ...byName(then)]) {
     const names = groups.get(detail) ?? [];
     names.push(name);
     groups.set(detail, names);
@@ -101,6 +102,10 @@ function describe(
   }
   if (hidden > 0) lines.push(`And ${hidden} Machine${hidden === 1 ? '' : 's'} more`);
   return lines.join('\n');
+}
+
+function byName<T extends { name: string }>(entries: readonly T[]): T[] {
+  return [...entries].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 // The conditions MachineSets and MachineDeployments both report about their Machines.
