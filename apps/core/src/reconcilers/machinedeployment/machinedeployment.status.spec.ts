@@ -38,7 +38,7 @@ describe('MachineDeployment status', () => {
       RollingOut: 'True/RollingOut/Rolling out 3 not up-to-date replicas',
       ScalingDown: 'True/ScalingDown/Scaling down from 4 to 3 replicas',
       MachinesUpToDate:
-        'False/NotUpToDate/* Machines old-1, old-2, new-2: Machine does not run the current template',
+        'False/NotUpToDate/* Machines new-2, old-1, old-2: Machine does not run the current template',
     });
   });
 
