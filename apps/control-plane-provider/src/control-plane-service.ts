@@ -33,6 +33,7 @@ export const controlPlaneProviderService: ServiceDefinition = {
       logger: context.logger,
       bus: context.bus,
       askCanUpdate: (request) => askCanUpdateMachine(context.bus.nc, context.topology.root, request),
+      templateCacheOf: (type) => manager.informer(type),
     });
     context.addController<K3sControlPlane>({
       name: K3SCONTROLPLANE_CONTROLLER,

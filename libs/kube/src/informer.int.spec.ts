@@ -57,6 +57,21 @@ describe('Informer on the real API server', () => {
     }
   });
 
+  it('reads an object it holds from the cache and one it does not from the API server', async () => {
+    const widgets = env.client.resource<Widget>(WIDGET);
+    await widgets.create(widget(env.ns.name, 'held', { size: 1 }));
+    const informer = new Informer<Widget>(env.client, WIDGET, { namespace: env.ns.name, logger });
+    informer.start();
+    await informer.waitForSync(10_000);
+    await informer.stop();
+    // The informer no longer sees changes: what it serves for `held` is its cache, for `later` the server.
+    await widgets.mergePatch({ namespace: env.ns.name, name: 'held' }, { spec: { size: 2 } });
+    await widgets.create(widget(env.ns.name, 'later', { size: 3 }));
+    expect((await informer.getOrFetch(env.ns.name, 'held'))?.spec?.size).toBe(1);
+    expect((await informer.getOrFetch(env.ns.name, 'later'))?.spec?.size).toBe(3);
+    expect(await informer.getOrFetch(env.ns.name, 'never')).toBeUndefined();
+  });
+
   it('caches objects without managedFields unless asked to keep them, from the list and from the watch', async () => {
     const widgets = env.client.resource<Widget>(WIDGET);
     await widgets.create(widget(env.ns.name, 'fields-listed', {}, { fields: 'yes' }));

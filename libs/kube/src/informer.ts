@@ -189,6 +189,15 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     return this.store.get(namespace ? `${namespace}/${name}` : name);
   }
 
+  /**
+   * The cached object, else the API server's (the cache lags what was just created, and holds nothing before its
+   * first list): as controller-runtime's cached client reads, without a request for what the cache holds. The
+   * cached object is shared: not to be changed.
+   */
+  async getOrFetch(namespace: string | undefined, name: string): Promise<T | undefined> {
+    return this.getByName(namespace, name) ?? this.resources.getIfExists({ namespace, name });
+  }
+
   list(namespace?: string): T[] {
     return this.store.list(namespace);
   }

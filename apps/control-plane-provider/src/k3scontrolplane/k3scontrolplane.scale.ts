@@ -7,7 +7,9 @@ import {
   type Informer,
   type KubeClient,
   type ResourceClient,
+  type ResourceType,
 } from '@capstan/kube';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import {
   LABELS,
   RESOURCES,
@@ -42,7 +44,7 @@ import { machineKindOf, type ProviderKinds } from './provider-kinds.js';
 export const EXPECTATION_RECHECK_MS = 2_000;
 /** How soon to ask the bootstrap provider again when it did not answer. */
 export const ASK_RETRY_MS = 10_000;
-/** How soon to look again for a missing machine template (templates are not watched). */
+/** How soon to look again for a missing machine template (a template that appears wakes no reconcile). */
 export const TEMPLATE_RECHECK_MS = 15_000;
 
 /** Outcome of executing a plan step. */
@@ -111,6 +113,8 @@ export interface ScalerDeps {
   expectations: MachineExpectations;
   /** Asks a machine's bootstrap provider whether a change can be applied in place; without it, machines are replaced. */
   askCanUpdate?: AskCanUpdate;
+  /** The informer of a machine template kind, to read templates from (without it, each read is a GET). */
+  templateCacheOf?: (type: ResourceType) => Informer<KubernetesObject>;
 }
 
 /**
@@ -264,15 +268,11 @@ export class ControlPlaneScaler {
     const templateRef = kcp.spec.machineTemplate.spec.infrastructureRef;
     const templateType = await kinds.resolve(templateRef.apiGroup, templateRef.kind);
     const machineType = await kinds.resolve(templateRef.apiGroup, machineKindOf(templateRef.kind));
-    let template: Unstructured;
-    try {
-      template = (await client
-        .resource(templateType)
-        .get({ namespace, name: templateRef.name })) as unknown as Unstructured;
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-      return { blockedBy: `Waiting for machine template ${templateRef.kind} ${templateRef.name}` };
-    }
+    const cache = this.deps.templateCacheOf?.(templateType);
+    const template = (await (cache
+      ? cache.getOrFetch(namespace, templateRef.name)
+      : client.resource(templateType).getIfExists({ namespace, name: templateRef.name }))) as Unstructured | undefined;
+    if (!template) return { blockedBy: `Waiting for machine template ${templateRef.kind} ${templateRef.name}` };
     let name = newMachineName(kcp.metadata.name!);
     while (this.deps.machines.getByName(namespace, name)) name = newMachineName(kcp.metadata.name!);
 

@@ -13,7 +13,7 @@ import type { WorkloadClusters } from '../remote/workload-clusters.js';
 import { registerMachineDeploymentController } from './machinedeployment/machinedeployment.controller.js';
 import { registerMachineHealthCheckController } from './machinehealthcheck/machinehealthcheck.controller.js';
 import { registerMachineSetController } from './machineset/machineset.controller.js';
-import { TemplateCloner } from './shared/template-cloner.js';
+import { TemplateCloner, type TemplateObject } from './shared/template-cloner.js';
 import { ORPHANS_BY_NAMESPACE, orphansByNamespace, type WorkloadContext } from './shared/workload-context.js';
 
 /**
@@ -24,7 +24,9 @@ export function registerWorkloadControllers(
   ctx: ServiceContext,
   deps: { workloadClusters: WorkloadClusters },
 ): void {
-  const templates = new TemplateCloner(ctx.client, new ProviderKinds(ctx.client));
+  const templates = new TemplateCloner(ctx.client, new ProviderKinds(ctx.client), (type) =>
+    ctx.manager.informer<TemplateObject>(type),
+  );
   const workload: WorkloadContext = {
     client: ctx.client,
     clusters: ctx.manager.informer<Cluster>(RESOURCES.Cluster),
@@ -33,7 +35,11 @@ export function registerWorkloadControllers(
     machineDeployments: ctx.manager.informer<MachineDeployment>(RESOURCES.MachineDeployment),
     machineHealthChecks: ctx.manager.informer<MachineHealthCheck>(RESOURCES.MachineHealthCheck),
     templates,
-    templateOwnership: new TemplateClusterOwnership(ctx.client, (ref) => templates.resolve(ref.apiGroup, ref.kind)),
+    templateOwnership: new TemplateClusterOwnership(
+      ctx.client,
+      (ref) => templates.resolve(ref.apiGroup, ref.kind),
+      (type) => ctx.manager.informer(type),
+    ),
     askCanUpdate: (request) => askCanUpdateMachine(ctx.bus.nc, ctx.topology.root, request),
     now: () => new Date(),
   };

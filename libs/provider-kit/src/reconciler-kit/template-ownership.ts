@@ -1,5 +1,5 @@
 import { RESOURCES, type Cluster } from '@capstan/api';
-import { isNotFound, type KubeClient, type ResourceType } from '@capstan/kube';
+import { isConflict, isNotFound, type Informer, type KubeClient, type ResourceClient, type ResourceType } from '@capstan/kube';
 import type { KubernetesObject } from '@kubernetes/client-node';
 
 // The templates a MachineDeployment, MachineSet or control plane clones get their Cluster as an owner (upstream
@@ -19,11 +19,13 @@ export class TemplateClusterOwnership {
 
   /**
    * `resolve` finds a template kind's resource; a kind it cannot resolve is skipped (the owner of the reference
-   * reports it, and the next reconcile tries again).
+   * reports it, and the next reconcile tries again). With `cacheOf`, a template is first read from the informer
+   * of its kind; an owner patch the cached version makes conflict is tried once more from a fresh read.
    */
   constructor(
     private readonly client: KubeClient,
     private readonly resolve: (ref: TemplateReference) => Promise<ResourceType>,
+    private readonly cacheOf?: (type: ResourceType) => Informer<KubernetesObject>,
   ) {}
 
   /** Adds `cluster` to the owners of each referenced template that lacks it; a missing template is skipped. */
@@ -39,22 +41,32 @@ export class TemplateClusterOwnership {
         continue;
       }
       const templates = this.client.resource<KubernetesObject>(type);
-      const template = await templates.getIfExists({ namespace, name: ref.name });
+      const id = { namespace, name: ref.name };
+      const template = await (this.cacheOf ? this.cacheOf(type).getOrFetch(namespace, ref.name) : templates.getIfExists(id));
       if (!template) continue;
-      const owners = template.metadata?.ownerReferences ?? [];
-      if (!owners.some((o) => o.uid === cluster.metadata.uid)) {
-        const owner = { apiVersion: RESOURCES.Cluster.apiVersion, kind: RESOURCES.Cluster.kind, name: cluster.metadata.name!, uid: cluster.metadata.uid! };
-        // resourceVersion makes the merge patch conditional: an owner added meanwhile is not overwritten.
-        await templates
-          .mergePatch(
-            { namespace, name: ref.name },
-            { metadata: { resourceVersion: template.metadata?.resourceVersion, ownerReferences: [...owners, owner] } },
-          )
-          .catch((err: unknown) => {
-            if (!isNotFound(err)) throw err;
-          });
+      try {
+        await this.addOwner(templates, template, cluster);
+      } catch (error) {
+        if (!this.cacheOf || !isConflict(error)) throw error;
+        const fresh = await templates.getIfExists(id);
+        if (fresh) await this.addOwner(templates, fresh, cluster);
       }
       this.owned.add(key);
     }
+  }
+
+  private async addOwner(templates: ResourceClient<KubernetesObject>, template: KubernetesObject, cluster: Cluster): Promise<void> {
+    const owners = template.metadata?.ownerReferences ?? [];
+    if (owners.some((o) => o.uid === cluster.metadata.uid)) return;
+    const owner = { apiVersion: RESOURCES.Cluster.apiVersion, kind: RESOURCES.Cluster.kind, name: cluster.metadata.name!, uid: cluster.metadata.uid! };
+    // resourceVersion makes the merge patch conditional: an owner added meanwhile is not overwritten.
+    await templates
+      .mergePatch(
+        { namespace: template.metadata?.namespace, name: template.metadata!.name! },
+        { metadata: { resourceVersion: template.metadata?.resourceVersion, ownerReferences: [...owners, owner] } },
+      )
+      .catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
   }
 }

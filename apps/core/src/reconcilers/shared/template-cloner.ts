@@ -1,5 +1,5 @@
 import { ANNOTATIONS, LABELS, parseApiVersion, type Unstructured } from '@capstan/api';
-import { isNotFound, type KubeClient, type ResourceType } from '@capstan/kube';
+import { isNotFound, type Informer, type KubeClient, type ResourceType } from '@capstan/kube';
 import type { KubernetesObject, V1OwnerReference } from '@kubernetes/client-node';
 import { guessPlural, type ProviderKinds } from '../../external/provider-kinds.js';
 
@@ -64,11 +64,16 @@ export function cloneFromTemplate(
   };
 }
 
-/** Reads templates and creates and deletes their clones; kinds resolve through their CRDs' contract labels. */
+/**
+ * Reads templates and creates and deletes their clones; kinds resolve through their CRDs' contract labels. With
+ * `cacheOf`, templates are read from an informer of their kind (a GET only for one it does not hold yet): a
+ * MachineSet reads two templates for every Machine it creates.
+ */
 export class TemplateCloner {
   constructor(
     private readonly client: KubeClient,
     private readonly kinds: ProviderKinds,
+    private readonly cacheOf?: (type: ResourceType) => Informer<TemplateObject>,
   ) {}
 
   /**
@@ -80,9 +85,11 @@ export class TemplateCloner {
     return (await this.kinds.resolve({ apiGroup, kind })).resource;
   }
 
+  /** The template (shared with the cache: not to be changed); NotFound when it does not exist. */
   async get(namespace: string, ref: ObjectReference): Promise<TemplateObject> {
     const type = await this.resolve(ref.apiGroup, ref.kind, ref.version);
-    return this.client.resource<TemplateObject>(type).get({ namespace, name: ref.name });
+    const cached = await this.cacheOf?.(type).getOrFetch(namespace, ref.name);
+    return cached ?? this.client.resource<TemplateObject>(type).get({ namespace, name: ref.name });
   }
 
   /** Deletes the referenced object; gone already is fine. */
