@@ -66,6 +66,23 @@ describe('the certificates phase', () => {
     expect(again.recorded).toEqual([]);
   });
 
+  it('creates what the synced cache does not hold without reading it first, and uses one the cache does not select', async () => {
+    // A user's CA without the cluster-name label: the cache (label-selected) never shows it.
+    const unlabelled = secretOf(secrets.namespace, 'ca', existing.ca);
+    delete unlabelled.metadata!.labels;
+    await secrets.secrets.create(unlabelled);
+    const cached = await secrets.cached();
+    const test = new TestScope(kcp);
+    const certificates = await reconcileCertificates(test.scope, cached);
+    expect(certificates.ca).toEqual(existing.ca);
+    expect(secrets.requests).toEqual([
+      'POST demo-ca',
+      'GET demo-ca',
+      ...NAMES.filter((n) => n !== 'demo-ca').map((n) => `POST ${n}`),
+    ]);
+    expect(test.recorded).toEqual(['CertificatesGenerated: Generated demo-cca, demo-proxy, demo-etcd, demo-sa']);
+  });
+
   it('uses certificates that exist, whoever made them, and the winner of a create race', async () => {
     const ca = await secrets.secrets.create(secretOf(secrets.namespace, 'ca', existing.ca));
     const winner = await generateClusterCertificate('demo', 'sa');

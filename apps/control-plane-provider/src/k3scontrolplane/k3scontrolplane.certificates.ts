@@ -12,13 +12,9 @@ import {
   type KeyPairPem,
 } from '@capstan/pki';
 import type { ControlPlaneScope } from './k3scontrolplane.scope.js';
-import { findSecret } from './secrets.js';
+import { findSecret, type SecretAccess } from './secrets.js';
 
 /** Where the phases find cluster secrets: the API, and the cache of secrets with the cluster-name label. */
-export interface SecretAccess {
-  client: ResourceClient<V1Secret>;
-  cache: Pick<Informer<V1Secret>, 'getByName'>;
-}
 
 export interface EnsuredCertificates {
   certificates: ClusterCertificates;
@@ -61,12 +57,7 @@ export async function ensureClusterCertificates(
   const created: string[] = [];
   for (const purpose of CLUSTER_CERTIFICATE_PURPOSES) {
     const name = clusterCertificateSecretName(clusterName, purpose);
-    const existing = await findSecret(
-      secrets.client,
-      secrets.cache.getByName(namespace, name),
-      namespace,
-      name,
-    );
+    const existing = await findSecret(secrets, namespace, name);
     if (existing) {
       pairs[purpose] = keyPairFromSecretData(name, existing.data);
       continue;

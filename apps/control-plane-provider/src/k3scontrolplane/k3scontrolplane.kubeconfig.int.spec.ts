@@ -65,6 +65,21 @@ describe('the kubeconfig phase', () => {
     expect(moved.recorded).toEqual(['KubeconfigIssued: Issued demo-kubeconfig (endpoint changed)']);
   });
 
+  it('creates it without reading it first when the synced cache has none, and keeps one the cache does not select', async () => {
+    const cached = await secrets.cached();
+    const issued = await reconcileKubeconfig(new TestScope(kcp).scope, { host: '10.0.0.1', port: 6443 }, certificates, cached);
+    expect(secrets.requests).toEqual(['POST demo-kubeconfig']);
+    // Someone takes the cluster-name label off: the cache lets it go, the server still has it.
+    await secrets.secrets.mergePatch({ namespace: secrets.namespace, name: 'demo-kubeconfig' }, { metadata: { labels: null } });
+    const recached = await secrets.cached();
+    const kept = new TestScope(kcp);
+    expect(await reconcileKubeconfig(kept.scope, { host: '10.0.0.1', port: 6443 }, certificates, recached)).toBe(issued);
+    // Its create found it; read once, current, kept.
+    expect(secrets.requests).toEqual(['POST demo-kubeconfig', 'POST demo-kubeconfig', 'GET demo-kubeconfig']);
+    expect(secrets.writes).toEqual(['create demo-kubeconfig']);
+    expect(kept.recorded).toEqual([]);
+  });
+
   it('does not overwrite a kubeconfig replaced since the cache showed it', async () => {
     const issued = await reconcileKubeconfig(
       new TestScope(kcp).scope,
@@ -78,7 +93,7 @@ describe('the kubeconfig phase', () => {
       ...stale,
       metadata: { ...stale.metadata, annotations: { 'example.com/replaced-by': 'someone' } },
     });
-    const behind = { ...secrets.uncached(), cache: { getByName: () => stale } };
+    const behind = { ...secrets.uncached(), cache: { getByName: () => stale, hasSynced: () => true } };
     await expect(
       reconcileKubeconfig(new TestScope(kcp).scope, { host: '10.0.0.2', port: 6443 }, certificates, behind),
     ).rejects.toMatchObject({ code: 409 });

@@ -1,6 +1,6 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import type { APIEndpoint, Cluster, K3sControlPlane } from '@capstan/api';
-import { PatchHelper, setControllerReference } from '@capstan/kube';
+import { isAlreadyExists, PatchHelper, setControllerReference } from '@capstan/kube';
 import {
   apiServerUrl,
   issueAdminKubeconfig,
@@ -10,7 +10,7 @@ import {
   loadCertificateAuthority,
   type ClusterCertificates,
 } from '@capstan/pki';
-import type { SecretAccess } from './k3scontrolplane.certificates.js';
+import type { SecretAccess } from './secrets.js';
 import type { ControlPlaneScope } from './k3scontrolplane.scope.js';
 import { kubeconfigRenewalReason } from './kubeconfig.js';
 import { findSecret, secretText } from './secrets.js';
@@ -81,12 +81,27 @@ export async function ensureKubeconfig(
 ): Promise<EnsuredKubeconfig> {
   const namespace = kcp.metadata.namespace!;
   const name = kubeconfigSecretName(clusterName);
-  const existing = await findSecret(
-    secrets.client,
-    secrets.cache.getByName(namespace, name),
-    namespace,
-    name,
-  );
+  const inputs = { kcp, clusterName, endpoint, certificates, secrets, now };
+  const ensured = await ensureFrom(await findSecret(secrets, namespace, name), inputs);
+  if (ensured !== 'exists') return ensured;
+  // The synced cache did not hold it (no cluster-name label, or written a moment ago): decide from the server's.
+  return (await ensureFrom(await secrets.client.get({ namespace, name }), inputs)) as EnsuredKubeconfig;
+}
+
+interface KubeconfigInputs {
+  kcp: K3sControlPlane;
+  clusterName: string;
+  endpoint: APIEndpoint;
+  certificates: ClusterCertificates;
+  secrets: SecretAccess;
+  now: Date;
+}
+
+/** Renews `existing` when it needs it, or creates the Secret: `exists` when the create finds one. */
+async function ensureFrom(
+  existing: V1Secret | undefined,
+  { kcp, clusterName, endpoint, certificates, secrets, now }: KubeconfigInputs,
+): Promise<EnsuredKubeconfig | 'exists'> {
   const current = secretText(existing, KUBECONFIG_DATA_KEY);
   const server = apiServerUrl(endpoint);
   const reason = kubeconfigRenewalReason(current, server, certificates.ca.certPem, now);
@@ -110,12 +125,17 @@ export async function ensureKubeconfig(
     const secret: V1Secret = {
       apiVersion: 'v1',
       kind: 'Secret',
-      metadata: { name, namespace, labels: shape.labels },
+      metadata: { name: shape.name, namespace: kcp.metadata.namespace, labels: shape.labels },
       type: shape.type,
       stringData: shape.stringData,
     };
     setControllerReference(kcp, secret);
-    await secrets.client.create(secret);
+    try {
+      await secrets.client.create(secret);
+    } catch (error) {
+      if (isAlreadyExists(error)) return 'exists';
+      throw error;
+    }
   }
   return { kubeconfig, issued: reason };
 }

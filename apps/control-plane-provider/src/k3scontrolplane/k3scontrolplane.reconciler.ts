@@ -22,6 +22,7 @@ import {
   type ReconcileResult,
   type Reconciler,
   type ResourceClient,
+  type ResourceType,
 } from '@capstan/kube';
 import {
   CONFLICT_REQUEUE_MS,
@@ -33,7 +34,7 @@ import {
 } from '@capstan/provider-kit';
 import type { StatusInputs } from '../planning/control-plane-status.js';
 import { MachineExpectations } from './expectations.js';
-import { reconcileCertificates, type SecretAccess } from './k3scontrolplane.certificates.js';
+import { reconcileCertificates } from './k3scontrolplane.certificates.js';
 import { controlPlaneEndpointOf, reconcileKubeconfig } from './k3scontrolplane.kubeconfig.js';
 import {
   machineFacts,
@@ -55,7 +56,7 @@ import {
   writeControlPlaneStatus,
 } from './k3scontrolplane.status.js';
 import { ProviderKinds } from './provider-kinds.js';
-import { SECRETS } from './secrets.js';
+import { SECRETS, type SecretAccess } from './secrets.js';
 
 /**
  * What a reconcile returns when it only waited for the cache to show this controller's own last write of the
@@ -79,6 +80,8 @@ export interface K3sControlPlaneReconcilerDeps {
   probe?: WorkloadProbe;
   /** Asks a machine's bootstrap provider whether a change can be applied in place (docs/in-place-updates.md). */
   askCanUpdate?: AskCanUpdate;
+  /** The informer of a machine template kind (the manager's, shared): templates are read from it. */
+  templateCacheOf?: (type: ResourceType) => Informer<KubernetesObject>;
 }
 
 /**
@@ -100,7 +103,11 @@ export class K3sControlPlaneReconciler {
     this.secrets = { client: deps.client.resource<V1Secret>(SECRETS), cache: deps.secrets };
     this.machineClient = deps.client.resource<Machine>(RESOURCES.Machine);
     const kinds = new ProviderKinds(deps.client);
-    this.templateOwnership = new TemplateClusterOwnership(deps.client, (ref) => kinds.resolve(ref.apiGroup, ref.kind));
+    this.templateOwnership = new TemplateClusterOwnership(
+      deps.client,
+      (ref) => kinds.resolve(ref.apiGroup, ref.kind),
+      deps.templateCacheOf,
+    );
     this.scaler = new ControlPlaneScaler({
       client: deps.client,
       recorder: deps.recorder,
@@ -110,6 +117,7 @@ export class K3sControlPlaneReconciler {
       kinds,
       expectations: this.expectations,
       ...(deps.askCanUpdate && { askCanUpdate: deps.askCanUpdate }),
+      ...(deps.templateCacheOf && { templateCacheOf: deps.templateCacheOf }),
     });
     this.probe = deps.probe ?? ((kubeconfig) => probeWorkloadApi(kubeconfig));
     this.reconcile = objectReconciler<K3sControlPlane>({

@@ -2,7 +2,7 @@ import { type V1Secret } from '@kubernetes/client-node';
 import { LABELS, RESOURCES, type K3sControlPlane } from '@capstan/api';
 import { Informer, KubeClient, type KubeRequest, type ResourceClient, HttpMethod } from '@capstan/kube';
 import { createTestNamespace, eventually, type TestNamespace } from '@capstan/testing';
-import type { SecretAccess } from '../k3scontrolplane/k3scontrolplane.certificates.js';
+import type { SecretAccess } from '../k3scontrolplane/secrets.js';
 import { SECRETS, secretText } from '../k3scontrolplane/secrets.js';
 import { testKcp } from './control-plane-scope.js';
 
@@ -86,7 +86,7 @@ export class ServerSecrets {
 
   /** What the phases see while the cache lags: nothing cached, so every read goes to the API server. */
   uncached(): SecretAccess {
-    return { client: this.client.resource<V1Secret>(SECRETS), cache: { getByName: () => undefined } };
+    return { client: this.client.resource<V1Secret>(SECRETS), cache: { getByName: () => undefined, hasSynced: () => false } };
   }
 
   /**
