@@ -124,6 +124,25 @@ describe('PatchHelper on the real API server', () => {
     expect(ownWrites.isOwn(written)).toBe(true);
   });
 
+  it('leaves every version its writes replaced stale, the one between its spec and its status write included', async () => {
+    const created = await widgets().create(widget(env.ns.name, 'chain', { size: 1 }));
+    const resources = widgets();
+    const patches = jest.spyOn(resources, 'mergePatch');
+    const ownWrites = new OwnWrites();
+    const helper = new PatchHelper(resources, created, { ownWrites });
+    const draft = helper.draft();
+    draft.spec = { ...draft.spec, size: 2 };
+    draft.status = { phase: 'Running' };
+    const written = await helper.patch(draft);
+    expect(patches).toHaveBeenCalledTimes(2);
+    const between = (await patches.mock.results[0]!.value)!.metadata!.resourceVersion;
+    const key = `${env.ns.name}/chain`;
+    // A cache that shows the spec write but not yet the status write is as outdated as one that shows neither.
+    expect(ownWrites.isStale(key, between)).toBe(true);
+    expect(ownWrites.isStale(key, created.metadata!.resourceVersion)).toBe(true);
+    expect(ownWrites.isStale(key, written.metadata!.resourceVersion)).toBe(false);
+  });
+
   it("never deletes another owner's condition that its computed status lacks", async () => {
     await widgets().create(widget(env.ns.name, 'keep'));
     const seeded = await widgets().mergePatch(

@@ -117,7 +117,6 @@ export class PatchHelper<T extends PatchableObject> {
   private async patchStatus(latest: T, after: T, call: PatchCallOptions): Promise<T> {
     const changes = statusChanges(this.base.status, after.status);
     if (changes.fields.size === 0 && changes.conditions.size === 0) return latest;
-    const read = this.base.metadata?.resourceVersion;
     const attempts = this.options.statusAttempts ?? 5;
     for (let attempt = 1; ; attempt++) {
       const merged = this.mergeOnto(latest, changes);
@@ -129,7 +128,9 @@ export class PatchHelper<T extends PatchableObject> {
           { metadata: { resourceVersion: latest.metadata?.resourceVersion }, status: diff },
           { subresource: 'status', signal: call.signal },
         );
-        this.options.ownWrites?.record(written, read);
+        // The version this write replaced, not only the one first read: after a metadata or spec write, or a fresh
+        // read, the cache can show that in-between version, and a reconcile from it would write on an outdated base.
+        this.options.ownWrites?.record(written, latest.metadata?.resourceVersion);
         return written;
       } catch (err) {
         if (!isConflict(err) || attempt >= attempts) throw err;
