@@ -1,6 +1,6 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import type { K3sControlPlane } from '@capstan/api';
-import { isAlreadyExists, setControllerReference, type Informer, type ResourceClient } from '@capstan/kube';
+import { isAlreadyExists, setControllerReference, type ResourceClient } from '@capstan/kube';
 import {
   CLUSTER_CERTIFICATE_PURPOSES,
   clusterCertificateSecret,

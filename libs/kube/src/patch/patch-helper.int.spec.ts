@@ -135,7 +135,7 @@ describe('PatchHelper on the real API server', () => {
     draft.status = { phase: 'Running' };
     const written = await helper.patch(draft);
     expect(patches).toHaveBeenCalledTimes(2);
-    const between = (await patches.mock.results[0]!.value)!.metadata!.resourceVersion;
+    const between = ((await patches.mock.results[0]!.value) as Widget).metadata!.resourceVersion;
     const key = `${env.ns.name}/chain`;
     // A cache that shows the spec write but not yet the status write is as outdated as one that shows neither.
     expect(ownWrites.isStale(key, between)).toBe(true);

@@ -104,6 +104,26 @@ describe('objectReconciler on the real API server', () => {
     requests.mockRestore();
   });
 
+  it('writes nothing only to say Paused=False: the report goes with the first other change', async () => {
+    const created = await create('waiting');
+    // A reconcile that waits (for its owner, its Cluster): nothing to say yet, no write.
+    const requests = jest.spyOn(client, 'request');
+    await reconcileOnce('waiting', { reconcileNormal: () => Promise.resolve() });
+    expect(requests.mock.calls.filter(([req]) => req.method !== 'GET')).toEqual([]);
+    requests.mockRestore();
+    expect((await get('waiting'))?.metadata?.resourceVersion).toBe(created.metadata?.resourceVersion);
+
+    await reconcileOnce('waiting', {
+      reconcileNormal: (scope) => {
+        scope.obj.status = { ...scope.obj.status, initialization: { provisioned: true } };
+        return Promise.resolve();
+      },
+    });
+    const written = await get('waiting');
+    expect(written?.status?.initialization?.provisioned).toBe(true);
+    expect(conditionOf(written, 'Paused')).toMatchObject({ status: 'False', reason: 'NotPaused' });
+  });
+
   it('leaves a paused object alone but for Paused=True', async () => {
     const created = await create('paused');
     await resources().mergePatch(

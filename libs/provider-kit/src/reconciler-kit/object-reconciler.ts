@@ -30,6 +30,8 @@ export const CONFLICT_REQUEUE_MS = 50;
 
 type ReconciledObject = PatchableObject & { status?: { conditions?: Condition[] } };
 
+const PAUSED = 'Paused';
+
 /** What a reconcile works with: the object to change, and ways to write early and announce what it wrote. */
 export interface ReconcileScope<T extends ReconciledObject> {
   readonly key: string;
@@ -80,7 +82,7 @@ export interface ObjectReconcilerDefinition<T extends ReconciledObject> {
  * again shortly from the fresh cache.
  */
 export function objectReconciler<T extends ReconciledObject>(definition: ObjectReconcilerDefinition<T>): Reconciler {
-  const owned = [...definition.ownedConditions, 'Paused', RECONCILE_SUCCEEDED_CONDITION];
+  const owned = [...definition.ownedConditions, PAUSED, RECONCILE_SUCCEEDED_CONDITION];
   const now = definition.now ?? (() => new Date());
   return async (key: string, rc: ReconcileContext): Promise<ReconcileResult | undefined> => {
     const cached = definition.cache.get(key);
@@ -120,6 +122,7 @@ export function objectReconciler<T extends ReconciledObject>(definition: ObjectR
     };
     try {
       const result = await runBranch(definition, scope, cluster, now());
+      scope.obj = withoutLoneNotPaused(patch, scope.obj);
       await scope.patchNow();
       const published = await publishAnnounced(definition, scope, events);
       // Events still owed (from this reconcile or an earlier one) bring the key back with backoff, not only at resync.
@@ -177,6 +180,25 @@ async function publishAnnounced<T extends ReconciledObject>(
   if (events.length === 0) return true;
   if (!definition.outbox) throw new TypeError('events announced by a reconciler that has no outbox');
   return definition.outbox.publish(definition.resources, scope.obj, events);
+}
+
+/**
+ * `obj` without its first Paused=False when that is all a write would say: the report goes with the object's first
+ * other change instead of a write of its own (an object that waits for its owner or its Cluster says nothing yet, as
+ * upstream's providers write nothing before the object has an owner). Paused=True is always written.
+ */
+function withoutLoneNotPaused<T extends ReconciledObject>(patch: PatchHelper<T>, obj: T): T {
+  const before = (patch.before.status?.conditions ?? []) as Condition[];
+  const conditions = (obj.status?.conditions ?? []) as Condition[];
+  if (before.some((c) => c.type === PAUSED)) return obj;
+  if (!conditions.some((c) => c.type === PAUSED && c.status === ConditionStatus.False)) return obj;
+  const candidate = structuredClone(obj);
+  const status = candidate.status as { conditions?: Condition[] };
+  const rest = conditions.filter((c) => c.type !== PAUSED);
+  if (rest.length > 0 || patch.before.status?.conditions !== undefined) status.conditions = structuredClone(rest);
+  else delete status.conditions;
+  if (patch.before.status === undefined && Object.keys(status).length === 0) delete (candidate as { status?: unknown }).status;
+  return patch.hasChanges(candidate) ? obj : candidate;
 }
 
 /** `ReconcileSucceeded` goes back to True once a reconcile succeeds after a failure; it is never added otherwise. */
