@@ -27,6 +27,8 @@ COPY --from=build /src/apps/node-agent/package.json ./apps/node-agent/
 COPY --from=build /src/apps/node-agent/dist ./apps/node-agent/dist
 COPY --from=sim-binaries /out/ /usr/local/bin/
 ENV APP=${APP}
+# Two glibc malloc arenas, not 8 per core: less RSS for a Node process (libs/testing SERVICE_ENV, docs/performance.md).
+ENV MALLOC_ARENA_MAX=2
 USER 65532:65532
 # CAPSTAN_NODE_FLAGS: V8 flags for node's command line (deploy/ sets them; NODE_OPTIONS refuses most V8 flags).
 ENTRYPOINT ["sh", "-c", "exec node $CAPSTAN_NODE_FLAGS apps/$APP/dist/main.js \"$@\"", "--"]

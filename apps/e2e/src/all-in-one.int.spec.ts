@@ -1,7 +1,8 @@
 import 'reflect-metadata';
+import { readFileSync } from 'node:fs';
 import { getCondition, RESOURCES, type Machine } from '@capstan/api';
 import { createKubeClient, type KubeClient } from '@capstan/kube';
-import { LOCAL_SERVICES, startCapstan, type CapstanUnderTest } from '@capstan/testing';
+import { ALL_IN_ONE_NODE_FLAGS, LOCAL_SERVICES, startCapstan, type CapstanUnderTest } from '@capstan/testing';
 import { createSimK3sCluster, deleteClusterAndWait, FAST_SIM_ENV, waitForClusterAvailable } from './sim-cluster-fixture.js';
 
 // The all-in-one process (apps/all-in-one): the five services in one Node runtime, for small installs. The same
@@ -26,6 +27,10 @@ describe('the all-in-one process', () => {
   it('hosts the five services in one process, each ready and measured at its own endpoint', async () => {
     expect(capstan.services.map((s) => s.name)).toEqual([...LOCAL_SERVICES]);
     expect(new Set(capstan.services.map((s) => s.pid)).size).toBe(1);
+    // The small-install tuning reaches the process: V8's size optimization and two malloc arenas.
+    const pid = capstan.services[0]!.pid;
+    expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toEqual(expect.arrayContaining([...ALL_IN_ONE_NODE_FLAGS]));
+    expect(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')).toContain('MALLOC_ARENA_MAX=2');
     expect(new Set(capstan.services.map((s) => s.url)).size).toBe(LOCAL_SERVICES.length);
     const controllersOf = new Map<string, Set<string>>();
     for (const service of capstan.services) {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { deployDir, loadKustomization } from '@capstan/manifests';
-import { LOCAL_SERVICES, SERVICE_NODE_FLAGS } from './local-services.js';
+import { ALL_IN_ONE_NODE_FLAGS, LOCAL_SERVICES, SERVICE_ENV, SERVICE_NODE_FLAGS } from './local-services.js';
 
 interface Deployment {
   kind: string;
@@ -21,6 +21,15 @@ describe('the V8 flags of the services', () => {
     for (const service of LOCAL_SERVICES) {
       expect([service, nodeOptions.get(`capstan-${service}`)]).toEqual([service, SERVICE_NODE_FLAGS.join(' ')]);
     }
+  });
+
+  it('give the all-in-one the services\' flags and V8\'s size optimization', () => {
+    expect(ALL_IN_ONE_NODE_FLAGS).toEqual([...SERVICE_NODE_FLAGS, '--optimize-for-size']);
+  });
+
+  it('set the same malloc arenas in the image as for local services', () => {
+    const dockerfile = readFileSync(join(deployDir(), '..', 'Dockerfile'), 'utf8');
+    for (const [name, value] of Object.entries(SERVICE_ENV)) expect(dockerfile).toContain(`ENV ${name}=${value}\n`);
   });
 
   it("reach node's command line in the image (the entrypoint puts CAPSTAN_NODE_FLAGS before the main module)", () => {
