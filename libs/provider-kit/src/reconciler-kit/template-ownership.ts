@@ -25,7 +25,7 @@ export class TemplateClusterOwnership {
   constructor(
     private readonly client: KubeClient,
     private readonly resolve: (ref: TemplateReference) => Promise<ResourceType>,
-    private readonly cacheOf?: (type: ResourceType) => Informer<KubernetesObject>,
+    private readonly cacheOf?: (type: ResourceType) => Pick<Informer<KubernetesObject>, 'getOrFetch'>,
   ) {}
 
   /** Adds `cluster` to the owners of each referenced template that lacks it; a missing template is skipped. */
