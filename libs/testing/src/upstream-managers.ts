@@ -73,6 +73,22 @@ export interface StartUpstreamManagersOptions {
  * (19000 for its debug server, 20000 and up for the clusters), so only one runs on a host at a time.
  */
 export async function startUpstreamManagers(options: StartUpstreamManagersOptions): Promise<UpstreamManagerProcess[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startManagersOnce(options);
+    } catch (error) {
+      // A port chosen free can be taken before the manager binds it (its webhook server listens on every
+      // interface, the check looks at loopback): start them all again on other ports.
+      const portTaken = error instanceof TestEnvironmentError && /address already in use/.test(error.message);
+      if (!portTaken || attempt >= START_ATTEMPTS) throw error;
+    }
+  }
+}
+
+/** Attempts at starting the managers when a port they were given turns out to be taken. */
+const START_ATTEMPTS = 3;
+
+async function startManagersOnce(options: StartUpstreamManagersOptions): Promise<UpstreamManagerProcess[]> {
   const certDir = join(options.workDir, 'upstream-webhook-certs');
   mkdirSync(certDir, { recursive: true });
   const ca = await createCertificateAuthority({ commonName: 'upstream-webhook-ca' });
