@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { HttpMethod, KubeClient, Manager, type KubeRequest, type ResourceType } from '@capstan/kube';
+import { KubeClient, Manager, type ResourceType } from '@capstan/kube';
 import {
   createTestNamespace,
   eventually,
@@ -7,22 +7,9 @@ import {
   installGenericProviderCrds,
   type TestNamespace,
 } from '@capstan/testing';
+import { CountingClient } from '../reconcilers/shared/testing/counting-client.js';
 import { ExternalObjects, type ProviderObject } from './external-objects.js';
 import { ProviderHints } from './provider-hints.js';
-
-/** The real client, counting the GETs of one resource's objects by name (lists and watches are not by name). */
-class CountingClient extends KubeClient {
-  private readonly gets = new Map<string, number>();
-
-  override request<T>(req: KubeRequest): Promise<T> {
-    if (req.method === HttpMethod.GET) this.gets.set(req.path, (this.gets.get(req.path) ?? 0) + 1);
-    return super.request<T>(req);
-  }
-
-  getsOf(path: string): number {
-    return [...this.gets].filter(([p]) => p.endsWith(path)).reduce((n, [, c]) => n + c, 0);
-  }
-}
 
 const KIND = genericProviderKind('GenericInfrastructureMachine');
 const RESOURCE: ResourceType = { group: KIND.group, version: KIND.version, plural: KIND.plural, kind: KIND.kind, namespaced: true };

@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { RESOURCES, type Cluster } from '@capstan/api';
-import { CONFIG_MAPS, HttpMethod, KubeClient, Manager, type KubeRequest, type ResourceType } from '@capstan/kube';
+import { CONFIG_MAPS, KubeClient, Manager, type ResourceType } from '@capstan/kube';
 import { TemplateClusterOwnership } from '@capstan/provider-kit';
 import {
   createTestNamespace,
@@ -12,16 +12,7 @@ import {
 } from '@capstan/testing';
 import { ProviderKinds } from '../../external/provider-kinds.js';
 import { TemplateCloner, type TemplateObject } from './template-cloner.js';
-
-/** The real client, counting its GETs by path. */
-class CountingClient extends KubeClient {
-  readonly gets: string[] = [];
-
-  override request<T>(req: KubeRequest): Promise<T> {
-    if (req.method === HttpMethod.GET) this.gets.push(req.path);
-    return super.request<T>(req);
-  }
-}
+import { CountingClient } from './testing/counting-client.js';
 
 const KIND = genericProviderKind('GenericInfrastructureMachineTemplate');
 const RESOURCE: ResourceType = { group: KIND.group, version: KIND.version, plural: KIND.plural, kind: KIND.kind, namespaced: true };
@@ -56,7 +47,7 @@ describe('templates read through the cache', () => {
       spec: { template: { spec: { size: 'small' } } },
     } as TemplateObject);
   const templateRef = (name: string) => ({ apiGroup: KIND.group, kind: KIND.kind, name });
-  const getsOf = (name: string) => client.gets.filter((p) => p.endsWith(`/${KIND.plural}/${name}`)).length;
+  const getsOf = (name: string) => client.getsOf(`/${KIND.plural}/${name}`);
 
   it('clones from the cached template once the informer holds it, and from a GET before', async () => {
     const cloner = new TemplateCloner(client, new ProviderKinds(client), cacheOf);
