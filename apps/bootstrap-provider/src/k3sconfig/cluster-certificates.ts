@@ -6,8 +6,7 @@ import {
   type ClusterCertificatePurpose,
   type ClusterCertificates,
 } from '@capstan/pki';
-import type { Informer, ResourceClient } from '@capstan/kube';
-import { getSecretIfExists } from './secrets.js';
+import type { Informer } from '@capstan/kube';
 
 export type CertificateLookup =
   { found: true; certificates: ClusterCertificates } | { found: false; missing: string[] };
@@ -20,14 +19,13 @@ export type CertificateLookup =
 export async function readClusterCertificates(
   namespace: string,
   clusterName: string,
-  secrets: ResourceClient<V1Secret>,
-  cache: Informer<V1Secret>,
+  cache: Pick<Informer<V1Secret>, 'getOrFetch'>,
 ): Promise<CertificateLookup> {
   const pairs: Partial<ClusterCertificates> = {};
   const missing: string[] = [];
   for (const purpose of CLUSTER_CERTIFICATE_PURPOSES) {
     const name = clusterCertificateSecretName(clusterName, purpose);
-    const secret = cache.getByName(namespace, name) ?? (await getSecretIfExists(secrets, namespace, name));
+    const secret = await cache.getOrFetch(namespace, name);
     if (!secret) {
       missing.push(name);
       continue;

@@ -30,6 +30,7 @@ import {
   type ResourceClient,
 } from '@capstan/kube';
 import { EventOutbox, objectReconciler, type OwedEvent, type ReconcileScope } from '@capstan/provider-kit';
+import { planSecretName } from '@capstan/node-agent';
 import { decideBootstrap, WaitingReason } from './bootstrap-role.js';
 import { readClusterCertificates } from './cluster-certificates.js';
 import { bootstrapDataSecret, dataSecretNameFor } from './data-secret.js';
@@ -47,7 +48,6 @@ import {
   planEvents,
   planStatusFrom,
   prepareNodeAgent,
-  readPlanSecret,
   type AgentConnection,
 } from './machine-plan.js';
 import { probesDeadlineIn, requestedUpdate, updateOutcome, updatePlanFor, writePlan } from './in-place-update.js';
@@ -139,7 +139,8 @@ export class K3sConfigReconciler {
     const config = scope.obj;
     const secretName = config.status?.plan?.secretName;
     if (!secretName || !config.status) return { events: [] };
-    const secret = await readPlanSecret(this.deps.secrets, this.secretClient, config.metadata.namespace!, machine.metadata.name!);
+    // From the cache (the plan Secret carries the cluster-name label), else from the API.
+    const secret = await this.deps.secrets.getOrFetch(config.metadata.namespace!, planSecretName(machine.metadata.name!));
     const plan = planStatusFrom(secretName, secret);
     config.status.plan = plan;
     config.status.conditions = setCondition(
@@ -319,12 +320,7 @@ export class K3sConfigReconciler {
     }
     let certificates;
     if (role !== 'agent') {
-      const lookup = await readClusterCertificates(
-        namespace,
-        cluster.metadata.name!,
-        this.secretClient,
-        this.deps.secrets,
-      );
+      const lookup = await readClusterCertificates(namespace, cluster.metadata.name!, this.deps.secrets);
       if (!lookup.found) {
         return {
           outcome: {

@@ -216,14 +216,3 @@ export function planEvents(
   }
   return events;
 }
-
-/** The plan Secret of a machine, from the cache (the plan Secret carries the cluster-name label) or the API. */
-export async function readPlanSecret(
-  cache: { getByName(namespace: string | undefined, name: string): V1Secret | undefined },
-  secrets: ResourceClient<V1Secret>,
-  namespace: string,
-  machineName: string,
-): Promise<V1Secret | undefined> {
-  const name = planSecretName(machineName);
-  return cache.getByName(namespace, name) ?? secrets.getIfExists({ namespace, name });
-}
