@@ -4,7 +4,8 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { logErrorSummary, procStatCpuTicks, pssKiB, vmHwmKiB, vmRssKiB } from './process-figures.js';
+import { parseEtcdVersion, repoRoot, resolveControlPlaneBinaries } from '@capstan/testing';
+import { logErrorSummary, memAvailableKiB, procStatCpuTicks, pssKiB, vmHwmKiB, vmRssKiB } from './process-figures.js';
 
 /** BENCH_QUIET_WAIT_MINUTES=0 skips the wait (for development; the report then says the machine was not quiet). */
 export const QUIET_WAIT_MS = Number(process.env['BENCH_QUIET_WAIT_MINUTES'] ?? 20) * 60_000;
@@ -22,6 +23,13 @@ export function readProc(pid: number, file: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The machine's MemAvailable now (MiB). */
+export function memAvailableMiB(): number {
+  const kib = memAvailableKiB(readFileSync('/proc/meminfo', 'utf8'));
+  if (kib === undefined) throw new Error('/proc/meminfo has no MemAvailable line');
+  return kib / 1024;
 }
 
 export function cpuSeconds(pid: number): number | undefined {
@@ -178,6 +186,24 @@ export class ProcessSampler {
     for (const p of this.processes.values()) this.sampleOne(p);
   }
 
+  /** VmRSS and Pss summed over the processes still running, now (MiB). */
+  currentTotals(): { rssMiB: number; pssMiB: number } {
+    let rssKiB = 0;
+    let pssSumKiB = 0;
+    for (const p of this.processes.values()) {
+      if (p.exited) continue;
+      const status = readProc(p.pid, 'status');
+      rssKiB += (status === undefined ? undefined : vmRssKiB(status)) ?? 0;
+      pssSumKiB += currentPssKiB(p.pid) ?? 0;
+    }
+    return { rssMiB: rssKiB / 1024, pssMiB: pssSumKiB / 1024 };
+  }
+
+  /** The processes that were running and are gone (a crash, or the kernel's OOM killer), by service. */
+  exited(): string[] {
+    return [...this.processes.values()].filter((p) => p.exited).map((p) => p.service);
+  }
+
   private sampleOne(p: Sampled): void {
     if (p.exited) return;
     const cpu = cpuSeconds(p.pid);
@@ -218,4 +244,25 @@ export function logErrors(logDir: string): string[] {
     if (count > 0) lines.push(`${file}: ${count} (${top.map(([m, n]) => `${n}x "${m}"`).join('; ')})`);
   }
   return lines;
+}
+
+/** The management servers every run starts: kube-apiserver and etcd, by version. */
+export function managementServers(): string {
+  const binaries = resolveControlPlaneBinaries(log);
+  let etcd = 'etcd';
+  try {
+    const version = parseEtcdVersion(execFileSync(binaries.etcd, ['--version'], { encoding: 'utf8' }));
+    if (version) etcd = `etcd ${version.join('.')}`;
+  } catch {
+    // an etcd that does not say its version: named without it
+  }
+  return `kube-apiserver ${binaries.kubernetesVersion}, ${etcd}`;
+}
+
+export function repoCommit(): string | undefined {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot(), encoding: 'utf8' }).trim();
+  } catch {
+    return undefined;
+  }
 }

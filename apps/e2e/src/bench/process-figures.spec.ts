@@ -1,4 +1,4 @@
-import { apiserverRequestsByResource, countsSince, logErrorSummary, procStatCpuTicks, pssKiB, sumMetric, sumMetricBy, vmHwmKiB, vmRssKiB } from './process-figures.js';
+import { apiserverRequestsByResource, countsSince, logErrorSummary, memAvailableKiB, procStatCpuTicks, pssKiB, sumMetric, sumMetricBy, vmHwmKiB, vmRssKiB } from './process-figures.js';
 
 describe('benchmark process figures', () => {
   it('reads utime + stime from /proc/<pid>/stat, even with spaces and parentheses in the name', () => {
@@ -18,6 +18,12 @@ describe('benchmark process figures', () => {
     const rollup = '55f4-7ffc ---p 00000000 00:00 0   [rollup]\nRss:    1704 kB\nPss:     297 kB\nPss_Dirty:  112 kB\nPss_Anon:  112 kB\n';
     expect(pssKiB(rollup)).toBe(297);
     expect(pssKiB('Rss:  1704 kB\nPss_Anon:  112 kB\n')).toBeUndefined();
+  });
+
+  it('reads MemAvailable, not MemFree, from /proc/meminfo', () => {
+    const meminfo = 'MemTotal:       24620000 kB\nMemFree:         1000000 kB\nMemAvailable:   20480000 kB\nBuffers:  10 kB\n';
+    expect(memAvailableKiB(meminfo)).toBe(20_480_000);
+    expect(memAvailableKiB('MemTotal:       24620000 kB\nMemFree:         1000000 kB\n')).toBeUndefined();
   });
 
   const text = [

@@ -32,6 +32,14 @@ export function pssKiB(smapsRollup: string): number | undefined {
   return statusKiB(smapsRollup, 'Pss');
 }
 
+/**
+ * MemAvailable (KiB) from the text of /proc/meminfo: the kernel's estimate of the memory that new work can have without
+ * swapping (free pages plus the page cache and reclaimable slab it can give back).
+ */
+export function memAvailableKiB(meminfo: string): number | undefined {
+  return statusKiB(meminfo, 'MemAvailable');
+}
+
 // The Prometheus text parts live in @capstan/testing, which the core's bench shares.
 export { apiserverRequestsByResource, sumMetric, sumMetricBy } from '@capstan/testing';
 

@@ -92,7 +92,7 @@ export interface UpstreamBenchArgs {
 
 const SIDE_NAMES: Record<string, BenchSide> = { capstan: 'Capstan', 'all-in-one': 'Capstan all-in-one', upstream: 'upstream' };
 
-function positiveInteger(value: string, option: string): number {
+export function positiveInteger(value: string, option: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new Error(`--${option} wants positive whole numbers, not "${value}"`);
   return n;
@@ -114,12 +114,17 @@ export function parseUpstreamBenchArgs(argv: readonly string[]): UpstreamBenchAr
     clusters: values.clusters.split(',').map((s) => positiveInteger(s.trim(), 'clusters')),
     workers: positiveInteger(values.workers, 'workers'),
     timeoutMinutes: positiveInteger(values['timeout-minutes'], 'timeout-minutes'),
-    sides: values.sides.split(',').map((name) => {
-      const side = SIDE_NAMES[name.trim().toLowerCase()];
-      if (!side) throw new TypeError(`--sides: "${name}" is not capstan, all-in-one or upstream`);
-      return side;
-    }),
+    sides: parseBenchSides(values.sides),
   };
+}
+
+/** `capstan,all-in-one,upstream` (any of them, in the order to run them). */
+export function parseBenchSides(list: string): BenchSide[] {
+  return list.split(',').map((name) => {
+    const side = SIDE_NAMES[name.trim().toLowerCase()];
+    if (!side) throw new TypeError(`--sides: "${name}" is not capstan, all-in-one or upstream`);
+    return side;
+  });
 }
 
 export interface SideTotals {

@@ -15,33 +15,15 @@
 // .capstan/bench/upstream.md, upstream.svg and upstream.json (every figure); the controllers' logs stay in
 // /tmp/capstan-bench-upstream-*.
 import 'reflect-metadata';
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
-import { createKubeClient, type KubeClient, type ResourceType } from '@capstan/kube';
-import { installCrds, ManifestApplier, type Manifest } from '@capstan/manifests';
-import {
-  inMemoryQuickStart,
-  installCapstanCrds,
-  parseEtcdVersion,
-  repoRoot,
-  resolveControlPlaneBinaries,
-  resolveUpstreamClusterApi,
-  startLocalEnvironment,
-  startLocalServices,
-  startUpstreamManagers,
-  stopLocalServices,
-  stopUpstreamManagers,
-  upstreamCrds,
-  type LocalEnvironment,
-  type UpstreamClusterApi,
-  type UpstreamManager,
-} from '@capstan/testing';
-import { createSimK3sCluster } from '../sim-cluster-fixture.js';
-import { log, logErrors, OverlapWatch, oneMinuteLoad, ProcessSampler, QUIET_WAIT_MS, sleep, waitQuiet } from './bench-machine.js';
-import { apiserverMetrics, BENCH_SIM_ENV, ClusterWorkload, metricsText, simProcesses } from './cluster-workload.js';
+import { KubeConfig } from '@kubernetes/client-node';
+import { createKubeClient } from '@capstan/kube';
+import { repoRoot, resolveUpstreamClusterApi, startLocalEnvironment, type UpstreamClusterApi } from '@capstan/testing';
+import { log, logErrors, managementServers, OverlapWatch, oneMinuteLoad, ProcessSampler, QUIET_WAIT_MS, repoCommit, sleep, waitQuiet } from './bench-machine.js';
+import { apiserverMetrics, ClusterWorkload, metricsText } from './cluster-workload.js';
+import { MANAGEMENT_PROCESSES, startSide, type BenchClusterShape, type SideUnderTest } from './bench-sides.js';
 import { auditRequestsByClient } from './audit-requests.js';
 import { apiserverRequestsByResource, countsSince, sumMetricBy } from './process-figures.js';
 import {
@@ -59,105 +41,9 @@ const ARGS = parseUpstreamBenchArgs(process.argv.slice(2));
 const TIMEOUT_MS = ARGS.timeoutMinutes * 60_000;
 const VERSION = 'v1.34.4';
 const NAMESPACE = 'default';
-const UPSTREAM_MANAGERS: UpstreamManager[] = ['core', 'kubeadm-bootstrap', 'kubeadm-control-plane', 'docker'];
+const SHAPE: BenchClusterShape = { namespace: NAMESPACE, version: VERSION, workers: ARGS.workers };
 /** How long freshly started processes get before the idle RSS reading and the first create. */
 const SETTLE_MS = 20_000;
-
-/** The workload side of one run: the processes to measure, how to create one cluster, how to stop it all. */
-interface SideUnderTest {
-  controllers: { service: string; pid: number }[];
-  /** The stand-in's processes now (Capstan's come with the first cluster). */
-  standIns: () => { service: string; pid: number }[];
-  createCluster: (name: string) => Promise<void>;
-  /** The controllers' Prometheus endpoints (controller_runtime_reconcile_total). */
-  metricsUrls: string[];
-  logDir: string;
-  stop: () => Promise<void>;
-}
-
-/** The plural of the quick-start's kinds (Cluster, DevCluster, KubeadmControlPlane, ...): all are the kind + s. */
-function resourceOf(manifest: Manifest): ResourceType {
-  const [group, version] = manifest.apiVersion.split('/') as [string, string];
-  return { group, version, kind: manifest.kind, plural: `${manifest.kind.toLowerCase()}s`, namespaced: true };
-}
-
-async function startCapstanSide(env: LocalEnvironment, kc: KubeConfig, client: KubeClient, workDir: string, allInOne: boolean): Promise<SideUnderTest> {
-  await installCapstanCrds(kc);
-  const logDir = join(workDir, 'logs');
-  // No CAPSTAN_SIM_ETCD_URL: the sim runs its own etcd, so the management servers serve the management cluster only,
-  // as on the upstream side.
-  const services = await startLocalServices({
-    kubeconfigPath: env.kubeconfigPath,
-    natsUrl: env.natsUrl,
-    logDir,
-    simStateDir: env.simStateDir,
-    env: { ...BENCH_SIM_ENV, CAPSTAN_SIM_ETCD_URL: undefined },
-    allInOne,
-  });
-  const nats = env.processes.find((p) => p.name === 'nats-server')!;
-  return {
-    // The NATS server carries Capstan's events between its services: it counts with them.
-    controllers: [
-      // The all-in-one's services share its one process (the sampler counts a pid once).
-      ...services.map((s) => ({ service: allInOne ? 'all-in-one' : s.name, pid: s.pid })),
-      { service: 'nats-server', pid: nats.pid },
-    ],
-    standIns: () => simProcesses(env.simStateDir),
-    createCluster: (name) =>
-      createSimK3sCluster(client, { namespace: NAMESPACE, name, version: VERSION, controlPlaneReplicas: 1, workers: ARGS.workers, mode: 'shared' }),
-    metricsUrls: services.map((s) => `${s.url}/metrics`),
-    logDir,
-    stop: () => stopLocalServices(services),
-  };
-}
-
-async function startUpstreamSide(
-  env: LocalEnvironment,
-  kc: KubeConfig,
-  client: KubeClient,
-  workDir: string,
-  upstream: UpstreamClusterApi,
-): Promise<SideUnderTest> {
-  await installCrds(kc, new ManifestApplier(kc), upstreamCrds(upstream, UPSTREAM_MANAGERS), { fieldManager: 'capstan-bench' });
-  const managers = await startUpstreamManagers({
-    upstream,
-    kubeconfigPath: env.kubeconfigPath,
-    workDir,
-    managers: UPSTREAM_MANAGERS,
-    readyTimeoutMs: 120_000,
-  });
-  const docker = managers.find((m) => m.name === 'upstream-docker')!;
-  return {
-    controllers: managers.filter((m) => m !== docker).map((m) => ({ service: m.name, pid: m.pid })),
-    standIns: () => [{ service: 'upstream-docker (in-memory)', pid: docker.pid }],
-    createCluster: async (name) => {
-      // No simulated startup time, as the sim boots its machines at once.
-      const manifests = inMemoryQuickStart({
-        name,
-        namespace: NAMESPACE,
-        version: VERSION,
-        controlPlaneReplicas: 1,
-        workerReplicas: ARGS.workers,
-        vmStartupSeconds: 0,
-        componentStartupSeconds: 0,
-      });
-      for (const manifest of manifests) {
-        await client.resource(resourceOf(manifest)).create(manifest as KubernetesObject);
-      }
-    },
-    // The docker provider is the stand-in, but its DevMachine and DevCluster controllers are the counterparts of the
-    // machine-provider's and cluster-provider's: their reconciles count.
-    metricsUrls: managers.map((m) => m.metricsUrl),
-    logDir: workDir,
-    stop: () => stopUpstreamManagers(managers),
-  };
-}
-
-const MANAGEMENT: Record<string, string> = {
-  'kube-apiserver': 'management kube-apiserver',
-  etcd: 'management etcd',
-  'kube-controller-manager': 'management kube-controller-manager',
-};
 
 /** What the run in progress has to stop when the bench is interrupted (Ctrl-C): its services or managers, then its servers. */
 let stopCurrent: (() => Promise<void>) | undefined;
@@ -185,10 +71,7 @@ async function runSide(side: BenchSide, n: number, upstream: UpstreamClusterApi,
     await env.stop();
   };
   try {
-    under =
-      side === 'upstream'
-        ? await startUpstreamSide(env, kc, client, workDir, upstream)
-        : await startCapstanSide(env, kc, client, workDir, side === 'Capstan all-in-one');
+    under = await startSide(side, env, kc, client, workDir, SHAPE, upstream);
     log(`${side}: controllers up (logs in ${under.logDir}); settling ${SETTLE_MS / 1000} s`);
     await sleep(SETTLE_MS);
     const sampler = new ProcessSampler();
@@ -197,7 +80,7 @@ async function runSide(side: BenchSide, n: number, upstream: UpstreamClusterApi,
     };
     add('controller', under.controllers);
     add('stand-in', under.standIns());
-    add('management', env.processes.filter((p) => MANAGEMENT[p.name]).map((p) => ({ service: MANAGEMENT[p.name]!, pid: p.pid })));
+    add('management', env.processes.filter((p) => MANAGEMENT_PROCESSES[p.name]).map((p) => ({ service: MANAGEMENT_PROCESSES[p.name]!, pid: p.pid })));
     sampler.markIdle();
     await workload.start();
     const metricsBefore = await apiserverMetrics(client);
@@ -303,27 +186,6 @@ async function reconcilesByController(urls: readonly string[]): Promise<Record<s
   return totals;
 }
 
-/** The management servers every run starts: kube-apiserver and etcd, by version. */
-function managementServers(): string {
-  const binaries = resolveControlPlaneBinaries(log);
-  let etcd = 'etcd';
-  try {
-    const version = parseEtcdVersion(execFileSync(binaries.etcd, ['--version'], { encoding: 'utf8' }));
-    if (version) etcd = `etcd ${version.join('.')}`;
-  } catch {
-    // an etcd that does not say its version: named without it
-  }
-  return `kube-apiserver ${binaries.kubernetesVersion}, ${etcd}`;
-}
-
-function commit(): string | undefined {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot(), encoding: 'utf8' }).trim();
-  } catch {
-    return undefined;
-  }
-}
-
 async function main(): Promise<void> {
   const upstream = resolveUpstreamClusterApi(log);
   log(`upstream Cluster API ${upstream.version}; clusters ${ARGS.clusters.join(', ')}, ${ARGS.workers} workers each; quiet wait up to ${QUIET_WAIT_MS / 60_000} min`);
@@ -331,7 +193,7 @@ async function main(): Promise<void> {
   mkdirSync(out, { recursive: true });
   const runs: SideRun[] = [];
   const errorNotes: string[] = [];
-  const sha = commit();
+  const sha = repoCommit();
   const meta: UpstreamBenchMeta = {
     workers: ARGS.workers,
     cores: cpus().length,

@@ -1,0 +1,160 @@
+// The two sides the cluster benchmarks run on fresh management servers: Capstan (its five services, or the all-in-one
+// process, with the sim in shared mode) and upstream Cluster API (core, kubeadm bootstrap and control plane, and the
+// docker provider's in-memory backend). Each says which processes are its controllers and which its stand-in for the
+// workload clusters, and how to create one cluster of the benchmarks' shape.
+import { join } from 'node:path';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { KubeClient, ResourceType } from '@capstan/kube';
+import { installCrds, ManifestApplier, type Manifest } from '@capstan/manifests';
+import {
+  inMemoryQuickStart,
+  installCapstanCrds,
+  startLocalServices,
+  startUpstreamManagers,
+  stopLocalServices,
+  stopUpstreamManagers,
+  upstreamCrds,
+  type LocalEnvironment,
+  type UpstreamClusterApi,
+  type UpstreamManager,
+} from '@capstan/testing';
+import { createSimK3sCluster } from '../sim-cluster-fixture.js';
+import { BENCH_SIM_ENV, simProcesses } from './cluster-workload.js';
+import type { BenchSide } from './upstream-report.js';
+
+const UPSTREAM_MANAGERS: UpstreamManager[] = ['core', 'kubeadm-bootstrap', 'kubeadm-control-plane', 'docker'];
+
+/** The management cluster's servers the benchmarks measure, by the names libs/testing gives their processes. */
+export const MANAGEMENT_PROCESSES: Record<string, string> = {
+  'kube-apiserver': 'management kube-apiserver',
+  etcd: 'management etcd',
+  'kube-controller-manager': 'management kube-controller-manager',
+};
+
+/** The shape of every benchmark cluster: one control plane machine and a MachineDeployment of `workers`. */
+export interface BenchClusterShape {
+  namespace: string;
+  /** The workload clusters' Kubernetes version. */
+  version: string;
+  workers: number;
+}
+
+/** The workload side of one run: the processes to measure, how to create one cluster, how to stop it all. */
+export interface SideUnderTest {
+  controllers: { service: string; pid: number }[];
+  /** The stand-in's processes now (Capstan's come with the first cluster). */
+  standIns: () => { service: string; pid: number }[];
+  createCluster: (name: string) => Promise<void>;
+  /** The controllers' Prometheus endpoints (controller_runtime_reconcile_total). */
+  metricsUrls: string[];
+  logDir: string;
+  stop: () => Promise<void>;
+}
+
+/** The plural of the quick-start's kinds (Cluster, DevCluster, KubeadmControlPlane, ...): all are the kind + s. */
+function resourceOf(manifest: Manifest): ResourceType {
+  const [group, version] = manifest.apiVersion.split('/') as [string, string];
+  return { group, version, kind: manifest.kind, plural: `${manifest.kind.toLowerCase()}s`, namespaced: true };
+}
+
+async function startCapstanSide(
+  env: LocalEnvironment,
+  kc: KubeConfig,
+  client: KubeClient,
+  workDir: string,
+  shape: BenchClusterShape,
+  allInOne: boolean,
+): Promise<SideUnderTest> {
+  await installCapstanCrds(kc);
+  const logDir = join(workDir, 'logs');
+  // No CAPSTAN_SIM_ETCD_URL: the sim runs its own etcd, so the management servers serve the management cluster only,
+  // as on the upstream side.
+  const services = await startLocalServices({
+    kubeconfigPath: env.kubeconfigPath,
+    natsUrl: env.natsUrl,
+    logDir,
+    simStateDir: env.simStateDir,
+    env: { ...BENCH_SIM_ENV, CAPSTAN_SIM_ETCD_URL: undefined },
+    allInOne,
+  });
+  const nats = env.processes.find((p) => p.name === 'nats-server')!;
+  return {
+    // The NATS server carries Capstan's events between its services: it counts with them.
+    controllers: [
+      // The all-in-one's services share its one process (the sampler counts a pid once).
+      ...services.map((s) => ({ service: allInOne ? 'all-in-one' : s.name, pid: s.pid })),
+      { service: 'nats-server', pid: nats.pid },
+    ],
+    standIns: () => simProcesses(env.simStateDir),
+    createCluster: (name) =>
+      createSimK3sCluster(client, {
+        namespace: shape.namespace,
+        name,
+        version: shape.version,
+        controlPlaneReplicas: 1,
+        workers: shape.workers,
+        mode: 'shared',
+      }),
+    metricsUrls: services.map((s) => `${s.url}/metrics`),
+    logDir,
+    stop: () => stopLocalServices(services),
+  };
+}
+
+async function startUpstreamSide(
+  env: LocalEnvironment,
+  kc: KubeConfig,
+  client: KubeClient,
+  workDir: string,
+  shape: BenchClusterShape,
+  upstream: UpstreamClusterApi,
+): Promise<SideUnderTest> {
+  await installCrds(kc, new ManifestApplier(kc), upstreamCrds(upstream, UPSTREAM_MANAGERS), { fieldManager: 'capstan-bench' });
+  const managers = await startUpstreamManagers({
+    upstream,
+    kubeconfigPath: env.kubeconfigPath,
+    workDir,
+    managers: UPSTREAM_MANAGERS,
+    readyTimeoutMs: 120_000,
+  });
+  const docker = managers.find((m) => m.name === 'upstream-docker')!;
+  return {
+    controllers: managers.filter((m) => m !== docker).map((m) => ({ service: m.name, pid: m.pid })),
+    standIns: () => [{ service: 'upstream-docker (in-memory)', pid: docker.pid }],
+    createCluster: async (name) => {
+      // No simulated startup time, as the sim boots its machines at once.
+      const manifests = inMemoryQuickStart({
+        name,
+        namespace: shape.namespace,
+        version: shape.version,
+        controlPlaneReplicas: 1,
+        workerReplicas: shape.workers,
+        vmStartupSeconds: 0,
+        componentStartupSeconds: 0,
+      });
+      for (const manifest of manifests) {
+        await client.resource(resourceOf(manifest)).create(manifest as KubernetesObject);
+      }
+    },
+    // The docker provider is the stand-in, but its DevMachine and DevCluster controllers are the counterparts of the
+    // machine-provider's and cluster-provider's: their reconciles count.
+    metricsUrls: managers.map((m) => m.metricsUrl),
+    logDir: workDir,
+    stop: () => stopUpstreamManagers(managers),
+  };
+}
+
+/** Starts one side's controllers against `env` (CRDs installed first); the caller stops them before the servers. */
+export function startSide(
+  side: BenchSide,
+  env: LocalEnvironment,
+  kc: KubeConfig,
+  client: KubeClient,
+  workDir: string,
+  shape: BenchClusterShape,
+  upstream: UpstreamClusterApi,
+): Promise<SideUnderTest> {
+  return side === 'upstream'
+    ? startUpstreamSide(env, kc, client, workDir, shape, upstream)
+    : startCapstanSide(env, kc, client, workDir, shape, side === 'Capstan all-in-one');
+}

@@ -1,0 +1,169 @@
+// Pure parts of `npm run bench:fit`: its command line, when to stop adding clusters, and the markdown report.
+import { parseArgs } from 'node:util';
+import { parseBenchSides, positiveInteger, type BenchSide } from './upstream-report.js';
+
+export interface FitBenchArgs {
+  sides: BenchSide[];
+  /** Clusters added per step, all at once. */
+  step: number;
+  workers: number;
+  /** How long one step may take to have every Machine Running and every Cluster Available. */
+  stepTimeoutMinutes: number;
+  /** Each side's time budget: no new step starts after it (the report then says memory was not the limit). */
+  maxMinutes: number;
+  /** Memory (MiB) kept free for the machine: a step whose projected need would cut into it is not started. */
+  reserveMiB: number;
+}
+
+/** `--sides capstan,upstream --step 100 --workers 3 --step-timeout-minutes 20 --max-minutes 60 --reserve-mib 1024`. */
+export function parseFitBenchArgs(argv: readonly string[]): FitBenchArgs {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      sides: { type: 'string', default: 'capstan,upstream' },
+      step: { type: 'string', default: '100' },
+      workers: { type: 'string', default: '3' },
+      'step-timeout-minutes': { type: 'string', default: '20' },
+      'max-minutes': { type: 'string', default: '60' },
+      'reserve-mib': { type: 'string', default: '1024' },
+    },
+    strict: true,
+  });
+  return {
+    sides: parseBenchSides(values.sides),
+    step: positiveInteger(values.step, 'step'),
+    workers: positiveInteger(values.workers, 'workers'),
+    stepTimeoutMinutes: positiveInteger(values['step-timeout-minutes'], 'step-timeout-minutes'),
+    maxMinutes: positiveInteger(values['max-minutes'], 'max-minutes'),
+    reserveMiB: positiveInteger(values['reserve-mib'], 'reserve-mib'),
+  };
+}
+
+/** One step: the clusters that exist once it ended, and what the machine looked like. */
+export interface FitStep {
+  clusters: number;
+  /** From the step's first create until every Machine was Running / every Cluster Available (undefined: not in time). */
+  machinesRunningSeconds?: number;
+  clustersAvailableSeconds?: number;
+  progress: string;
+  /** VmRSS and Pss summed over every process of the stack (controllers, stand-in, management servers) at the step's end. */
+  stackRssMiB: number;
+  stackPssMiB: number;
+  /** The machine's MemAvailable: the lowest sampled during the step, and at its end. */
+  minMemAvailableMiB: number;
+  memAvailableMiB: number;
+  /** 1-minute load at the step's end. */
+  load: number;
+}
+
+/** Step 0: the stack started and settled, no cluster yet. */
+export type FitBaseline = Pick<FitStep, 'stackRssMiB' | 'stackPssMiB' | 'minMemAvailableMiB' | 'memAvailableMiB'>;
+
+export type FitVerdict = { go: true; projectedMiB: number } | { go: false; reason: string };
+
+/**
+ * Whether to add another `step` clusters: not after a step that did not converge or lost a process, not past the time
+ * budget, and not when the last step's memory use per cluster (MemAvailable's fall from the step before, its lowest
+ * reading, with a quarter on top) says the next step would cut into the reserve.
+ */
+export function nextStepVerdict(
+  baseline: FitBaseline,
+  steps: readonly FitStep[],
+  options: { step: number; reserveMiB: number; elapsedMinutes: number; maxMinutes: number; exited: readonly string[] },
+): FitVerdict {
+  const last = steps.at(-1);
+  if (options.exited.length > 0) return { go: false, reason: `a process exited: ${options.exited.join(', ')}` };
+  if (last && (last.machinesRunningSeconds === undefined || last.clustersAvailableSeconds === undefined)) {
+    return { go: false, reason: `the step to ${last.clusters} clusters did not converge in time (${last.progress})` };
+  }
+  if (options.elapsedMinutes >= options.maxMinutes) {
+    return { go: false, reason: `the time budget (${options.maxMinutes} min) ran out; memory was not the limit` };
+  }
+  if (!last) return { go: true, projectedMiB: 0 };
+  const before = steps.at(-2) ?? baseline;
+  const perCluster = Math.max(0, before.minMemAvailableMiB - last.minMemAvailableMiB) / (last.clusters - (steps.at(-2)?.clusters ?? 0));
+  const projectedMiB = perCluster * options.step * 1.25;
+  const room = last.minMemAvailableMiB - options.reserveMiB;
+  if (projectedMiB > room) {
+    return {
+      go: false,
+      reason:
+        `the next ${options.step} clusters would need about ${fmt(projectedMiB)} MiB (the last step's ${perCluster.toFixed(1)} MiB ` +
+        `per cluster, and a quarter more); ${fmt(Math.max(0, room))} MiB were available above the ${fmt(options.reserveMiB)} MiB reserve`,
+    };
+  }
+  return { go: true, projectedMiB };
+}
+
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+const seconds = (s: number | undefined) => (s === undefined ? '-' : s.toFixed(1));
+
+export interface FitSideRun {
+  side: BenchSide;
+  baseline: FitBaseline;
+  steps: FitStep[];
+  /** Why no further step was started. */
+  stoppedBecause: string;
+  minutes: number;
+}
+
+/** The largest number of clusters that converged (every Machine Running, every Cluster Available); 0 if none did. */
+export function largestConverged(run: FitSideRun): number {
+  const converged = run.steps.filter((s) => s.machinesRunningSeconds !== undefined && s.clustersAvailableSeconds !== undefined);
+  return converged.at(-1)?.clusters ?? 0;
+}
+
+export interface FitBenchMeta {
+  workers: number;
+  step: number;
+  cores: number;
+  memoryGiB: number;
+  date: string;
+  upstreamVersion: string;
+  managementServers: string;
+  commit?: string;
+}
+
+export function renderFitBench(runs: readonly FitSideRun[], meta: FitBenchMeta): string {
+  const lines = [
+    `# How many clusters fit: Capstan and upstream Cluster API ${meta.upstreamVersion}`,
+    '',
+    `${meta.date}${meta.commit ? `, commit ${meta.commit}` : ''}; ${meta.cores} cores, ${meta.memoryGiB.toFixed(1)} GiB; ` +
+      `${meta.managementServers}. Each side on fresh servers adds ${meta.step} clusters (1 control plane machine + ` +
+      `${meta.workers} workers each) at a time and waits until every Machine is Running and every Cluster Available; ` +
+      `it stops when a step does not converge, a process exits, the time budget runs out, or the next step's projected ` +
+      `memory would not fit. Memory: the stack's processes (controllers, stand-in, management servers) and the machine's ` +
+      `MemAvailable, its lowest reading during each step.`,
+    '',
+    '| side | largest N converged | stopped because | stack RSS / PSS at that N (MiB) | lowest MemAvailable (MiB) | minutes |',
+    '|---|---|---|---|---|---|',
+  ];
+  for (const run of runs) {
+    const n = largestConverged(run);
+    const at = run.steps.find((s) => s.clusters === n);
+    lines.push(
+      `| ${run.side} | ${n} | ${run.stoppedBecause} | ${at ? `${fmt(at.stackRssMiB)} / ${fmt(at.stackPssMiB)}` : '-'} | ` +
+        `${at ? fmt(at.minMemAvailableMiB) : '-'} | ${run.minutes.toFixed(0)} |`,
+    );
+  }
+  for (const run of runs) {
+    lines.push(
+      '',
+      `## ${run.side}`,
+      '',
+      '| clusters | step: Running (s) | step: Available (s) | stack RSS (MiB) | stack PSS (MiB) | MiB per cluster (PSS, from idle) | lowest MemAvailable (MiB) | load |',
+      '|---|---|---|---|---|---|---|---|',
+      `| 0 (idle) | - | - | ${fmt(run.baseline.stackRssMiB)} | ${fmt(run.baseline.stackPssMiB)} | - | ${fmt(run.baseline.minMemAvailableMiB)} | - |`,
+    );
+    for (const s of run.steps) {
+      const perCluster = (s.stackPssMiB - run.baseline.stackPssMiB) / s.clusters;
+      lines.push(
+        `| ${s.clusters} | ${seconds(s.machinesRunningSeconds)} | ${seconds(s.clustersAvailableSeconds)} | ${fmt(s.stackRssMiB)} | ` +
+          `${fmt(s.stackPssMiB)} | ${perCluster.toFixed(1)} | ${fmt(s.minMemAvailableMiB)} | ${s.load.toFixed(2)} |`,
+      );
+    }
+    const last = run.steps.at(-1);
+    if (last && last.machinesRunningSeconds === undefined) lines.push('', `Last step: ${last.progress}.`);
+  }
+  return `${lines.join('\n')}\n`;
+}
