@@ -10,6 +10,7 @@ import {
 } from 'node:http2';
 import type { TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
+import { scopeNodeCollection } from './shared-cluster-nodes.js';
 import { NODE_TOKEN_GROUPS, NODE_TOKEN_USER } from './token-file.js';
 import { UpstreamSessions } from './upstream-sessions.js';
 
@@ -34,6 +35,8 @@ export interface ClusterFrontProxyOptions {
   /** The cluster's join token, which authenticates nodes (as on a dedicated server). */
   token: string;
   upstream: FrontProxyUpstream;
+  /** The label selector of the cluster's own Nodes: lists, watches and collection deletes of Nodes see only them. */
+  nodeSelector: string;
   logger: Logger;
 }
 
@@ -81,7 +84,8 @@ function sameToken(presented: string, expected: string): boolean {
  * shared kube-apiserver, which trusts it as an authenticating front proxy (X-Remote-User / X-Remote-Group,
  * as kube-aggregator does). Clients of every cluster therefore keep their own kubeconfig and credentials,
  * and a cluster is added or removed without restarting the shared API server. Bearer tokens it does not
- * know (service account tokens) pass through for the API server to check.
+ * know (service account tokens) pass through for the API server to check. Lists and watches of Nodes are scoped to the
+ * cluster's own (shared-cluster-nodes.ts).
  *
  * It speaks HTTP/2 to clients that offer it, as a kube-apiserver does (HTTP/1.1 to those that do not), and HTTP/2 to
  * the shared server: a client's watches and requests to the cluster then share one connection each way instead of
@@ -180,7 +184,11 @@ export class ClusterFrontProxy {
     }
     let outgoing: ClientHttp2Stream;
     try {
-      outgoing = this.upstream.request({ ...headers, ':method': req.method, ':path': req.url });
+      outgoing = this.upstream.request({
+        ...headers,
+        ':method': req.method,
+        ':path': scopeNodeCollection(req.method, req.url, this.options.nodeSelector),
+      });
     } catch (error) {
       this.unavailable(res, error);
       return;

@@ -3,6 +3,7 @@ import { requireServerTls, type ParsedK3sBootstrap } from '@capstan/k3s-bootstra
 import type { ApiEndpoint } from '@capstan/pki';
 import type { ClusterApiSpec } from './cluster-api.js';
 import { simulatedAddress, type NodeIdentity } from './node-object.js';
+import { sharedClusterNodeLabels } from './shared-cluster-nodes.js';
 import { K3S_DEFAULT_CLUSTER_CIDR, K3S_DEFAULT_CLUSTER_DOMAIN, K3S_DEFAULT_SERVICE_CIDR } from './service-network.js';
 
 export interface SimMachineRef {
@@ -70,16 +71,20 @@ export function hostnameOf(machineName: string): string {
 /**
  * The Node a machine registers: named after the machine's host name unless its K3s config sets `node-name`, with the
  * machine's provider ID (the one the bootstrap data passes the kubelet must agree; the machine's wins) and
- * the labels and taints of its K3s config.
+ * the labels and taints of its K3s config; in shared mode also its cluster's labels, which its endpoint selects by.
  */
-export function nodeIdentityFrom(parsed: ParsedK3sBootstrap, machine: SimMachineRef): NodeIdentity {
+export function nodeIdentityFrom(
+  parsed: ParsedK3sBootstrap,
+  machine: SimMachineRef,
+  cluster: Pick<SimClusterRef, 'namespace' | 'clusterName' | 'mode'>,
+): NodeIdentity {
   const name = parsed.nodeName ?? hostnameOf(machine.name);
   return {
     name,
     providerID: machine.providerID,
     role: parsed.role,
     version: parsed.version,
-    labels: parsed.nodeLabels,
+    labels: cluster.mode === 'shared' ? { ...parsed.nodeLabels, ...sharedClusterNodeLabels(cluster.namespace, cluster.clusterName) } : parsed.nodeLabels,
     taints: parsed.nodeTaints,
     addresses: machineAddresses(machine, name),
     machineUID: machine.uid,

@@ -14,6 +14,7 @@ export * from './cluster-api.js';
 export * from './dedicated-cluster-api.js';
 export * from './front-proxy.js';
 export * from './shared-api-server.js';
+export * from './shared-cluster-nodes.js';
 export * from './node-object.js';
 export * from './node-agent.js';
 export * from './sim-runtime.js';

@@ -13,6 +13,7 @@ import {
   LEASE_RESOURCE,
   NODE_LEASE_NAMESPACE,
   NODE_RESOURCE,
+  nodeLabels,
   nodeLease,
   readyNodeStatus,
   registrationNode,
@@ -24,6 +25,7 @@ import {
   type NodeIdentity,
   type SimNode,
 } from './node-object.js';
+import { missingSharedClusterLabels } from './shared-cluster-nodes.js';
 
 /** How a node reaches its cluster's API: a client authenticated with the node's join token. */
 export interface WorkloadConnection {
@@ -252,6 +254,8 @@ export class NodeAgent {
           });
           return RETRY_MS * 5;
         }
+        const labels = missingSharedClusterLabels(node.metadata?.labels, nodeLabels(identity));
+        if (labels) node = await nodes.mergePatch({ name: identity.name }, { metadata: { labels } });
       }
       this.node = node;
       const registeredAt = new Date(node.metadata?.creationTimestamp ?? this.now());

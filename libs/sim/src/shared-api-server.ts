@@ -26,6 +26,7 @@ import { OwnedProcess, recordedProcessAlive } from './owned-process.js';
 import { portIsFree } from './port-allocator.js';
 import { withHostLock } from './host-lock.js';
 import { K3S_DEFAULT_CLUSTER_CIDR, K3S_DEFAULT_CLUSTER_DOMAIN, K3S_DEFAULT_SERVICE_CIDR } from './service-network.js';
+import { sharedClusterNodeSelector } from './shared-cluster-nodes.js';
 import { waitFor } from './wait.js';
 
 interface SharedState {
@@ -222,6 +223,7 @@ export class SharedClusterApi implements ClusterApi {
       clientCAPem: identity.tls.clientCA.certPem,
       token: identity.token,
       upstream,
+      nodeSelector: sharedClusterNodeSelector(this.spec.namespace, this.spec.clusterName),
       logger: this.host.logger.child({ cluster: this.key }),
     });
     try {

@@ -13,6 +13,8 @@ import {
   KubeConfig,
   PatchStrategy,
   setHeaderOptions,
+  Watch,
+  type V1Node,
 } from '@kubernetes/client-node';
 import { isAlive, startLocalEnvironment, type LocalEnvironment, eventually } from '@capstan/testing';
 import { pino } from 'pino';
@@ -35,6 +37,37 @@ async function admin(cluster: ClusterBlueprint): Promise<KubeConfig> {
   const kc = new KubeConfig();
   kc.loadFromString(await cluster.adminKubeconfig());
   return kc;
+}
+
+/** The names of the Nodes a watch from `resourceVersion` reports, in order, until it reports `until` (10 s at most). */
+async function watchedNodeNames(kc: KubeConfig, resourceVersion: string, until: string): Promise<string[]> {
+  const names: string[] = [];
+  let request: AbortController | undefined;
+  const done = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no event for ${until} within 10 s (saw ${names.join(', ')})`)), 10_000);
+    void new Watch(kc)
+      .watch(
+        '/api/v1/nodes',
+        { resourceVersion },
+        (_type: string, node: V1Node) => {
+          names.push(node.metadata!.name!);
+          if (node.metadata?.name === until) {
+            clearTimeout(timer);
+            resolve();
+          }
+        },
+        () => undefined,
+      )
+      .then((controller) => {
+        request = controller;
+      }, reject);
+  });
+  try {
+    await done;
+  } finally {
+    request?.abort();
+  }
+  return names;
 }
 
 describe('SimRuntime', () => {
@@ -109,7 +142,7 @@ describe('SimRuntime', () => {
       ['alpha-md-0', worker],
     ] as const) {
       runtime.ensureNodeAgent(`${namespace}/${name}`, {
-        identity: nodeIdentityFrom(parsed, machine(name)),
+        identity: nodeIdentityFrom(parsed, machine(name), cluster.ref),
         faults: {},
         deletedByFault: false,
         serverEndpoint: serverEndpointOf(parsed, cluster.ref),
@@ -159,7 +192,7 @@ describe('SimRuntime', () => {
     // A node with another token is refused by the API server itself.
     const intruder = cluster.parsed('agent');
     runtime.ensureNodeAgent(`${namespace}/intruder`, {
-      identity: nodeIdentityFrom(intruder, machine('intruder')),
+      identity: nodeIdentityFrom(intruder, machine('intruder'), stranger.ref),
       faults: {},
       deletedByFault: false,
       serverEndpoint: cluster.ref.endpoint,
@@ -215,7 +248,7 @@ describe('SimRuntime', () => {
 
     const worker = cluster.parsed('agent');
     second.ensureNodeAgent(`${namespace}/beta-md-0`, {
-      identity: nodeIdentityFrom(worker, machine('beta-md-0')),
+      identity: nodeIdentityFrom(worker, machine('beta-md-0'), cluster.ref),
       faults: { notReadyAfterSeconds: 2, disappearsAfterSeconds: 6 },
       deletedByFault: false,
       serverEndpoint: serverEndpointOf(worker, cluster.ref),
@@ -273,7 +306,7 @@ describe('SimRuntime', () => {
       const server = cluster.parsed('init-server');
       await runtime.ensureClusterApi(clusterApiSpecFrom(server, cluster.ref), { fresh: true });
       runtime.ensureNodeAgent(`${namespace}/${cluster.ref.clusterName}-cp`, {
-        identity: nodeIdentityFrom(server, machine(`${cluster.ref.clusterName}-cp`)),
+        identity: nodeIdentityFrom(server, machine(`${cluster.ref.clusterName}-cp`), cluster.ref),
         faults: {},
         deletedByFault: false,
         serverEndpoint: cluster.ref.endpoint,
@@ -291,13 +324,48 @@ describe('SimRuntime', () => {
         groups: expect.arrayContaining(['system:masters']),
       });
       const core = kc.makeApiClient(CoreV1Api);
-      await eventually(async () => {
-        const list = await core.listNode();
-        return ['shared-one-cp', 'shared-two-cp'].every((name) =>
-          list.items.some((n) => n.metadata?.name === name),
-        );
-      });
+      // Each endpoint lists its own cluster's Nodes only, though both live in the one shared server.
+      const own = `${cluster.ref.clusterName}-cp`;
+      await eventually(async () => (await core.listNode()).items.some((n) => n.metadata?.name === own));
+      expect((await core.listNode()).items.map((n) => n.metadata?.name)).toEqual([own]);
+      const servers = await core.listNode({ labelSelector: 'node-role.kubernetes.io/control-plane=true' });
+      expect(servers.items.map((n) => n.metadata?.name)).toEqual([own]);
     }
+    // A watch through one endpoint hears of that cluster's Nodes only: a Node of the other cluster that changes
+    // says nothing to it.
+    const oneCore = (await admin(one)).makeApiClient(CoreV1Api);
+    const twoCore = (await admin(two)).makeApiClient(CoreV1Api);
+    const from = (await oneCore.listNode()).metadata?.resourceVersion;
+    await twoCore.patchNode(
+      { name: 'shared-two-cp', body: [{ op: 'add', path: '/metadata/labels/touched', value: 'yes' }] },
+      setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+    );
+    await oneCore.patchNode(
+      { name: 'shared-one-cp', body: [{ op: 'add', path: '/metadata/labels/touched', value: 'yes' }] },
+      setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+    );
+    const seen = await watchedNodeNames(await admin(one), from!, 'shared-one-cp');
+    expect(seen).toEqual(['shared-one-cp']);
+    // A Node registered before the cluster labels existed drops out of its cluster's list; its kubelet, started
+    // again, adopts it and labels it, and it is back.
+    await twoCore.patchNode(
+      { name: 'shared-two-cp', body: [{ op: 'remove', path: '/metadata/labels/sim.capstan.dev~1cluster-name' }] },
+      setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+    );
+    expect((await twoCore.listNode()).items).toEqual([]);
+    const twoServer = two.parsed('init-server');
+    await runtime.removeNodeAgent(`${namespace}/shared-two-cp`, { deleteNode: false });
+    runtime.ensureNodeAgent(`${namespace}/shared-two-cp`, {
+      identity: nodeIdentityFrom(twoServer, machine('shared-two-cp'), two.ref),
+      faults: {},
+      deletedByFault: false,
+      serverEndpoint: two.ref.endpoint,
+      token: twoServer.token,
+      onChange: () => undefined,
+    });
+    await eventually(async () => (await twoCore.listNode()).items.map((n) => n.metadata?.name).join() === 'shared-two-cp', {
+      message: 'the restarted kubelet labelled its Node again',
+    });
     // One cluster's admin certificate means nothing at another cluster's endpoint.
     const wrong = await admin(one);
     wrong.clusters[0] = {
@@ -398,7 +466,7 @@ describe('SimRuntime', () => {
       const agentOf = (cluster: ClusterBlueprint) => {
         const server = cluster.parsed('init-server');
         return {
-          identity: nodeIdentityFrom(server, machine(`${cluster.ref.clusterName}-cp`)),
+          identity: nodeIdentityFrom(server, machine(`${cluster.ref.clusterName}-cp`), cluster.ref),
           faults: {},
           deletedByFault: false,
           serverEndpoint: cluster.ref.endpoint,

@@ -79,7 +79,7 @@ describe('SimRuntime workloads (dedicated cluster with controller manager, sched
       ['busy-md-1', agent],
     ] as const) {
       const spec = {
-        identity: nodeIdentityFrom(parsed, { namespace, name, uid: randomUUID(), providerID: simProviderID(namespace, name) }),
+        identity: nodeIdentityFrom(parsed, { namespace, name, uid: randomUUID(), providerID: simProviderID(namespace, name) }, cluster.ref),
         faults: {},
         deletedByFault: false,
         serverEndpoint: serverEndpointOf(parsed, cluster.ref),

@@ -92,7 +92,7 @@ function startNode(
       name,
       uid: randomUUID(),
       providerID: simProviderID('bench', name),
-    }),
+    }, blueprint.ref),
     faults: {},
     deletedByFault: false,
     serverEndpoint: serverEndpointOf(parsed, blueprint.ref),

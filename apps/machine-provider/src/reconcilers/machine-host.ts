@@ -139,7 +139,7 @@ export function startNode(
       name: machine.metadata!.name!,
       uid: machine.metadata!.uid!,
       providerID: host.providerID,
-    }),
+    }, host.cluster),
     faults: {
       notReadyAfterSeconds: machine.spec?.nodeNotReadyAfterSeconds,
       disappearsAfterSeconds: machine.spec?.nodeDisappearsAfterSeconds,
