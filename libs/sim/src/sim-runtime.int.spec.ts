@@ -39,12 +39,12 @@ async function admin(cluster: ClusterBlueprint): Promise<KubeConfig> {
   return kc;
 }
 
-/** The names of the Nodes a watch from `resourceVersion` reports, in order, until it reports `until` (10 s at most). */
+/** The names of the Nodes a watch from `resourceVersion` reports, in order, until it reports `until` (30 s at most). */
 async function watchedNodeNames(kc: KubeConfig, resourceVersion: string, until: string): Promise<string[]> {
   const names: string[] = [];
   let request: AbortController | undefined;
   const done = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no event for ${until} within 10 s (saw ${names.join(', ')})`)), 10_000);
+    const timer = setTimeout(() => reject(new Error(`no event for ${until} within 30 s (saw ${names.join(', ')})`)), 30_000);
     void new Watch(kc)
       .watch(
         '/api/v1/nodes',
