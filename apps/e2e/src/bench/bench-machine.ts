@@ -186,17 +186,17 @@ export class ProcessSampler {
     for (const p of this.processes.values()) this.sampleOne(p);
   }
 
-  /** VmRSS and Pss summed over the processes still running, now (MiB). */
-  currentTotals(): { rssMiB: number; pssMiB: number } {
-    let rssKiB = 0;
-    let pssSumKiB = 0;
+  /** VmRSS and Pss of each process still running, now (MiB). */
+  current(): { service: string; rssMiB: number; pssMiB: number }[] {
+    const figures: { service: string; rssMiB: number; pssMiB: number }[] = [];
     for (const p of this.processes.values()) {
       if (p.exited) continue;
       const status = readProc(p.pid, 'status');
-      rssKiB += (status === undefined ? undefined : vmRssKiB(status)) ?? 0;
-      pssSumKiB += currentPssKiB(p.pid) ?? 0;
+      const rss = status === undefined ? undefined : vmRssKiB(status);
+      if (rss === undefined) continue;
+      figures.push({ service: p.service, rssMiB: rss / 1024, pssMiB: (currentPssKiB(p.pid) ?? 0) / 1024 });
     }
-    return { rssMiB: rssKiB / 1024, pssMiB: pssSumKiB / 1024 };
+    return figures;
   }
 
   /** The processes that were running and are gone (a crash, or the kernel's OOM killer), by service. */

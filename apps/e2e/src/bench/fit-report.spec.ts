@@ -1,4 +1,4 @@
-import { largestConverged, nextStepVerdict, parseFitBenchArgs, renderFitBench, type FitBaseline, type FitSideRun, type FitStep } from './fit-report.js';
+import { largestConverged, nextStepVerdict, parseFitBenchArgs, renderFitBench, stackFigures, type FitBaseline, type FitSideRun, type FitStep } from './fit-report.js';
 
 const baseline: FitBaseline = { stackRssMiB: 1_000, stackPssMiB: 800, minMemAvailableMiB: 20_000, memAvailableMiB: 20_000 };
 
@@ -90,5 +90,26 @@ describe('bench:fit', () => {
     expect(text).toContain('| 200 | 60.0 | 61.0 | 5,000 | 3,800 | 15.0 | 16,000 | 2.00 |');
     expect(text).toContain('| 300 | - | - | 7,000 | 5,300 | 15.0 | 14,000 | 2.00 |');
     expect(text).toContain('Last step: 350/400 Machines Running, 90/100 Clusters Available.');
+    expect(text).not.toContain('RSS by process');
+    const withProcesses = { ...run, steps: run.steps.map((s) => (s.clusters === 200 ? { ...s, processes: [{ service: 'core', rssMiB: 1_068.4 }, { service: 'etcd', rssMiB: 300 }] } : s)) };
+    expect(renderFitBench([withProcesses], { workers: 3, step: 100, cores: 2, memoryGiB: 23.5, date: 'd', upstreamVersion: 'v', managementServers: 'm' })).toContain(
+      'RSS by process at 200 clusters (MiB): core 1,068, etcd 300.',
+    );
+  });
+
+  it('sums the stack and lists its processes largest first', () => {
+    expect(
+      stackFigures([
+        { service: 'etcd', rssMiB: 100, pssMiB: 90 },
+        { service: 'core', rssMiB: 300, pssMiB: 250.5 },
+      ]),
+    ).toEqual({
+      stackRssMiB: 400,
+      stackPssMiB: 340.5,
+      processes: [
+        { service: 'core', rssMiB: 300 },
+        { service: 'etcd', rssMiB: 100 },
+      ],
+    });
   });
 });

@@ -54,10 +54,21 @@ export interface FitStep {
   memAvailableMiB: number;
   /** 1-minute load at the step's end. */
   load: number;
+  /** Each process's VmRSS at the step's end (MiB), largest first (absent in runs recorded before it was). */
+  processes?: { service: string; rssMiB: number }[];
 }
 
 /** Step 0: the stack started and settled, no cluster yet. */
 export type FitBaseline = Pick<FitStep, 'stackRssMiB' | 'stackPssMiB' | 'minMemAvailableMiB' | 'memAvailableMiB'>;
+
+/** The stack's sums, and each process largest first, from per-process readings. */
+export function stackFigures(processes: readonly { service: string; rssMiB: number; pssMiB: number }[]): Pick<FitStep, 'stackRssMiB' | 'stackPssMiB' | 'processes'> {
+  return {
+    stackRssMiB: processes.reduce((sum, p) => sum + p.rssMiB, 0),
+    stackPssMiB: processes.reduce((sum, p) => sum + p.pssMiB, 0),
+    processes: processes.map((p) => ({ service: p.service, rssMiB: p.rssMiB })).sort((a, b) => b.rssMiB - a.rssMiB),
+  };
+}
 
 export type FitVerdict = { go: true; projectedMiB: number } | { go: false; reason: string };
 
@@ -161,6 +172,10 @@ export function renderFitBench(runs: readonly FitSideRun[], meta: FitBenchMeta):
         `| ${s.clusters} | ${seconds(s.machinesRunningSeconds)} | ${seconds(s.clustersAvailableSeconds)} | ${fmt(s.stackRssMiB)} | ` +
           `${fmt(s.stackPssMiB)} | ${perCluster.toFixed(1)} | ${fmt(s.minMemAvailableMiB)} | ${s.load.toFixed(2)} |`,
       );
+    }
+    const largest = run.steps.find((s) => s.clusters === largestConverged(run));
+    if (largest?.processes) {
+      lines.push('', `RSS by process at ${largest.clusters} clusters (MiB): ${largest.processes.map((p) => `${p.service} ${fmt(p.rssMiB)}`).join(', ')}.`);
     }
     const last = run.steps.at(-1);
     if (last && last.machinesRunningSeconds === undefined) lines.push('', `Last step: ${last.progress}.`);

@@ -28,7 +28,7 @@ import {
 } from './bench-machine.js';
 import { MANAGEMENT_PROCESSES, startSide, type BenchClusterShape, type SideUnderTest } from './bench-sides.js';
 import { ClusterWorkload } from './cluster-workload.js';
-import { nextStepVerdict, parseFitBenchArgs, renderFitBench, type FitBenchMeta, type FitSideRun, type FitStep } from './fit-report.js';
+import { nextStepVerdict, parseFitBenchArgs, renderFitBench, stackFigures, type FitBenchMeta, type FitSideRun, type FitStep } from './fit-report.js';
 import type { BenchSide } from './upstream-report.js';
 
 const ARGS = parseFitBenchArgs(process.argv.slice(2));
@@ -75,11 +75,11 @@ async function runFitSide(side: BenchSide, upstream: UpstreamClusterApi, onStep:
     }
     addStandIns();
     await workload.start();
-    const idle = sampler.currentTotals();
+    const idle = stackFigures(sampler.current());
     const idleMemAvailable = memAvailableMiB();
     const run: FitSideRun = {
       side,
-      baseline: { stackRssMiB: idle.rssMiB, stackPssMiB: idle.pssMiB, minMemAvailableMiB: idleMemAvailable, memAvailableMiB: idleMemAvailable },
+      baseline: { stackRssMiB: idle.stackRssMiB, stackPssMiB: idle.stackPssMiB, minMemAvailableMiB: idleMemAvailable, memAvailableMiB: idleMemAvailable },
       steps: [],
       stoppedBecause: '',
       minutes: 0,
@@ -118,14 +118,12 @@ async function runFitSide(side: BenchSide, upstream: UpstreamClusterApi, onStep:
           sampler.sample();
         },
       });
-      const totals = sampler.currentTotals();
       const step: FitStep = {
         clusters: to,
         ...(provisioned.machinesRunningSeconds !== undefined && { machinesRunningSeconds: provisioned.machinesRunningSeconds }),
         ...(provisioned.clustersAvailableSeconds !== undefined && { clustersAvailableSeconds: provisioned.clustersAvailableSeconds }),
         progress: provisioned.progress,
-        stackRssMiB: totals.rssMiB,
-        stackPssMiB: totals.pssMiB,
+        ...stackFigures(sampler.current()),
         minMemAvailableMiB: Math.min(minMemAvailable, memAvailableMiB()),
         memAvailableMiB: memAvailableMiB(),
         load: oneMinuteLoad(),
