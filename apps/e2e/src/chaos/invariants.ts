@@ -374,8 +374,8 @@ export function checkInvariants(all: FleetObjects): InvariantReport {
 
 /**
  * Nodes against Machines: every Running Machine's Node exists and is Ready; a Node whose provider ID no Machine
- * has is stale (its machine was deleted but the host or its Node stayed). Shared mode: every cluster sees every
- * cluster's Nodes, so this takes all Machines of the namespace.
+ * has is stale (its machine was deleted but the host or its Node stayed). Takes all Machines of the namespace and the
+ * Nodes listed through every cluster's endpoint (shared mode: each lists its own).
  */
 export function checkNodes(
   machines: MachineLike[],

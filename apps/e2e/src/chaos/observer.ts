@@ -183,18 +183,14 @@ export class Observer {
         const client = this.workloadClient(cluster, objects.secrets);
         if (!client) return void reasons.push(`${cluster}: no kubeconfig Secret`);
         try {
-          if (nodes === undefined) {
-            // Shared mode: every cluster sees every cluster's Nodes; list them once, through this cluster's endpoint.
-            nodes = [];
-            nodes = (
-              await client.request<{ items: NodeLike[] }>({
-                method: HttpMethod.GET,
-                path: `/api/${NODES.version}/nodes`,
-              })
-            ).items;
-          } else {
-            await client.request({ method: HttpMethod.GET, path: '/version' });
-          }
+          // Shared mode: each endpoint lists its own cluster's Nodes (a deleted cluster's are out of sight).
+          const own = (
+            await client.request<{ items: NodeLike[] }>({
+              method: HttpMethod.GET,
+              path: `/api/${NODES.version}/nodes`,
+            })
+          ).items;
+          nodes = [...(nodes ?? []), ...own];
         } catch (error) {
           reasons.push(
             `${cluster}: its endpoint does not answer (${(error as Error).message.slice(0, 160)})`,
