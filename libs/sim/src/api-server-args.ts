@@ -28,6 +28,14 @@ export interface ApiServerArgsInput {
    * controller manager creates, so it is on only where one runs.
    */
   serviceAccountAdmission?: boolean;
+  /**
+   * The watch cache: off for a cluster's own server (its few watches go to etcd, and it saves the cache's memory), on
+   * for the shared server, where each cluster's endpoint watches Nodes with its own label selector: without the cache
+   * each of those watches is an etcd watch that asks for every event's previous value, which at hundreds of clusters
+   * swamped etcd (gigabytes of buffered events, Nodes no longer registering); with it, one etcd watch per resource
+   * feeds every selector.
+   */
+  watchCache?: boolean;
 }
 
 export const PROXY_CLIENT_COMMON_NAME = 'system:auth-proxy';
@@ -68,7 +76,7 @@ export function workloadApiServerArgs(input: ApiServerArgsInput): string[] {
     ...(input.serviceAccountAdmission ? [] : ['--disable-admission-plugins=ServiceAccount']),
     `--service-cluster-ip-range=${input.serviceCIDR}`,
     '--allow-privileged=true',
-    '--watch-cache=false',
+    `--watch-cache=${input.watchCache === true}`,
     '--enable-priority-and-fairness=false',
     '--profiling=false',
     '--v=0',

@@ -144,6 +144,7 @@ export class SharedApiServer {
         serviceCIDR: state.identity.serviceCIDR,
         clusterDomain: state.identity.clusterDomain,
         requestHeaderAllowedNames: [PROXY_CLIENT_COMMON_NAME],
+        watchCache: true,
       }),
       inputs: [digest],
     });
