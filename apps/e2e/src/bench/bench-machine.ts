@@ -17,6 +17,23 @@ export const log = (line: string) => process.stdout.write(`${new Date().toISOStr
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export const oneMinuteLoad = () => loadavg()[0]!;
 
+/**
+ * Stops what the run in progress started when the bench is interrupted (Ctrl-C, SIGTERM), then exits 130. Returns
+ * the setter for that stop: a run sets it once it has servers to stop and clears it when it has stopped them itself.
+ */
+export function stopOnInterrupt(): (stop: (() => Promise<void>) | undefined) => void {
+  let current: (() => Promise<void>) | undefined;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      log(`${signal}: stopping what this run started`);
+      void (current?.() ?? Promise.resolve()).finally(() => process.exit(130));
+    });
+  }
+  return (stop) => {
+    current = stop;
+  };
+}
+
 export function readProc(pid: number, file: string): string | undefined {
   try {
     return readFileSync(`/proc/${pid}/${file}`, 'utf8');

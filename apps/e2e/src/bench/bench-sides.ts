@@ -19,7 +19,8 @@ import {
   type UpstreamManager,
 } from '@capstan/testing';
 import { createSimK3sCluster } from '../sim-cluster-fixture.js';
-import { BENCH_SIM_ENV, simProcesses } from './cluster-workload.js';
+import { logErrors } from './bench-machine.js';
+import { BENCH_SIM_ENV, simProcesses, type ClusterWorkload } from './cluster-workload.js';
 import type { BenchSide } from './upstream-report.js';
 
 const UPSTREAM_MANAGERS: UpstreamManager[] = ['core', 'kubeadm-bootstrap', 'kubeadm-control-plane', 'docker'];
@@ -157,4 +158,26 @@ export function startSide(
   return side === 'upstream'
     ? startUpstreamSide(env, kc, client, workDir, shape, upstream)
     : startCapstanSide(env, kc, client, workDir, shape, side === 'Capstan all-in-one');
+}
+
+/**
+ * Ends a side's run in order (the bench's informers and client, the side's controllers, the servers) and notes the
+ * error lines of the controllers' logs under `label`.
+ */
+export async function stopSideRun(
+  label: string,
+  run: { workload: ClusterWorkload; client: KubeClient; under: SideUnderTest | undefined; env: LocalEnvironment },
+  errorNotes: string[],
+): Promise<void> {
+  await run.workload.stop();
+  await run.client.close();
+  await run.under?.stop();
+  await run.env.stop();
+  if (run.under) {
+    const errors = logErrors(run.under.logDir);
+    errorNotes.push(
+      `- ${label} (${run.under.logDir}): ${errors.length === 0 ? 'none' : `${errors.length} log file(s) with errors`}`,
+      ...errors.map((e) => `  - ${e}`),
+    );
+  }
 }

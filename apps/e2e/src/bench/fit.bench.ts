@@ -17,16 +17,16 @@ import { createKubeClient } from '@capstan/kube';
 import { repoRoot, resolveUpstreamClusterApi, startLocalEnvironment, type UpstreamClusterApi } from '@capstan/testing';
 import {
   log,
-  logErrors,
   managementServers,
   memAvailableMiB,
   oneMinuteLoad,
   ProcessSampler,
   repoCommit,
   sleep,
+  stopOnInterrupt,
   waitQuiet,
 } from './bench-machine.js';
-import { MANAGEMENT_PROCESSES, startSide, type BenchClusterShape, type SideUnderTest } from './bench-sides.js';
+import { MANAGEMENT_PROCESSES, startSide, stopSideRun, type BenchClusterShape, type SideUnderTest } from './bench-sides.js';
 import { ClusterWorkload } from './cluster-workload.js';
 import { nextStepVerdict, parseFitBenchArgs, renderFitBench, stackFigures, type FitBenchMeta, type FitSideRun, type FitStep } from './fit-report.js';
 import type { BenchSide } from './upstream-report.js';
@@ -36,15 +36,7 @@ const SHAPE: BenchClusterShape = { namespace: 'default', version: 'v1.34.4', wor
 /** How long freshly started processes get before the idle reading and the first step. */
 const SETTLE_MS = 20_000;
 
-/** What the side in progress has to stop when the bench is interrupted (Ctrl-C): its controllers, then its servers. */
-let stopCurrent: (() => Promise<void>) | undefined;
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    log(`${signal}: stopping what this side started`);
-    void (stopCurrent?.() ?? Promise.resolve()).finally(() => process.exit(130));
-  });
-}
+const setInterruptStop = stopOnInterrupt();
 
 async function runFitSide(side: BenchSide, upstream: UpstreamClusterApi, onStep: (run: FitSideRun) => void, errorNotes: string[]): Promise<FitSideRun> {
   log(`== ${side}: ${ARGS.step} clusters a step`);
@@ -57,10 +49,10 @@ async function runFitSide(side: BenchSide, upstream: UpstreamClusterApi, onStep:
   const client = createKubeClient(kc, { fieldManager: 'capstan-bench' });
   const workload = new ClusterWorkload(client, SHAPE.namespace);
   let under: SideUnderTest | undefined;
-  stopCurrent = async () => {
+  setInterruptStop(async () => {
     await under?.stop();
     await env.stop();
-  };
+  });
   try {
     under = await startSide(side, env, kc, client, workDir, SHAPE, upstream);
     log(`${side}: controllers up (logs in ${under.logDir}); settling ${SETTLE_MS / 1000} s`);
@@ -140,15 +132,8 @@ async function runFitSide(side: BenchSide, upstream: UpstreamClusterApi, onStep:
     log(`${side}: stopped at ${run.steps.at(-1)?.clusters ?? 0} clusters: ${run.stoppedBecause}`);
     return run;
   } finally {
-    stopCurrent = undefined;
-    await workload.stop();
-    await client.close();
-    await under?.stop();
-    await env.stop();
-    if (under) {
-      const errors = logErrors(under.logDir);
-      errorNotes.push(`- ${side} (${under.logDir}): ${errors.length === 0 ? 'none' : `${errors.length} log file(s) with errors`}`, ...errors.map((e) => `  - ${e}`));
-    }
+    setInterruptStop(undefined);
+    await stopSideRun(side, { workload, client, under, env }, errorNotes);
   }
 }
 

@@ -21,9 +21,9 @@ import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { createKubeClient } from '@capstan/kube';
 import { repoRoot, resolveUpstreamClusterApi, startLocalEnvironment, type UpstreamClusterApi } from '@capstan/testing';
-import { log, logErrors, managementServers, OverlapWatch, oneMinuteLoad, ProcessSampler, QUIET_WAIT_MS, repoCommit, sleep, waitQuiet } from './bench-machine.js';
+import { log, managementServers, OverlapWatch, oneMinuteLoad, ProcessSampler, QUIET_WAIT_MS, repoCommit, sleep, stopOnInterrupt, waitQuiet } from './bench-machine.js';
 import { apiserverMetrics, ClusterWorkload, metricsText } from './cluster-workload.js';
-import { MANAGEMENT_PROCESSES, startSide, type BenchClusterShape, type SideUnderTest } from './bench-sides.js';
+import { MANAGEMENT_PROCESSES, startSide, stopSideRun, type BenchClusterShape, type SideUnderTest } from './bench-sides.js';
 import { auditRequestsByClient } from './audit-requests.js';
 import { apiserverRequestsByResource, countsSince, sumMetricBy } from './process-figures.js';
 import {
@@ -45,15 +45,7 @@ const SHAPE: BenchClusterShape = { namespace: NAMESPACE, version: VERSION, worke
 /** How long freshly started processes get before the idle RSS reading and the first create. */
 const SETTLE_MS = 20_000;
 
-/** What the run in progress has to stop when the bench is interrupted (Ctrl-C): its services or managers, then its servers. */
-let stopCurrent: (() => Promise<void>) | undefined;
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    log(`${signal}: stopping what this run started`);
-    void (stopCurrent?.() ?? Promise.resolve()).finally(() => process.exit(130));
-  });
-}
+const setInterruptStop = stopOnInterrupt();
 
 async function runSide(side: BenchSide, n: number, upstream: UpstreamClusterApi, errorNotes: string[]): Promise<SideRun> {
   log(`== ${side}, ${n} clusters`);
@@ -66,10 +58,10 @@ async function runSide(side: BenchSide, n: number, upstream: UpstreamClusterApi,
   const client = createKubeClient(kc, { fieldManager: 'capstan-bench' });
   let under: SideUnderTest | undefined;
   const workload = new ClusterWorkload(client, NAMESPACE);
-  stopCurrent = async () => {
+  setInterruptStop(async () => {
     await under?.stop();
     await env.stop();
-  };
+  });
   try {
     under = await startSide(side, env, kc, client, workDir, SHAPE, upstream);
     log(`${side}: controllers up (logs in ${under.logDir}); settling ${SETTLE_MS / 1000} s`);
@@ -163,15 +155,8 @@ async function runSide(side: BenchSide, n: number, upstream: UpstreamClusterApi,
     );
     return run;
   } finally {
-    stopCurrent = undefined;
-    await workload.stop();
-    await client.close();
-    await under?.stop();
-    await env.stop();
-    if (under) {
-      const errors = logErrors(under.logDir);
-      errorNotes.push(`- ${side}, N=${n} (${under.logDir}): ${errors.length === 0 ? 'none' : `${errors.length} log file(s) with errors`}`, ...errors.map((e) => `  - ${e}`));
-    }
+    setInterruptStop(undefined);
+    await stopSideRun(`${side}, N=${n}`, { workload, client, under, env }, errorNotes);
   }
 }
 
