@@ -216,6 +216,14 @@ export class ProcessSampler {
     return figures;
   }
 
+  /** Each running process's CPU seconds since it was added, read now; keyed by pid. */
+  cpuReadings(): { key: string; service: string; cpuSeconds: number }[] {
+    this.sample();
+    return [...this.processes.values()]
+      .filter((p) => !p.exited && p.cpuLast !== undefined)
+      .map((p) => ({ key: String(p.pid), service: p.service, cpuSeconds: p.cpuLast! - p.cpuBaseline }));
+  }
+
   /** The processes that were running and are gone (a crash, or the kernel's OOM killer), by service. */
   exited(): string[] {
     return [...this.processes.values()].filter((p) => p.exited).map((p) => p.service);

@@ -1,4 +1,16 @@
-import { largestConverged, nextStepVerdict, parseFitBenchArgs, renderFitBench, stackFigures, type FitBaseline, type FitSideRun, type FitStep } from './fit-report.js';
+import {
+  largestConverged,
+  nextStepVerdict,
+  parseFitBenchArgs,
+  projectedLimits,
+  renderFitBench,
+  stackFigures,
+  steadyCpuBetween,
+  type FitBaseline,
+  type FitBenchMeta,
+  type FitSideRun,
+  type FitStep,
+} from './fit-report.js';
 
 const baseline: FitBaseline = { stackRssMiB: 1_000, stackPssMiB: 800, minMemAvailableMiB: 20_000, memAvailableMiB: 20_000 };
 
@@ -14,6 +26,21 @@ function step(clusters: number, minMemAvailableMiB: number, converged = true): F
     load: 2,
   };
 }
+
+const meta: FitBenchMeta = {
+  workers: 3,
+  step: 100,
+  cores: 2,
+  memoryGiB: 23.5,
+  date: '2026-11-25',
+  upstreamVersion: 'v1.14.2',
+  managementServers: 'kube-apiserver v1.34.4, etcd 3.6.5',
+  reserveMiB: 1_024,
+  steadyWindowSeconds: 60,
+  commit: 'abc1234',
+};
+
+const cpu = (cores: number) => ({ cores, top: [{ service: 'sim shared kube-apiserver', cores: cores / 2 }] });
 
 const options = { step: 100, reserveMiB: 1_024, elapsedMinutes: 10, maxMinutes: 60, exited: [] as string[] };
 
@@ -75,26 +102,69 @@ describe('bench:fit', () => {
     };
     expect(largestConverged(run)).toBe(200);
     expect(largestConverged({ ...run, steps: [step(100, 18_000, false)] })).toBe(0);
-    const text = renderFitBench([run], {
-      workers: 3,
-      step: 100,
-      cores: 2,
-      memoryGiB: 23.5,
-      date: '2026-11-25',
-      upstreamVersion: 'v1.14.2',
-      managementServers: 'kube-apiserver v1.34.4, etcd 3.6.5',
-      commit: 'abc1234',
-    });
-    expect(text).toContain('| Capstan | 200 | the step to 300 clusters did not converge in time (...) | 5,000 / 3,800 | 16,000 | 42 |');
-    expect(text).toContain('| 0 (idle) | - | - | 1,000 | 800 | - | 20,000 | - |');
-    expect(text).toContain('| 200 | 60.0 | 61.0 | 5,000 | 3,800 | 15.0 | 16,000 | 2.00 |');
-    expect(text).toContain('| 300 | - | - | 7,000 | 5,300 | 15.0 | 14,000 | 2.00 |');
+    const text = renderFitBench([run], meta);
+    // 2,000 MiB per 100 clusters: 14,976 MiB above the reserve at 200 is 748 more. No steady CPU recorded: no CPU bound.
+    expect(text).toContain('| Capstan | 200 | the step to 300 clusters did not converge in time (...) | 5,000 / 3,800 | 16,000 | - | 948 / - | 42 |');
+    expect(text).toContain('| 0 (idle) | - | - | 1,000 | 800 | - | 20,000 | - | - |');
+    expect(text).toContain('| 200 | 60.0 | 61.0 | 5,000 | 3,800 | 15.0 | 16,000 | - | 2.00 |');
+    expect(text).toContain('| 300 | - | - | 7,000 | 5,300 | 15.0 | 14,000 | - | 2.00 |');
     expect(text).toContain('Last step: 350/400 Machines Running, 90/100 Clusters Available.');
+    expect(text).toContain('over 60 s once a step converged');
     expect(text).not.toContain('RSS by process');
-    const withProcesses = { ...run, steps: run.steps.map((s) => (s.clusters === 200 ? { ...s, processes: [{ service: 'core', rssMiB: 1_068.4 }, { service: 'etcd', rssMiB: 300 }] } : s)) };
-    expect(renderFitBench([withProcesses], { workers: 3, step: 100, cores: 2, memoryGiB: 23.5, date: 'd', upstreamVersion: 'v', managementServers: 'm' })).toContain(
-      'RSS by process at 200 clusters (MiB): core 1,068, etcd 300.',
-    );
+    expect(text).not.toContain('Steady CPU at');
+    const withProcesses = {
+      ...run,
+      baseline: { ...baseline, steadyCpu: cpu(0.1) },
+      steps: run.steps.map((s) =>
+        s.clusters === 200 ? { ...s, processes: [{ service: 'core', rssMiB: 1_068.4 }, { service: 'etcd', rssMiB: 300 }], steadyCpu: cpu(0.5) } : s,
+      ),
+    };
+    const detailed = renderFitBench([withProcesses], meta);
+    expect(detailed).toContain('RSS by process at 200 clusters (MiB): core 1,068, etcd 300.');
+    expect(detailed).toContain('Steady CPU at 200 clusters, largest first (cores): sim shared kube-apiserver 0.25.');
+    expect(detailed).toContain('| 0 (idle) | - | - | 1,000 | 800 | - | 20,000 | 0.10 | - |');
+    expect(detailed).toContain('| 200 | 60.0 | 61.0 | 5,000 | 3,800 | 15.0 | 16,000 | 0.50 | 2.00 |');
+    // The step at 100 has no steady CPU, so the CPU bound has nothing to continue from.
+    expect(detailed).toContain('| 948 / - |');
+  });
+
+  it('reads steady CPU between two readings: a process that started within the window counts whole, one that exited not at all', () => {
+    const before = [
+      { key: '1', service: 'core', cpuSeconds: 100 },
+      { key: '2', service: 'etcd', cpuSeconds: 50 },
+      { key: '3', service: 'gone', cpuSeconds: 5 },
+    ];
+    const after = [
+      { key: '1', service: 'core', cpuSeconds: 130 },
+      { key: '2', service: 'etcd', cpuSeconds: 56 },
+      { key: '4', service: 'sim etcd', cpuSeconds: 12 },
+      { key: '5', service: 'unreadable', cpuSeconds: Number.NaN },
+    ];
+    const steady = steadyCpuBetween(before, after, 60, 2);
+    expect(steady.cores).toBeCloseTo(0.8, 9);
+    expect(steady.top).toEqual([
+      { service: 'core', cores: 0.5 },
+      { service: 'sim etcd', cores: 0.2 },
+    ]);
+  });
+
+  it('projects where memory and CPU would run out from the last two converged steps, and only when they rise', () => {
+    const steps = [
+      { ...step(100, 18_000), steadyCpu: cpu(0.4) },
+      { ...step(200, 17_000), steadyCpu: cpu(0.7) },
+      step(300, 10_000, false),
+    ];
+    // Memory: 10 MiB per cluster from 100 to 200, 15,976 MiB above the reserve -> 1,797 more. CPU: 0.003 cores per
+    // cluster, 1.3 cores left of 2 -> 433 more.
+    expect(projectedLimits({ baseline, steps }, { cores: 2, reserveMiB: 1_024 })).toEqual({ memoryClusters: 1_797, cpuClusters: 633 });
+    // One step: measured from idle.
+    expect(projectedLimits({ baseline: { ...baseline, steadyCpu: cpu(0.2) }, steps: [steps[0]!] }, { cores: 2, reserveMiB: 1_024 })).toEqual({
+      memoryClusters: 948,
+      cpuClusters: 900,
+    });
+    // Readings that do not rise give no bound; nothing converged gives none.
+    expect(projectedLimits({ baseline, steps: [{ ...step(100, 20_000), steadyCpu: cpu(0.1) }] }, { cores: 2, reserveMiB: 1_024 })).toEqual({});
+    expect(projectedLimits({ baseline, steps: [step(100, 18_000, false)] }, { cores: 2, reserveMiB: 1_024 })).toEqual({});
   });
 
   it('sums the stack and lists its processes largest first', () => {

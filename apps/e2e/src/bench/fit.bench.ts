@@ -28,13 +28,32 @@ import {
 } from './bench-machine.js';
 import { MANAGEMENT_PROCESSES, startSide, stopSideRun, type BenchClusterShape, type SideUnderTest } from './bench-sides.js';
 import { ClusterWorkload } from './cluster-workload.js';
-import { nextStepVerdict, parseFitBenchArgs, renderFitBench, stackFigures, type FitBenchMeta, type FitSideRun, type FitStep } from './fit-report.js';
+import {
+  nextStepVerdict,
+  parseFitBenchArgs,
+  renderFitBench,
+  stackFigures,
+  steadyCpuBetween,
+  type FitBenchMeta,
+  type FitSideRun,
+  type FitStep,
+  type SteadyCpu,
+} from './fit-report.js';
 import type { BenchSide } from './upstream-report.js';
 
 const ARGS = parseFitBenchArgs(process.argv.slice(2));
 const SHAPE: BenchClusterShape = { namespace: 'default', version: 'v1.34.4', workers: ARGS.workers };
 /** How long freshly started processes get before the idle reading and the first step. */
 const SETTLE_MS = 20_000;
+/** How long the stack's steady CPU is read after each converged step: several of the sim's 10 s lease renewals. */
+const STEADY_WINDOW_MS = 60_000;
+
+/** The stack's CPU over a window in which nothing is created: what keeping the clusters it has costs. */
+async function steadyCpu(sampler: ProcessSampler): Promise<SteadyCpu> {
+  const before = sampler.cpuReadings();
+  await sleep(STEADY_WINDOW_MS);
+  return steadyCpuBetween(before, sampler.cpuReadings(), STEADY_WINDOW_MS / 1000);
+}
 
 const setInterruptStop = stopOnInterrupt();
 
@@ -69,9 +88,17 @@ async function runFitSide(side: BenchSide, upstream: UpstreamClusterApi, onStep:
     await workload.start();
     const idle = stackFigures(sampler.current());
     const idleMemAvailable = memAvailableMiB();
+    const idleCpu = await steadyCpu(sampler);
+    log(`${side}: idle stack ${idle.stackRssMiB.toFixed(0)} MiB RSS, ${idleCpu.cores.toFixed(2)} cores`);
     const run: FitSideRun = {
       side,
-      baseline: { stackRssMiB: idle.stackRssMiB, stackPssMiB: idle.stackPssMiB, minMemAvailableMiB: idleMemAvailable, memAvailableMiB: idleMemAvailable },
+      baseline: {
+        stackRssMiB: idle.stackRssMiB,
+        stackPssMiB: idle.stackPssMiB,
+        minMemAvailableMiB: idleMemAvailable,
+        memAvailableMiB: idleMemAvailable,
+        steadyCpu: idleCpu,
+      },
       steps: [],
       stoppedBecause: '',
       minutes: 0,
@@ -110,21 +137,23 @@ async function runFitSide(side: BenchSide, upstream: UpstreamClusterApi, onStep:
           sampler.sample();
         },
       });
+      const converged = provisioned.machinesRunningSeconds !== undefined && provisioned.clustersAvailableSeconds !== undefined;
+      const memory = { ...stackFigures(sampler.current()), minMemAvailableMiB: Math.min(minMemAvailable, memAvailableMiB()), memAvailableMiB: memAvailableMiB() };
       const step: FitStep = {
         clusters: to,
         ...(provisioned.machinesRunningSeconds !== undefined && { machinesRunningSeconds: provisioned.machinesRunningSeconds }),
         ...(provisioned.clustersAvailableSeconds !== undefined && { clustersAvailableSeconds: provisioned.clustersAvailableSeconds }),
         progress: provisioned.progress,
-        ...stackFigures(sampler.current()),
-        minMemAvailableMiB: Math.min(minMemAvailable, memAvailableMiB()),
-        memAvailableMiB: memAvailableMiB(),
+        ...memory,
         load: oneMinuteLoad(),
+        ...(converged && { steadyCpu: await steadyCpu(sampler) }),
       };
       run.steps.push(step);
       run.minutes = minutes();
       log(
         `${side} N=${to}: Running ${step.machinesRunningSeconds?.toFixed(1) ?? '-'} s, Available ${step.clustersAvailableSeconds?.toFixed(1) ?? '-'} s; ` +
-          `stack ${step.stackRssMiB.toFixed(0)} MiB RSS, ${step.stackPssMiB.toFixed(0)} MiB PSS; MemAvailable ${step.minMemAvailableMiB.toFixed(0)} MiB at its lowest`,
+          `stack ${step.stackRssMiB.toFixed(0)} MiB RSS, ${step.stackPssMiB.toFixed(0)} MiB PSS; MemAvailable ${step.minMemAvailableMiB.toFixed(0)} MiB at its lowest; ` +
+          `steady ${step.steadyCpu?.cores.toFixed(2) ?? '-'} cores`,
       );
       onStep(run);
     }
@@ -150,6 +179,8 @@ async function main(): Promise<void> {
     date: new Date().toISOString().slice(0, 10),
     upstreamVersion: upstream.version,
     managementServers: managementServers(),
+    reserveMiB: ARGS.reserveMiB,
+    steadyWindowSeconds: STEADY_WINDOW_MS / 1000,
     ...(sha !== undefined && { commit: sha }),
   };
   const runs: FitSideRun[] = [];
