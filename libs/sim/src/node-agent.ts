@@ -13,7 +13,6 @@ import {
   LEASE_RESOURCE,
   NODE_LEASE_NAMESPACE,
   NODE_RESOURCE,
-  nodeLabels,
   nodeLease,
   readyNodeStatus,
   registrationNode,
@@ -254,7 +253,7 @@ export class NodeAgent {
           });
           return RETRY_MS * 5;
         }
-        const labels = missingSharedClusterLabels(node.metadata?.labels, nodeLabels(identity));
+        const labels = missingSharedClusterLabels(node.metadata?.labels, identity.labels);
         if (labels) node = await nodes.mergePatch({ name: identity.name }, { metadata: { labels } });
       }
       this.node = node;

@@ -177,20 +177,21 @@ export class Observer {
   /** Every fleet cluster answers through its own endpoint; every Machine's Node is there and Ready; no stale Node. */
   async workloadReasons(objects: FleetObjects): Promise<string[]> {
     const reasons: string[] = [];
-    let nodes: NodeLike[] | undefined;
+    const listed: NodeLike[][] = [];
     await Promise.all(
       this.options.expected.clusters.map(async (cluster) => {
         const client = this.workloadClient(cluster, objects.secrets);
         if (!client) return void reasons.push(`${cluster}: no kubeconfig Secret`);
         try {
           // Shared mode: each endpoint lists its own cluster's Nodes (a deleted cluster's are out of sight).
-          const own = (
-            await client.request<{ items: NodeLike[] }>({
-              method: HttpMethod.GET,
-              path: `/api/${NODES.version}/nodes`,
-            })
-          ).items;
-          nodes = [...(nodes ?? []), ...own];
+          listed.push(
+            (
+              await client.request<{ items: NodeLike[] }>({
+                method: HttpMethod.GET,
+                path: `/api/${NODES.version}/nodes`,
+              })
+            ).items,
+          );
         } catch (error) {
           reasons.push(
             `${cluster}: its endpoint does not answer (${(error as Error).message.slice(0, 160)})`,
@@ -198,7 +199,8 @@ export class Observer {
         }
       }),
     );
-    if (nodes && nodes.length > 0) {
+    const nodes = listed.flat();
+    if (nodes.length > 0) {
       const prefix = `sim://${this.options.namespace}/`;
       const found = checkNodes(fleetOnly(objects).machines, nodes, prefix);
       const all = checkNodes(
