@@ -48,6 +48,26 @@ export default tseslint.config(
     },
   },
   {
+    // class-validator's entry point loads all of it (validator.js, libphonenumber-js: 6 MiB a process); the
+    // decorators Capstan uses come one module each through libs/api/src/schema/class-validator.ts. Tests may use it.
+    files: ['**/*.ts'],
+    ignores: ['**/*.spec.ts', 'libs/api/src/schema/class-validator.ts', 'libs/api/src/schema/class-validator-modules.d.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'class-validator',
+              allowTypeImports: true,
+              message: "Import class-validator's decorators from @capstan/api (libs/api/src/schema/class-validator.ts).",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.mjs', '**/*.js'],
     languageOptions: { globals: globals.node },
     rules: { 'no-console': 'off' },

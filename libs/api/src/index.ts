@@ -56,3 +56,4 @@ export * from './contract/control-plane.js';
 export * from './validation/validate.js';
 export * from './validation/cluster-class-validation.js';
 export * from './conversion/index.js';
+export * from './schema/class-validator.js';

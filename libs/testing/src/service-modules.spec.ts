@@ -12,14 +12,16 @@ const SERVICE_MODULES = [
   'apps/node-agent/dist/agent-host.js',
 ];
 
-/** Imports `module` in a fresh Node and lists the files it loaded from `packageDir` (resolve hooks see every import). */
-function loadedFrom(module: string, packageDir: string): string[] {
+/** Imports `module` in a fresh Node and lists the files it loaded from `packageDirs` (resolve hooks see every import). */
+function loadedFrom(module: string, ...packageDirs: string[]): string[] {
+  const prefixes = packageDirs.map((dir) => `/node_modules/${dir}/`);
   const script = `
     import { registerHooks } from 'node:module';
     const seen = new Set();
+    const prefixes = ${JSON.stringify(prefixes)};
     registerHooks({ resolve(specifier, context, next) {
       const result = next(specifier, context);
-      if (result.url.includes(${JSON.stringify(`/node_modules/${packageDir}/`)})) seen.add(result.url.replace(/^.*node_modules\\//, ''));
+      if (prefixes.some((prefix) => result.url.includes(prefix))) seen.add(result.url.replace(/^.*node_modules\\//, ''));
       return result;
     } });
     await import(${JSON.stringify(join(repoRoot(), module))});
@@ -45,4 +47,18 @@ describe('what a service loads', () => {
     expect(loaded).toContain('undici/lib/dispatcher/agent.js');
     expect(loaded.filter((file) => file === 'undici/index.js' || file.startsWith('undici/lib/web/'))).toEqual([]);
   });
+
+  // class-validator's entry point loads every decorator, validator.js and libphonenumber-js (6 MiB of a service's
+  // baseline); the decorators Capstan uses come one module each (libs/api/src/schema/class-validator.ts). The node
+  // agent validates nothing with it, so only the services are asked for a decorator.
+  it.each(SERVICE_MODULES.filter((module) => !module.includes('node-agent')))(
+    '%s loads class-validator without its entry point',
+    (module) => {
+      const loaded = loadedFrom(module, 'class-validator', 'validator', 'libphonenumber-js');
+      expect(loaded).toContain('class-validator/cjs/decorator/common/IsOptional.js');
+      expect(loaded).not.toContain('class-validator/cjs/index.js');
+      expect(loaded).not.toContain('validator/index.js');
+      expect(loaded.filter((file) => file.startsWith('libphonenumber-js/'))).toEqual([]);
+    },
+  );
 });

@@ -1,4 +1,4 @@
-import { getMetadataStorage } from 'class-validator';
+import { getMetadataStorage } from '../schema/class-validator.js';
 import { type PropertySchema, type SchemaClass, classSchemaOf } from '../schema/metadata.js';
 import {
   IS_FREE_FORM_JSON,

@@ -1,4 +1,4 @@
-import { ValidateNested } from 'class-validator';
+import { ValidateNested } from './class-validator.js';
 import {
   type CelRule,
   type CustomResourceOptions,

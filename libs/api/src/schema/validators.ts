@@ -1,4 +1,4 @@
-import { type ValidationOptions, ValidateBy, buildMessage } from 'class-validator';
+import { type ValidationOptions, ValidateBy, buildMessage } from './class-validator.js';
 
 // Value checks class-validator lacks, named so the CRD generator can map them to OpenAPI types.
 

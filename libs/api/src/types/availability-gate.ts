@@ -7,7 +7,7 @@ import {
   IsString,
   MaxLength,
   MinLength,
-} from 'class-validator';
+} from '../schema/class-validator.js';
 import { Description, ListType, Nested } from '../schema/decorators.js';
 
 // The availability gates of a Cluster and of the Clusters a ClusterClass describes. A module of its own so that

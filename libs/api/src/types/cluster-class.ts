@@ -9,7 +9,7 @@ import {
   Matches,
   MaxLength,
   MinLength,
-} from 'class-validator';
+} from '../schema/class-validator.js';
 import { RESOURCES } from '../constants/resources.js';
 import {
   Cel,

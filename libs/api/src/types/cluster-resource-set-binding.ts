@@ -7,7 +7,7 @@ import {
   IsString,
   MaxLength,
   MinLength,
-} from 'class-validator';
+} from '../schema/class-validator.js';
 import { RESOURCES } from '../constants/resources.js';
 import { CLUSTER_NAME_IMMUTABLE_RULE } from '../schema/cel-rules.js';
 import { Cel, CustomResource, Description, ListType, Nested } from '../schema/decorators.js';

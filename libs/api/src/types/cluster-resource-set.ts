@@ -7,7 +7,7 @@ import {
   IsString,
   MaxLength,
   MinLength,
-} from 'class-validator';
+} from '../schema/class-validator.js';
 import { RESOURCES } from '../constants/resources.js';
 import {
   Cel,

@@ -9,7 +9,7 @@ import {
   Matches,
   MaxLength,
   MinLength,
-} from 'class-validator';
+} from '../schema/class-validator.js';
 import { Cel, Description, ListType, MinProperties, Nested } from '../schema/decorators.js';
 import type { SchemaClass } from '../schema/metadata.js';
 import { PATTERNS } from '../schema/patterns.js';

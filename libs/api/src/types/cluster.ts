@@ -1,4 +1,4 @@
-import { IsBoolean, IsIn, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { IsBoolean, IsIn, IsOptional, IsString, MaxLength, MinLength } from '../schema/class-validator.js';
 import { RESOURCES } from '../constants/resources.js';
 import { Cel, CustomResource, Description, MinProperties, Nested } from '../schema/decorators.js';
 import { IsInt32 } from '../schema/validators.js';

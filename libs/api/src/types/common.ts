@@ -9,7 +9,7 @@ import {
   Matches,
   MaxLength,
   MinLength,
-} from 'class-validator';
+} from '../schema/class-validator.js';
 import { Cel, Description, ListType, Nested } from '../schema/decorators.js';
 import { PATTERNS } from '../schema/patterns.js';
 import { IsFreeFormObject, IsInt32, IsInt64, IsStringMap } from '../schema/validators.js';

@@ -1,4 +1,4 @@
-import { IsArray, IsOptional, IsRFC3339, IsString, MaxLength, MinLength } from 'class-validator';
+import { IsArray, IsOptional, IsRFC3339, IsString, MaxLength, MinLength } from '../schema/class-validator.js';
 import { Description, Nested } from '../schema/decorators.js';
 import type { SchemaClass } from '../schema/metadata.js';
 import { IsInt32 } from '../schema/validators.js';

@@ -7,7 +7,7 @@ import {
   MaxLength,
   Min,
   MinLength,
-} from 'class-validator';
+} from '../schema/class-validator.js';
 import { RESOURCES } from '../constants/resources.js';
 import {
   Cel,

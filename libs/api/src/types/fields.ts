@@ -7,7 +7,7 @@ import {
   Matches,
   MaxLength,
   MinLength,
-} from 'class-validator';
+} from '../schema/class-validator.js';
 import { Cel, Default, Description, ListType, Nested } from '../schema/decorators.js';
 import { IsInt32, IsInt64 } from '../schema/validators.js';
 import {

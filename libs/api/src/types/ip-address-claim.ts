@@ -1,4 +1,4 @@
-import { IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { IsOptional, IsString, Matches, MaxLength, MinLength } from '../schema/class-validator.js';
 import { RESOURCES } from '../constants/resources.js';
 import { Cel, CustomResource, Description, MinProperties, Nested } from '../schema/decorators.js';
 import { PATTERNS } from '../schema/patterns.js';

@@ -1,4 +1,4 @@
-import { IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { IsOptional, IsString, Max, MaxLength, Min, MinLength } from '../schema/class-validator.js';
 import { RESOURCES } from '../constants/resources.js';
 import { Cel, CustomResource, Description, Nested } from '../schema/decorators.js';
 import { IsInt32 } from '../schema/validators.js';

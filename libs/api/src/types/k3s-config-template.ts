@@ -1,4 +1,4 @@
-import { IsOptional } from 'class-validator';
+import { IsOptional } from '../schema/class-validator.js';
 import { RESOURCES } from '../constants/resources.js';
 import { TEMPLATE_SPEC_IMMUTABLE_MESSAGE, TEMPLATE_SPEC_IMMUTABLE_RULE } from '../schema/cel-rules.js';
 import { Cel, CustomResource, Description, Nested } from '../schema/decorators.js';

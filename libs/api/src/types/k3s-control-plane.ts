@@ -1,5 +1,5 @@
 import { IN_PLACE_POLICIES, type InPlacePolicy } from '../constants/in-place.js';
-import { IsBoolean, IsIn, IsOptional, IsRFC3339, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { IsBoolean, IsIn, IsOptional, IsRFC3339, IsString, Matches, MaxLength, MinLength } from '../schema/class-validator.js';
 import { RESOURCES } from '../constants/resources.js';
 import { Cel, CustomResource, Default, Description, MinProperties, Nested } from '../schema/decorators.js';
 import { IsInt32, IsIntOrString } from '../schema/validators.js';

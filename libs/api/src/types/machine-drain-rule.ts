@@ -1,4 +1,4 @@
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsOptional } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsOptional } from '../schema/class-validator.js';
 import { RESOURCES } from '../constants/resources.js';
 import { Cel, CustomResource, Description, ListType, MinProperties, Nested } from '../schema/decorators.js';
 import { IsInt32 } from '../schema/validators.js';

@@ -8,7 +8,7 @@ import {
   Matches,
   MaxLength,
   MinLength,
-} from 'class-validator';
+} from '../schema/class-validator.js';
 import {
   DEFAULT_NODE_STARTUP_TIMEOUT_SECONDS,
   MIN_HEALTH_CHECK_TIMEOUT_SECONDS,

@@ -1,4 +1,4 @@
-import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString } from '../schema/class-validator.js';
 import { RESOURCES } from '../constants/resources.js';
 import { CLUSTER_NAME_IMMUTABLE_RULE } from '../schema/cel-rules.js';
 import { Cel, CustomResource, Description, ListType, MinProperties, Nested } from '../schema/decorators.js';

@@ -1,4 +1,4 @@
-import { IsOptional } from 'class-validator';
+import { IsOptional } from '../schema/class-validator.js';
 import { RESOURCES } from '../constants/resources.js';
 
 import { CustomResource, Description, Nested } from '../schema/decorators.js';

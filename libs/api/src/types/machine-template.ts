@@ -1,4 +1,4 @@
-import { IsIn, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, MaxLength, MinLength } from '../schema/class-validator.js';
 import { CLUSTER_NAME_IMMUTABLE_RULE } from '../schema/cel-rules.js';
 import { Cel, Description, MinProperties, Nested } from '../schema/decorators.js';
 import { ObjectMetaSchema } from './common.js';

@@ -7,7 +7,7 @@ import {
   Matches,
   MaxLength,
   MinLength,
-} from 'class-validator';
+} from '../schema/class-validator.js';
 import { MachinePhase } from '../constants/phases.js';
 import { RESOURCES } from '../constants/resources.js';
 import { CLUSTER_NAME_IMMUTABLE_RULE, PROVIDER_ID_FIXED_RULE } from '../schema/cel-rules.js';

@@ -1,4 +1,4 @@
-import { ArrayMaxSize, IsArray, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsOptional, IsString, MaxLength, MinLength } from '../schema/class-validator.js';
 import { Description, ListType, Nested } from '../schema/decorators.js';
 import { IsInt32 } from '../schema/validators.js';
 import { MAX_ITEMS, StatusVersionSchema } from './common.js';

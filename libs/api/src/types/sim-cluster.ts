@@ -1,4 +1,4 @@
-import { IsBoolean, IsIn, IsOptional } from 'class-validator';
+import { IsBoolean, IsIn, IsOptional } from '../schema/class-validator.js';
 import { RESOURCES } from '../constants/resources.js';
 import { Cel, CustomResource, Default, Description, MinProperties, Nested } from '../schema/decorators.js';
 

@@ -1,4 +1,4 @@
-import { IsBoolean, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { IsBoolean, IsOptional, IsString, MaxLength, MinLength } from '../schema/class-validator.js';
 import { RESOURCES } from '../constants/resources.js';
 import { PROVIDER_ID_FIXED_RULE } from '../schema/cel-rules.js';
 import { Cel, CustomResource, Description, MinProperties, Nested } from '../schema/decorators.js';

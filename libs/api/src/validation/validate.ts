@@ -1,4 +1,4 @@
-import { type ValidationError, validateSync } from 'class-validator';
+import { type ValidationError, validateSync } from '../schema/class-validator.js';
 import { schemaClassFor } from '../crd/kinds.js';
 import { type SchemaClass, classSchemaOf } from '../schema/metadata.js';
 

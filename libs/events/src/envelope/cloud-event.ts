@@ -7,7 +7,7 @@ import {
   IsString,
   MaxLength,
   ValidateNested,
-} from 'class-validator';
+} from '@capstan/api';
 import {
   EVENT_CATALOGUE,
   EVENT_TYPES,

@@ -1,5 +1,5 @@
 import { plainToInstance } from 'class-transformer';
-import { validateSync, type ValidationError } from 'class-validator';
+import { validateSync, type ValidationError } from '@capstan/api';
 import { EventBusError, InvalidEventError } from '../errors.js';
 import { buildEventSubject, DEFAULT_SUBJECT_ROOT, parseEventSubject } from '../subjects/event-subject.js';
 import {

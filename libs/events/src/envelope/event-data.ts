@@ -1,6 +1,6 @@
 // class-transformer's @Type and Nest read design-time types through the reflect-metadata polyfill.
 import 'reflect-metadata';
-import { IsBoolean, IsIn, IsInt, IsOptional, Matches, Max, Min, ValidateBy } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsOptional, Matches, Max, Min, ValidateBy } from '@capstan/api';
 import { Count, Nested, ObjectName, Text } from './fields.js';
 import { EventObjectReference } from './object-reference.js';
 

@@ -10,7 +10,7 @@ import {
   MaxLength,
   Min,
   ValidateNested,
-} from 'class-validator';
+} from '@capstan/api';
 import { DNS_SUBDOMAIN_PATTERN } from './object-reference.js';
 
 function all(...decorators: PropertyDecorator[]): PropertyDecorator {

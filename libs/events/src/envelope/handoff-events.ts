@@ -1,4 +1,4 @@
-import { IsString, MaxLength } from 'class-validator';
+import { IsString, MaxLength } from '@capstan/api';
 import { ApiEndpoint, EventData, FailureDomain, MachineAddress, VersionReplicas } from './event-data.js';
 import { Count, Nested, ObjectName, ProviderId, Reason, Text } from './fields.js';
 

@@ -1,4 +1,4 @@
-import { IsBoolean, IsIn } from 'class-validator';
+import { IsBoolean, IsIn } from '@capstan/api';
 import { ApiEndpoint, EventData, MachineAddress } from './event-data.js';
 import { Nested, ObjectName, ProviderId, Reason, Text } from './fields.js';
 import { ContractReference } from './object-reference.js';

@@ -1,4 +1,4 @@
-import { ArrayMaxSize, IsArray, IsString, Matches, MaxLength } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsString, Matches, MaxLength } from '@capstan/api';
 import { EventData } from './event-data.js';
 import { Count, ObjectName, Text } from './fields.js';
 

@@ -1,6 +1,6 @@
 // class-transformer's @Type and Nest read design-time types through the reflect-metadata polyfill.
 import 'reflect-metadata';
-import { IsString, Matches, MaxLength } from 'class-validator';
+import { IsString, Matches, MaxLength } from '@capstan/api';
 
 export const DNS_LABEL_PATTERN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 export const DNS_SUBDOMAIN_PATTERN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
