@@ -9,7 +9,9 @@ import { type NatsConnectionOptions } from './connection-options.js';
 
 /** Connects, checks JetStream answers, closes; rejects when the server refuses. */
 async function connectAndUse(options: NatsConnectionOptions): Promise<string> {
-  const connection = await EventBusConnection.connect({ ...options, connectTimeoutMs: 1000 });
+  // A refusal comes from the server at once; the timeout only bounds a connect on a loaded machine (1 s timed out
+  // under the full suite on a slow day, the nkey handshake signing in JavaScript).
+  const connection = await EventBusConnection.connect({ ...options, connectTimeoutMs: 10_000 });
   try {
     await (await connection.jsm()).getAccountInfo();
     return connection.state;
