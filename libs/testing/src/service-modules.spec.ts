@@ -48,7 +48,7 @@ describe('what a service loads', () => {
     expect(loaded.filter((file) => file === 'undici/index.js' || file.startsWith('undici/lib/web/'))).toEqual([]);
   });
 
-  // class-validator's entry point loads every decorator, validator.js and libphonenumber-js (6 MiB of a service's
+  // class-validator's entry point loads every decorator, validator.js and libphonenumber-js (4.5 MiB of a service's
   // baseline); the decorators Capstan uses come one module each (libs/api/src/schema/class-validator.ts). The node
   // agent validates nothing with it, so only the services are asked for a decorator.
   it.each(SERVICE_MODULES.filter((module) => !module.includes('node-agent')))(
