@@ -110,3 +110,14 @@ export const isTooManyRequests = (err: unknown): boolean => statusCodeOf(err) ==
 export const isServiceUnavailable = (err: unknown): boolean => statusCodeOf(err) === 503;
 export const isTransportError = (err: unknown): err is KubeTransportError =>
   err instanceof KubeTransportError;
+
+/**
+ * The API server answered a write with a status that means it was not applied (a 4xx other than a timeout): the
+ * same request sent again gets the same answer. Anything else (no answer, an abort, a timeout, a 5xx) leaves the
+ * write's fate unknown: the server may have applied it, or may still apply it after the caller gave up.
+ */
+export function isDefinitiveRefusal(err: unknown): boolean {
+  if (err instanceof StaleObjectError) return true;
+  const code = statusCodeOf(err);
+  return code !== undefined && code >= 400 && code < 500 && code !== 408;
+}

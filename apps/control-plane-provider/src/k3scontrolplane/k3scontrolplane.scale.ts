@@ -2,7 +2,6 @@ import {
   formatLabelValue,
   isBeingDeleted,
   isNotFound,
-  runWithoutCallSignal,
   type EventRecorder,
   type Informer,
   type KubeClient,
@@ -21,7 +20,7 @@ import {
   type Machine,
   type Unstructured,
 } from '@capstan/api';
-import { OrphanedClones } from '@capstan/provider-kit';
+import { createMachineUnit, OrphanedClones, StrandedMachines } from '@capstan/provider-kit';
 import { CONTROL_PLANE_ANNOTATIONS, formatRemediationRecord } from '../planning/annotations.js';
 import type { ControlPlaneMachine, RemediationRecord } from '../planning/control-plane-machine.js';
 import { planControlPlane, type Plan, type PlanAction, type PlanInput } from '../planning/planner.js';
@@ -115,6 +114,10 @@ export interface ScalerDeps {
   askCanUpdate?: AskCanUpdate;
   /** The informer of a machine template kind, to read templates from (without it, each read is a GET). */
   templateCacheOf?: (type: ResourceType) => Informer<KubernetesObject>;
+  /** How old a Machine must be before it is judged stranded (STRANDED_MACHINE_GRACE_MS by default). */
+  strandedGraceMs?: number;
+  /** Pauses between attempts to learn the fate of a Machine create whose answer was lost (tests shorten them). */
+  resolveDelaysMs?: readonly number[];
 }
 
 /**
@@ -123,6 +126,7 @@ export interface ScalerDeps {
  */
 export class ControlPlaneScaler {
   private readonly orphanedClones: OrphanedClones;
+  private readonly strandedMachines: StrandedMachines;
 
   constructor(private readonly deps: ScalerDeps) {
     this.orphanedClones = new OrphanedClones({
@@ -131,13 +135,27 @@ export class ControlPlaneScaler {
       machinesApi: deps.machineClient,
       recorder: deps.recorder,
     });
+    this.strandedMachines = new StrandedMachines({
+      client: deps.client,
+      machinesApi: deps.machineClient,
+      resolve: (apiGroup, kind) => deps.kinds.resolve(apiGroup, kind),
+      recorder: deps.recorder,
+      ...(deps.strandedGraceMs !== undefined && { graceMs: deps.strandedGraceMs }),
+    });
   }
 
   async reconcile(scope: ControlPlaneScope, initialized: boolean): Promise<ScaleResult> {
     const kcp = scope.kit.obj;
-    const settled = this.deps.expectations.satisfied(scope.kit.key, (name) =>
+    let settled = this.deps.expectations.satisfied(scope.kit.key, (name) =>
       this.cachedState(kcp.metadata.namespace!, name),
     );
+    let strandedRecheckMs: number | undefined;
+    if (settled) {
+      const replaced = await this.replaceStrandedMachines(scope);
+      strandedRecheckMs = replaced.recheckInMs;
+      // The planner counts the replaced machines once the cache shows them deleting.
+      if (replaced.deleted > 0) settled = false;
+    }
     const inPlace = settled && initialized ? await inPlaceVerdict(scope, this.inPlaceDeps()) : undefined;
     const plan: Plan = settled
       ? planControlPlane({
@@ -146,10 +164,24 @@ export class ControlPlaneScaler {
         })
       : { action: { type: 'wait', message: 'Waiting for the cache to show the last machine change' } };
     const execution = await this.execute(scope, plan.action);
+    if (strandedRecheckMs !== undefined)
+      execution.retryAfterMs = Math.min(execution.retryAfterMs ?? Infinity, strandedRecheckMs);
     if (inPlace?.kind === 'waiting') execution.retryAfterMs = Math.min(execution.retryAfterMs ?? Infinity, ASK_RETRY_MS);
     const sweepInMs = await this.sweepOrphanedClones(scope);
     if (sweepInMs !== undefined) execution.retryAfterMs = Math.min(execution.retryAfterMs ?? Infinity, sweepInMs);
     return { plan, settled, execution };
+  }
+
+  /** Deletes Machines whose bootstrap config or infrastructure machine is gone before they were provisioned. */
+  private async replaceStrandedMachines(scope: ControlPlaneScope): Promise<{ deleted: number; recheckInMs?: number }> {
+    const scan = await this.strandedMachines.scan(scope.machines, scope.now, scope.log);
+    let deleted = 0;
+    for (const stranded of scan.stranded) {
+      if (!(await this.strandedMachines.replace(scope.kit.obj, stranded, scope.log))) continue;
+      this.deps.expectations.expectDelete(scope.kit.key, stranded.machine.metadata.name!);
+      deleted++;
+    }
+    return { deleted, ...(scan.recheckInMs !== undefined && { recheckInMs: scan.recheckInMs }) };
   }
 
   /** The control plane is deleted with its clones (owner references): nothing is left to sweep. */
@@ -253,8 +285,9 @@ export class ControlPlaneScaler {
 
   /**
    * Creates the infrastructure machine (cloned from the template), the K3sConfig and then the Machine that
-   * ties them together; if the Machine cannot be created the other two are deleted again. A remediation in
-   * progress is handed to the new Machine and cleared from the K3sControlPlane (written with its status).
+   * ties them together, as one unit (createMachineUnit: a hand-over does not cut it, and the clones are deleted
+   * only when the Machine is certain not to exist). A remediation in progress is handed to the new Machine and
+   * cleared from the K3sControlPlane (written with its status).
    */
   private async createMachine(
     scope: ControlPlaneScope,
@@ -277,55 +310,40 @@ export class ControlPlaneScaler {
     while (this.deps.machines.getByName(namespace, name)) name = newMachineName(kcp.metadata.name!);
 
     const infraClient = client.resource(machineType);
-    const infra = await infraClient.create(
-      buildInfrastructureMachine(kcp, clusterName, name, template, templateType, machineType),
-    );
-    const cleanUp = async () => {
-      for (const remove of [
-        () => infraClient.delete({ namespace, name }),
-        () => configClient.delete({ namespace, name }),
-      ]) {
-        // Outside the reconcile's signal: the failure may be that signal's abort (the cluster moved to another
-        // replica, the deadline passed), and the clean-up must still run (each request keeps its own timeout).
-        await runWithoutCallSignal(remove).catch((error: unknown) => {
-          if (!isNotFound(error))
-            scope.log.warn(
-              { err: error, machine: name },
-              'could not clean up after a failed machine creation',
-            );
-        });
-      }
-    };
+    const infraMachine = buildInfrastructureMachine(kcp, clusterName, name, template, templateType, machineType);
     // The cache shows the remediation recorded by an earlier reconcile: the kit waits while it lags this
     // controller's own writes of the K3sControlPlane.
     const remediationFor = kcp.metadata.annotations?.[CONTROL_PLANE_ANNOTATIONS.remediationInProgress];
-    let machine: Machine;
-    try {
-      await configClient.create(buildK3sConfig(kcp, clusterName, name, initServer));
-      machine = await machineClient.create(
-        buildMachine({
-          kcp,
-          clusterName,
-          name,
-          specHash: machineSpecHash(kcp),
-          infrastructure: { apiGroup: machineType.group, kind: infra.kind ?? machineType.kind },
-          ...(failureDomain && { failureDomain }),
-          ...(remediationFor && { remediationFor }),
-        }),
-      );
-    } catch (error) {
-      // Outside the reconcile's signal, as the clean-up: was the Machine created after all (a lost response)?
-      const machineNow = await runWithoutCallSignal(() => machineClient.getIfExists({ namespace, name })).catch(
-        () => 'unknown' as const,
-      );
-      if (machineNow === 'unknown') throw error; // it may reference the clones: the orphaned-clone sweep judges them
-      if (!machineNow) {
-        await cleanUp();
-        throw error;
-      }
-      scope.log.info({ machine: name }, 'the create failed on the way back, but the Machine exists');
-      machine = machineNow;
-    }
+    const machine = await createMachineUnit({
+      name,
+      log: scope.log,
+      clones: [
+        {
+          kind: machineType.kind,
+          create: () => infraClient.create(infraMachine),
+          delete: () => infraClient.delete({ namespace, name }),
+        },
+        {
+          kind: RESOURCES.K3sConfig.kind,
+          create: () => configClient.create(buildK3sConfig(kcp, clusterName, name, initServer)),
+          delete: () => configClient.delete({ namespace, name }),
+        },
+      ],
+      createMachine: () =>
+        machineClient.create(
+          buildMachine({
+            kcp,
+            clusterName,
+            name,
+            specHash: machineSpecHash(kcp),
+            infrastructure: { apiGroup: machineType.group, kind: machineType.kind },
+            ...(failureDomain && { failureDomain }),
+            ...(remediationFor && { remediationFor }),
+          }),
+        ),
+      readMachine: () => machineClient.getIfExists({ namespace, name }),
+      ...(this.deps.resolveDelaysMs && { resolveDelaysMs: this.deps.resolveDelaysMs }),
+    });
     await machineClient.apply(machineTemplateFields(kcp, machine), { fieldManager: TEMPLATE_FIELD_MANAGER });
     if (remediationFor) {
       const { [CONTROL_PLANE_ANNOTATIONS.remediationInProgress]: _handedOver, ...rest } =

@@ -543,11 +543,16 @@ function finalChecks(run: Run): void {
     });
   }
   if (report.invariants) {
-    const { orphans, duplicates, awaitingGc } = report.invariants;
+    const { orphans, duplicates, awaitingGc, danglingRefs } = report.invariants;
     checks.push({
       name: 'no orphaned or duplicate objects at the end',
       ok: orphans.length + duplicates.length === 0,
       detail: `${orphans.length} orphaned, ${duplicates.length} duplicate; ${awaitingGc.length} Secrets awaiting the garbage collector`,
+    });
+    checks.push({
+      name: 'no Machine references a missing bootstrap config or infrastructure machine at the end',
+      ok: danglingRefs.length === 0,
+      detail: `${danglingRefs.length} dangling references`,
     });
   }
   if (report.secretScan)

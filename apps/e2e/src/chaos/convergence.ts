@@ -1,8 +1,8 @@
 // When the system counts as converged (pure; observer.ts gathers what it judges): every service replica alive and
 // ready, every service's shard membership agreed by all its replicas; every Cluster of the fleet Available and not
 // deleting; every cluster with exactly its control plane and worker Machines, all Running, none deleting; no
-// orphaned or duplicate objects (invariants.ts); every Machine's Node present and Ready in its workload cluster and
-// no stale Nodes.
+// orphaned or duplicate objects and no dangling references (invariants.ts); every Machine's Node present and Ready in
+// its workload cluster and no stale Nodes.
 import {
   CONTROL_PLANE_LABEL,
   checkInvariants,
@@ -116,12 +116,13 @@ export function fleetReasons(
   return reasons;
 }
 
-/** Orphans and duplicates as reasons. */
+/** Orphans, duplicates and dangling references as reasons. */
 export function invariantReasons(objects: FleetObjects): string[] {
   const report = checkInvariants(objects);
   return [
     ...report.orphans.map((f) => `orphaned ${f.kind} ${f.name}: ${f.problem}`),
     ...report.duplicates.map((f) => `duplicate ${f.kind} ${f.name}: ${f.problem}`),
+    ...report.danglingRefs.map((f) => `dangling reference of ${f.kind} ${f.name}: ${f.problem}`),
   ];
 }
 

@@ -1,5 +1,7 @@
+import { BOOTSTRAP_GROUP, INFRASTRUCTURE_GROUP } from '@capstan/api';
 import { fleetReasons, invariantReasons, serviceReasons, type ServiceProbe } from './convergence.js';
 import {
+  MACHINE_REF_GRACE_MS,
   MALFORMED_LABEL,
   checkInvariants,
   checkNodes,
@@ -57,8 +59,8 @@ function fleet(): FleetObjects {
       spec: {
         clusterName: 'a',
         providerID: `sim://ns/${name}`,
-        infrastructureRef: { kind: 'SimMachine', name },
-        bootstrap: { configRef: { kind: 'K3sConfig', name } },
+        infrastructureRef: { apiGroup: INFRASTRUCTURE_GROUP, kind: 'SimMachine', name },
+        bootstrap: { configRef: { apiGroup: BOOTSTRAP_GROUP, kind: 'K3sConfig', name } },
       },
       status: { phase: 'Running' },
     };
@@ -93,7 +95,12 @@ const expected = { clusters: ['a'], controlPlanes: 1, workers: 2 };
 
 describe('invariants', () => {
   it('finds nothing wrong with a consistent fleet', () => {
-    expect(checkInvariants(fleet())).toEqual({ orphans: [], duplicates: [], awaitingGc: [] });
+    expect(checkInvariants(fleet())).toEqual({
+      orphans: [],
+      duplicates: [],
+      awaitingGc: [],
+      danglingRefs: [],
+    });
     expect(fleetReasons(expected, fleet())).toEqual([]);
     expect(invariantReasons(fleet())).toEqual([]);
   });
@@ -160,8 +167,52 @@ describe('invariants', () => {
     ownedByBad.metadata!.ownerReferences = [owner(bad)];
     f.k3sConfigs.push(ownedByBad);
     expect(fleetOnly(f).machines.map((m) => m.metadata!.name)).not.toContain('bad');
-    expect(checkInvariants(f)).toEqual({ orphans: [], duplicates: [], awaitingGc: [] });
+    expect(checkInvariants(f)).toEqual({ orphans: [], duplicates: [], awaitingGc: [], danglingRefs: [] });
     expect(fleetReasons(expected, f)).toEqual([]);
+  });
+
+  describe('dangling references', () => {
+    const now = Date.parse('2026-01-01T00:10:00Z');
+    const dangling = (f: FleetObjects, at = now) =>
+      checkInvariants(f, at).danglingRefs.map((d) => `${d.kind} ${d.name}: ${d.problem}`);
+
+    it('passes a Machine whose K3sConfig and SimMachine exist', () => {
+      const f = fleet();
+      f.machines[1]!.metadata!.creationTimestamp = new Date(now - MACHINE_REF_GRACE_MS).toISOString();
+      expect(dangling(f)).toEqual([]);
+    });
+
+    it('finds a Machine whose K3sConfig is missing', () => {
+      const f = fleet();
+      f.k3sConfigs.splice(1, 1);
+      const problem =
+        'Machine a-md-1-y: in cluster a, its bootstrap config bootstrap.capstan.dev/K3sConfig a-md-1-y does not exist';
+      expect(dangling(f)).toEqual([problem]);
+      expect(invariantReasons(f)).toContain(`dangling reference of ${problem}`);
+    });
+
+    it('finds a Machine whose SimMachine is missing, or whose reference names another API group', () => {
+      const f = fleet();
+      f.simMachines.splice(2, 1);
+      f.machines[0]!.spec!.infrastructureRef!.apiGroup = 'infrastructure.cluster.x-k8s.io';
+      expect(dangling(f)).toEqual([
+        'Machine a-cp-x: in cluster a, its infrastructure machine infrastructure.cluster.x-k8s.io/SimMachine a-cp-x does not exist',
+        'Machine a-md-1-z: in cluster a, its infrastructure machine infrastructure.capstan.dev/SimMachine a-md-1-z does not exist',
+      ]);
+    });
+
+    it('ignores a Machine being deleted, and one younger than the grace until it is not', () => {
+      const f = fleet();
+      f.simMachines.splice(1, 2);
+      f.k3sConfigs.splice(1, 2);
+      f.machines[1]!.metadata!.deletionTimestamp = new Date(now).toISOString();
+      f.machines[2]!.metadata!.creationTimestamp = new Date(now - MACHINE_REF_GRACE_MS + 1).toISOString();
+      expect(dangling(f)).toEqual([]);
+      expect(dangling(f, now + 1)).toEqual([
+        'Machine a-md-1-z: in cluster a, its infrastructure machine infrastructure.capstan.dev/SimMachine a-md-1-z does not exist',
+        'Machine a-md-1-z: in cluster a, its bootstrap config bootstrap.capstan.dev/K3sConfig a-md-1-z does not exist',
+      ]);
+    });
   });
 
   it('checks Nodes against Machines', () => {

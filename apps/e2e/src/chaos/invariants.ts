@@ -1,7 +1,8 @@
 import { formatLabelValue } from '@capstan/kube';
 // What must hold of the management cluster's objects once the fleet has converged: no orphaned or duplicate
-// Machines, InfraMachines (SimMachines), bootstrap configs (K3sConfigs) or Secrets, and no stale Nodes in the
-// workload clusters. Pure: works on listed objects, so it is unit-tested without servers.
+// Machines, InfraMachines (SimMachines), bootstrap configs (K3sConfigs) or Secrets, no Machine referencing an
+// InfraMachine or bootstrap config that does not exist, and no stale Nodes in the workload clusters. Pure: works on
+// listed objects, so it is unit-tested without servers.
 //
 // Garbage collection: the test environment runs no kube-controller-manager, so objects deleted only through owner
 // references (the bootstrap data Secret and the plan Secret of a K3sConfig, as upstream's bootstrap provider
@@ -10,7 +11,7 @@ import { formatLabelValue } from '@capstan/kube';
 // deleted explicitly by the controllers (as upstream's Machine controller deletes its infrastructure and bootstrap
 // objects), so a leftover of those is an orphan.
 
-import { CLUSTER_SECRET_TYPE, LABELS } from '@capstan/api';
+import { CLUSTER_SECRET_TYPE, LABELS, RESOURCES, type ResourceDefinition } from '@capstan/api';
 
 /** Objects of the chaos suite's malformed-manifest phase carry this label and are left out of every check. */
 export const MALFORMED_LABEL = 'chaos.capstan.dev/malformed';
@@ -24,6 +25,8 @@ export { CLUSTER_SECRET_TYPE };
 export const MACHINE_PLAN_SECRET_TYPE = 'capstan.dev/machine-plan';
 /** `<cluster>-<purpose>` Secrets a K3s cluster has (upstream util/secret purposes). */
 export const CLUSTER_SECRET_PURPOSES = ['kubeconfig', 'ca', 'cca', 'etcd', 'proxy', 'sa', 'token'] as const;
+/** A Machine younger than this is not judged on its references (its objects may not be listed yet). */
+export const MACHINE_REF_GRACE_MS = 30_000;
 
 export interface OwnerRef {
   apiVersion?: string;
@@ -50,6 +53,7 @@ export interface Obj {
 }
 
 export interface Ref {
+  apiGroup?: string;
   kind?: string;
   name?: string;
 }
@@ -107,12 +111,17 @@ export interface InvariantReport {
   duplicates: Finding[];
   /** Left for the garbage collector, which this environment does not run (see the file comment). */
   awaitingGc: Finding[];
+  /** Machines whose bootstrap config or infrastructure machine does not exist. */
+  danglingRefs: Finding[];
 }
 
 const nameOf = (o: Obj) => o.metadata?.name ?? '';
 const uidOf = (o: Obj) => o.metadata?.uid ?? '';
 const deleting = (o: Obj) =>
   o.metadata?.deletionTimestamp !== undefined && o.metadata?.deletionTimestamp !== null;
+/** Created less than `MACHINE_REF_GRACE_MS` before `now`; an unknown or unreadable creation time counts as old. */
+const young = (o: Obj, now: number) =>
+  now - new Date(o.metadata?.creationTimestamp ?? 0).getTime() < MACHINE_REF_GRACE_MS;
 export const isMalformed = (o: Obj) => o.metadata?.labels?.[MALFORMED_LABEL] !== undefined;
 const controllerOf = (o: Obj) => o.metadata?.ownerReferences?.find((r) => r.controller === true);
 
@@ -182,13 +191,16 @@ function countBy<T>(items: T[], key: (item: T) => string | undefined): Map<strin
 
 /**
  * Orphans and duplicates among the fleet's objects. `desired` gives, per cluster, how many control plane and worker
- * Machines it should have: more live ones than that is a duplicate (meaningful once converged).
+ * Machines it should have: more live ones than that is a duplicate (meaningful once converged). Dangling references:
+ * live Machines (older than `MACHINE_REF_GRACE_MS` at `now`, in milliseconds since the epoch) whose bootstrap config
+ * or infrastructure machine does not exist.
  */
-export function checkInvariants(all: FleetObjects): InvariantReport {
+export function checkInvariants(all: FleetObjects, now: number = Date.now()): InvariantReport {
   const objects = fleetOnly(all);
   const orphans: Finding[] = [];
   const duplicates: Finding[] = [];
   const awaitingGc: Finding[] = [];
+  const danglingRefs: Finding[] = [];
   const clusters = new Set(objects.clusters.map(nameOf));
   const uids = new Set(
     [
@@ -238,12 +250,27 @@ export function checkInvariants(all: FleetObjects): InvariantReport {
     }
   }
 
-  // Infrastructure machines and bootstrap configs: each referenced by exactly one Machine.
+  // Infrastructure machines and bootstrap configs: each referenced by exactly one Machine, and each live Machine's
+  // reference (apiGroup, kind and name, in its namespace) names one that exists. The fleet's are SimMachines and
+  // K3sConfigs, the only kinds listed: a reference to any other kind names nothing that exists here.
   const referenced = (
-    kind: 'SimMachine' | 'K3sConfig',
+    resource: ResourceDefinition,
+    role: string,
     list: Obj[],
     refOf: (m: MachineLike) => Ref | undefined,
   ) => {
+    const kind = resource.kind;
+    const existing = new Set(list.map(nameOf));
+    for (const machine of objects.machines) {
+      const ref = refOf(machine);
+      if (!ref || deleting(machine) || young(machine, now)) continue;
+      if (ref.apiGroup === resource.group && ref.kind === kind && existing.has(ref.name ?? '')) continue;
+      danglingRefs.push({
+        kind: 'Machine',
+        name: nameOf(machine),
+        problem: `in cluster ${machine.spec?.clusterName || '(none)'}, its ${role} ${ref.apiGroup ?? '(no group)'}/${ref.kind ?? '(no kind)'} ${ref.name ?? '(no name)'} does not exist`,
+      });
+    }
     const byName = countBy(objects.machines, (m) => {
       const ref = refOf(m);
       return ref?.kind === kind ? ref.name : undefined;
@@ -285,8 +312,18 @@ export function checkInvariants(all: FleetObjects): InvariantReport {
       }
     }
   };
-  referenced('SimMachine', objects.simMachines, (m) => m.spec?.infrastructureRef);
-  referenced('K3sConfig', objects.k3sConfigs, (m) => m.spec?.bootstrap?.configRef);
+  referenced(
+    RESOURCES.SimMachine,
+    'infrastructure machine',
+    objects.simMachines,
+    (m) => m.spec?.infrastructureRef,
+  );
+  referenced(
+    RESOURCES.K3sConfig,
+    'bootstrap config',
+    objects.k3sConfigs,
+    (m) => m.spec?.bootstrap?.configRef,
+  );
 
   // Secrets.
   const dataSecretsByConfig = new Map<string, string[]>();
@@ -369,7 +406,7 @@ export function checkInvariants(all: FleetObjects): InvariantReport {
         problem: `${names.length} plan Secrets for Machine ${machine}`,
       });
   }
-  return { orphans, duplicates, awaitingGc };
+  return { orphans, duplicates, awaitingGc, danglingRefs };
 }
 
 /**

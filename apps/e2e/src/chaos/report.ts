@@ -5,7 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DeadLetterAnalysis } from './dead-letters.js';
 import type { KillRecord, UnexpectedExit } from './faults.js';
-import type { Finding } from './invariants.js';
+import type { InvariantReport } from './invariants.js';
 import type { ManifestCategory } from './malformed-manifests.js';
 import type { LeakHit } from './secret-scan.js';
 import { seconds, summarize, type DurationSummary } from './stats.js';
@@ -79,7 +79,7 @@ export interface ChaosReport {
   convergence: Partial<
     Record<FaultKind, { sinceInject: DurationSummary; sinceLift: DurationSummary; failed: number }>
   >;
-  invariants?: { orphans: Finding[]; duplicates: Finding[]; awaitingGc: Finding[] };
+  invariants?: InvariantReport;
   secretScan?: {
     secrets: number;
     needles: number;

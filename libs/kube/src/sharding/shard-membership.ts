@@ -28,6 +28,12 @@ export interface ShardMembershipOptions {
   renewDeadlineMs?: number;
   /** Pause between renewals (default 2 s). */
   retryPeriodMs?: number;
+  /**
+   * On joining, how long the view must stay unchanged before the replica acts (default: the lease duration).
+   * Replicas started together then see each other before any takes a key, so no key moves in the first seconds;
+   * one that starts alone waits this long once. 0 acts at the first renewal.
+   */
+  joinGraceMs?: number;
   logger?: Logger;
 }
 
@@ -108,6 +114,9 @@ export class ShardMembership implements ShardGate {
   private othersClaims: { identity: string; view: string[] }[] = [];
   private lastRenewAt = Number.NEGATIVE_INFINITY;
   private joined = false;
+  private readonly joinGraceMs: number;
+  /** While joining: since when the view has been unchanged (monotonic ms). */
+  private viewSettledAt: number | undefined;
   private ownLease: Lease | undefined;
   private readonly observations = new Map<string, Observation>();
   private readonly tickets = new Map<string, Set<TicketEntry>>();
@@ -127,6 +136,7 @@ export class ShardMembership implements ShardGate {
     this.leaseDurationMs = options.leaseDurationMs ?? 15_000;
     this.renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
     this.retryPeriodMs = options.retryPeriodMs ?? 2_000;
+    this.joinGraceMs = options.joinGraceMs ?? this.leaseDurationMs;
     if (this.renewDeadlineMs >= this.leaseDurationMs) throw new RangeError('renewDeadlineMs must be below leaseDurationMs');
     if (this.retryPeriodMs * 1.2 >= this.renewDeadlineMs)
       throw new RangeError('retryPeriodMs * 1.2 must be below renewDeadlineMs');
@@ -137,7 +147,10 @@ export class ShardMembership implements ShardGate {
     });
   }
 
-  /** Joins: resolves once this replica has published its view and may act (or after the renew deadline). */
+  /**
+   * Joins: resolves once this replica has published its view and may act, after the join grace (or, at the
+   * latest, after the grace plus the renew deadline).
+   */
   async start(): Promise<void> {
     if (this.loop) return;
     const stop = new AbortController();
@@ -148,7 +161,7 @@ export class ShardMembership implements ShardGate {
       if (!this.isFenced()) joined();
     });
     this.loop = this.run(stop.signal).finally(() => (this.loop = undefined));
-    await Promise.race([firstJoin, sleep(this.renewDeadlineMs, stop.signal)]);
+    await Promise.race([firstJoin, sleep(this.joinGraceMs + this.renewDeadlineMs, stop.signal)]);
     off();
   }
 
@@ -158,6 +171,7 @@ export class ShardMembership implements ShardGate {
     await this.loop;
     clearTimeout(this.fenceTimer);
     this.joined = false;
+    this.viewSettledAt = undefined;
     this.setView([]);
     await this.exclusive(async () => {
       await this.revoke(() => true, this.renewDeadlineMs);
@@ -278,7 +292,7 @@ export class ShardMembership implements ShardGate {
       // A round that completed and saw a new view publishes it at once (the hand-over waits on it); anything else,
       // a failed round included, waits for the period, so a failing API server is never hammered.
       if (completed && !sameList(this.published, this.view) && !stop.aborted) continue;
-      await sleep(jittered(this.retryPeriodMs, 0.2), stop);
+      await sleep(Math.min(jittered(this.retryPeriodMs, 0.2), this.untilSettledMs()), stop);
     }
   }
 
@@ -317,11 +331,29 @@ export class ShardMembership implements ShardGate {
       signal,
     });
     this.lastRenewAt = startedAt;
-    this.joined = true;
     this.published = publishing;
-    this.observe(leases.items, monotonicNow());
+    const viewChanged = this.observe(leases.items, monotonicNow());
+    if (!this.joined) this.settle(viewChanged);
     this.armFence();
     return handedOver;
+  }
+
+  /**
+   * Joining: the replica acts once its view has not changed for the join grace, so replicas that start together
+   * agree on the members before any of them takes a key (and no key moves between them in the first seconds).
+   */
+  private settle(viewChanged: boolean): void {
+    const now = monotonicNow();
+    if (viewChanged || this.viewSettledAt === undefined) this.viewSettledAt = now;
+    if (now - this.viewSettledAt < this.joinGraceMs) return;
+    this.joined = true;
+    this.log.info({ members: this.view, graceMs: this.joinGraceMs }, 'joined the shard group');
+  }
+
+  /** How long until a joining replica's view has been stable for the grace (a round is due then); else forever. */
+  private untilSettledMs(): number {
+    if (this.joined || this.viewSettledAt === undefined) return Number.POSITIVE_INFINITY;
+    return Math.max(1, this.viewSettledAt + this.joinGraceMs - monotonicNow());
   }
 
   /** Giving keys up (a round, the fence, leaving) runs one at a time: release hooks never run twice at once. */
@@ -349,7 +381,8 @@ export class ShardMembership implements ShardGate {
     this.fenceTimer.unref();
   }
 
-  private observe(items: Lease[], now: number): void {
+  /** Takes in everyone's Leases; returns whether the view changed. */
+  private observe(items: Lease[], now: number): boolean {
     const seen = new Set<string>();
     for (const lease of items) {
       const identity = lease.spec?.holderIdentity;
@@ -366,10 +399,10 @@ export class ShardMembership implements ShardGate {
     const live = [...this.observations.entries()].filter(([, o]) => this.isLive(o, now));
     this.othersClaims = live.map(([identity, o]) => ({ identity, view: viewOf(o.lease) }));
     const view = [this.identity, ...live.map(([identity]) => identity)].sort();
-    if (!sameList(view, this.view)) {
-      this.log.info({ members: view }, 'shard membership changed');
-      this.setView(view);
-    }
+    if (sameList(view, this.view)) return false;
+    this.log.info({ members: view }, 'shard membership changed');
+    this.setView(view);
+    return true;
   }
 
   /** The owner cache holds answers for one view: it is emptied when the view changes, not checked on every call. */

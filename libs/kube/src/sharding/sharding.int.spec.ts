@@ -40,7 +40,13 @@ describe('sharded managers', () => {
   function replica(
     identity: string,
     shardGroup: string,
-    options: { kubeConfig?: KubeConfig; requeueMs?: number; stubbornMs?: number; onStubborn?: () => void } = {},
+    options: {
+      kubeConfig?: KubeConfig;
+      requeueMs?: number;
+      stubbornMs?: number;
+      onStubborn?: () => void;
+      joinGraceMs?: number;
+    } = {},
   ): Manager {
     const m = new Manager({
       kubeConfig: options.kubeConfig ?? env.ns.kc,
@@ -54,6 +60,7 @@ describe('sharded managers', () => {
         leaseDurationMs: LEASE_MS,
         renewDeadlineMs: RENEW_MS,
         retryPeriodMs: RETRY_MS,
+        ...(options.joinGraceMs !== undefined && { joinGraceMs: options.joinGraceMs }),
         shardKeyOf: (obj) => `${obj.metadata?.namespace}/${obj.metadata?.labels?.[CLUSTER_LABEL] ?? obj.metadata?.name}`,
       },
     });
@@ -130,6 +137,30 @@ describe('sharded managers', () => {
     expect(leases.items.map((l) => l.spec?.holderIdentity).sort()).toEqual(members);
   });
 
+  it.each([
+    ['with the join grace (the lease duration)', undefined, 0],
+    ['without it (acting at the first renewal)', 0, 1],
+  ])(
+    'replicas started a second apart settle their view before acting %s',
+    async (_title, joinGraceMs, expectedMoves) => {
+      const name = `g${group++}`;
+      const members = ['s-a', 's-b'];
+      const keys = await createWidgets(prefixSpreadOver(`settle${joinGraceMs ?? 'd'}`, 8, members), 8, 1);
+      const [a, b] = members.map((id) => replica(id, name, joinGraceMs === undefined ? {} : { joinGraceMs }));
+      const startA = a!.start();
+      await sleep(1_000);
+      await Promise.all([startA, b!.start()]);
+      await eventually('every widget reconciled', () => keys.every((k) => reconciledBy.has(k)), 20_000);
+      await sleep(300);
+      // A widget reconciled by a replica other than its owner moved at start-up.
+      const moved = keys.filter((key) => {
+        const owner = rendezvousOwner(members, clusterOf(key))!;
+        return reconciledBy.get(key)!.some((identity) => identity !== owner);
+      });
+      expect(moved.length > 0 ? 1 : 0).toBe(expectedMoves);
+    },
+  );
+
   it('a joining replica takes its clusters after their old owner stopped; a leaving one hands them back at once', async () => {
     const name = `g${group++}`;
     const a = replica('j-a', name, { requeueMs: 20 });
@@ -140,8 +171,9 @@ describe('sharded managers', () => {
 
     // Reconciles run continuously (requeued every 20 ms) while the third replica joins: any overlap is recorded.
     const c = replica('j-c', name, { requeueMs: 20 });
-    const joinedAt = Date.now();
+    // start() resolves once j-c has joined (after its join grace): from then on its clusters move within a lease.
     await c.start();
+    const joinedAt = Date.now();
     const gained = keys.filter((k) => rendezvousOwner(['j-a', 'j-b', 'j-c'], clusterOf(k)) === 'j-c');
     expect(gained.length).toBeGreaterThan(0);
     await eventually('j-c reconciles the clusters it won', () => gained.every((k) => reconciledBy.get(k)?.includes('j-c')), LEASE_MS);

@@ -1,5 +1,5 @@
 import { RESOURCES, type Machine } from '@capstan/api';
-import { EventRecorder, isNotFound, KubeClient, type ResourceType } from '@capstan/kube';
+import { EventRecorder, isNotFound, KubeClient, ResourceClient, type ObjectRef, type ResourceType } from '@capstan/kube';
 import {
   createTestNamespace,
   genericProviderKind,
@@ -149,5 +149,46 @@ describe('orphaned clones', () => {
     const refused = () => Promise.resolve({ types: [{ ...INFRA, plural: 'nosuchkinds' }], labelSelector: LABEL_SELECTOR });
     await expect(sweep.sweepIfDue(owner, refused, new Date(), log)).rejects.toThrow(/404/);
     expect(await sweep.sweepIfDue(owner, locate, new Date(), log)).toBeGreaterThan(ORPHANED_CLONE_AGE_MS - 10_000);
+  });
+
+  it('keeps a clone whose Machine was created and took it over right after the sweep read that none exists', async () => {
+    await clone(INFRA, 'workers-late');
+    /** The Machine's late create lands, and the core takes the clone over, between the sweep's read and delete. */
+    class LateMachine extends ResourceClient<Machine> {
+      override async getIfExists(ref: ObjectRef, signal?: AbortSignal): Promise<Machine | undefined> {
+        const answer = await super.getIfExists(ref, signal);
+        if (ref.name === 'workers-late') {
+          const late = await machine('workers-late');
+          await client.resource(INFRA).mergePatch(
+            { namespace: ns.name, name: 'workers-late' },
+            {
+              metadata: {
+                ownerReferences: [
+                  { apiVersion: 'v1', kind: 'ConfigMap', name: 'workers', uid: owner.metadata!.uid! },
+                  {
+                    apiVersion: RESOURCES.Machine.apiVersion,
+                    kind: 'Machine',
+                    name: 'workers-late',
+                    uid: late.metadata.uid!,
+                    controller: true,
+                  },
+                ],
+              },
+            },
+          );
+        }
+        return answer;
+      }
+    }
+    const sweep = new OrphanedClones({
+      client,
+      machines: { getByName: () => undefined },
+      machinesApi: new LateMachine(client, RESOURCES.Machine),
+      recorder: new EventRecorder({ client, reportingController: 'capstan.dev/test', reportingInstance: 'test', logger: log }),
+    });
+    sweep.expect(owner, new Date(Date.now() - ORPHANED_CLONE_AGE_MS));
+    // Judged again shortly: it changed while being judged.
+    expect(await sweep.sweepIfDue(owner, locate, later(), log)).toBeLessThan(5_000);
+    expect(await exists(INFRA, 'workers-late')).toBe(true);
   });
 });

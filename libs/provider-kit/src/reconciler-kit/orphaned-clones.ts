@@ -1,6 +1,7 @@
 import { LABELS, type Machine } from '@capstan/api';
 import {
   describeFailure,
+  isConflict,
   isNotFound,
   type EventRecorder,
   type Informer,
@@ -12,13 +13,17 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 
 // A MachineSet or a control plane creates a Machine's infrastructure machine and bootstrap config first, then the
-// Machine that references them. A process killed between the two, or a clean-up that could not run, leaves objects
-// that nothing references; they are owned by the set or control plane, so nothing else deletes them while it lives.
-// After the owner created Machines, once such an object is old enough that its Machine would show, the owner looks
-// for them and deletes them.
+// Machine that references them (createMachineUnit). A process killed between the two, or a create whose fate stayed
+// unknown, leaves objects that nothing may reference; they are owned by the set or control plane, so nothing else
+// deletes them while it lives. After the owner created Machines, once such an object is old enough that no request
+// could still create its Machine, the owner looks for them and deletes them.
 
-/** An unreferenced clone younger than this may still get its Machine (or the cache may not show it yet). */
-export const ORPHANED_CLONE_AGE_MS = 60_000;
+/**
+ * An unreferenced clone younger than this may still get its Machine: the Machine's create is sent within one
+ * request timeout (30 s) of the clone's, and the API server may commit a create until its own request deadline
+ * (`--request-timeout`, 60 s) even when the client has given up. Twice their sum leaves room for a slow server.
+ */
+export const ORPHANED_CLONE_AGE_MS = 180_000;
 
 export interface OrphanedCloneDeps {
   client: KubeClient;
@@ -111,11 +116,24 @@ export class OrphanedClones {
         }
         const name = clone.metadata!.name!;
         if (await this.machineExists(namespace, name)) continue;
-        await clones
-          .delete({ namespace, name }, { preconditions: { uid: clone.metadata!.uid! } })
+        // This version only: a Machine that took the clone over since the list (the core sets itself as its
+        // controller) changed it, and the delete is refused.
+        const deleted = await clones
+          .delete(
+            { namespace, name },
+            { preconditions: { uid: clone.metadata!.uid!, resourceVersion: clone.metadata!.resourceVersion! } },
+          )
+          .then(() => true)
           .catch((err: unknown) => {
-            if (!isNotFound(err)) throw err;
+            if (isNotFound(err)) return false;
+            if (isConflict(err)) {
+              log.info({ kind: type.kind, clone: name }, 'a clone changed while being judged: looking again later');
+              youngest = Math.max(youngest ?? 0, now.getTime() - ORPHANED_CLONE_AGE_MS + 1_000);
+              return false;
+            }
+            throw err;
           });
+        if (!deleted) continue;
         log.info(
           { kind: type.kind, clone: name, cluster: clone.metadata?.labels?.[LABELS.clusterName] },
           'deleted a clone no Machine was created for',

@@ -1,9 +1,10 @@
 import { FINALIZERS, RESOURCES, type Cluster, type Machine, type MachineSet } from '@capstan/api';
-import { getControllerOf, type ResourceClient } from '@capstan/kube';
+import { EVENTS_V1, getControllerOf, type KubeEvent, type ResourceClient } from '@capstan/kube';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { MHC_FIELD_MANAGER } from '../machinehealthcheck/machine-health-conditions.js';
 import {
   MachinePlayer,
+  PLAYER_FIELD_MANAGER,
   createReadyCluster,
   createTemplates,
   eventually,
@@ -244,6 +245,50 @@ describe('MachineSet controller', () => {
       );
     });
     await settled('remedy', 2);
+  });
+
+  it('replaces a Machine whose infrastructure machine is gone before it was provisioned, and says so', async () => {
+    await createSet('stranded', 1);
+    await settled('stranded', 1);
+    const victim = (await machinesOf('stranded'))[0]!;
+    const name = victim.metadata.name!;
+    // Stranded: its clone deleted (as a clean-up racing a late create would), and the core reports it missing.
+    await env.client.resource(resourceOf('GenericInfrastructureMachine')).delete({ namespace: ns(), name });
+    await machines.applyStatus(
+      {
+        metadata: { name, namespace: ns() },
+        status: {
+          conditions: [
+            {
+              type: 'InfrastructureReady',
+              status: 'False',
+              reason: 'ObjectDoesNotExist',
+              message: 'GenericInfrastructureMachine does not exist',
+              lastTransitionTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+            },
+          ],
+        },
+      } as unknown as Machine,
+      { fieldManager: PLAYER_FIELD_MANAGER },
+    );
+    // Judged once the Machine is older than the grace (30 s).
+    await eventually(
+      'the stranded Machine replaced',
+      async () => {
+        const names = (await machinesOf('stranded')).map((m) => m.metadata.name);
+        return names.length === 1 && !names.includes(name);
+      },
+      60_000,
+    );
+    const events = await env.client.resource<KubeEvent>(EVENTS_V1).list({ namespace: ns() });
+    expect(
+      events.items
+        .filter((e) => e.reason === 'StrandedMachineReplaced' && e.regarding?.name === 'stranded')
+        .map((e) => e.note),
+    ).toEqual([
+      `Replacing Machine ${name}: GenericInfrastructureMachine ${name} does not exist and it was never provisioned`,
+    ]);
+    await settled('stranded', 1);
   });
 
   it('does nothing while its Cluster is paused, and reports it', async () => {

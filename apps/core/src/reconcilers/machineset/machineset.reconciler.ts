@@ -33,7 +33,12 @@ import {
 import { ProviderKindError } from '../../external/provider-kinds.js';
 import { selectorMatches } from '../shared/label-selector.js';
 import { cloneKindOf } from '../shared/template-cloner.js';
-import { MachineConditionWriter, setMachineCondition } from '@capstan/provider-kit';
+import {
+  MachineConditionWriter,
+  MachineCreationError,
+  setMachineCondition,
+  StrandedMachines,
+} from '@capstan/provider-kit';
 import { MACHINE_SUMMARY_CONDITIONS } from '../shared/machine-conditions.js';
 import { isDeleting } from '../shared/machine-state.js';
 import { deleteIfPresent, ownerReferenceTo, setClusterLabelAndOwner } from '../shared/ownership.js';
@@ -85,11 +90,14 @@ export class MachineSetReconciler {
   private readonly machinesApi: ResourceClient<Machine>;
   private readonly machineConditions: MachineConditionWriter;
   private readonly orphanedClones: OrphanedClones;
+  private readonly strandedMachines: StrandedMachines;
   readonly reconcile: Reconciler;
 
   constructor(
     private readonly workload: WorkloadContext,
     private readonly recorder: EventRecorder,
+    /** How old a Machine must be before it is judged stranded (STRANDED_MACHINE_GRACE_MS by default). */
+    strandedGraceMs?: number,
   ) {
     this.machinesApi = workload.client.resource<Machine>(RESOURCES.Machine);
     this.machineConditions = new MachineConditionWriter(this.machinesApi, MACHINE_SET_MACHINE_CONDITIONS);
@@ -98,6 +106,13 @@ export class MachineSetReconciler {
       machines: workload.machines,
       machinesApi: this.machinesApi,
       recorder,
+    });
+    this.strandedMachines = new StrandedMachines({
+      client: workload.client,
+      machinesApi: this.machinesApi,
+      resolve: (apiGroup, kind) => workload.templates.resolve(apiGroup, kind),
+      recorder,
+      ...(strandedGraceMs !== undefined && { graceMs: strandedGraceMs }),
     });
     this.reconcile = workloadReconciler<MachineSet>(workload, RESOURCES.MachineSet, {
       cache: workload.machineSets,
@@ -126,6 +141,9 @@ export class MachineSetReconciler {
       ]);
     }
     const machines = await this.adoptAndList(machineSet, rc);
+    // Replaced ones stay counted while they are deleted: the next reconcile creates their successors.
+    const stranded = await this.strandedMachines.scan(machines, this.workload.now(), rc.log);
+    for (const machine of stranded.stranded) await this.strandedMachines.replace(machineSet, machine, rc.log);
 
     const deployment = owningDeployment(this.workload, machineSet);
     const current = deployment ? isCurrentRevision(machineSet, deployment) : true;
@@ -164,8 +182,10 @@ export class MachineSetReconciler {
       try {
         await scaleUp(scale, machineSet, missing);
       } catch (err) {
-        if (!isNotFound(err) && !(err instanceof ProviderKindError)) throw err;
-        const message = err instanceof Error ? err.message : String(err);
+        // A missing template or provider kind fails the unit at a clone: the set reports it and waits.
+        const cause = err instanceof MachineCreationError && err.stage === 'clone' ? err.cause : err;
+        if (!isNotFound(cause) && !(cause instanceof ProviderKindError)) throw err;
+        const message = cause instanceof Error ? cause.message : String(cause);
         creationFailure = { stage: creationStageOf(err), message };
         blockedBy = `a template does not exist: ${message}`;
         rc.log.info({ reason: blockedBy }, 'cannot scale up');
@@ -188,8 +208,8 @@ export class MachineSetReconciler {
       now,
     });
     const sweepInMs = await this.sweepOrphanedClones(machineSet, now, rc);
-    if (sweepInMs === undefined) return result;
-    return { requeueAfter: Math.min(sweepInMs, result?.requeueAfter ?? sweepInMs) };
+    const waits = [sweepInMs, stranded.recheckInMs, result?.requeueAfter].filter((ms) => ms !== undefined);
+    return waits.length === 0 ? result : { ...result, requeueAfter: Math.min(...waits) };
   }
 
   /** Deletes clones a failed or cut-off scale-up left. */

@@ -1,9 +1,10 @@
 import { RESOURCES, type Machine, type MachineSet } from '@capstan/api';
-import { objectKey, runWithoutCallSignal, type EventRecorder, type ResourceClient } from '@capstan/kube';
+import { describeFailure, objectKey, type EventRecorder, type ResourceClient } from '@capstan/kube';
+import { createMachineUnit, MachineCreationError, type MachineClone } from '@capstan/provider-kit';
 import type { Logger } from 'pino';
 import { waitForCache } from '../shared/cache-wait.js';
 import { machinesToDelete } from '../shared/deletion-order.js';
-import type { ObjectReference } from '../shared/template-cloner.js';
+import { cloneReference, type ObjectReference } from '../shared/template-cloner.js';
 import { randomSuffix, renderMachineName } from './machine-naming.js';
 import { isDeleting } from '../shared/machine-state.js';
 import { desiredMachine, machineAnnotations, machineLabels } from './machineset.machines.js';
@@ -55,14 +56,17 @@ export async function scaleUp(deps: ScaleDeps, machineSet: MachineSet, count: nu
   await reflected();
 }
 
-/** The stage at which a Machine's creation failed, by the error it failed with (for the v1beta1 MachinesCreated). */
-const failedStages = new WeakMap<object, MachineCreationStage>();
-
-/** What `scaleUp` was doing when it threw `error`: cloning a template or creating the Machine. */
+/** What `scaleUp` was doing when it threw `error`: cloning a template or creating the Machine (v1beta1 MachinesCreated). */
 export function creationStageOf(error: unknown): MachineCreationStage {
-  return (typeof error === 'object' && error !== null && failedStages.get(error)) || 'machine';
+  if (!(error instanceof MachineCreationError) || error.stage === 'machine') return 'machine';
+  return error.cloneKind === BOOTSTRAP_CLONE ? 'bootstrap' : 'infrastructure';
 }
 
+/** The clone kinds as the unit names them (the template kinds differ by provider). */
+const BOOTSTRAP_CLONE = 'bootstrap config';
+const INFRASTRUCTURE_CLONE = 'infrastructure machine';
+
+/** Clones the set's templates, then creates the Machine, as one unit (createMachineUnit). */
 async function createMachine(deps: ScaleDeps, machineSet: MachineSet): Promise<Machine> {
   const { templates } = deps.workload;
   const namespace = machineSet.metadata.namespace!;
@@ -81,69 +85,33 @@ async function createMachine(deps: ScaleDeps, machineSet: MachineSet): Promise<M
     // Clones are owned by the set until the Machine controller takes them over (upstream CreateFromTemplate).
     ownerReferences: [ownerReferenceTo(machineSet, RESOURCES.MachineSet, false)],
   };
-  let bootstrap: ObjectReference | undefined;
-  let infrastructure: ObjectReference | undefined;
+  const clone = (kind: string, templateRef: ObjectReference): MachineClone => ({
+    kind,
+    create: () => templates.createFromTemplate({ ...cloneInput, templateRef }),
+    delete: () => templates.delete(namespace, cloneReference(templateRef, name)),
+  });
+  const bootstrapTemplate = template.bootstrap.configRef;
+  const bootstrap = bootstrapTemplate && cloneReference(bootstrapTemplate, name);
+  const infrastructure = cloneReference(template.infrastructureRef, name);
   try {
-    if (template.bootstrap.configRef) {
-      bootstrap = await templates.createFromTemplate({
-        ...cloneInput,
-        templateRef: template.bootstrap.configRef,
-      });
-    }
-    infrastructure = await templates.createFromTemplate({
-      ...cloneInput,
-      templateRef: template.infrastructureRef,
+    return await createMachineUnit({
+      name,
+      log: deps.log,
+      clones: [
+        ...(bootstrapTemplate ? [clone(BOOTSTRAP_CLONE, bootstrapTemplate)] : []),
+        clone(INFRASTRUCTURE_CLONE, template.infrastructureRef),
+      ],
+      createMachine: () => deps.machinesApi.create(desiredMachine(machineSet, name, { infrastructure, bootstrap })),
+      readMachine: () => deps.machinesApi.getIfExists({ namespace, name }),
     });
-    return await deps.machinesApi.create(desiredMachine(machineSet, name, { infrastructure, bootstrap }));
   } catch (err) {
-    if (typeof err === 'object' && err !== null) {
-      failedStages.set(
-        err,
-        template.bootstrap.configRef && !bootstrap ? 'bootstrap' : !infrastructure ? 'infrastructure' : 'machine',
-      );
-    }
-    // Outside the reconcile's signal: the failure may be that signal's abort (the cluster moved to another
-    // replica, the deadline passed), and the clean-up must still run (each request keeps its own timeout).
-    const outcome = await runWithoutCallSignal(() => createdAnyway(deps, namespace, name));
-    if (outcome.state === 'created') {
-      deps.log.info({ machine: name }, 'the create failed on the way back, but the Machine exists');
-      return outcome.machine;
-    }
-    // Nothing references the clones: remove them so a failed attempt leaks nothing. When that is unknown (the
-    // Machine may exist and reference them), the orphaned-clone sweep judges them later.
-    for (const clone of [infrastructure, bootstrap]) {
-      if (!clone || outcome.state === 'unknown') continue;
-      await runWithoutCallSignal(() => templates.delete(namespace, clone)).catch((cleanupErr: unknown) => {
-        deps.log.warn(
-          { err: cleanupErr, kind: clone.kind, clone: clone.name },
-          'could not delete a clone after a failed create',
-        );
-      });
-    }
     void deps.recorder.event(machineSet, {
       type: 'Warning',
       reason: 'FailedCreate',
       action: 'Create',
-      note: `Failed to create Machine ${name}: ${err instanceof Error ? err.message : String(err)}`,
+      note: `Failed to create Machine ${name}: ${describeFailure(err)}`,
     });
     throw err;
-  }
-}
-
-/**
- * Whether a Machine whose create failed exists after all (the request reached the API server, the response was
- * lost): its name is unique to this attempt, so one that exists is this attempt's.
- */
-async function createdAnyway(
-  deps: ScaleDeps,
-  namespace: string,
-  name: string,
-): Promise<{ state: 'created'; machine: Machine } | { state: 'absent' } | { state: 'unknown' }> {
-  try {
-    const machine = await deps.machinesApi.getIfExists({ namespace, name });
-    return machine ? { state: 'created', machine } : { state: 'absent' };
-  } catch {
-    return { state: 'unknown' };
   }
 }
 

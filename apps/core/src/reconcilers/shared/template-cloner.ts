@@ -112,13 +112,18 @@ export class TemplateCloner {
     await this.client
       .resource<TemplateObject>(type)
       .create(cloneFromTemplate(template, { ...input, kind, apiVersion }));
-    return {
-      apiGroup: input.templateRef.apiGroup,
-      kind,
-      name: input.name,
-      ...(input.templateRef.version ? { version: input.templateRef.version } : {}),
-    };
+    return cloneReference(input.templateRef, input.name);
   }
+}
+
+/** The reference to the clone named `name` of the template `templateRef` points at. */
+export function cloneReference(templateRef: ObjectReference, name: string): ObjectReference {
+  return {
+    apiGroup: templateRef.apiGroup,
+    kind: cloneKindOf(templateRef.kind),
+    name,
+    ...(templateRef.version ? { version: templateRef.version } : {}),
+  };
 }
 
 function recordOf(value: unknown): Record<string, unknown> {
