@@ -51,6 +51,7 @@ import {
   type FaultRecord,
 } from './report.js';
 import { NeedleIndex, scanFile, scanTexts, secretNeedles, type LeakHit } from './secret-scan.js';
+import { countStartupHandovers } from './startup-handovers.js';
 
 const REPLICAS = 2;
 const FAST_LEASE_TIMINGS = { leaseDuration: '4s', renewDeadline: '3s', retryPeriod: '500ms' };
@@ -78,6 +79,8 @@ interface Run {
   clusters: string[];
   shape?: ClusterShape;
   fakeSecretPem: string;
+  /** When the first fault was injected (epoch ms): the start-up window of the hand-over count ends there. */
+  firstFaultAt?: number;
   streams?: { root: string; stream: string; deadLetterStream: string };
 }
 
@@ -218,6 +221,7 @@ async function provision(run: Run, random: Random): Promise<void> {
     `kill during the initial provisioning: ${service}-${replica}, ${(delay / 1000).toFixed(1)} s after the clusters were created`,
   );
   const injected = performance.now();
+  run.firstFaultAt = Date.now();
   const kill = await killReplica(run.services, run.serviceOptions!, run.watch, service, replica);
   const lifted = performance.now();
   const result = await observer.waitForConvergence(started, PROVISIONING_TIMEOUT_MS, {
@@ -796,6 +800,10 @@ function finish(run: Run, began: number): Promise<number> {
     report.crashes = run.watch.unexpectedExits;
     report.nodesOfDeletedClusters = run.observer?.nodesOfDeletedClusters ?? [];
     report.errorLogLines = countErrorLines(run);
+    report.startupHandovers = countStartupHandovers(join(run.outDir, 'logs'), run.firstFaultAt ?? Date.now());
+    log(
+      `start-up hand-overs (until the first fault): ${report.startupHandovers.viewChanges} view changes, ${report.startupHandovers.reconcilesMoved} reconciles stopped by a move`,
+    );
     report.convergence = summarizeFaults(report.faults);
     await tearDown(run);
     report.finishedAt = new Date().toISOString();

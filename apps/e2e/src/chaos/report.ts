@@ -8,6 +8,7 @@ import type { KillRecord, UnexpectedExit } from './faults.js';
 import type { InvariantReport } from './invariants.js';
 import type { ManifestCategory } from './malformed-manifests.js';
 import type { LeakHit } from './secret-scan.js';
+import type { StartupHandovers } from './startup-handovers.js';
 import { seconds, summarize, type DurationSummary } from './stats.js';
 
 export type FaultKind = 'kill' | 'nats-outage' | 'apiserver-restart' | 'workload-freeze';
@@ -80,6 +81,8 @@ export interface ChaosReport {
     Record<FaultKind, { sinceInject: DurationSummary; sinceLift: DurationSummary; failed: number }>
   >;
   invariants?: InvariantReport;
+  /** Shard hand-overs while the services started together (up to the first fault). */
+  startupHandovers?: StartupHandovers;
   secretScan?: {
     secrets: number;
     needles: number;
