@@ -98,7 +98,7 @@ describe('ControlPlaneScaler against the API server', () => {
     await ns?.delete();
   });
 
-  const scaler = (strandedGraceMs?: number) =>
+  const scaler = (strandedGraceMs?: number, expectations = new MachineExpectations()) =>
     new ControlPlaneScaler({
       client,
       recorder: new EventRecorder({
@@ -111,7 +111,7 @@ describe('ControlPlaneScaler against the API server', () => {
       configClient: client.resource<K3sConfig>(RESOURCES.K3sConfig),
       machines: { getByName: () => undefined },
       kinds: new ProviderKinds(client),
-      expectations: new MachineExpectations(),
+      expectations,
       resolveDelaysMs: [50, 50],
       ...(strandedGraceMs !== undefined && { strandedGraceMs }),
     });
@@ -152,6 +152,8 @@ describe('ControlPlaneScaler against the API server', () => {
     await runWithCallSignal(handOver.signal, () => scaler().reconcile(test.scope, false)).catch(
       () => undefined,
     );
+    // At the latest now the create the replica gave up on reaches the server.
+    await held?.().catch(() => undefined);
 
     const [machine, ...others] = await listMachines();
     expect(others).toEqual([]);
@@ -163,6 +165,30 @@ describe('ControlPlaneScaler against the API server', () => {
       config: true,
       infrastructure: true,
     });
+  });
+
+  it('counts a Machine created just before the reconcile was cut, though its template fields wait', async () => {
+    const handOver = new AbortController();
+    machineClient.intercept = async (send) => {
+      const created = await send();
+      handOver.abort(new Error('cluster moved to another replica'));
+      return created;
+    };
+    const expectations = new MachineExpectations();
+    const test = new TestScope(kcp, { now: new Date() });
+    const result = await runWithCallSignal(handOver.signal, () =>
+      scaler(undefined, expectations).reconcile(test.scope, false),
+    );
+    expect(result.plan.action).toMatchObject({ type: 'create' });
+    const [machine] = await listMachines();
+    // The next reconcile waits for the cache to show it instead of creating another.
+    expect(expectations.satisfied(test.kit.key, () => 'absent')).toBe(false);
+    expect(
+      expectations.satisfied(test.kit.key, (name) =>
+        name === machine!.metadata.name ? 'present' : 'absent',
+      ),
+    ).toBe(true);
+    expect(test.recorded).toEqual([expect.stringMatching(/^MachineCreated: Created machine demo-cp-/)]);
   });
 
   it('replaces a Machine whose clones are gone before it was provisioned, and leaves one whose clones exist', async () => {

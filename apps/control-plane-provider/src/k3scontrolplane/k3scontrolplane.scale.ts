@@ -1,4 +1,5 @@
 import {
+  describeFailure,
   formatLabelValue,
   isBeingDeleted,
   isNotFound,
@@ -150,6 +151,7 @@ export class ControlPlaneScaler {
       this.cachedState(kcp.metadata.namespace!, name),
     );
     let strandedRecheckMs: number | undefined;
+    this.orphanedClones.notice(kcp, scope.now);
     if (settled) {
       const replaced = await this.replaceStrandedMachines(scope);
       strandedRecheckMs = replaced.recheckInMs;
@@ -344,7 +346,16 @@ export class ControlPlaneScaler {
       readMachine: () => machineClient.getIfExists({ namespace, name }),
       ...(this.deps.resolveDelaysMs && { resolveDelaysMs: this.deps.resolveDelaysMs }),
     });
-    await machineClient.apply(machineTemplateFields(kcp, machine), { fieldManager: TEMPLATE_FIELD_MANAGER });
+    // The Machine exists: what is left is bookkeeping. The template fields are applied to every Machine in place by
+    // later reconciles too, so a cut here (the cluster moved meanwhile) must not lose the creation.
+    await machineClient
+      .apply(machineTemplateFields(kcp, machine), { fieldManager: TEMPLATE_FIELD_MANAGER })
+      .catch((err: unknown) =>
+        scope.log.info(
+          { machine: name, err: { message: describeFailure(err) } },
+          'the machine template fields are applied by a later reconcile',
+        ),
+      );
     if (remediationFor) {
       const { [CONTROL_PLANE_ANNOTATIONS.remediationInProgress]: _handedOver, ...rest } =
         kcp.metadata.annotations!;

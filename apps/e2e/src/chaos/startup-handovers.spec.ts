@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { countStartupHandovers, MEMBERSHIP_CHANGED, RECONCILE_MOVED } from './startup-handovers.js';
+import { countStartupHandovers, JOINED, MEMBERSHIP_CHANGED, RECONCILE_MOVED } from './startup-handovers.js';
 
 describe('countStartupHandovers', () => {
   let dir: string;
@@ -34,7 +34,23 @@ describe('countStartupHandovers', () => {
     });
   });
 
+  it('counts only the views after the join when the replica waited a join grace', () => {
+    writeFileSync(
+      join(dir, 'core-0.log'),
+      [
+        line(1_000, MEMBERSHIP_CHANGED),
+        line(1_500, MEMBERSHIP_CHANGED), // the other replica seen while joining: nothing moved
+        line(4_000, JOINED),
+        line(6_000, MEMBERSHIP_CHANGED), // a third replica after the join: a hand-over
+      ].join('\n'),
+    );
+    expect(countStartupHandovers(dir, 10_000)).toMatchObject({ viewChanges: 1, reconcilesMoved: 0 });
+  });
+
   it('reports nothing for a missing log dir', () => {
-    expect(countStartupHandovers(join(dir, 'absent'), 1)).toMatchObject({ viewChanges: 0, reconcilesMoved: 0 });
+    expect(countStartupHandovers(join(dir, 'absent'), 1)).toMatchObject({
+      viewChanges: 0,
+      reconcilesMoved: 0,
+    });
   });
 });

@@ -3,10 +3,12 @@ import { join } from 'node:path';
 
 // How much the replicas' shard membership moved clusters while the services started together: read from the
 // services' JSON logs up to the first fault (no kill has restarted a replica yet). A replica logs its view each
-// time it changes; its first view is its join, every further one a hand-over of some clusters. A reconcile cut by
-// a hand-over logs that it stopped.
+// time it changes. Once it acts (it logs that it joined; before the join grace, its first view), every further
+// view is a hand-over of some clusters; views it saw while joining moved nothing. A reconcile cut by a hand-over
+// logs that it stopped.
 
 export const MEMBERSHIP_CHANGED = 'shard membership changed';
+export const JOINED = 'joined the shard group';
 export const RECONCILE_MOVED = 'reconcile stopped: the cluster moved to another replica';
 
 export interface StartupHandovers {
@@ -25,16 +27,17 @@ export function countStartupHandovers(logDir: string, until: number): StartupHan
   const counts: StartupHandovers = { until, viewChanges: 0, reconcilesMoved: 0, byReplica: {} };
   if (!existsSync(logDir)) return counts;
   for (const file of readdirSync(logDir).filter((f) => f.endsWith('.log'))) {
-    let views = 0;
-    let moved = 0;
+    const entries: { time: number; msg: string }[] = [];
     for (const line of readFileSync(join(logDir, file), 'utf8').split('\n')) {
-      if (!line.includes(MEMBERSHIP_CHANGED) && !line.includes(RECONCILE_MOVED)) continue;
+      if (![MEMBERSHIP_CHANGED, JOINED, RECONCILE_MOVED].some((msg) => line.includes(msg))) continue;
       const entry = parseLogLine(line);
-      if (!entry || entry.time > until) continue;
-      if (entry.msg === MEMBERSHIP_CHANGED) views++;
-      else if (entry.msg === RECONCILE_MOVED) moved++;
+      if (entry && entry.time <= until) entries.push(entry);
     }
-    const viewChanges = Math.max(0, views - 1);
+    const joinedAt = entries.findIndex((e) => e.msg === JOINED);
+    const views = entries.filter((e, i) => e.msg === MEMBERSHIP_CHANGED && i > joinedAt).length;
+    const moved = entries.filter((e) => e.msg === RECONCILE_MOVED).length;
+    // Without a join line (no join grace), the replica acted from its first view.
+    const viewChanges = joinedAt >= 0 ? views : Math.max(0, views - 1);
     if (viewChanges === 0 && moved === 0) continue;
     counts.byReplica[file.replace(/\.log$/, '')] = { viewChanges, reconcilesMoved: moved };
     counts.viewChanges += viewChanges;

@@ -292,7 +292,9 @@ export class ShardMembership implements ShardGate {
       // A round that completed and saw a new view publishes it at once (the hand-over waits on it); anything else,
       // a failed round included, waits for the period, so a failing API server is never hammered.
       if (completed && !sameList(this.published, this.view) && !stop.aborted) continue;
-      await sleep(Math.min(jittered(this.retryPeriodMs, 0.2), this.untilSettledMs()), stop);
+      // A joining replica whose round completed looks again when its view has been stable for the grace.
+      const pause = jittered(this.retryPeriodMs, 0.2);
+      await sleep(completed ? Math.min(pause, this.untilSettledMs()) : pause, stop);
     }
   }
 

@@ -1,6 +1,12 @@
 import { Controller, Inject, Module, type Type } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
-import { DeferEventException, EVENT_CATALOGUE, JetStreamEventPattern, type CapstanEvent, type EventName } from '@capstan/events';
+import {
+  DeferEventException,
+  EVENT_CATALOGUE,
+  JetStreamEventPattern,
+  type CapstanEvent,
+  type EventName,
+} from '@capstan/events';
 import type { ServiceContext } from '../service-context.js';
 import { SERVICE_CONTEXT } from '../tokens.js';
 

@@ -53,7 +53,10 @@ export class EventOutbox {
    * object as the server last answered when the record on it was written (so a reconcile continues from that
    * version instead of losing its next guarded write to this one).
    */
-  flush<T extends KubernetesObject>(resources: ResourceClient<T> | undefined, obj: T): Promise<{ done: boolean; obj: T }> {
+  flush<T extends KubernetesObject>(
+    resources: ResourceClient<T> | undefined,
+    obj: T,
+  ): Promise<{ done: boolean; obj: T }> {
     return this.deliver(resources, obj, []);
   }
 
@@ -109,7 +112,11 @@ export class EventOutbox {
         await this.options.publisher.publish(event.name, event.data as never);
       } catch (error) {
         this.log.warn(
-          { key, event: event.name, err: { message: error instanceof Error ? error.message : String(error) } },
+          {
+            key,
+            event: event.name,
+            err: { message: error instanceof Error ? error.message : String(error) },
+          },
           'event not published yet: kept as owed',
         );
         return queue.slice(i);
@@ -129,7 +136,10 @@ export class EventOutbox {
   ): Promise<T | undefined> {
     const kept = owed.slice(-MAX_OWED_PER_OBJECT);
     if (kept.length < owed.length) {
-      this.log.warn({ key: objectKey(obj), dropped: owed.length - kept.length }, 'too many owed events: oldest dropped');
+      this.log.warn(
+        { key: objectKey(obj), dropped: owed.length - kept.length },
+        'too many owed events: oldest dropped',
+      );
     }
     const value = kept.length > 0 ? JSON.stringify(kept) : null;
     if ((obj.metadata?.annotations?.[OWED_EVENTS_ANNOTATION] ?? null) === value) return undefined;
@@ -163,7 +173,9 @@ export function owedOn(obj: KubernetesObject): OwedEvent[] {
   try {
     const parsed: unknown = JSON.parse(raw);
     return Array.isArray(parsed)
-      ? parsed.filter((e): e is OwedEvent => typeof e === 'object' && e !== null && 'name' in e && 'data' in e)
+      ? parsed.filter(
+          (e): e is OwedEvent => typeof e === 'object' && e !== null && 'name' in e && 'data' in e,
+        )
       : [];
   } catch {
     return [];

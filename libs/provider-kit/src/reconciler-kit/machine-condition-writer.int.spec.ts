@@ -1,7 +1,11 @@
 import { RESOURCES, type Machine } from '@capstan/api';
 import { KubeClient } from '@capstan/kube';
 import { createTestNamespace, installCapstanCrds, type TestNamespace } from '@capstan/testing';
-import { MachineConditionWriter, removeMachineCondition, setMachineCondition } from './machine-condition-writer.js';
+import {
+  MachineConditionWriter,
+  removeMachineCondition,
+  setMachineCondition,
+} from './machine-condition-writer.js';
 
 // The writer other controllers (MachineSet, MachineHealthCheck, K3sControlPlane) use for their conditions on
 // Machines, against the real API server: no write when nothing changes, a lost race merged onto the winner's write
@@ -30,7 +34,10 @@ describe('MachineConditionWriter on the real API server', () => {
   });
 
   /** A Machine with the Machine controller's Ready condition, as the API server stores it. */
-  async function machine(name: string, extra: { type: string; status: 'True' | 'False'; reason: string }[] = []) {
+  async function machine(
+    name: string,
+    extra: { type: string; status: 'True' | 'False'; reason: string }[] = [],
+  ) {
     const created = await machines().create({
       apiVersion: RESOURCES.Machine.apiVersion,
       kind: RESOURCES.Machine.kind,
@@ -68,7 +75,13 @@ describe('MachineConditionWriter on the real API server', () => {
       { namespace: ns.name, name: 'raced' },
       {
         conditions: [
-          { type: 'Ready', status: 'False', reason: 'NotReady', message: 'node down', lastTransitionTime: '2026-06-01T12:00:00Z' },
+          {
+            type: 'Ready',
+            status: 'False',
+            reason: 'NotReady',
+            message: 'node down',
+            lastTransitionTime: '2026-06-01T12:00:00Z',
+          },
         ],
       },
     );
@@ -79,14 +92,18 @@ describe('MachineConditionWriter on the real API server', () => {
   });
 
   it('removes a condition it owns, and leaves a Machine that is gone alone', async () => {
-    const read = await machine('owned', [{ type: 'OwnerRemediated', status: 'False', reason: 'WaitingForRemediation' }]);
+    const read = await machine('owned', [
+      { type: 'OwnerRemediated', status: 'False', reason: 'WaitingForRemediation' },
+    ]);
     const writer = new MachineConditionWriter(machines(), ['OwnerRemediated']);
     const written = await writer.write(read, (m) => removeMachineCondition(m, 'OwnerRemediated'));
     expect(types(written)).toEqual({ Ready: 'True/Ready' });
     expect(types(await get('owned'))).toEqual({ Ready: 'True/Ready' });
 
     await machines().delete({ namespace: ns.name, name: 'owned' });
-    const ghost = await writer.write(written!, (m) => setMachineCondition(m, { ...upToDate, type: 'OwnerRemediated' }, now));
+    const ghost = await writer.write(written!, (m) =>
+      setMachineCondition(m, { ...upToDate, type: 'OwnerRemediated' }, now),
+    );
     expect(ghost).toBeUndefined();
   });
 });

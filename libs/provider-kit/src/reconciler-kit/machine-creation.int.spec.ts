@@ -1,5 +1,6 @@
 import { RESOURCES, type Machine } from '@capstan/api';
 import {
+  KubeApiError,
   KubeClient,
   KubeTransportError,
   runWithCallSignal,
@@ -92,16 +93,25 @@ describe('createMachineUnit', () => {
   });
   const nextName = () => `m-${counter++}`;
 
-  it('is not cut by a hand-over once it started: all three objects are created', async () => {
+  it('stops at a hand-over during the clones: deletes the clones made and never sends the Machine', async () => {
     const name = nextName();
     const handOver = new AbortController();
-    const created = await runWithCallSignal(handOver.signal, () =>
+    let machineSent = false;
+    const error = await runWithCallSignal(handOver.signal, () =>
       createMachineUnit(
-        unit(name, undefined, () => handOver.abort(new Error('cluster moved to another replica'))),
+        unit(
+          name,
+          () => {
+            machineSent = true;
+            return machines.create(machineBody(name));
+          },
+          () => handOver.abort(new Error('cluster moved to another replica')),
+        ),
       ),
-    );
-    expect(created.metadata.name).toBe(name);
-    expect(await state(name)).toEqual({ machine: true, bootstrap: true, infrastructure: true });
+    ).catch((err: unknown) => err);
+    expect(error).toMatchObject({ stage: 'clone', cloneKind: INFRA.kind, clonesKept: false });
+    expect(machineSent).toBe(false);
+    expect(await state(name)).toEqual({ machine: false, bootstrap: false, infrastructure: false });
   });
 
   it('creates nothing when the reconcile was cut before it started', async () => {
@@ -109,9 +119,30 @@ describe('createMachineUnit', () => {
     const handOver = new AbortController();
     handOver.abort(new Error('cluster moved to another replica'));
     await expect(runWithCallSignal(handOver.signal, () => createMachineUnit(unit(name)))).rejects.toThrow(
-      /moved/,
+      MachineCreationError,
     );
     expect(await state(name)).toEqual({ machine: false, bootstrap: false, infrastructure: false });
+  });
+
+  it('keeps the clones when a hand-over cut the Machine create, so the server committing it later strands nothing', async () => {
+    const name = nextName();
+    const handOver = new AbortController();
+    let held: (() => Promise<Machine>) | undefined;
+    let calls = 0;
+    const createMachine = () => {
+      calls++;
+      held = () => machines.create(machineBody(name));
+      handOver.abort(new Error('cluster moved to another replica'));
+      return Promise.reject(lostAnswer('/machines'));
+    };
+    const error = await runWithCallSignal(handOver.signal, () =>
+      createMachineUnit(unit(name, createMachine)),
+    ).catch((err: unknown) => err);
+    expect(error).toMatchObject({ stage: 'machine', clonesKept: true });
+    // Cut: the replica that lost the cluster sends nothing more.
+    expect(calls).toBe(1);
+    await held!();
+    expect(await state(name)).toEqual({ machine: true, bootstrap: true, infrastructure: true });
   });
 
   it('resolves a Machine create the server committed after its answer was lost (and after a read said absent)', async () => {
@@ -167,6 +198,24 @@ describe('createMachineUnit', () => {
     expect(error).toMatchObject({ stage: 'machine', clonesKept: false });
     expect((error as MachineCreationError).message).toMatch(/422/);
     expect(await state(name)).toEqual({ machine: false, bootstrap: false, infrastructure: false });
+  });
+
+  it('keeps the clones when a later attempt is refused for a reason that says nothing of the first', async () => {
+    const name = nextName();
+    let calls = 0;
+    const forbidden = new KubeApiError('POST', '/machines', { reason: 'Forbidden', code: 403 }, 403);
+    const createMachine = () => Promise.reject(calls++ === 0 ? lostAnswer('/machines') : forbidden);
+    const error = await createMachineUnit(unit(name, createMachine)).catch((err: unknown) => err);
+    expect(error).toMatchObject({ stage: 'machine', clonesKept: true });
+    expect(await state(name)).toEqual({ machine: false, bootstrap: true, infrastructure: true });
+  });
+
+  it('leaves a clone that already existed to whoever made it', async () => {
+    const name = nextName();
+    await clone(INFRA, name).create();
+    const error = await createMachineUnit(unit(name)).catch((err: unknown) => err);
+    expect(error).toMatchObject({ stage: 'clone', cloneKind: INFRA.kind });
+    expect(await state(name)).toEqual({ machine: false, bootstrap: false, infrastructure: true });
   });
 
   it('deletes the clones made before a clone that failed, and never sends the Machine', async () => {

@@ -4,23 +4,25 @@ import {
   describeFailure,
   isAlreadyExists,
   isDefinitiveRefusal,
+  isInvalid,
   isNotFound,
-  isTooManyRequests,
   runWithoutCallSignal,
+  statusCodeOf,
 } from '@capstan/kube';
 import type { Logger } from 'pino';
 
 // A MachineSet or a control plane creates a Machine as one unit: its bootstrap config and infrastructure machine
-// (clones named after it), then the Machine that references them. Two rules keep a Machine from ever pointing at
-// objects that are gone:
-// - Once the first clone is created, the unit is not cut by the reconcile's signal (a hand-over to another
-//   replica, the reconcile deadline): each request keeps its own timeout, so the unit ends within a few of them.
-// - Clones are deleted only when it is certain the Machine does not exist and never will: its create was refused
-//   by the API server, or never sent. A create whose answer was lost (an abort, a timeout, a broken connection,
-//   a 5xx) may still be committed by the server after any read that says "absent"; it is resolved by sending the
-//   same create again (the name is the unit's own) until the server answers definitively: created, already
-//   exists, or refused. Still unresolved, the clones are kept; the owner's orphaned-clone sweep judges them once
-//   no request could still create the Machine.
+// (clones named after it), then the Machine that references them. The rule that keeps a Machine from ever pointing
+// at objects that are gone: clones are deleted only when it is certain the Machine does not exist and never will,
+// because its create was never sent or the API server refused it. A create whose answer was lost (the reconcile cut
+// by a hand-over or its deadline, a timeout, a broken connection, a 5xx) may still be committed by the server after
+// any read that says "absent"; while the reconcile may go on, it is resolved by sending the same create again (the
+// name is the unit's own) until the server answers created, already exists or refused. Otherwise the clones are
+// kept: the owner's orphaned-clone sweep judges them once no request could still create the Machine, and the owner
+// replaces a Machine whose clones are gone anyway (StrandedMachines).
+//
+// The requests run under the reconcile's signal: a replica that lost the cluster stops at once and never sends a
+// create the new owner cannot know about. Only the clean-up of a Machine never sent runs outside it.
 
 /** One object created before the Machine, which the Machine references by name. */
 export interface MachineClone {
@@ -41,12 +43,18 @@ export interface MachineCreationUnit {
   /** Reads the Machine from the API server (undefined when it does not exist). */
   readMachine(): Promise<Machine | undefined>;
   log: Logger;
-  /** Pause between attempts to resolve a create whose answer was lost (tests make it short). */
+  /** Pauses between attempts to resolve a create whose answer was lost (tests make them short). */
   resolveDelaysMs?: readonly number[];
 }
 
 /** How often, and after what pauses, a create whose answer was lost is sent again. */
 export const RESOLVE_DELAYS_MS: readonly number[] = [500, 2_000, 5_000];
+
+/**
+ * No create is sent again this long after the first was: the orphaned-clone sweep's age threshold counts on it (the
+ * last create leaves within this of the first, and the API server may commit it up to its request deadline later).
+ */
+export const RESOLVE_WINDOW_MS = 60_000;
 
 /** The unit failed; `stage` says where, `clonesKept` whether clones were left for the sweep (fate unknown). */
 export class MachineCreationError extends Error {
@@ -69,15 +77,10 @@ export class MachineCreationError extends Error {
 
 /**
  * Creates the clones, then the Machine, as one unit (see the comment above). Returns the Machine, also when its
- * create was answered only on a later attempt. Throws the reconcile's abort before creating anything when the
- * reconcile was already cut; otherwise a MachineCreationError whose cause is the failed request's error.
+ * create was answered only on a later attempt; otherwise throws a MachineCreationError whose cause is the failed
+ * request's error.
  */
 export async function createMachineUnit(unit: MachineCreationUnit): Promise<Machine> {
-  ambientCallSignal()?.throwIfAborted();
-  return runWithoutCallSignal(() => createUnit(unit));
-}
-
-async function createUnit(unit: MachineCreationUnit): Promise<Machine> {
   const created: MachineClone[] = [];
   for (const clone of unit.clones) {
     try {
@@ -85,14 +88,17 @@ async function createUnit(unit: MachineCreationUnit): Promise<Machine> {
       created.push(clone);
     } catch (err) {
       // The Machine was never sent: nothing can reference the clones. One whose create was lost may still appear:
-      // the delete below finds it or not, and the sweep takes one that appears later.
-      await deleteClones(unit, [...created, clone]);
+      // the delete below finds it or not, and the sweep takes one that appears later. One that already existed is
+      // someone else's.
+      await runWithoutCallSignal(() =>
+        deleteClones(unit, isAlreadyExists(err) ? created : [...created, clone]),
+      );
       throw new MachineCreationError(unit.name, 'clone', false, err, clone.kind);
     }
   }
   const outcome = await createResolved(unit);
   if (outcome.state === 'created') return outcome.machine;
-  if (outcome.state === 'refused') await deleteClones(unit, created);
+  if (outcome.state === 'refused') await runWithoutCallSignal(() => deleteClones(unit, created));
   else
     unit.log.warn(
       { machine: unit.name, err: { message: describeFailure(outcome.error) } },
@@ -106,12 +112,18 @@ type CreateOutcome =
   | { state: 'refused'; error: unknown }
   | { state: 'unknown'; error: unknown };
 
-/** Sends the Machine's create until the answer says whether it exists, within the unit's attempts. */
+/** Sends the Machine's create until the answer says whether it exists, while the reconcile may go on. */
 async function createResolved(unit: MachineCreationUnit): Promise<CreateOutcome> {
   const delays = unit.resolveDelaysMs ?? RESOLVE_DELAYS_MS;
+  const signal = ambientCallSignal();
+  const firstSentAt = Date.now();
   let lastError: unknown;
   for (let attempt = 0; attempt <= delays.length; attempt++) {
-    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, delays[attempt - 1]));
+    if (attempt > 0) {
+      if (signal?.aborted || Date.now() - firstSentAt > RESOLVE_WINDOW_MS) break;
+      await new Promise((resolve) => setTimeout(resolve, delays[attempt - 1]));
+      if (signal?.aborted) break;
+    }
     try {
       return { state: 'created', machine: await unit.createMachine() };
     } catch (err) {
@@ -125,10 +137,7 @@ async function createResolved(unit: MachineCreationUnit): Promise<CreateOutcome>
         }
         continue; // deleted again meanwhile, or the read failed: ask once more
       }
-      // A refusal of the same body answers for every earlier attempt too, except "too many requests", which says
-      // nothing of an attempt the server did take.
-      if (isDefinitiveRefusal(err) && (attempt === 0 || !isTooManyRequests(err)))
-        return { state: 'refused', error: err };
+      if (refusesEveryAttempt(err, attempt)) return { state: 'refused', error: err };
       unit.log.info(
         { machine: unit.name, attempt: attempt + 1, err: { message: describeFailure(err) } },
         'the Machine create was not answered: sending it again to learn its fate',
@@ -136,6 +145,16 @@ async function createResolved(unit: MachineCreationUnit): Promise<CreateOutcome>
     }
   }
   return { state: 'unknown', error: lastError };
+}
+
+/**
+ * Whether a refusal of attempt `attempt` means no attempt created the Machine. The first attempt's refusal is its own
+ * answer; a later one speaks for the earlier ones only when it judged the body itself (400, 422), which is the same
+ * every time. A 401, 403, 404 or 429 now says nothing of an attempt the server took before.
+ */
+function refusesEveryAttempt(err: unknown, attempt: number): boolean {
+  if (!isDefinitiveRefusal(err)) return false;
+  return attempt === 0 || isInvalid(err) || statusCodeOf(err) === 400;
 }
 
 async function deleteClones(unit: MachineCreationUnit, clones: readonly MachineClone[]): Promise<void> {

@@ -1,7 +1,13 @@
 import { jest } from '@jest/globals';
 import pino from 'pino';
 import { RESOURCES, type SimCluster } from '@capstan/api';
-import { KubeClient, OwnWrites, type ReconcileContext, type ReconcileResult, type Reconciler } from '@capstan/kube';
+import {
+  KubeClient,
+  OwnWrites,
+  type ReconcileContext,
+  type ReconcileResult,
+  type Reconciler,
+} from '@capstan/kube';
 import { createTestNamespace, installCapstanCrds, type TestNamespace } from '@capstan/testing';
 import { EventOutbox, OWED_EVENTS_ANNOTATION, type OwedEvent } from './event-outbox.js';
 import {
@@ -42,7 +48,10 @@ describe('objectReconciler on the real API server', () => {
   let ns: TestNamespace;
   let client: KubeClient;
   const resources = () => client.resource<SimCluster>(RESOURCES.SimCluster);
-  const get = (name: string) => resources().get({ namespace: ns.name, name }).catch(() => undefined);
+  const get = (name: string) =>
+    resources()
+      .get({ namespace: ns.name, name })
+      .catch(() => undefined);
 
   beforeAll(async () => {
     ns = await createTestNamespace('kit-rec');
@@ -157,7 +166,9 @@ describe('objectReconciler on the real API server', () => {
     expect(failed?.message).not.toContain(secret);
 
     await reconcileOnce('failing', { reconcileNormal: () => Promise.resolve() });
-    expect(conditionOf(await get('failing'), RECONCILE_SUCCEEDED_CONDITION)).toMatchObject({ status: 'True' });
+    expect(conditionOf(await get('failing'), RECONCILE_SUCCEEDED_CONDITION)).toMatchObject({
+      status: 'True',
+    });
   });
 
   it('starts over shortly when the object changed meanwhile, and waits while the cache is behind its own write', async () => {
@@ -171,7 +182,10 @@ describe('objectReconciler on the real API server', () => {
       ownWrites,
       reconcileNormal: async () => {
         // Someone else writes the object between the cache read and this reconcile's write.
-        await resources().mergePatch({ namespace: ns.name, name: 'raced' }, { metadata: { labels: { a: 'b' } } });
+        await resources().mergePatch(
+          { namespace: ns.name, name: 'raced' },
+          { metadata: { labels: { a: 'b' } } },
+        );
       },
     });
     const key = `${ns.name}/raced`;
@@ -244,10 +258,18 @@ describe('objectReconciler on the real API server', () => {
     let steps = 0;
     const reconcileDelete = () => Promise.resolve(++steps < 2 ? { requeueAfter: 10 } : { done: true });
     expect(
-      await reconcileOnce('deleted', { finalizer: FINALIZER, reconcileNormal: () => Promise.resolve(), reconcileDelete }),
+      await reconcileOnce('deleted', {
+        finalizer: FINALIZER,
+        reconcileNormal: () => Promise.resolve(),
+        reconcileDelete,
+      }),
     ).toEqual({ requeueAfter: 10 });
     expect(await get('deleted')).toBeDefined();
-    await reconcileOnce('deleted', { finalizer: FINALIZER, reconcileNormal: () => Promise.resolve(), reconcileDelete });
+    await reconcileOnce('deleted', {
+      finalizer: FINALIZER,
+      reconcileNormal: () => Promise.resolve(),
+      reconcileDelete,
+    });
     expect(await get('deleted')).toBeUndefined();
   });
 });

@@ -81,7 +81,9 @@ export interface ObjectReconcilerDefinition<T extends ReconciledObject> {
  * `ReconcileSucceeded=False` naming the failure (no secrets: see describeFailure); a lost write race reconciles
  * again shortly from the fresh cache.
  */
-export function objectReconciler<T extends ReconciledObject>(definition: ObjectReconcilerDefinition<T>): Reconciler {
+export function objectReconciler<T extends ReconciledObject>(
+  definition: ObjectReconcilerDefinition<T>,
+): Reconciler {
   const owned = [...definition.ownedConditions, PAUSED, RECONCILE_SUCCEEDED_CONDITION];
   const now = definition.now ?? (() => new Date());
   return async (key: string, rc: ReconcileContext): Promise<ReconcileResult | undefined> => {
@@ -129,13 +131,19 @@ export function objectReconciler<T extends ReconciledObject>(definition: ObjectR
       return !(published && flushed) && !result?.requeueAfter ? { requeue: true } : (result ?? undefined);
     } catch (error) {
       if (isConflict(error)) {
-        rc.log.debug({ err: { message: describeFailure(error) } }, 'object changed meanwhile: reconciling again');
+        rc.log.debug(
+          { err: { message: describeFailure(error) } },
+          'object changed meanwhile: reconciling again',
+        );
         return { requeueAfter: CONFLICT_REQUEUE_MS };
       }
       if (isNotFound(error) && scope.obj.metadata?.deletionTimestamp) return undefined;
       // Outside the reconcile's signal: a reconcile that ran past its deadline still records why.
       await runWithoutCallSignal(() => writeFailure(scope, error, now())).catch((writeError: unknown) =>
-        rc.log.warn({ err: { message: describeFailure(writeError) } }, 'the failed reconcile could not write its status'),
+        rc.log.warn(
+          { err: { message: describeFailure(writeError) } },
+          'the failed reconcile could not write its status',
+        ),
       );
       throw error;
     }
@@ -195,9 +203,11 @@ function withoutLoneNotPaused<T extends ReconciledObject>(patch: PatchHelper<T>,
   const candidate = structuredClone(obj);
   const status = candidate.status as { conditions?: Condition[] };
   const rest = conditions.filter((c) => c.type !== PAUSED);
-  if (rest.length > 0 || patch.before.status?.conditions !== undefined) status.conditions = structuredClone(rest);
+  if (rest.length > 0 || patch.before.status?.conditions !== undefined)
+    status.conditions = structuredClone(rest);
   else delete status.conditions;
-  if (patch.before.status === undefined && Object.keys(status).length === 0) delete (candidate as { status?: unknown }).status;
+  if (patch.before.status === undefined && Object.keys(status).length === 0)
+    delete (candidate as { status?: unknown }).status;
   return patch.hasChanges(candidate) ? obj : candidate;
 }
 
@@ -206,10 +216,18 @@ function markSucceeded(obj: ReconciledObject, now: Date): void {
   const conditions = (obj.status?.conditions ?? []) as Condition[];
   const current = conditions.find((c) => c.type === RECONCILE_SUCCEEDED_CONDITION);
   if (!current || current.status === ConditionStatus.True) return;
-  setObjectCondition(obj, { type: RECONCILE_SUCCEEDED_CONDITION, status: ConditionStatus.True, reason: 'ReconcileSucceeded' }, now);
+  setObjectCondition(
+    obj,
+    { type: RECONCILE_SUCCEEDED_CONDITION, status: ConditionStatus.True, reason: 'ReconcileSucceeded' },
+    now,
+  );
 }
 
-async function writeFailure<T extends ReconciledObject>(scope: ReconcileScope<T>, error: unknown, now: Date): Promise<void> {
+async function writeFailure<T extends ReconciledObject>(
+  scope: ReconcileScope<T>,
+  error: unknown,
+  now: Date,
+): Promise<void> {
   if (scope.obj.metadata?.deletionTimestamp && (scope.obj.metadata.finalizers ?? []).length === 0) return;
   setObjectCondition(
     scope.obj,
@@ -224,8 +242,16 @@ async function writeFailure<T extends ReconciledObject>(scope: ReconcileScope<T>
   await scope.patchNow();
 }
 
-function setObjectCondition(obj: ReconciledObject, input: Parameters<typeof setCondition>[1], now: Date): void {
+function setObjectCondition(
+  obj: ReconciledObject,
+  input: Parameters<typeof setCondition>[1],
+  now: Date,
+): void {
   const status = (obj.status ?? {}) as NonNullable<ReconciledObject['status']>;
-  status.conditions = setCondition(status.conditions, { ...input, observedGeneration: obj.metadata?.generation }, now);
+  status.conditions = setCondition(
+    status.conditions,
+    { ...input, observedGeneration: obj.metadata?.generation },
+    now,
+  );
   (obj as KubernetesObject & { status?: object }).status = status;
 }

@@ -1,5 +1,12 @@
 import { RESOURCES, type Machine } from '@capstan/api';
-import { EventRecorder, isNotFound, KubeClient, ResourceClient, type ObjectRef, type ResourceType } from '@capstan/kube';
+import {
+  EventRecorder,
+  isNotFound,
+  KubeClient,
+  ResourceClient,
+  type ObjectRef,
+  type ResourceType,
+} from '@capstan/kube';
 import {
   createTestNamespace,
   genericProviderKind,
@@ -37,7 +44,13 @@ describe('orphaned clones', () => {
     await installGenericProviderCrds(ns.kc);
     client = new KubeClient(ns.kc, { fieldManager: 'kit-test' });
     owner = await client
-      .resource<V1ConfigMap>({ group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true })
+      .resource<V1ConfigMap>({
+        group: '',
+        version: 'v1',
+        plural: 'configmaps',
+        kind: 'ConfigMap',
+        namespaced: true,
+      })
       .create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'workers', namespace: ns.name } });
   });
   afterAll(async () => {
@@ -50,10 +63,19 @@ describe('orphaned clones', () => {
       client,
       machines: { getByName: (_namespace, name) => (cached.has(name!) ? ({} as Machine) : undefined) },
       machinesApi: client.resource<Machine>(RESOURCES.Machine),
-      recorder: new EventRecorder({ client, reportingController: 'capstan.dev/test', reportingInstance: 'test', logger: log }),
+      recorder: new EventRecorder({
+        client,
+        reportingController: 'capstan.dev/test',
+        reportingInstance: 'test',
+        logger: log,
+      }),
     });
   /** A clone as its owner makes it: the owner's labels, owned (not controlled) by it. */
-  const clone = (type: ResourceType, name: string, options: { controlledBy?: Machine; labels?: Record<string, string> } = {}) =>
+  const clone = (
+    type: ResourceType,
+    name: string,
+    options: { controlledBy?: Machine; labels?: Record<string, string> } = {},
+  ) =>
     client.resource<KubernetesObject>(type).create({
       apiVersion: `${type.group}/${type.version}`,
       kind: type.kind,
@@ -118,7 +140,9 @@ describe('orphaned clones', () => {
 
     sweep.expect(owner, new Date());
     // Due only once a clone made now would be old enough.
-    expect(await sweep.sweepIfDue(owner, locate, new Date(), log)).toBeGreaterThan(ORPHANED_CLONE_AGE_MS - 5_000);
+    expect(await sweep.sweepIfDue(owner, locate, new Date(), log)).toBeGreaterThan(
+      ORPHANED_CLONE_AGE_MS - 5_000,
+    );
     expect(await exists(INFRA, 'workers-lost')).toBe(true);
 
     expect(await sweep.sweepIfDue(owner, locate, later(), log)).toBeUndefined();
@@ -137,7 +161,9 @@ describe('orphaned clones', () => {
     await clone(INFRA, 'workers-young');
     const sweep = sweeper();
     sweep.expect(owner, new Date(Date.now() - ORPHANED_CLONE_AGE_MS));
-    expect(await sweep.sweepIfDue(owner, locate, new Date(), log)).toBeGreaterThan(ORPHANED_CLONE_AGE_MS - 10_000);
+    expect(await sweep.sweepIfDue(owner, locate, new Date(), log)).toBeGreaterThan(
+      ORPHANED_CLONE_AGE_MS - 10_000,
+    );
     expect(await exists(INFRA, 'workers-young')).toBe(true);
     expect(await sweep.sweepIfDue(owner, locate, later(), log)).toBeUndefined();
     expect(await exists(INFRA, 'workers-young')).toBe(false);
@@ -146,9 +172,12 @@ describe('orphaned clones', () => {
   it('is due again later when a sweep fails', async () => {
     const sweep = sweeper();
     sweep.expect(owner, new Date(Date.now() - ORPHANED_CLONE_AGE_MS));
-    const refused = () => Promise.resolve({ types: [{ ...INFRA, plural: 'nosuchkinds' }], labelSelector: LABEL_SELECTOR });
+    const refused = () =>
+      Promise.resolve({ types: [{ ...INFRA, plural: 'nosuchkinds' }], labelSelector: LABEL_SELECTOR });
     await expect(sweep.sweepIfDue(owner, refused, new Date(), log)).rejects.toThrow(/404/);
-    expect(await sweep.sweepIfDue(owner, locate, new Date(), log)).toBeGreaterThan(ORPHANED_CLONE_AGE_MS - 10_000);
+    expect(await sweep.sweepIfDue(owner, locate, new Date(), log)).toBeGreaterThan(
+      ORPHANED_CLONE_AGE_MS - 10_000,
+    );
   });
 
   it('keeps a clone whose Machine was created and took it over right after the sweep read that none exists', async () => {
@@ -184,7 +213,12 @@ describe('orphaned clones', () => {
       client,
       machines: { getByName: () => undefined },
       machinesApi: new LateMachine(client, RESOURCES.Machine),
-      recorder: new EventRecorder({ client, reportingController: 'capstan.dev/test', reportingInstance: 'test', logger: log }),
+      recorder: new EventRecorder({
+        client,
+        reportingController: 'capstan.dev/test',
+        reportingInstance: 'test',
+        logger: log,
+      }),
     });
     sweep.expect(owner, new Date(Date.now() - ORPHANED_CLONE_AGE_MS));
     // Judged again shortly: it changed while being judged.

@@ -19,9 +19,10 @@ import type { Logger } from 'pino';
 // could still create its Machine, the owner looks for them and deletes them.
 
 /**
- * An unreferenced clone younger than this may still get its Machine: the Machine's create is sent within one
- * request timeout (30 s) of the clone's, and the API server may commit a create until its own request deadline
- * (`--request-timeout`, 60 s) even when the client has given up. Twice their sum leaves room for a slow server.
+ * An unreferenced clone younger than this may still get its Machine: the first Machine create leaves within one
+ * request timeout (30 s) of the last clone's, the last within RESOLVE_WINDOW_MS (60 s) of the first, and the API
+ * server may commit a create until its own request deadline (`--request-timeout`, 60 s) after the client gave up:
+ * 150 s, and a margin for a slow server.
  */
 export const ORPHANED_CLONE_AGE_MS = 180_000;
 
@@ -42,8 +43,21 @@ export interface CloneLocation {
 export class OrphanedClones {
   /** Per owner uid: when to look for orphaned clones (epoch ms). */
   private readonly due = new Map<string, number>();
+  /** Owners this process has reconciled. */
+  private readonly noticed = new Set<string>();
 
   constructor(private readonly deps: OrphanedCloneDeps) {}
+
+  /**
+   * The first reconcile of an owner in this process: clones that an earlier process (another replica before a
+   * hand-over, this one before a restart) kept for a sweep are looked for once old enough.
+   */
+  notice(owner: KubernetesObject, now: Date): void {
+    const uid = owner.metadata!.uid!;
+    if (this.noticed.has(uid)) return;
+    this.noticed.add(uid);
+    this.expect(owner, now);
+  }
 
   /** The owner created (or failed to create) Machines: clones left behind are looked for once old enough. */
   expect(owner: KubernetesObject, now: Date): void {
@@ -52,7 +66,9 @@ export class OrphanedClones {
   }
 
   forget(uid: string | undefined): void {
-    if (uid) this.due.delete(uid);
+    if (!uid) return;
+    this.due.delete(uid);
+    this.noticed.delete(uid);
   }
 
   /**
@@ -90,7 +106,10 @@ export class OrphanedClones {
     try {
       return await this.sweepIfDue(owner, locate, now, log);
     } catch (err) {
-      log.warn({ err: { message: describeFailure(err) } }, 'could not look for orphaned clones: trying again later');
+      log.warn(
+        { err: { message: describeFailure(err) } },
+        'could not look for orphaned clones: trying again later',
+      );
       return ORPHANED_CLONE_AGE_MS;
     }
   }
@@ -121,13 +140,18 @@ export class OrphanedClones {
         const deleted = await clones
           .delete(
             { namespace, name },
-            { preconditions: { uid: clone.metadata!.uid!, resourceVersion: clone.metadata!.resourceVersion! } },
+            {
+              preconditions: { uid: clone.metadata!.uid!, resourceVersion: clone.metadata!.resourceVersion! },
+            },
           )
           .then(() => true)
           .catch((err: unknown) => {
             if (isNotFound(err)) return false;
             if (isConflict(err)) {
-              log.info({ kind: type.kind, clone: name }, 'a clone changed while being judged: looking again later');
+              log.info(
+                { kind: type.kind, clone: name },
+                'a clone changed while being judged: looking again later',
+              );
               youngest = Math.max(youngest ?? 0, now.getTime() - ORPHANED_CLONE_AGE_MS + 1_000);
               return false;
             }

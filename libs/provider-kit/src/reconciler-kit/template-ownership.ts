@@ -1,5 +1,12 @@
 import { RESOURCES, type Cluster } from '@capstan/api';
-import { isConflict, isNotFound, type Informer, type KubeClient, type ResourceClient, type ResourceType } from '@capstan/kube';
+import {
+  isConflict,
+  isNotFound,
+  type Informer,
+  type KubeClient,
+  type ResourceClient,
+  type ResourceType,
+} from '@capstan/kube';
 import type { KubernetesObject } from '@kubernetes/client-node';
 
 // The templates a MachineDeployment, MachineSet or control plane clones get their Cluster as an owner (upstream
@@ -29,7 +36,11 @@ export class TemplateClusterOwnership {
   ) {}
 
   /** Adds `cluster` to the owners of each referenced template that lacks it; a missing template is skipped. */
-  async ensure(cluster: Cluster, namespace: string, refs: readonly (TemplateReference | undefined)[]): Promise<void> {
+  async ensure(
+    cluster: Cluster,
+    namespace: string,
+    refs: readonly (TemplateReference | undefined)[],
+  ): Promise<void> {
     for (const ref of refs) {
       if (!ref?.kind.endsWith(TEMPLATE_SUFFIX)) continue;
       const key = `${cluster.metadata.uid}/${ref.apiGroup}/${ref.kind}/${namespace}/${ref.name}`;
@@ -42,7 +53,9 @@ export class TemplateClusterOwnership {
       }
       const templates = this.client.resource<KubernetesObject>(type);
       const id = { namespace, name: ref.name };
-      const template = await (this.cacheOf ? this.cacheOf(type).getOrFetch(namespace, ref.name) : templates.getIfExists(id));
+      const template = await (this.cacheOf
+        ? this.cacheOf(type).getOrFetch(namespace, ref.name)
+        : templates.getIfExists(id));
       if (!template) continue;
       try {
         await this.addOwner(templates, template, cluster);
@@ -55,15 +68,29 @@ export class TemplateClusterOwnership {
     }
   }
 
-  private async addOwner(templates: ResourceClient<KubernetesObject>, template: KubernetesObject, cluster: Cluster): Promise<void> {
+  private async addOwner(
+    templates: ResourceClient<KubernetesObject>,
+    template: KubernetesObject,
+    cluster: Cluster,
+  ): Promise<void> {
     const owners = template.metadata?.ownerReferences ?? [];
     if (owners.some((o) => o.uid === cluster.metadata.uid)) return;
-    const owner = { apiVersion: RESOURCES.Cluster.apiVersion, kind: RESOURCES.Cluster.kind, name: cluster.metadata.name!, uid: cluster.metadata.uid! };
+    const owner = {
+      apiVersion: RESOURCES.Cluster.apiVersion,
+      kind: RESOURCES.Cluster.kind,
+      name: cluster.metadata.name!,
+      uid: cluster.metadata.uid!,
+    };
     // resourceVersion makes the merge patch conditional: an owner added meanwhile is not overwritten.
     await templates
       .mergePatch(
         { namespace: template.metadata?.namespace, name: template.metadata!.name! },
-        { metadata: { resourceVersion: template.metadata?.resourceVersion, ownerReferences: [...owners, owner] } },
+        {
+          metadata: {
+            resourceVersion: template.metadata?.resourceVersion,
+            ownerReferences: [...owners, owner],
+          },
+        },
       )
       .catch((err: unknown) => {
         if (!isNotFound(err)) throw err;

@@ -141,6 +141,7 @@ export class MachineSetReconciler {
       ]);
     }
     const machines = await this.adoptAndList(machineSet, rc);
+    this.orphanedClones.notice(machineSet, this.workload.now());
     // Replaced ones stay counted while they are deleted: the next reconcile creates their successors.
     const stranded = await this.strandedMachines.scan(machines, this.workload.now(), rc.log);
     for (const machine of stranded.stranded) await this.strandedMachines.replace(machineSet, machine, rc.log);
