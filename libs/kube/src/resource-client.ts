@@ -24,6 +24,11 @@ export interface WriteOptions {
   dryRun?: boolean;
   /** Defaults to the client's field manager. */
   fieldManager?: string;
+  /**
+   * The API server's own deadline for the request (`?timeout=`): past it the server no longer applies the write,
+   * even when the client gave up earlier and never hears the answer.
+   */
+  serverTimeoutSeconds?: number;
   signal?: AbortSignal;
 }
 
@@ -231,6 +236,7 @@ export class ResourceClient<T extends KubernetesObject = KubernetesObject> {
     return {
       fieldManager: options.fieldManager ?? this.client.fieldManager,
       dryRun: options.dryRun ? 'All' : undefined,
+      timeout: options.serverTimeoutSeconds !== undefined ? `${options.serverTimeoutSeconds}s` : undefined,
     };
   }
 

@@ -322,16 +322,16 @@ export class ControlPlaneScaler {
       clones: [
         {
           kind: machineType.kind,
-          create: () => infraClient.create(infraMachine),
+          create: (options) => infraClient.create(infraMachine, options),
           delete: () => infraClient.delete({ namespace, name }),
         },
         {
           kind: RESOURCES.K3sConfig.kind,
-          create: () => configClient.create(buildK3sConfig(kcp, clusterName, name, initServer)),
+          create: (options) => configClient.create(buildK3sConfig(kcp, clusterName, name, initServer), options),
           delete: () => configClient.delete({ namespace, name }),
         },
       ],
-      createMachine: () =>
+      createMachine: (options) =>
         machineClient.create(
           buildMachine({
             kcp,
@@ -342,6 +342,7 @@ export class ControlPlaneScaler {
             ...(failureDomain && { failureDomain }),
             ...(remediationFor && { remediationFor }),
           }),
+          options,
         ),
       readMachine: () => machineClient.getIfExists({ namespace, name }),
       ...(this.deps.resolveDelaysMs && { resolveDelaysMs: this.deps.resolveDelaysMs }),

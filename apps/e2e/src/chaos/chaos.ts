@@ -802,7 +802,7 @@ function finish(run: Run, began: number): Promise<number> {
     report.errorLogLines = countErrorLines(run);
     report.startupHandovers = countStartupHandovers(join(run.outDir, 'logs'), run.firstFaultAt ?? Date.now());
     log(
-      `start-up hand-overs (until the first fault): ${report.startupHandovers.viewChanges} view changes, ${report.startupHandovers.reconcilesMoved} reconciles stopped by a move`,
+      `start-up hand-overs (until the first fault): ${report.startupHandovers.viewChanges} view changes, ${report.startupHandovers.fences} fences, ${report.startupHandovers.reconcilesMoved} reconciles stopped by a move or a fence`,
     );
     report.convergence = summarizeFaults(report.faults);
     await tearDown(run);

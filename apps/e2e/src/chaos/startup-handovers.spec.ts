@@ -1,7 +1,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { countStartupHandovers, JOINED, MEMBERSHIP_CHANGED, RECONCILE_MOVED } from './startup-handovers.js';
+import {
+  countStartupHandovers,
+  FENCED,
+  JOINED,
+  MEMBERSHIP_CHANGED,
+  RECONCILE_MOVED,
+} from './startup-handovers.js';
 
 describe('countStartupHandovers', () => {
   let dir: string;
@@ -18,6 +24,7 @@ describe('countStartupHandovers', () => {
         line(2_000, 'reconciled'),
         line(3_000, MEMBERSHIP_CHANGED), // the other replica arrived: a hand-over
         line(3_100, RECONCILE_MOVED),
+        line(3_150, FENCED),
         line(3_200, RECONCILE_MOVED),
         line(9_000, MEMBERSHIP_CHANGED), // after the first fault: not start-up
         'not json',
@@ -29,8 +36,9 @@ describe('countStartupHandovers', () => {
     expect(countStartupHandovers(dir, 5_000)).toEqual({
       until: 5_000,
       viewChanges: 1,
+      fences: 1,
       reconcilesMoved: 2,
-      byReplica: { 'core-0': { viewChanges: 1, reconcilesMoved: 2 } },
+      byReplica: { 'core-0': { viewChanges: 1, fences: 1, reconcilesMoved: 2 } },
     });
   });
 

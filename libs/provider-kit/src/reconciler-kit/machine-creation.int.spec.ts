@@ -6,9 +6,11 @@ import {
   runWithCallSignal,
   type ResourceClient,
   type ResourceType,
+  type WriteOptions,
 } from '@capstan/kube';
 import {
   createTestNamespace,
+  eventually,
   genericProviderKind,
   installCapstanCrds,
   installGenericProviderCrds,
@@ -16,11 +18,17 @@ import {
 } from '@capstan/testing';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import pino from 'pino';
-import { createMachineUnit, MachineCreationError, type MachineClone } from './machine-creation.js';
+import {
+  createMachineUnit,
+  MACHINE_CREATE_SERVER_TIMEOUT_SECONDS,
+  MachineCreationError,
+  type MachineClone,
+} from './machine-creation.js';
 
 // Each interleaving of a Machine's creation with a cut-off reconcile or a lost answer, against the real API server:
 // the requests are real; the test decides when each one is sent and what its caller hears.
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const typeOf = (kind: string): ResourceType => {
   const k = genericProviderKind(kind);
   return { group: k.group, version: k.version, plural: k.plural, kind: k.kind, namespaced: true };
@@ -28,6 +36,8 @@ const typeOf = (kind: string): ResourceType => {
 const INFRA = typeOf('GenericInfrastructureMachine');
 const BOOTSTRAP = typeOf('GenericBootstrapConfig');
 const log = pino({ level: 'silent' });
+/** The tests' stand-in for the server's deadline plus margin: the held creates below land well within it. */
+const SETTLE_MS = 1_500;
 
 /** What the caller hears when its request's answer is lost (the reconcile's abort, a broken connection). */
 const lostAnswer = (path: string) =>
@@ -78,13 +88,18 @@ describe('createMachineUnit', () => {
     },
   });
   /** A unit whose Machine create is `createMachine` (by default, the real one). */
-  const unit = (name: string, createMachine?: () => Promise<Machine>, onFirstClone?: () => void) => ({
+  const unit = (
+    name: string,
+    createMachine?: (options: WriteOptions) => Promise<Machine>,
+    onFirstClone?: () => void,
+  ) => ({
     name,
     log,
     clones: [clone(BOOTSTRAP, name, onFirstClone), clone(INFRA, name)],
-    createMachine: createMachine ?? (() => machines.create(machineBody(name))),
+    createMachine: createMachine ?? ((options: WriteOptions) => machines.create(machineBody(name), options)),
     readMachine: () => machines.getIfExists({ namespace: ns.name, name }),
     resolveDelaysMs: [50, 50],
+    settleAfterMs: SETTLE_MS,
   });
   const state = async (name: string) => ({
     machine: await exists(RESOURCES.Machine, name),
@@ -142,7 +157,31 @@ describe('createMachineUnit', () => {
     // Cut: the replica that lost the cluster sends nothing more.
     expect(calls).toBe(1);
     await held!();
+    // Settled once the server's deadline passed: the Machine exists, so it keeps its clones.
+    await sleep(SETTLE_MS + 500);
     expect(await state(name)).toEqual({ machine: true, bootstrap: true, infrastructure: true });
+  });
+
+  it('settles a cut create once the server’s deadline passed: no Machine, so its clones go', async () => {
+    const name = nextName();
+    const handOver = new AbortController();
+    const sent: WriteOptions[] = [];
+    const createMachine = (options: WriteOptions) => {
+      sent.push(options);
+      handOver.abort(new Error('cluster moved to another replica'));
+      return Promise.reject(lostAnswer('/machines'));
+    };
+    const error = await runWithCallSignal(handOver.signal, () =>
+      createMachineUnit(unit(name, createMachine)),
+    ).catch((err: unknown) => err);
+    expect(error).toMatchObject({ stage: 'machine', clonesKept: true });
+    // Every create carries the server's deadline, which is what makes the later read definitive.
+    expect(sent).toEqual([{ serverTimeoutSeconds: MACHINE_CREATE_SERVER_TIMEOUT_SECONDS }]);
+    expect(await state(name)).toEqual({ machine: false, bootstrap: true, infrastructure: true });
+    await eventually(async () => !(await state(name)).infrastructure && !(await state(name)).bootstrap, {
+      message: 'the clones deleted once settled',
+      timeoutMs: 10_000,
+    });
   });
 
   it('resolves a Machine create the server committed after its answer was lost (and after a read said absent)', async () => {
@@ -189,6 +228,19 @@ describe('createMachineUnit', () => {
     expect(await state(name)).toEqual({ machine: false, bootstrap: true, infrastructure: true });
   });
 
+  it('settles with the server’s word when an unanswered create lands before the deadline: the clones stay', async () => {
+    const name = nextName();
+    let held: (() => Promise<Machine>) | undefined;
+    const createMachine = () => {
+      held ??= () => machines.create(machineBody(name));
+      return Promise.reject(lostAnswer('/machines'));
+    };
+    await createMachineUnit(unit(name, createMachine)).catch(() => undefined);
+    await held!();
+    await sleep(SETTLE_MS + 500);
+    expect(await state(name)).toEqual({ machine: true, bootstrap: true, infrastructure: true });
+  });
+
   it('deletes the clones when the server refused the Machine', async () => {
     const name = nextName();
     const invalid = { ...machineBody(name), spec: { ...machineBody(name).spec, clusterName: '' } };
@@ -210,9 +262,30 @@ describe('createMachineUnit', () => {
     expect(await state(name)).toEqual({ machine: false, bootstrap: true, infrastructure: true });
   });
 
+  it('deletes a clone whose create was lost and landed late, once the server’s deadline passed', async () => {
+    const name = nextName();
+    let held: (() => Promise<unknown>) | undefined;
+    const late: MachineClone = {
+      kind: INFRA.kind,
+      create: (options) => {
+        held = () => clone(INFRA, name).create(options);
+        return Promise.reject(lostAnswer('/genericinfrastructuremachines'));
+      },
+      delete: () => client.resource(INFRA).delete({ namespace: ns.name, name }),
+    };
+    await createMachineUnit({ ...unit(name), clones: [clone(BOOTSTRAP, name), late] }).catch(() => undefined);
+    // The lost create reaches the server after the unit deleted what it had made.
+    await held!();
+    expect(await state(name)).toEqual({ machine: false, bootstrap: false, infrastructure: true });
+    await eventually(async () => !(await state(name)).infrastructure, {
+      message: 'the late clone deleted once settled',
+      timeoutMs: 10_000,
+    });
+  });
+
   it('leaves a clone that already existed to whoever made it', async () => {
     const name = nextName();
-    await clone(INFRA, name).create();
+    await clone(INFRA, name).create({});
     const error = await createMachineUnit(unit(name)).catch((err: unknown) => err);
     expect(error).toMatchObject({ stage: 'clone', cloneKind: INFRA.kind });
     expect(await state(name)).toEqual({ machine: false, bootstrap: false, infrastructure: true });

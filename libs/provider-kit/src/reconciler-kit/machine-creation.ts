@@ -8,27 +8,34 @@ import {
   isNotFound,
   runWithoutCallSignal,
   statusCodeOf,
+  type WriteOptions,
 } from '@capstan/kube';
 import type { Logger } from 'pino';
 
 // A MachineSet or a control plane creates a Machine as one unit: its bootstrap config and infrastructure machine
 // (clones named after it), then the Machine that references them. The rule that keeps a Machine from ever pointing
 // at objects that are gone: clones are deleted only when it is certain the Machine does not exist and never will,
-// because its create was never sent or the API server refused it. A create whose answer was lost (the reconcile cut
-// by a hand-over or its deadline, a timeout, a broken connection, a 5xx) may still be committed by the server after
-// any read that says "absent"; while the reconcile may go on, it is resolved by sending the same create again (the
-// name is the unit's own) until the server answers created, already exists or refused. Otherwise the clones are
-// kept: the owner's orphaned-clone sweep judges them once no request could still create the Machine, and the owner
+// because its create was never sent, the API server refused it, or the server's own deadline for it has passed and a
+// read finds no Machine.
+//
+// A create whose answer was lost (the reconcile cut by a hand-over or its deadline, a timeout, a broken connection,
+// a 5xx) may still be committed by the server after a read that says "absent". Every Machine create carries the
+// server's deadline (`?timeout=`, MACHINE_CREATE_SERVER_TIMEOUT_SECONDS), so the server applies it within that time
+// of reading it or never. While the reconcile may go on, a lost answer is resolved by sending the same create again
+// (the name is the unit's own) until the server answers created, already exists or refused. Otherwise the unit
+// settles it in the background once that deadline has passed: a read then is definitive, and the clones go when it
+// finds no Machine. The owner's orphaned-clone sweep is the backstop for a process that dies first, and the owner
 // replaces a Machine whose clones are gone anyway (StrandedMachines).
 //
 // The requests run under the reconcile's signal: a replica that lost the cluster stops at once and never sends a
-// create the new owner cannot know about. Only the clean-up of a Machine never sent runs outside it.
+// create the new owner cannot know about. Only clean-ups (deletes of clones no Machine can reference) run outside it.
 
 /** One object created before the Machine, which the Machine references by name. */
 export interface MachineClone {
   /** For logs and errors: `K3sConfig`, `SimMachine`, ... */
   kind: string;
-  create(): Promise<unknown>;
+  /** Creates it with these options (the server's deadline). */
+  create(options: WriteOptions): Promise<unknown>;
   /** Deletes it; NotFound counts as done. */
   delete(): Promise<unknown>;
 }
@@ -38,17 +45,29 @@ export interface MachineCreationUnit {
   name: string;
   /** Clones in creation order; each is created only once the ones before it were. */
   clones: readonly MachineClone[];
-  /** Sends the Machine's create (the same body each time). */
-  createMachine(): Promise<Machine>;
+  /** Sends the Machine's create (the same body each time) with these options (the server's deadline). */
+  createMachine(options: WriteOptions): Promise<Machine>;
   /** Reads the Machine from the API server (undefined when it does not exist). */
   readMachine(): Promise<Machine | undefined>;
   log: Logger;
   /** Pauses between attempts to resolve a create whose answer was lost (tests make them short). */
   resolveDelaysMs?: readonly number[];
+  /** How long after a lost answer its fate is settled by a read (SETTLE_AFTER_MS; tests make it short). */
+  settleAfterMs?: number;
 }
 
 /** How often, and after what pauses, a create whose answer was lost is sent again. */
 export const RESOLVE_DELAYS_MS: readonly number[] = [500, 2_000, 5_000];
+
+/** The API server applies a create of the unit (a clone's, the Machine's) within this of reading it, or never. */
+export const MACHINE_CREATE_SERVER_TIMEOUT_SECONDS = 10;
+const WITH_SERVER_DEADLINE: WriteOptions = { serverTimeoutSeconds: MACHINE_CREATE_SERVER_TIMEOUT_SECONDS };
+
+/**
+ * A lost answer's fate is read this long after it was lost: past the server's deadline for the request, with a
+ * margin for a server slow to read it.
+ */
+export const SETTLE_AFTER_MS = MACHINE_CREATE_SERVER_TIMEOUT_SECONDS * 1000 + 5_000;
 
 /**
  * No create is sent again this long after the first was: the orphaned-clone sweep's age threshold counts on it (the
@@ -56,7 +75,7 @@ export const RESOLVE_DELAYS_MS: readonly number[] = [500, 2_000, 5_000];
  */
 export const RESOLVE_WINDOW_MS = 60_000;
 
-/** The unit failed; `stage` says where, `clonesKept` whether clones were left for the sweep (fate unknown). */
+/** The unit failed; `stage` says where, `clonesKept` whether its clones stay until the Machine's fate is settled. */
 export class MachineCreationError extends Error {
   constructor(
     readonly machine: string,
@@ -67,7 +86,7 @@ export class MachineCreationError extends Error {
   ) {
     super(
       `creating Machine ${machine} failed at ${cloneKind ?? 'the Machine'}: ${describeFailure(cause)}${
-        clonesKept ? ' (its fate is unknown: its clones are kept for the orphaned-clone sweep)' : ''
+        clonesKept ? ' (its fate is not known yet: its clones stay until it is)' : ''
       }`,
       { cause },
     );
@@ -84,27 +103,57 @@ export async function createMachineUnit(unit: MachineCreationUnit): Promise<Mach
   const created: MachineClone[] = [];
   for (const clone of unit.clones) {
     try {
-      await clone.create();
+      await clone.create(WITH_SERVER_DEADLINE);
       created.push(clone);
     } catch (err) {
-      // The Machine was never sent: nothing can reference the clones. One whose create was lost may still appear:
-      // the delete below finds it or not, and the sweep takes one that appears later. One that already existed is
-      // someone else's.
-      await runWithoutCallSignal(() =>
-        deleteClones(unit, isAlreadyExists(err) ? created : [...created, clone]),
-      );
+      // The Machine was never sent: nothing can reference the clones. One that already existed is someone else's.
+      // One whose create was lost may still land until the server's deadline: it is deleted again after it.
+      await runWithoutCallSignal(async () => {
+        await deleteClones(unit, isAlreadyExists(err) ? created : [...created, clone]);
+        if (!isDefinitiveRefusal(err)) settleLater(unit, [clone], { machineSent: false });
+      });
       throw new MachineCreationError(unit.name, 'clone', false, err, clone.kind);
     }
   }
   const outcome = await createResolved(unit);
   if (outcome.state === 'created') return outcome.machine;
   if (outcome.state === 'refused') await runWithoutCallSignal(() => deleteClones(unit, created));
-  else
-    unit.log.warn(
+  else {
+    unit.log.info(
       { machine: unit.name, err: { message: describeFailure(outcome.error) } },
-      'could not learn whether the Machine was created: keeping its clones for the orphaned-clone sweep',
+      'could not learn yet whether the Machine was created: its clones stay until the server has decided',
     );
+    runWithoutCallSignal(() => settleLater(unit, created, { machineSent: true }));
+  }
   throw new MachineCreationError(unit.name, 'machine', outcome.state === 'unknown', outcome.error);
+}
+
+/**
+ * Once the server's deadline for every create sent has passed, a read says for good whether the Machine exists:
+ * absent (or never sent), the clones go; present, it holds them. A failed read leaves them to the orphaned-clone
+ * sweep. In the background: nothing waits for it (a process that stops first leaves the clones to the sweep).
+ */
+function settleLater(
+  unit: MachineCreationUnit,
+  clones: readonly MachineClone[],
+  { machineSent }: { machineSent: boolean },
+): void {
+  const timer = setTimeout(() => {
+    void (async () => {
+      if (machineSent && (await unit.readMachine())) return;
+      await deleteClones(unit, clones);
+      unit.log.info(
+        { machine: unit.name },
+        'settled a create whose answer was lost: deleted what no Machine references',
+      );
+    })().catch((err: unknown) =>
+      unit.log.warn(
+        { machine: unit.name, err: { message: describeFailure(err) } },
+        'could not settle a create whose answer was lost: the orphaned-clone sweep judges the clones later',
+      ),
+    );
+  }, unit.settleAfterMs ?? SETTLE_AFTER_MS);
+  timer.unref();
 }
 
 type CreateOutcome =
@@ -125,7 +174,10 @@ async function createResolved(unit: MachineCreationUnit): Promise<CreateOutcome>
       if (signal?.aborted) break;
     }
     try {
-      return { state: 'created', machine: await unit.createMachine() };
+      return {
+        state: 'created',
+        machine: await unit.createMachine(WITH_SERVER_DEADLINE),
+      };
     } catch (err) {
       lastError = err;
       if (isAlreadyExists(err)) {

@@ -87,7 +87,7 @@ async function createMachine(deps: ScaleDeps, machineSet: MachineSet): Promise<M
   };
   const clone = (kind: string, templateRef: ObjectReference): MachineClone => ({
     kind,
-    create: () => templates.createFromTemplate({ ...cloneInput, templateRef }),
+    create: (options) => templates.createFromTemplate({ ...cloneInput, templateRef }, options),
     delete: () => templates.delete(namespace, cloneReference(templateRef, name)),
   });
   const bootstrapTemplate = template.bootstrap.configRef;
@@ -101,7 +101,8 @@ async function createMachine(deps: ScaleDeps, machineSet: MachineSet): Promise<M
         ...(bootstrapTemplate ? [clone(BOOTSTRAP_CLONE, bootstrapTemplate)] : []),
         clone(INFRASTRUCTURE_CLONE, template.infrastructureRef),
       ],
-      createMachine: () => deps.machinesApi.create(desiredMachine(machineSet, name, { infrastructure, bootstrap })),
+      createMachine: (options) =>
+        deps.machinesApi.create(desiredMachine(machineSet, name, { infrastructure, bootstrap }), options),
       readMachine: () => deps.machinesApi.getIfExists({ namespace, name }),
     });
   } catch (err) {

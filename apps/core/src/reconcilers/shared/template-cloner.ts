@@ -1,5 +1,11 @@
 import { ANNOTATIONS, LABELS, parseApiVersion, type Unstructured } from '@capstan/api';
-import { isNotFound, type Informer, type KubeClient, type ResourceType } from '@capstan/kube';
+import {
+  isNotFound,
+  type Informer,
+  type KubeClient,
+  type ResourceType,
+  type WriteOptions,
+} from '@capstan/kube';
 import type { KubernetesObject, V1OwnerReference } from '@kubernetes/client-node';
 import { guessPlural, type ProviderKinds } from '../../external/provider-kinds.js';
 
@@ -104,14 +110,17 @@ export class TemplateCloner {
   }
 
   /** Creates the clone of the template `templateRef` points at; returns its reference. */
-  async createFromTemplate(input: CloneInput & { templateRef: ObjectReference }): Promise<ObjectReference> {
+  async createFromTemplate(
+    input: CloneInput & { templateRef: ObjectReference },
+    options: WriteOptions = {},
+  ): Promise<ObjectReference> {
     const template = await this.get(input.namespace, input.templateRef);
     const kind = cloneKindOf(input.templateRef.kind);
     const type = await this.resolve(input.templateRef.apiGroup, kind, input.templateRef.version);
     const apiVersion = type.group === '' ? type.version : `${type.group}/${type.version}`;
     await this.client
       .resource<TemplateObject>(type)
-      .create(cloneFromTemplate(template, { ...input, kind, apiVersion }));
+      .create(cloneFromTemplate(template, { ...input, kind, apiVersion }), options);
     return cloneReference(input.templateRef, input.name);
   }
 }
