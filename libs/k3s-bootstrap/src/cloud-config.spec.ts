@@ -266,6 +266,32 @@ describe('renderK3sCloudConfig', () => {
       'spec.files[0].path',
       { spec: { version: 'v1.31.4+k3s1', files: [{ path: '/etc/rancher/k3s/config.yaml', content: '' }] } },
     ],
+    // The node agent's files: a tenant's config there would send the agent's token elsewhere (issue 32, finding 1).
+    ...[
+      '/etc/capstan/agent/config.yaml',
+      '/etc/capstan/agent/token',
+      '/etc/capstan/agent/other',
+      '/usr/local/bin/capstan-node-agent',
+    ].map((path): [string, Partial<K3sBootstrapInput>] => [
+      'spec.files[0].path',
+      { spec: { version: 'v1.31.4+k3s1', files: [{ path, content: '' }] } },
+    ]),
+    // The install script in-place updates run (finding 3), online and air-gapped.
+    [
+      'spec.files[0].path',
+      { spec: { version: 'v1.31.4+k3s1', files: [{ path: '/opt/k3s/install.sh', content: '' }] } },
+    ],
+    [
+      'spec.files[0].path',
+      {
+        spec: {
+          version: 'v1.31.4+k3s1',
+          airGapped: true,
+          airGappedInstallScriptPath: '/opt/images/install.sh',
+          files: [{ path: '/opt/images/install.sh', content: '' }],
+        },
+      },
+    ],
     [
       'spec.files[1].path',
       {

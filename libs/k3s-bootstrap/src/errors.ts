@@ -38,4 +38,5 @@ export type BootstrapDataErrorReason =
   | 'MissingInstallCommand'
   | 'InconsistentRole'
   | 'UnsupportedEncoding'
+  | 'TooLarge'
   | 'MissingCertificate';

@@ -10,3 +10,4 @@ export * from './cloud-config.js';
 export * from './parse-cloud-config.js';
 export * from './node-agent-files.js';
 export * from './k3s-release.js';
+export * from './file-content.js';

@@ -215,6 +215,15 @@ describe('parseK3sCloudConfig', () => {
       { reason: 'UnsupportedEncoding', field: 'write_files[2].content' },
     ],
     [
+      'files that inflate past the limit (a gzip bomb)',
+      () =>
+        agentDocument().replace(
+          gzipSync('zipped\n').toString('base64'),
+          gzipSync(Buffer.alloc(32 * 1024 * 1024)).toString('base64'),
+        ),
+      { reason: 'TooLarge', field: 'write_files[2].content' },
+    ],
+    [
       'a CA certificate without its key',
       () => serverDocument().replace('tls/client-ca.key', 'tls/client-ca.key.bak'),
       { reason: 'MissingCertificate', field: '/var/lib/rancher/k3s/server/tls/client-ca.key' },

@@ -1,9 +1,9 @@
 import { isNodeAgentPath, NODE_AGENT_START_LINE } from './node-agent-files.js';
-import { gunzipSync } from 'node:zlib';
 import type { ApiEndpoint, KeyPairPem } from '@capstan/pki';
 import { isMap, parseDocument, type YAMLError } from 'yaml';
 import { CLOUD_CONFIG_HEADER } from './cloud-config.js';
 import { BootstrapDataError } from './errors.js';
+import { decodeFileContent, MAX_DECODED_FILES_BYTES } from './file-content.js';
 import type { K3sRole } from './k3s-config-spec.js';
 import { K3S_CONFIG_KEYS, PROVIDER_ID_KUBELET_ARG } from './k3s-config.js';
 import { parseNodeLabel, parseNodeTaint, type NodeTaint } from './node-metadata.js';
@@ -94,38 +94,10 @@ function stripHeader(document: string): string {
   return lines.slice(headerIndex + 1).join('\n');
 }
 
-function decode(content: string, encoding: unknown, field: string): Buffer {
-  switch (encoding) {
-    case undefined:
-    case 'text/plain':
-      return Buffer.from(content, 'utf8');
-    case 'b64':
-    case 'base64':
-      return Buffer.from(content, 'base64');
-    case 'gz':
-    case 'gzip':
-      return gunzipOrFail(Buffer.from(content, 'latin1'), field);
-    case 'gz+b64':
-    case 'gz+base64':
-    case 'gzip+b64':
-    case 'gzip+base64':
-      return gunzipOrFail(Buffer.from(content, 'base64'), field);
-    default:
-      throw fail('UnsupportedEncoding', field, 'has an encoding cloud-init does not know');
-  }
-}
-
-function gunzipOrFail(data: Buffer, field: string): Buffer {
-  try {
-    return gunzipSync(data);
-  } catch {
-    throw fail('InvalidField', field, 'is not valid gzip data');
-  }
-}
-
 function readFiles(writeFiles: unknown): ParsedFile[] {
   if (writeFiles === undefined) return [];
   if (!Array.isArray(writeFiles)) throw fail('InvalidStructure', 'write_files', 'is not a list');
+  let left = MAX_DECODED_FILES_BYTES;
   return writeFiles.map((entry: unknown, index) => {
     const field = `write_files[${index}]`;
     if (typeof entry !== 'object' || entry === null)
@@ -133,11 +105,13 @@ function readFiles(writeFiles: unknown): ParsedFile[] {
     const { path, content = '', encoding, owner, permissions } = entry as Record<string, unknown>;
     if (typeof path !== 'string' || path === '') throw fail('MissingField', `${field}.path`, 'is missing');
     if (typeof content !== 'string') throw fail('InvalidField', `${field}.content`, 'is not text');
+    const decoded = decodeFileContent(content, encoding, `${field}.content`, left);
+    left -= decoded.length;
     return {
       path,
       ...(typeof owner === 'string' && { owner }),
       ...(typeof permissions === 'string' && { permissions }),
-      content: decode(content, encoding, `${field}.content`),
+      content: decoded,
     };
   });
 }

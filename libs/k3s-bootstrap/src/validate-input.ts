@@ -2,7 +2,8 @@ import { isIP } from 'node:net';
 import { BootstrapRenderError } from './errors.js';
 import type { K3sBootstrapInput, K3sFileEncoding } from './k3s-config-spec.js';
 import { parseNodeLabel, parseNodeTaint } from './node-metadata.js';
-import { K3S_CONFIG_PATH } from './paths.js';
+import { isNodeAgentPath } from './node-agent-files.js';
+import { K3S_CONFIG_PATH, K3S_INSTALL_SCRIPT_PATH, NODE_AGENT_BINARY_PATH, NODE_AGENT_DIR } from './paths.js';
 import { isServerTlsPath } from './server-tls-files.js';
 
 /** K3s release tags (`v1.31.4+k3s1`, `v1.32.0-rc1+k3s1`); also plain `v1.31.4` for air-gapped images. */
@@ -113,6 +114,24 @@ export function validateBootstrapInput(input: K3sBootstrapInput): void {
         `${field}.path`,
       );
     }
+    if (
+      isNodeAgentPath(file.path) ||
+      file.path.startsWith(`${NODE_AGENT_DIR}/`) ||
+      file.path === NODE_AGENT_BINARY_PATH
+    ) {
+      throw new BootstrapRenderError(
+        `${field}.path belongs to the node agent (its config, credentials, unit and binary are the bootstrap provider's)`,
+        'ReservedPath',
+        `${field}.path`,
+      );
+    }
+    if (file.path === K3S_INSTALL_SCRIPT_PATH || file.path === spec.airGappedInstallScriptPath) {
+      throw new BootstrapRenderError(
+        `${field}.path is the K3s install script, which the bootstrap data downloads (or the image provides) and in-place updates run`,
+        'ReservedPath',
+        `${field}.path`,
+      );
+    }
     if (seen.has(file.path)) {
       throw new BootstrapRenderError(`${field}.path is written twice`, 'DuplicatePath', `${field}.path`);
     }
@@ -157,8 +176,10 @@ function validateNodeAgent(agent: NonNullable<K3sBootstrapInput['nodeAgent']>): 
     url = undefined;
   }
   if (url?.protocol !== 'https:') throw invalid('nodeAgent.server', 'is not an https URL');
-  if (!agent.caPem.includes('-----BEGIN CERTIFICATE-----')) throw invalid('nodeAgent.caPem', 'is not a PEM certificate');
-  if (!/^[\x21-\x7e]+$/.test(agent.token)) throw invalid('nodeAgent.token', 'must be non-empty printable ASCII');
+  if (!agent.caPem.includes('-----BEGIN CERTIFICATE-----'))
+    throw invalid('nodeAgent.caPem', 'is not a PEM certificate');
+  if (!/^[\x21-\x7e]+$/.test(agent.token))
+    throw invalid('nodeAgent.token', 'must be non-empty printable ASCII');
   if (!DNS_NAME.test(agent.namespace)) throw invalid('nodeAgent.namespace', 'is not a namespace name');
   if (!DNS_NAME.test(agent.secretName)) throw invalid('nodeAgent.secretName', 'is not a Secret name');
 }

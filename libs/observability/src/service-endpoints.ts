@@ -21,10 +21,14 @@ export class HealthController {
     return { status: 'ok' };
   }
 
+  /**
+   * Ready or not, and nothing more: the endpoint is unauthenticated (probes), and a check's detail can carry an
+   * exception's text. Which check fails is in the service's log and its admin API.
+   */
   @Get('readyz')
   async readyz(@Res() response: ResponseLike): Promise<void> {
     const result = await this.readiness.evaluate();
-    response.status(result.ready ? 200 : 503).send({ status: result.ready ? 'ok' : 'not ready', ...result });
+    response.status(result.ready ? 200 : 503).send({ status: result.ready ? 'ok' : 'not ready' });
   }
 }
 

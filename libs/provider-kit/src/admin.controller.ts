@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, NotFoundException, Param, Post, UseGuards } from '@nestjs/common';
 import { RESOURCES } from '@capstan/api';
 import { isNotFound } from '@capstan/kube';
-import { KubernetesAdminGuard } from '@capstan/observability';
+import { KubernetesAdminGuard, type Readiness } from '@capstan/observability';
 import { type ShardSnapshot } from '@capstan/kube';
 import { type ControllerStatus } from './controller-registry.js';
 import { clusterShardKey } from './sharding/cluster-shard-key.js';
@@ -42,6 +42,12 @@ export class AdminController {
       synced: this.context.manager.hasSynced(),
       controllers: this.context.controllers.status(),
     };
+  }
+
+  /** Each readiness check with its detail: what /readyz, which anyone may ask, does not say. */
+  @Get('readiness')
+  readiness(): ReturnType<Readiness['evaluate']> {
+    return this.context.readiness.evaluate();
   }
 
   /** Sharded replicas: the membership this replica sees and which replica each cluster it knows of lands on. */

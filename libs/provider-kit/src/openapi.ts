@@ -20,11 +20,14 @@ export function adminOpenApi(service: string): Record<string, unknown> {
     paths: {
       '/healthz': { get: { summary: 'Liveness: the process answers', responses: { '200': { description: 'alive' } } } },
       '/readyz': {
-        get: { summary: 'Readiness: caches synced, NATS connected', responses: { '200': { description: 'ready' }, '503': { description: 'not ready, with the failing checks' } } },
+        get: { summary: 'Readiness: caches synced, NATS connected', responses: { '200': { description: 'ready' }, '503': { description: 'not ready (which check fails: /admin/readiness)' } } },
       },
       '/metrics': { get: { summary: 'Prometheus metrics', responses: { '200': { description: 'text exposition format' } } } },
       '/admin/controllers': {
         get: { summary: 'Controllers: queue depth, reconciles, failures, last error; leadership', security: bearer, responses: { '200': { description: 'status' } } },
+      },
+      '/admin/readiness': {
+        get: { summary: 'Each readiness check with its detail', security: bearer, responses: { '200': { description: 'ready, and every check' } } },
       },
       '/admin/shards': {
         get: { summary: 'Sharding: live members, the view this replica published, and which replica each cluster lands on', security: bearer, responses: { '200': { description: 'membership and assignments (sharded: false without --sharding)' } } },

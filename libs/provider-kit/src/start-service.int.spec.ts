@@ -24,7 +24,9 @@ describe('startService', () => {
   let service: RunningService;
   const topology = uniqueEventTopology('kit');
   const kubeconfigPath = process.env['CAPSTAN_TEST_KUBECONFIG']!;
-  const adminToken = (JSON.parse(readFileSync(kubeconfigPath, 'utf8')) as { users: { user: { token: string } }[] }).users[0]!.user.token;
+  const adminToken = (
+    JSON.parse(readFileSync(kubeconfigPath, 'utf8')) as { users: { user: { token: string } }[] }
+  ).users[0]!.user.token;
 
   const definition: ServiceDefinition = {
     name: 'kit-test',
@@ -44,7 +46,10 @@ describe('startService', () => {
 
   beforeAll(async () => {
     ns = await createTestNamespace('kit');
-    service = await startService(definition, testServiceOptions('kit-test', { namespace: ns.name, topology }));
+    service = await startService(
+      definition,
+      testServiceOptions('kit-test', { namespace: ns.name, topology }),
+    );
   });
   afterAll(async () => {
     await service?.stop();
@@ -63,7 +68,9 @@ describe('startService', () => {
     expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
     await eventually(async () => (await fetch(`${service.url}/readyz`)).status === 200);
     expect(await (await fetch(`${service.url}/metrics`)).text()).toContain('workqueue_depth');
-    const openapi = (await (await fetch(`${service.url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
+    const openapi = (await (await fetch(`${service.url}/openapi.json`)).json()) as {
+      paths: Record<string, unknown>;
+    };
     expect(Object.keys(openapi.paths)).toContain('/admin/controllers');
   });
 
@@ -74,7 +81,13 @@ describe('startService', () => {
 
     const before = reconciled.filter((k) => k === `${ns.name}/watched`).length;
     await service.context.publisher.publish('bootstrap.data-secret-created', {
-      object: { apiGroup: 'bootstrap.capstan.dev', kind: 'K3sConfig', namespace: ns.name, name: 'watched', uid: randomUUID() },
+      object: {
+        apiGroup: 'bootstrap.capstan.dev',
+        kind: 'K3sConfig',
+        namespace: ns.name,
+        name: 'watched',
+        uid: randomUUID(),
+      },
       generation: 1,
       resourceVersion: '1',
       clusterName: 'demo',
@@ -95,8 +108,17 @@ describe('startService', () => {
         controllers: { name: string; failures: number; lastError?: { key: string; message: string } }[];
       };
       const configmap = body.controllers.find((c) => c.name === 'configmap');
-      return body.leader && (configmap?.failures ?? 0) > 0 && configmap?.lastError?.key === `${ns.name}/broken`;
+      return (
+        body.leader && (configmap?.failures ?? 0) > 0 && configmap?.lastError?.key === `${ns.name}/broken`
+      );
     });
+    // Readiness in detail is for an authorised token only; /readyz says ready or not.
+    expect((await fetch(`${service.url}/admin/readiness`)).status).toBe(401);
+    expect(await (await fetch(`${service.url}/admin/readiness`, auth)).json()).toMatchObject({
+      ready: true,
+      checks: { caches: { ready: true } },
+    });
+    expect(await (await fetch(`${service.url}/readyz`)).json()).toEqual({ status: 'ok' });
     const resync = await fetch(`${service.url}/admin/resync`, { method: 'POST', ...auth });
     expect(resync.status).toBe(201);
     expect(((await resync.json()) as { enqueued: number }).enqueued).toBeGreaterThanOrEqual(2);

@@ -1,4 +1,4 @@
-import { existsSync, unwatchFile, watchFile } from 'node:fs';
+import { existsSync, mkdirSync, unwatchFile, watchFile } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { KubeClient } from '@capstan/kube';
@@ -40,8 +40,11 @@ export class MachineAgents {
     return this.agents.size;
   }
 
-  /** Starts (or adopts) the agent of a machine whose bootstrap data installed one; a no-op when it runs. */
-  async ensure(machineKey: string, root: string): Promise<void> {
+  /**
+   * Starts (or adopts) the agent of a machine whose bootstrap data installed one; a no-op when it runs. Its pid file
+   * and log go to `recordsDir`, outside the machine's root.
+   */
+  async ensure(machineKey: string, root: string, recordsDir: string): Promise<void> {
     if (this.mode === 'off' || this.agents.has(machineKey)) return;
     if (!existsSync(join(root, DEFAULT_AGENT_CONFIG_PATH))) return;
     if (this.mode === 'in-process') {
@@ -64,9 +67,10 @@ export class MachineAgents {
       });
       return;
     }
+    mkdirSync(recordsDir, { recursive: true, mode: 0o700 });
     const process_ = new OwnedProcess({
       name: 'node-agent',
-      dir: root,
+      dir: recordsDir,
       command: process.execPath,
       args: [this.main, '--host-root', root, '--health-port', '0', '--config', DEFAULT_AGENT_CONFIG_PATH],
     });

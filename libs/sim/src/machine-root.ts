@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { K3S_CONFIG_PATH, type ParsedFile } from '@capstan/k3s-bootstrap';
+import { BootstrapDataError, K3S_CONFIG_PATH, type ParsedFile } from '@capstan/k3s-bootstrap';
 
 /** Where the sim writes the `at` of the install it applied (K3s restarted with it); install.sh waits for it. */
 export const SIM_INSTALL_APPLIED_PATH = '/var/lib/capstan/sim/install-applied';
@@ -154,13 +154,54 @@ export function readMachineK3sConfig(root: string): Record<string, unknown> {
   return merged;
 }
 
-/** `kube-apiserver-arg` of a merged K3s config, as `--name=value` arguments. */
+/**
+ * The kube-apiserver flags a machine's K3s config may pass to the workload API server the sim runs for it. That
+ * process runs on the management host: a flag naming files, storage, listeners, authentication, authorization or
+ * admission would reach the host or the management etcd (issue 32, finding 4). These only tune the server itself.
+ */
+export const SIM_KUBE_APISERVER_FLAGS: ReadonlySet<string> = new Set([
+  'allow-privileged',
+  'audit-log-maxage',
+  'audit-log-maxbackup',
+  'audit-log-maxsize',
+  'default-not-ready-toleration-seconds',
+  'default-unreachable-toleration-seconds',
+  'delete-collection-workers',
+  'enable-priority-and-fairness',
+  'event-ttl',
+  'goaway-chance',
+  'max-mutating-requests-inflight',
+  'max-requests-inflight',
+  'min-request-timeout',
+  'profiling',
+  'request-timeout',
+  'service-node-port-range',
+  'shutdown-delay-duration',
+  'v',
+  'watch-cache',
+  'watch-cache-sizes',
+]);
+
+/**
+ * `kube-apiserver-arg` of a merged K3s config, as `--name=value` arguments. A flag outside SIM_KUBE_APISERVER_FLAGS
+ * is refused with a BootstrapDataError naming it (never its value): the server is not started with it.
+ */
 export function kubeApiserverArgsOf(config: Record<string, unknown>): string[] {
   const raw = config['kube-apiserver-arg'];
   const list = Array.isArray(raw) ? raw : typeof raw === 'string' ? [raw] : [];
-  return list
-    .filter((arg): arg is string => typeof arg === 'string' && /^-{0,2}[A-Za-z0-9][-A-Za-z0-9]*(=.*)?$/.test(arg))
-    .map((arg) => `--${arg.replace(/^-+/, '')}`);
+  return list.map((arg: unknown, index) => {
+    const field = `${K3S_CONFIG_PATH}:kube-apiserver-arg[${index}]`;
+    const match = typeof arg === 'string' ? /^-{0,2}([A-Za-z0-9][-A-Za-z0-9]*)(=.*)?$/.exec(arg) : null;
+    if (!match) throw new BootstrapDataError(`bootstrap data: ${field} is not name[=value]`, 'InvalidField', field);
+    if (!SIM_KUBE_APISERVER_FLAGS.has(match[1]!)) {
+      throw new BootstrapDataError(
+        `bootstrap data: ${field} sets --${match[1]}, which the sim does not pass to the kube-apiserver it runs on the management host (allowed: ${[...SIM_KUBE_APISERVER_FLAGS].join(', ')})`,
+        'InvalidField',
+        field,
+      );
+    }
+    return `--${match[1]}${match[2] ?? ''}`;
+  });
 }
 
 /** The sim restarted the machine's K3s with the install recorded at `at`: the waiting install.sh returns. */

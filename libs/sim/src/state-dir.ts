@@ -8,6 +8,8 @@ import { join } from 'node:path';
  * - `shared/`                       the shared-mode API server
  * - `clusters/<namespace>/<name>/`  a dedicated cluster API server: certificates, token file, pid file, log
  * - `machines/<namespace>/<name>/`  a machine's root: what its bootstrap data wrote (the sentinel file)
+ * - `machine-records/<namespace>/<name>/`  what the sim keeps about a machine (its node agent's pid file and log):
+ *   outside the root, which the machine's tenant writes (a forged pid file must not name a process to signal)
  */
 export class SimStateDir {
   constructor(readonly root: string) {}
@@ -26,6 +28,10 @@ export class SimStateDir {
 
   machineDir(namespace: string, name: string): string {
     return join(this.root, 'machines', namespace, name);
+  }
+
+  machineRecordsDir(namespace: string, name: string): string {
+    return join(this.root, 'machine-records', namespace, name);
   }
 
   /** Creates the folder (private to this user: certificates and keys live here). */

@@ -1,3 +1,5 @@
+import { gzipSync } from 'node:zlib';
+import { BootstrapDataError, BootstrapRenderError } from '@capstan/k3s-bootstrap';
 import type { V1Secret } from '@kubernetes/client-node';
 import { gzipJson, PLAN_KEYS, planChecksum, type MachinePlan } from '@capstan/node-agent';
 import { probesDeadlineIn, PROBES_DEADLINE_MS, updateOutcome, updatePlanFor } from './in-place-update.js';
@@ -35,6 +37,28 @@ describe('updatePlanFor', () => {
       }),
     ]);
     expect(updatePlanFor({ render, restart: false, probes: undefined }).instructions).toBeUndefined();
+  });
+
+  it('keeps the rendered data’s file rules: the install script it runs and the agent’s files are not a tenant’s', () => {
+    for (const path of ['/opt/k3s/install.sh', '/etc/capstan/agent/config.yaml']) {
+      const attempt = () =>
+        updatePlanFor({ render: { ...render, spec: { ...render.spec, files: [{ path, content: 'x' }] } }, restart: true, probes: undefined });
+      expect(attempt).toThrow(BootstrapRenderError);
+      expect(attempt).toThrow(/spec\.files\[0\]\.path/);
+    }
+  });
+
+  it('refuses files that decode to more than the limit, without holding them', () => {
+    // 64 MiB of zeros gzip to about 64 KiB.
+    const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024)).toString('base64');
+    const attempt = () =>
+      updatePlanFor({
+        render: { ...render, spec: { ...render.spec, files: [{ path: '/srv/big', content: bomb, encoding: 'gzip+base64' as const }] } },
+        restart: false,
+        probes: undefined,
+      });
+    expect(attempt).toThrow(BootstrapDataError);
+    expect(attempt).toThrow(/spec\.files\[0\]\.content decodes to more than/);
   });
 });
 

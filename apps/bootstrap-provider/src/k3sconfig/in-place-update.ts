@@ -1,5 +1,4 @@
 import type { V1Secret } from '@kubernetes/client-node';
-import { gunzipSync } from 'node:zlib';
 import { stringify } from 'yaml';
 import {
   IN_PLACE_ANNOTATIONS,
@@ -8,10 +7,13 @@ import {
   type Machine,
 } from '@capstan/api';
 import {
+  decodeFileContent,
   K3S_CONFIG_PATH,
   K3S_INSTALL_SCRIPT_PATH,
   execFor,
   k3sConfigFor,
+  MAX_DECODED_FILES_BYTES,
+  validateBootstrapInput,
   YAML_OPTIONS,
   type K3sBootstrapInput,
 } from '@capstan/k3s-bootstrap';
@@ -47,20 +49,30 @@ export interface UpdatePlanInput {
   probes: MachinePlan['probes'];
 }
 
-/** The plan that brings a running machine to `render`'s configuration. */
+/**
+ * The plan that brings a running machine to `render`'s configuration. Its input passes the rules the rendered
+ * bootstrap data passes (reserved paths, duplicates, flags) and its files the same decoding limit: a plan is as much
+ * tenant input as a cloud-config. Throws BootstrapRenderError or BootstrapDataError, naming the field.
+ */
 export function updatePlanFor(input: UpdatePlanInput): MachinePlan {
   const { render } = input;
+  validateBootstrapInput(render);
+  let left = MAX_DECODED_FILES_BYTES;
   const files: PlanFile[] = [
     {
       path: K3S_CONFIG_PATH,
       permissions: '0600',
       content: Buffer.from(stringify(k3sConfigFor(render), YAML_OPTIONS)).toString('base64'),
     },
-    ...(render.spec.files ?? []).map((file) => ({
-      path: file.path,
-      ...(file.permissions !== undefined && { permissions: file.permissions }),
-      content: fileBytes(file.content, file.encoding).toString('base64'),
-    })),
+    ...(render.spec.files ?? []).map((file, index) => {
+      const bytes = decodeFileContent(file.content, file.encoding, `spec.files[${index}].content`, left);
+      left -= bytes.length;
+      return {
+        path: file.path,
+        ...(file.permissions !== undefined && { permissions: file.permissions }),
+        content: bytes.toString('base64'),
+      };
+    }),
   ];
   const scriptPath = render.spec.airGapped
     ? (render.spec.airGappedInstallScriptPath ?? K3S_INSTALL_SCRIPT_PATH)
@@ -166,20 +178,6 @@ export function updateOutcome(
   }
   const { message: _cleared, ...rest } = update;
   return { ...rest, state: 'Updating' };
-}
-
-/** A K3sConfig file's bytes on the machine (cloud-init's `encoding` values). */
-function fileBytes(content: string, encoding: string | undefined): Buffer {
-  switch (encoding) {
-    case 'base64':
-      return Buffer.from(content, 'base64');
-    case 'gzip+base64':
-      return gunzipSync(Buffer.from(content, 'base64'));
-    case 'gzip':
-      return gunzipSync(Buffer.from(content, 'latin1'));
-    default:
-      return Buffer.from(content);
-  }
 }
 
 /** How long ago the agent applied the current plan (0 when it does not say). */

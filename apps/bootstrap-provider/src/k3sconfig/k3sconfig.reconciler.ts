@@ -13,7 +13,7 @@ import {
   type Machine,
 } from '@capstan/api';
 import { eventDataBase, type EventPublisher } from '@capstan/events';
-import { BootstrapRenderError, renderK3sCloudConfig, type K3sRole } from '@capstan/k3s-bootstrap';
+import { BootstrapDataError, BootstrapRenderError, renderK3sCloudConfig, type K3sRole } from '@capstan/k3s-bootstrap';
 import {
   deepEqual,
   getControllerOf,
@@ -30,7 +30,7 @@ import {
   type ResourceClient,
 } from '@capstan/kube';
 import { EventOutbox, objectReconciler, type OwedEvent, type ReconcileScope } from '@capstan/provider-kit';
-import { planSecretName } from '@capstan/node-agent';
+import { planSecretName, type MachinePlan } from '@capstan/node-agent';
 import { decideBootstrap, WaitingReason } from './bootstrap-role.js';
 import { readClusterCertificates } from './cluster-certificates.js';
 import { bootstrapDataSecret, dataSecretNameFor } from './data-secret.js';
@@ -214,11 +214,19 @@ export class K3sConfigReconciler {
     const token = await ensureJoinToken(cluster, this.secretClient, this.deps.secrets);
     const secret = await this.secretClient.getIfExists({ namespace, name: status.plan.secretName });
     if (!secret) return;
-    const plan = updatePlanFor({
-      render: bootstrapInputFor({ role, spec, files: files.files, version, machine, cluster, token }),
-      restart: requested.restart,
-      probes: initialPlanFor(role, endpoint).probes,
-    });
+    let plan: MachinePlan;
+    try {
+      plan = updatePlanFor({
+        render: bootstrapInputFor({ role, spec, files: files.files, version, machine, cluster, token }),
+        restart: requested.restart,
+        probes: initialPlanFor(role, endpoint).probes,
+      });
+    } catch (error) {
+      // The spec breaks a rule the rendered data keeps too: the update fails saying which field (never its value).
+      if (!(error instanceof BootstrapRenderError || error instanceof BootstrapDataError)) throw error;
+      status.inPlaceUpdate = { ...update, state: 'Failed', message: error.message };
+      return;
+    }
     const planChecksum = await writePlan(this.secretClient, secret, plan);
     update = { target: requested.target, planChecksum, state: 'Updating' };
     status.inPlaceUpdate = update;

@@ -175,7 +175,7 @@ export async function runHost(
   if (!parsed.startsNodeAgent) return;
   const key = `${namespace}/${name}`;
   runtime.machineAgents.watchInstalls(key, root, options.onInstall);
-  await runtime.machineAgents.ensure(key, root);
+  await runtime.machineAgents.ensure(key, root, runtime.stateDir.machineRecordsDir(namespace, name));
 }
 
 /** The Kubernetes minors of the pinned kube-apiservers: the K3s releases the sim can install. */
@@ -206,7 +206,15 @@ export async function applyInstalled(runtime: SimRuntime, host: MachineHost): Pr
   const installed = readInstalledK3s(machineRoot(runtime, host));
   if (!installed) return undefined;
   runtime.nodeAgent(`${machine.metadata!.namespace}/${machine.metadata!.name}`)?.reinstalled(installed.version);
-  const server = isServerRole(parsed) ? installedServerOf(runtime, host) : undefined;
+  let server: InstalledServer | undefined;
+  try {
+    server = isServerRole(parsed) ? installedServerOf(runtime, host) : undefined;
+  } catch (error) {
+    // A refused kube-apiserver flag: the server keeps running as it was, the install is not acknowledged (its
+    // install.sh, and so the plan, fails on its timeout), and bringing the server up reports the refusal.
+    if (error instanceof BootstrapDataError) return undefined;
+    throw error;
+  }
   const { restarted } = server
     ? await runtime.reinstallClusterApi(clusterKeyOf(host.cluster.namespace, host.cluster.clusterName), server)
     : { restarted: false };

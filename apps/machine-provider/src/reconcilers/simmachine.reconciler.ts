@@ -214,6 +214,7 @@ export class SimMachineReconciler {
       });
     }
     this.deps.runtime.stateDir.remove(this.deps.runtime.stateDir.machineDir(namespace, name));
+    this.deps.runtime.stateDir.remove(this.deps.runtime.stateDir.machineRecordsDir(namespace, name));
     const deleted = deletedEvent(simMachine, {
       clusterName: owners.clusterName,
       machineName: owners.machine?.metadata?.name,

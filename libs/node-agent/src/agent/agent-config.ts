@@ -49,16 +49,30 @@ export function loadAgentConfig(root: HostRoot, machinePath: string): AgentConfi
       throw new AgentConfigError(file, `${key} must be a non-empty string`);
     }
   }
+  // The token goes only to an API server whose certificate the CA file vouches for.
+  if (!/^https:\/\/[^/\s]+/.test(config['server'] as string)) {
+    throw new AgentConfigError(file, 'server must be an https:// URL');
+  }
+  // The CA and token are read from the machine: a path climbing out of its root is refused (on the sim, the root is
+  // the machine's directory on the management host).
+  for (const key of ['caFile', 'tokenFile'] as const) {
+    try {
+      root.resolve(config[key] as string, key);
+    } catch (error) {
+      throw new AgentConfigError(file, (error as Error).message);
+    }
+  }
   return config as unknown as AgentConfig;
 }
 
 /** The agent's connection with its token; the CA and token are read from the machine now (the token file may rotate). */
 export function agentKubeConfig(root: HostRoot, config: AgentConfig): ClusterConnection {
   const read = (path: string, what: string) => {
+    const file = root.resolve(path, what);
     try {
-      return readFileSync(root.resolve(path), 'utf8').trim();
+      return readFileSync(file, 'utf8').trim();
     } catch (error) {
-      throw new AgentConfigError(root.resolve(path), `${what} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+      throw new AgentConfigError(file, `${what} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
     }
   };
   return new ClusterConnection({

@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { planChecksum } from '../plan/parse-plan.js';
 import {
   decide,
@@ -5,6 +6,7 @@ import {
   gunzipJson,
   gzipJson,
   markInProgress,
+  MAX_GUNZIPPED_OUTPUT_BYTES,
   MAX_GZIPPED_OUTPUT_BYTES,
   PLAN_KEYS,
   recordOutcome,
@@ -64,6 +66,9 @@ describe('the plan Secret state machine', () => {
     expect(text(ok, PLAN_KEYS.failureCount)).toBe('0');
     expect(ok[PLAN_KEYS.failedChecksum]).toBeUndefined();
     expect(gunzipJson(ok[PLAN_KEYS.appliedOutput])).toEqual({ a: 'fine' });
+    // A gzip bomb in the agent's keys is not inflated past the limit.
+    const bomb = gzipSync(`{"a":"${'x'.repeat(MAX_GUNZIPPED_OUTPUT_BYTES)}"}`);
+    expect(gunzipJson(bomb)).toBeUndefined();
   });
 
   it('caps gzipped output by dropping the largest entries, saying so', () => {

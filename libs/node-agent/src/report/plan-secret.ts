@@ -71,10 +71,17 @@ export function gzipJson(value: Record<string, unknown>): Buffer {
   }
 }
 
+/**
+ * The most saved outputs may inflate to when read back. The agent writes at most MAX_GZIPPED_OUTPUT_BYTES of gzip,
+ * but the keys are the agent's to write: whoever holds its token could put a gzip bomb there for the provider.
+ */
+export const MAX_GUNZIPPED_OUTPUT_BYTES = 8 * 1024 * 1024;
+
+/** Gzipped JSON from the plan Secret; undefined when absent, not gzip or JSON, or larger than the limit. */
 export function gunzipJson<T>(data: Buffer | undefined): T | undefined {
   if (!data || data.length === 0) return undefined;
   try {
-    return JSON.parse(gunzipSync(data).toString('utf8')) as T;
+    return JSON.parse(gunzipSync(data, { maxOutputLength: MAX_GUNZIPPED_OUTPUT_BYTES }).toString('utf8')) as T;
   } catch {
     return undefined;
   }
