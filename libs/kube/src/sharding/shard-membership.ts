@@ -30,8 +30,9 @@ export interface ShardMembershipOptions {
   retryPeriodMs?: number;
   /**
    * On joining, how long the view must stay unchanged before the replica acts (default: the lease duration).
-   * Replicas started together then see each other before any takes a key, so no key moves in the first seconds;
-   * one that starts alone waits this long once. 0 acts at the first renewal.
+   * Replicas started together then see each other before any takes a key, so no key moves in the first seconds.
+   * One that joins an established group (every other member joined more than this ago: a restart, a scale-out)
+   * acts at once; one that starts alone waits this long once. 0 acts at the first renewal.
    */
   joinGraceMs?: number;
   logger?: Logger;
@@ -117,6 +118,8 @@ export class ShardMembership implements ShardGate {
   private readonly joinGraceMs: number;
   /** While joining: since when the view has been unchanged (monotonic ms). */
   private viewSettledAt: number | undefined;
+  /** When this process started joining (the Lease's acquireTime). */
+  private joinedSince: string | undefined;
   private ownLease: Lease | undefined;
   private readonly observations = new Map<string, Observation>();
   private readonly tickets = new Map<string, Set<TicketEntry>>();
@@ -153,6 +156,7 @@ export class ShardMembership implements ShardGate {
    */
   async start(): Promise<void> {
     if (this.loop) return;
+    this.joinedSince = microTime();
     const stop = new AbortController();
     this.stopController = stop;
     let joined!: () => void;
@@ -347,9 +351,23 @@ export class ShardMembership implements ShardGate {
   private settle(viewChanged: boolean): void {
     const now = monotonicNow();
     if (viewChanged || this.viewSettledAt === undefined) this.viewSettledAt = now;
-    if (now - this.viewSettledAt < this.joinGraceMs) return;
+    // A replica joining a group whose members have all been there longer than the grace (a restart, a scale-out)
+    // has nobody to wait for: its arrival is the one change, and waiting would only keep its clusters idle.
+    const established = this.joinsEstablishedGroup();
+    if (!established && now - this.viewSettledAt < this.joinGraceMs) return;
     this.joined = true;
-    this.log.info({ members: this.view, graceMs: this.joinGraceMs }, 'joined the shard group');
+    this.log.info({ members: this.view, graceMs: this.joinGraceMs, established }, 'joined the shard group');
+  }
+
+  /** Every other live member joined (its Lease's acquireTime, this process's start) more than the grace ago. */
+  private joinsEstablishedGroup(): boolean {
+    const others = [...this.observations.values()].filter((o) => this.isLive(o, monotonicNow()));
+    if (others.length === 0) return false;
+    const now = Date.now();
+    return others.every((o) => {
+      const since = Date.parse(o.lease.spec?.acquireTime ?? '');
+      return !Number.isNaN(since) && now - since > this.joinGraceMs;
+    });
   }
 
   /** How long until a joining replica's view has been stable for the grace (a round is due then); else forever. */
@@ -431,7 +449,8 @@ export class ShardMembership implements ShardGate {
       spec: {
         holderIdentity: this.identity,
         leaseDurationSeconds: Math.max(1, Math.ceil(this.leaseDurationMs / 1000)),
-        acquireTime: this.ownLease?.spec?.acquireTime ?? now,
+        // When this process joined: others tell a member that is itself still joining from an established one.
+        acquireTime: this.joinedSince ?? now,
         renewTime: now,
       },
     };

@@ -161,6 +161,19 @@ describe('sharded managers', () => {
     },
   );
 
+  it('a replica joining an established group acts without waiting out the join grace', async () => {
+    const name = `g${group++}`;
+    const [a, b] = ['e-a', 'e-b'].map((id) => replica(id, name, { joinGraceMs: 0 }));
+    await Promise.all([a!.start(), b!.start()]);
+    // Both have been members for longer than the newcomer's grace: nobody else is joining.
+    await sleep(9_000);
+    const c = replica('e-c', name, { joinGraceMs: 8_000 });
+    const started = Date.now();
+    await c.start();
+    expect(Date.now() - started).toBeLessThan(4_000);
+    expect(c.shards!.snapshot()).toMatchObject({ fenced: false, view: ['e-a', 'e-b', 'e-c'] });
+  });
+
   it('a joining replica takes its clusters after their old owner stopped; a leaving one hands them back at once', async () => {
     const name = `g${group++}`;
     const a = replica('j-a', name, { requeueMs: 20 });
