@@ -112,17 +112,62 @@ describe('Controller on the real API server', () => {
     expect(manager.isLeader()).toBe(false);
   });
 
-  it("keeps managedFields in the caches of the kinds named in keepManagedFieldsOf, and only there", async () => {
-    const manager = new Manager({ client: env.client, namespace: env.ns.name, logger, keepManagedFieldsOf: [WIDGET] });
+  it('keeps managedFields in the caches of the kinds named in keepManagedFieldsOf, and only there', async () => {
+    const manager = new Manager({
+      client: env.client,
+      namespace: env.ns.name,
+      logger,
+      keepManagedFieldsOf: [WIDGET],
+    });
     const widgets = manager.informer<Widget>(WIDGET);
     const maps = manager.informer(CONFIG_MAPS);
     await env.client.resource<Widget>(WIDGET).create(widget(env.ns.name, 'kept-fields'));
-    await env.client.resource(CONFIG_MAPS).create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'dropped-fields', namespace: env.ns.name } });
+    await env.client
+      .resource(CONFIG_MAPS)
+      .create({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'dropped-fields', namespace: env.ns.name },
+      });
     await manager.start();
     try {
-      await eventually('both cached', () => widgets.getByName(env.ns.name, 'kept-fields') !== undefined && maps.getByName(env.ns.name, 'dropped-fields') !== undefined);
-      expect(widgets.getByName(env.ns.name, 'kept-fields')?.metadata?.managedFields?.length).toBeGreaterThan(0);
+      await eventually(
+        'both cached',
+        () =>
+          widgets.getByName(env.ns.name, 'kept-fields') !== undefined &&
+          maps.getByName(env.ns.name, 'dropped-fields') !== undefined,
+      );
+      expect(widgets.getByName(env.ns.name, 'kept-fields')?.metadata?.managedFields?.length).toBeGreaterThan(
+        0,
+      );
       expect(maps.getByName(env.ns.name, 'dropped-fields')?.metadata).not.toHaveProperty('managedFields');
+    } finally {
+      await manager.stop();
+    }
+  });
+});
+
+describe('Manager readiness on the real API server', () => {
+  const env = useWidgetNamespace('kube-ready');
+  const logger = testLogger();
+
+  it('stays synced when a cache made on demand names a kind that does not exist', async () => {
+    const manager = new Manager({ client: env.client, namespace: env.ns.name, logger });
+    manager.informer<Widget>(WIDGET);
+    await manager.start();
+    try {
+      expect(manager.hasSynced()).toBe(true);
+      // An object refers to a kind nobody serves (a remediation template of a missing CRD): its cache never syncs.
+      const missing = manager.informer({
+        group: 'nosuch.example.com',
+        version: 'v1',
+        plural: 'nosuchthings',
+        kind: 'NoSuchThing',
+        namespaced: true,
+      });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(missing.hasSynced()).toBe(false);
+      expect(manager.hasSynced()).toBe(true);
     } finally {
       await manager.stop();
     }

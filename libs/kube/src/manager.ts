@@ -2,7 +2,11 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { createKubeClient, type KubeClient } from './client.js';
-import type { ClientNodeKubeConfig, ClusterConnection, KubeConfigSource } from './connection/cluster-connection.js';
+import type {
+  ClientNodeKubeConfig,
+  ClusterConnection,
+  KubeConfigSource,
+} from './connection/cluster-connection.js';
 import { Controller, type MapFunc, type Reconciler, type WatchEvent } from './controller.js';
 import { EventRecorder } from './event-recorder.js';
 import { STANDARD_INDEXERS } from './indexers.js';
@@ -29,7 +33,11 @@ export interface ControllerSpec<T extends KubernetesObject = KubernetesObject> {
   for: InformerRef<T>;
   reconcile: Reconciler;
   owns?: InformerRef<KubernetesObject>[];
-  watches?: { for: InformerRef<KubernetesObject>; map: MapFunc; predicate?: (event: WatchEvent) => boolean }[];
+  watches?: {
+    for: InformerRef<KubernetesObject>;
+    map: MapFunc;
+    predicate?: (event: WatchEvent) => boolean;
+  }[];
   predicate?: (event: WatchEvent<T>) => boolean;
   maxConcurrentReconciles?: number;
   resyncPeriodMs?: number;
@@ -91,6 +99,8 @@ export class Manager {
   readonly logger: Logger;
   private readonly ownsClient: boolean;
   private readonly informers = new Map<string, Informer>();
+  /** Keys of the informers made after start (on demand). */
+  private readonly onDemand = new Set<string>();
   private readonly controllerList: Controller[] = [];
   private elector: LeaderElector | undefined;
   /** The replica's shard membership, when sharded. */
@@ -133,7 +143,9 @@ export class Manager {
     scope: CacheScope = {},
   ): Informer<T> {
     const namespace = scope.namespace ?? this.options.namespace;
-    const keepManagedFields = this.options.keepManagedFieldsOf?.some((kept) => resourceId(kept) === resourceId(resource));
+    const keepManagedFields = this.options.keepManagedFieldsOf?.some(
+      (kept) => resourceId(kept) === resourceId(resource),
+    );
     const key = JSON.stringify([
       resourceId(resource),
       namespace ?? '',
@@ -156,6 +168,7 @@ export class Manager {
         ? this.options.sharedInformers.informer(key, resource, options, this, this.client)
         : new Informer(this.client, resource, options);
       this.informers.set(key, informer);
+      if (this.started) this.onDemand.add(key);
       if (this.started && !this.stopping) informer.start();
     }
     return informer as unknown as Informer<T>;
@@ -215,9 +228,16 @@ export class Manager {
     return this.workersRunning;
   }
 
-  /** True once every informer's first list is in its cache (for /readyz). */
+  /**
+   * True once the first list of every informer the service started with is in its cache (for /readyz). Caches made
+   * on demand later (of a kind some object refers to: a template, a remediation template) do not count: a kind that
+   * does not exist would keep the whole service unready, for every cluster, over one object that names it (which
+   * says so in its own conditions).
+   */
   hasSynced(): boolean {
-    return [...this.informers.values()].every((i) => i.hasSynced());
+    return [...this.informers.entries()].every(
+      ([key, informer]) => this.onDemand.has(key) || informer.hasSynced(),
+    );
   }
 
   /**
