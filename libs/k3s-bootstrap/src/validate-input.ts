@@ -41,7 +41,11 @@ function each(
  * Checks everything that ends up in the document, so a bad spec fails here with the field named instead
  * of producing a host that never joins. Nothing is interpolated into a shell line unvalidated.
  */
-export function validateBootstrapInput(input: K3sBootstrapInput): void {
+export function validateBootstrapInput(
+  input: K3sBootstrapInput,
+  /** What is checked for: the whole bootstrap data, or a running machine's in-place plan (no TLS files, no agent). */
+  target: 'bootstrap-data' | 'in-place-plan' = 'bootstrap-data',
+): void {
   const { spec } = input;
   if (!K3S_VERSION.test(spec.version)) {
     throw invalid('spec.version', 'is not a K3s release such as v1.31.4+k3s1');
@@ -157,7 +161,8 @@ export function validateBootstrapInput(input: K3sBootstrapInput): void {
   ) {
     throw invalid('spec.airGappedInstallScriptPath', 'is not an absolute path of plain characters');
   }
-  if (input.role !== 'agent' && !input.certificates) {
+  // A running server keeps the TLS files its bootstrap data wrote: an in-place plan renders none.
+  if (target === 'bootstrap-data' && input.role !== 'agent' && !input.certificates) {
     throw new BootstrapRenderError(
       `a ${input.role} needs the cluster certificates`,
       'MissingCertificates',

@@ -39,6 +39,13 @@ describe('updatePlanFor', () => {
     expect(updatePlanFor({ render, restart: false, probes: undefined }).instructions).toBeUndefined();
   });
 
+  it('needs no cluster certificates for a server: a running server keeps its TLS files', () => {
+    const server = { ...render, role: 'join-server' as const };
+    expect(updatePlanFor({ render: server, restart: true, probes: undefined }).files?.[0]?.path).toBe(
+      '/etc/rancher/k3s/config.yaml',
+    );
+  });
+
   it('keeps the rendered data’s file rules: the install script it runs and the agent’s files are not a tenant’s', () => {
     for (const path of ['/opt/k3s/install.sh', '/etc/capstan/agent/config.yaml']) {
       const attempt = () =>

@@ -56,7 +56,7 @@ export interface UpdatePlanInput {
  */
 export function updatePlanFor(input: UpdatePlanInput): MachinePlan {
   const { render } = input;
-  validateBootstrapInput(render);
+  validateBootstrapInput(render, 'in-place-plan');
   let left = MAX_DECODED_FILES_BYTES;
   const files: PlanFile[] = [
     {

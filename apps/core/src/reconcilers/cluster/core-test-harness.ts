@@ -222,11 +222,14 @@ export async function startCoreHarness(options: CoreHarnessOptions): Promise<Cor
   };
 }
 
-/** Polls `probe` until it returns something other than undefined/false (libs/testing's, named first). */
+/**
+ * Polls `probe` until it returns something other than undefined/false (libs/testing's, named first, with its 30 s
+ * default: 20 s was not always enough for a Machine to reach Running while the whole suite loads 2 cores).
+ */
 export function eventually<T>(
   what: string,
   probe: () => T | undefined | false | Promise<T | undefined | false>,
-  timeoutMs = 20_000,
+  timeoutMs = 30_000,
 ): Promise<T> {
   return pollUntil(probe, { timeoutMs, intervalMs: 50, message: what });
 }
