@@ -9,9 +9,13 @@ import { type NatsConnectionOptions } from './connection-options.js';
 
 /** Connects, checks JetStream answers, closes; rejects when the server refuses. */
 async function connectAndUse(options: NatsConnectionOptions): Promise<string> {
-  // A refusal comes from the server at once; the timeout only bounds a connect on a loaded machine (1 s timed out
-  // under the full suite on a slow day, the nkey handshake signing in JavaScript).
-  const connection = await EventBusConnection.connect({ ...options, connectTimeoutMs: 10_000 });
+  // A refusal comes from the server at once; the timeouts only bound a connect and the first JetStream API request on
+  // a loaded machine (the connect's 1 s, then the JetStream request's default 5 s, timed out under the full suite).
+  const connection = await EventBusConnection.connect({
+    ...options,
+    connectTimeoutMs: 10_000,
+    jetStreamTimeoutMs: 15_000,
+  });
   try {
     await (await connection.jsm()).getAccountInfo();
     return connection.state;
