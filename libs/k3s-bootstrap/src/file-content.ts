@@ -9,6 +9,20 @@ import { BootstrapDataError } from './errors.js';
 export const MAX_DECODED_FILES_BYTES = 16 * 1024 * 1024;
 
 /**
+ * Decodes the files of one machine (its bootstrap data, or one in-place plan) within MAX_DECODED_FILES_BYTES for all
+ * of them together: each decode is given what the earlier ones left.
+ */
+export class FileDecodingBudget {
+  private left = MAX_DECODED_FILES_BYTES;
+
+  decode(content: string, encoding: unknown, field: string): Buffer {
+    const bytes = decodeFileContent(content, encoding, field, this.left);
+    this.left -= bytes.length;
+    return bytes;
+  }
+}
+
+/**
  * A file's bytes from its content and cloud-init `encoding` (the K3sConfig values and cloud-init's aliases), within
  * `maxBytes`: a larger result is refused before it is held. The error names the field, never content.
  */

@@ -3,7 +3,7 @@ import type { ApiEndpoint, KeyPairPem } from '@capstan/pki';
 import { isMap, parseDocument, type YAMLError } from 'yaml';
 import { CLOUD_CONFIG_HEADER } from './cloud-config.js';
 import { BootstrapDataError } from './errors.js';
-import { decodeFileContent, MAX_DECODED_FILES_BYTES } from './file-content.js';
+import { FileDecodingBudget } from './file-content.js';
 import type { K3sRole } from './k3s-config-spec.js';
 import { K3S_CONFIG_KEYS, PROVIDER_ID_KUBELET_ARG } from './k3s-config.js';
 import { parseNodeLabel, parseNodeTaint, type NodeTaint } from './node-metadata.js';
@@ -97,7 +97,7 @@ function stripHeader(document: string): string {
 function readFiles(writeFiles: unknown): ParsedFile[] {
   if (writeFiles === undefined) return [];
   if (!Array.isArray(writeFiles)) throw fail('InvalidStructure', 'write_files', 'is not a list');
-  let left = MAX_DECODED_FILES_BYTES;
+  const budget = new FileDecodingBudget();
   return writeFiles.map((entry: unknown, index) => {
     const field = `write_files[${index}]`;
     if (typeof entry !== 'object' || entry === null)
@@ -105,8 +105,7 @@ function readFiles(writeFiles: unknown): ParsedFile[] {
     const { path, content = '', encoding, owner, permissions } = entry as Record<string, unknown>;
     if (typeof path !== 'string' || path === '') throw fail('MissingField', `${field}.path`, 'is missing');
     if (typeof content !== 'string') throw fail('InvalidField', `${field}.content`, 'is not text');
-    const decoded = decodeFileContent(content, encoding, `${field}.content`, left);
-    left -= decoded.length;
+    const decoded = budget.decode(content, encoding, `${field}.content`);
     return {
       path,
       ...(typeof owner === 'string' && { owner }),

@@ -7,12 +7,11 @@ import {
   type Machine,
 } from '@capstan/api';
 import {
-  decodeFileContent,
   K3S_CONFIG_PATH,
   K3S_INSTALL_SCRIPT_PATH,
   execFor,
   k3sConfigFor,
-  MAX_DECODED_FILES_BYTES,
+  FileDecodingBudget,
   validateBootstrapInput,
   YAML_OPTIONS,
   type K3sBootstrapInput,
@@ -57,7 +56,7 @@ export interface UpdatePlanInput {
 export function updatePlanFor(input: UpdatePlanInput): MachinePlan {
   const { render } = input;
   validateBootstrapInput(render, 'in-place-plan');
-  let left = MAX_DECODED_FILES_BYTES;
+  const budget = new FileDecodingBudget();
   const files: PlanFile[] = [
     {
       path: K3S_CONFIG_PATH,
@@ -65,8 +64,7 @@ export function updatePlanFor(input: UpdatePlanInput): MachinePlan {
       content: Buffer.from(stringify(k3sConfigFor(render), YAML_OPTIONS)).toString('base64'),
     },
     ...(render.spec.files ?? []).map((file, index) => {
-      const bytes = decodeFileContent(file.content, file.encoding, `spec.files[${index}].content`, left);
-      left -= bytes.length;
+      const bytes = budget.decode(file.content, file.encoding, `spec.files[${index}].content`);
       return {
         path: file.path,
         ...(file.permissions !== undefined && { permissions: file.permissions }),
