@@ -1,6 +1,6 @@
 import { type V1Node } from '@kubernetes/client-node';
 import { ANNOTATIONS, type Cluster, type Machine } from '@capstan/api';
-import { BY_PROVIDER_ID, type Controller, deepEqual, OwnWrites } from '@capstan/kube';
+import { BY_PROVIDER_ID, type Controller, deepEqual, OwnWrites, type WatchEvent } from '@capstan/kube';
 import { type ServiceContext } from '@capstan/provider-kit';
 import { MACHINE_CONTROLLER } from '../../handoff/controller-names.js';
 import { onRelevantChange, worthReconciling } from '../shared/object-changes.js';
@@ -32,6 +32,19 @@ const nodeFingerprint = (n: V1Node) => [
   n.status?.volumesAttached?.length ?? 0,
 ];
 
+/**
+ * Which Machine changes start a reconcile: those worth it (not the controller's own status), and also the own write
+ * that first sets spec.providerID. A Node registered after the reconcile looked for it but before the Machine cache
+ * holds the providerID maps to no Machine (the Node watch finds Machines by that index), so without this reconcile
+ * the Machine would wait for the resync to see its Node.
+ */
+export function machineWorthReconciling(ownWrites: OwnWrites): (event: WatchEvent<Machine>) => boolean {
+  const worth = worthReconciling<Machine>(ownWrites, MACHINE_OWN_CONDITIONS);
+  return (event) =>
+    worth(event) ||
+    (event.type === 'update' && event.oldObject?.spec?.providerID !== event.object.spec?.providerID);
+}
+
 /** Registers the Machine controller and the watches mapping Clusters and Nodes to Machines. */
 export function registerMachineController(
   context: ServiceContext,
@@ -50,7 +63,7 @@ export function registerMachineController(
     for: deps.machines,
     reconcile: reconciler.reconcile,
     // A change of a condition the controller does not own (HealthCheckSucceeded, UpToDate) is worth a reconcile.
-    predicate: worthReconciling(ownWrites, MACHINE_OWN_CONDITIONS),
+    predicate: machineWorthReconciling(ownWrites),
     maxConcurrentReconciles: context.options.concurrency,
     resyncPeriodMs: context.options.syncPeriodSeconds * 1000,
   });
