@@ -25,7 +25,24 @@ export interface KubeRequest {
   timeoutMs?: number;
 }
 
+/** An answer as KubeClient reads it: undici's response data, or an in-memory API server's. */
+export interface KubeResponse {
+  statusCode: number;
+  body: Readable & { text(): Promise<string> };
+}
+
+/**
+ * What answers a client's requests in place of the network: the in-memory API server of `@capstan/kube/testing`,
+ * the one stand-in for the Kubernetes API (its contract tests run against the real API server too). The request's
+ * path, query and body are what would go on the wire; the answer is what would come back.
+ */
+export interface KubeTransport {
+  send(req: KubeRequest, signal: AbortSignal): Promise<KubeResponse>;
+}
+
 export interface KubeClientOptions {
+  /** Answers requests instead of the network (tests only); the connection's server then only names the client. */
+  transport?: KubeTransport;
   /** Field manager recorded for every write of this service (server-side apply requires one). */
   fieldManager?: string;
   /**
@@ -51,6 +68,7 @@ export class KubeClient {
   readonly userAgent: string;
   private readonly server: string;
   private pool: PoolLease | undefined;
+  private readonly transport: KubeTransport | undefined;
   /** Aborted by close(): every request of this client ends with it. */
   private readonly closing = new AbortController();
 
@@ -59,6 +77,7 @@ export class KubeClient {
   constructor(connection: ClusterConnection | ClientNodeKubeConfig, options: KubeClientOptions = {}) {
     this.connection = loadConnection(connection);
     this.server = this.connection.server;
+    this.transport = options.transport;
     this.fieldManager = options.fieldManager ?? DEFAULT_FIELD_MANAGER;
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     // client-go's form (`<component>/<version> (<os>/<arch>) ...`): what precedes the first `/` names the client.
@@ -135,7 +154,18 @@ export class KubeClient {
     await pool?.release();
   }
 
-  private async send(req: KubeRequest, signal: AbortSignal): Promise<HttpResponse> {
+  private async send(req: KubeRequest, signal: AbortSignal): Promise<KubeResponse | HttpResponse> {
+    if (req.body !== undefined && req.method === HttpMethod.PATCH && !req.contentType) {
+      throw new TypeError(`PATCH ${req.path}: the patch content type must be given`);
+    }
+    if (this.transport) {
+      try {
+        signal.throwIfAborted();
+        return await this.transport.send(req, signal);
+      } catch (err) {
+        throw new KubeTransportError(req.method, req.path, err);
+      }
+    }
     const url = new URL(this.server + req.path);
     for (const [name, value] of Object.entries(req.query ?? {})) {
       if (value !== undefined) url.searchParams.set(name, String(value));
@@ -143,9 +173,6 @@ export class KubeClient {
     const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': this.userAgent };
     let body: string | undefined;
     if (req.body !== undefined) {
-      if (req.method === HttpMethod.PATCH && !req.contentType) {
-        throw new TypeError(`PATCH ${req.path}: the patch content type must be given`);
-      }
       headers['Content-Type'] = req.contentType ?? 'application/json';
       body = JSON.stringify(req.body);
     }

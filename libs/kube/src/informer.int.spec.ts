@@ -9,53 +9,7 @@ describe('Informer on the real API server', () => {
   const env = useWidgetNamespace('kube-inf');
   const logger = testLogger();
 
-  it('caches only objects matching its label or field selector; relabelling in and out adds and deletes', async () => {
-    const widgets = env.client.resource<Widget>(WIDGET);
-    await widgets.create(widget(env.ns.name, 'in-1', {}, { tier: 'a' }));
-    await widgets.create(widget(env.ns.name, 'out-1', {}, { tier: 'b' }));
-    const informer = new Informer<Widget>(env.client, WIDGET, {
-      namespace: env.ns.name,
-      labelSelector: 'tier=a',
-      logger,
-      pageSize: 1,
-    });
-    const events: string[] = [];
-    informer.addEventHandler({
-      onAdd: (o) => events.push(`add ${o.metadata?.name}`),
-      onUpdate: (_, o) => events.push(`update ${o.metadata?.name}`),
-      onDelete: (o) => events.push(`delete ${o.metadata?.name}`),
-    });
-    informer.start();
-    try {
-      await informer.waitForSync(10_000);
-      expect(informer.keys()).toEqual([`${env.ns.name}/in-1`]);
-      await widgets.mergePatch(
-        { namespace: env.ns.name, name: 'out-1' },
-        { metadata: { labels: { tier: 'a' } } },
-      );
-      await widgets.mergePatch(
-        { namespace: env.ns.name, name: 'in-1' },
-        { metadata: { labels: { tier: 'b' } } },
-      );
-      await eventually('relabelled objects seen', () => events.length === 3);
-      expect(events).toEqual(['add in-1', 'add out-1', 'delete in-1']);
-      expect(informer.keys()).toEqual([`${env.ns.name}/out-1`]);
-    } finally {
-      await informer.stop();
-    }
-    const byName = new Informer<Widget>(env.client, WIDGET, {
-      namespace: env.ns.name,
-      fieldSelector: 'metadata.name=in-1',
-      logger,
-    });
-    byName.start();
-    try {
-      await byName.waitForSync(10_000);
-      expect(byName.keys()).toEqual([`${env.ns.name}/in-1`]);
-    } finally {
-      await byName.stop();
-    }
-  });
+  // Selectors and relabelling: the API contract (testing/kube-api-contract.ts) covers them on both APIs.
 
   it('reads an object it holds from the cache and one it does not from the API server', async () => {
     const widgets = env.client.resource<Widget>(WIDGET);
