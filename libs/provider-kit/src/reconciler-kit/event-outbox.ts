@@ -29,6 +29,7 @@ export interface EventOutboxOptions {
  * consumers and the periodic resync make up for it.
  */
 export class EventOutbox {
+  /** By kind and namespace/name: one service's Cluster and Machine may share a name, never their owed events. */
   private readonly inMemory = new Map<string, OwedEvent[]>();
   private readonly log: Logger;
 
@@ -65,7 +66,7 @@ export class EventOutbox {
     obj: T,
     events: readonly OwedEvent[],
   ): Promise<{ done: boolean; obj: T }> {
-    const key = objectKey(obj);
+    const key = owedKey(resources?.type.kind ?? obj.kind, objectKey(obj));
     const recorded = owedOn(obj);
     const queue = distinct([...(this.inMemory.get(key) ?? []), ...recorded, ...events]);
     if (queue.length === 0) return { done: true, obj };
@@ -81,8 +82,9 @@ export class EventOutbox {
     return { done: false, obj: written ?? obj };
   }
 
-  /** Publishes what is owed for an object that is gone (only the in-memory record is left). */
-  async flushGone(key: string): Promise<boolean> {
+  /** Publishes what is owed for an object of `kind` that is gone (only the in-memory record is left). */
+  async flushGone(kind: string, objectKeyOfGone: string): Promise<boolean> {
+    const key = owedKey(kind, objectKeyOfGone);
     const queue = this.inMemory.get(key);
     if (!queue) return true;
     const left = await this.publishInOrder(key, queue);
@@ -91,10 +93,6 @@ export class EventOutbox {
     return left.length === 0;
   }
 
-  /** Events owed for the object: recorded on it or, for an object gone, in memory. */
-  pending(key: string, obj?: KubernetesObject): number {
-    return (this.inMemory.get(key)?.length ?? 0) + (obj ? owedOn(obj).length : 0);
-  }
 
   /** Events owed in memory across all objects (for metrics and tests). */
   get inMemorySize(): number {
@@ -150,11 +148,13 @@ export class EventOutbox {
       );
     } catch (error) {
       if (!isNotFound(error)) throw error;
-      if (kept.length > 0) this.inMemory.set(objectKey(obj), kept);
+      if (kept.length > 0) this.inMemory.set(owedKey(resources.type.kind, objectKey(obj)), kept);
       return undefined;
     }
   }
 }
+
+const owedKey = (kind: string | undefined, key: string) => `${kind ?? ''}:${key}`;
 
 function distinct(events: OwedEvent[]): OwedEvent[] {
   const seen = new Set<string>();

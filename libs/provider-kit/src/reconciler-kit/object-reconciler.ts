@@ -91,7 +91,7 @@ export function objectReconciler<T extends ReconciledObject>(
     if (!cached) {
       definition.ownWrites?.forget(key);
       definition.forget?.(key);
-      const flushed = (await definition.outbox?.flushGone(key)) ?? true;
+      const flushed = (await definition.outbox?.flushGone(definition.resources.type.kind, key)) ?? true;
       return flushed ? undefined : { requeue: true };
     }
     if (definition.ownWrites?.isStale(key, cached.metadata?.resourceVersion)) {
