@@ -7,7 +7,7 @@ import {
   installGenericProviderCrds,
   type TestNamespace,
 } from '@capstan/testing';
-import { CountingClient } from '../reconcilers/shared/testing/counting-client.js';
+import { CountingClient } from '../testing/counting-client.js';
 import { ExternalObjects, type ProviderObject } from './external-objects.js';
 import { ProviderHints } from './provider-hints.js';
 

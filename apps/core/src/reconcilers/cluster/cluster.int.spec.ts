@@ -9,7 +9,7 @@ import {
   v1beta1Condition,
   type CoreHarness,
   type Unstructured,
-} from './core-test-harness.js';
+} from '../../testing/core-test-harness.js';
 
 const INFRA = 'GenericInfrastructureCluster';
 const CP = 'GenericControlPlane';

@@ -10,7 +10,7 @@ import {
   eventually,
   startCoreHarness,
   type CoreHarness,
-} from './core-test-harness.js';
+} from '../../testing/core-test-harness.js';
 
 /** A nats-server with JetStream of this file's own, which the test stops and starts again (same port, same store). */
 class StoppableNats {

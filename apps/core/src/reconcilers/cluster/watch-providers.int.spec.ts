@@ -1,5 +1,5 @@
 import { type Cluster, type Machine } from '@capstan/api';
-import { eventually, startCoreHarness, type CoreHarness } from './core-test-harness.js';
+import { eventually, startCoreHarness, type CoreHarness } from '../../testing/core-test-harness.js';
 
 // With watchExternalProviders the core watches the provider kinds its objects reference: third-party providers
 // that publish no hand-off event are followed at once, not at the next resync (10 minutes here).

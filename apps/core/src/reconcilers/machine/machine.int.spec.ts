@@ -9,7 +9,7 @@ import {
   startCoreHarness,
   type CoreHarness,
   type Unstructured,
-} from '../cluster/core-test-harness.js';
+} from '../../testing/core-test-harness.js';
 
 const INFRA_CLUSTER = 'GenericInfrastructureCluster';
 const CP = 'GenericControlPlane';

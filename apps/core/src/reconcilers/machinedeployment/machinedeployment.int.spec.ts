@@ -17,7 +17,7 @@ import {
   resourceOf,
   startWorkloadEnv,
   type WorkloadEnv,
-} from '../shared/testing/workload-env.js';
+} from '../../testing/workload-env.js';
 
 /** Every state of a deployment's Machines the watch delivered: how many exist and how many are Available. */
 class MachineWatcher {

@@ -1,5 +1,5 @@
 import type { Cluster, Condition, MachineDeployment, MachineSet } from '@capstan/api';
-import { machine, NOW, running } from '../shared/testing/machine-builder.js';
+import { machine, NOW, running } from '../../testing/machine-builder.js';
 import { computeMachineDeploymentStatus } from './machinedeployment.status.js';
 
 const deployment = (replicas: number): MachineDeployment =>

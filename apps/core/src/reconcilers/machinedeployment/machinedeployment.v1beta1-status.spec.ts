@@ -5,7 +5,7 @@ import {
   type MachineSet,
   type MachineSetV1Beta1DeprecatedStatus,
 } from '@capstan/api';
-import { NOW, running } from '../shared/testing/machine-builder.js';
+import { NOW, running } from '../../testing/machine-builder.js';
 import { computeMachineDeploymentStatus } from './machinedeployment.status.js';
 
 // status.deprecated.v1beta1 of a MachineDeployment, through computeMachineDeploymentStatus, against upstream's

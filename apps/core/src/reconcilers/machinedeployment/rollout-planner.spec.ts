@@ -1,7 +1,7 @@
 import type { Machine } from '@capstan/api';
 import { machinesToDelete } from '../shared/deletion-order.js';
 import { isAvailable } from '../shared/machine-state.js';
-import { machine, NOW, running } from '../shared/testing/machine-builder.js';
+import { machine, NOW, running } from '../../testing/machine-builder.js';
 import { planOnDelete, planRollingUpdate, type SetState } from './rollout-planner.js';
 
 const set = (name: string, replicas: number, machines: Machine[], createdAt = 0): SetState => ({

@@ -17,7 +17,7 @@ import {
   v1beta1Condition,
   type CoreHarness,
   type Unstructured,
-} from '../cluster/core-test-harness.js';
+} from '../../testing/core-test-harness.js';
 
 // The workload controllers inside the whole core service: the Machine controller (not the tests) brings the
 // Machines up, from provider objects the tests play by hand, and the MachineSet, MachineDeployment and

@@ -1,6 +1,6 @@
 import type { Cluster } from '@capstan/api';
 import type { V1Node } from '@kubernetes/client-node';
-import { iso, machine, NOW, running } from '../shared/testing/machine-builder.js';
+import { iso, machine, NOW, running } from '../../testing/machine-builder.js';
 import { evaluateTarget, goDuration, skipsHealthCheck } from './health-check.js';
 
 const readyCluster = {

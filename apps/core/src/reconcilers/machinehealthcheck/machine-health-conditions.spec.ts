@@ -1,4 +1,4 @@
-import { running } from '../shared/testing/machine-builder.js';
+import { running } from '../../testing/machine-builder.js';
 import {
   MHC_FIELD_MANAGER,
   appliedByHealthCheck,

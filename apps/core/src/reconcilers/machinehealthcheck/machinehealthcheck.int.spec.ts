@@ -19,7 +19,7 @@ import {
   resourceOf,
   startWorkloadEnv,
   type WorkloadEnv,
-} from '../shared/testing/workload-env.js';
+} from '../../testing/workload-env.js';
 import { MHC_FIELD_MANAGER } from './machine-health-conditions.js';
 
 const rfc3339 = (msAgo: number) => new Date(Date.now() - msAgo).toISOString().replace(/\.\d{3}Z$/, 'Z');

@@ -12,7 +12,7 @@ import {
   resourceOf,
   type WorkloadEnv,
   startWorkloadEnv,
-} from '../shared/testing/workload-env.js';
+} from '../../testing/workload-env.js';
 
 describe('MachineSet controller', () => {
   let env: WorkloadEnv;

@@ -1,7 +1,7 @@
 import type { MachineSet } from '@capstan/api';
 import { computeMachineSetStatus } from './machineset.status.js';
 import { inPlacePatch } from './machineset.machines.js';
-import { machine, NOW, running } from '../shared/testing/machine-builder.js';
+import { machine, NOW, running } from '../../testing/machine-builder.js';
 
 const set = (replicas: number, over: Partial<MachineSet['metadata']> = {}): MachineSet => ({
   apiVersion: 'cluster.x-k8s.io/v1beta2',

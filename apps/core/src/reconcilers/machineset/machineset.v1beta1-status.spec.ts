@@ -1,5 +1,5 @@
 import { getV1Beta1Condition, type Machine, type MachineSet, type MachineSetStatus } from '@capstan/api';
-import { iso, machine, NOW } from '../shared/testing/machine-builder.js';
+import { iso, machine, NOW } from '../../testing/machine-builder.js';
 import { computeMachineSetStatus, type MachineSetObservation } from './machineset.status.js';
 
 // status.deprecated.v1beta1 of a MachineSet, through computeMachineSetStatus, against upstream's

@@ -1,5 +1,5 @@
 import { planRemediation, remediationsInFlight } from './remediation-plan.js';
-import { machine, running } from '../shared/testing/machine-builder.js';
+import { machine, running } from '../../testing/machine-builder.js';
 
 const names = (list: { metadata: { name?: string } }[]) => list.map((m) => m.metadata.name);
 

@@ -1,6 +1,6 @@
 import { machinesToDelete, sortForDeletion } from './deletion-order.js';
 import { NO_NODE_GRACE_MS } from './machine-state.js';
-import { machine, NOW, running } from './testing/machine-builder.js';
+import { machine, NOW, running } from '../../testing/machine-builder.js';
 
 const names = (list: { metadata: { name?: string } }[]) => list.map((m) => m.metadata.name);
 

@@ -12,7 +12,7 @@ import {
 } from '@capstan/testing';
 import { ProviderKinds } from '../../external/provider-kinds.js';
 import { TemplateCloner, type TemplateObject } from './template-cloner.js';
-import { CountingClient } from './testing/counting-client.js';
+import { CountingClient } from '../../testing/counting-client.js';
 
 const KIND = genericProviderKind('GenericInfrastructureMachineTemplate');
 const RESOURCE: ResourceType = { group: KIND.group, version: KIND.version, plural: KIND.plural, kind: KIND.kind, namespaced: true };

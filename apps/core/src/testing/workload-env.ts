@@ -29,9 +29,9 @@ import {
 } from '@capstan/testing';
 import type { EventTopology } from '@capstan/events';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { WorkloadClusters } from '../../../remote/workload-clusters.js';
-import { HEALTH_CHECK_READS_MANAGED_FIELDS_OF } from '../../machinehealthcheck/machine-health-conditions.js';
-import { registerWorkloadControllers } from '../../workload-controllers.js';
+import { WorkloadClusters } from '../remote/workload-clusters.js';
+import { HEALTH_CHECK_READS_MANAGED_FIELDS_OF } from '../reconcilers/machinehealthcheck/machine-health-conditions.js';
+import { registerWorkloadControllers } from '../reconcilers/workload-controllers.js';
 
 // Integration tests of the workload controllers run them alone in a service against the real API server and NATS,
 // and play the Machine controller and the providers themselves: they set Machine status by hand, as upstream's

@@ -37,8 +37,8 @@ import {
   testNatsUrl,
   type TestNamespace,
 } from '@capstan/testing';
-import { createCoreService } from '../../core-service.js';
-import { NODES, SECRETS } from '../../remote/resources.js';
+import { createCoreService } from '../core-service.js';
+import { NODES, SECRETS } from '../remote/resources.js';
 
 // Integration tests of the core play the providers by hand on the generic provider kinds, as upstream's envtest
 // builders do, and use the test API server itself as every workload cluster.
