@@ -2,7 +2,7 @@ import { jest } from '@jest/globals';
 import pino from 'pino';
 import { RESOURCES, type SimCluster } from '@capstan/api';
 import {
-  KubeClient,
+  type KubeClient,
   OwnWrites,
   type ReconcileContext,
   type ReconcileResult,
