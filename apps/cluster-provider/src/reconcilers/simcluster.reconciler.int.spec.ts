@@ -1,7 +1,7 @@
 import { FINALIZERS, LABELS, RESOURCES, type Cluster, type SimCluster, type SimMachine } from '@capstan/api';
 import { OWED_EVENTS_ANNOTATION } from '@capstan/provider-kit';
 import { installCapstanCrds, testKubeConfig } from '@capstan/testing';
-import { SimClusterTestServer } from './simcluster.reconciler.testing.js';
+import { SimClusterTestServer } from '../testing/simcluster-harness.js';
 
 // The SimCluster reconciler against the real API server and JetStream, its caches caught up before each
 // reconcile: what it writes, when, and which hand-off events it announces, across a provider restart too.

@@ -23,7 +23,7 @@ import {
 } from '@capstan/kube';
 import { EventOutbox, type OwedEvent, type ServiceContext } from '@capstan/provider-kit';
 import { createTestNamespace, eventually, testNatsUrl, type TestNamespace } from '@capstan/testing';
-import { SimClusterReconciler } from './simcluster.reconciler.js';
+import { SimClusterReconciler } from '../reconcilers/simcluster.reconciler.js';
 
 const logger = pino({ level: 'silent' });
 
