@@ -1,6 +1,6 @@
 import { RESOURCES, type Machine } from '@capstan/api';
-import { KubeClient } from '@capstan/kube';
-import { createTestNamespace, installCapstanCrds, type TestNamespace } from '@capstan/testing';
+import type { KubeClient } from '@capstan/kube';
+import { InMemoryApiServer } from '@capstan/kube/testing';
 import {
   MachineConditionWriter,
   removeMachineCondition,
@@ -8,7 +8,7 @@ import {
 } from './machine-condition-writer.js';
 
 // The writer other controllers (MachineSet, MachineHealthCheck, K3sControlPlane) use for their conditions on
-// Machines, against the real API server: no write when nothing changes, a lost race merged onto the winner's write
+// Machines, on the in-memory API server: no write when nothing changes, a lost race merged onto the winner's write
 // (never overwriting the Machine controller's conditions), removal of an owned condition, and a Machine that is gone.
 
 const now = new Date('2026-06-01T12:00:00Z');
@@ -17,21 +17,16 @@ const upToDate = { type: 'UpToDate', status: 'False' as const, reason: 'NotUpToD
 const types = (machine: Machine | undefined) =>
   Object.fromEntries((machine?.status?.conditions ?? []).map((c) => [c.type, `${c.status}/${c.reason}`]));
 
-describe('MachineConditionWriter on the real API server', () => {
-  let ns: TestNamespace;
+describe('MachineConditionWriter', () => {
+  const ns = { name: 'kit-mcw' };
   let client: KubeClient;
   const machines = () => client.resource<Machine>(RESOURCES.Machine);
   const get = (name: string) => machines().get({ namespace: ns.name, name });
 
-  beforeAll(async () => {
-    ns = await createTestNamespace('kit-mcw');
-    await installCapstanCrds(ns.kc);
-    client = new KubeClient(ns.kc, { fieldManager: 'kit-test' });
+  beforeAll(() => {
+    client = new InMemoryApiServer([RESOURCES.Machine]).client({ fieldManager: 'kit-test' });
   });
-  afterAll(async () => {
-    await ns?.delete();
-    await client?.close();
-  });
+  afterAll(() => client.close());
 
   /** A Machine with the Machine controller's Ready condition, as the API server stores it. */
   async function machine(
