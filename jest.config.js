@@ -37,10 +37,6 @@ export default {
   // own module graph (ESM vm modules), which the process never gives back, so one long-lived process grew to
   // several GB over the suite. (With one core to spare Jest would otherwise run everything in its own process.)
   workerIdleMemoryLimit: '1.5GB',
-  // Two test files at once (Jest's default on 2 cores is one): an integration file spends most of its time waiting on
-  // controllers, timers and servers, and a second file fills those waits. Files share the global setup's API server,
-  // etcd and NATS, each in its own namespace and stream (measured in the README).
-  maxWorkers: 2,
   projects: [
     {
       ...shared,
