@@ -2,7 +2,8 @@
 
 type Json = unknown;
 
-function isPlainObject(value: Json): value is Record<string, Json> {
+/** A JSON object (not an array, null or a Date). */
+export function isPlainObject(value: Json): value is Record<string, Json> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date);
 }
 

@@ -53,6 +53,9 @@ export const conflict = (t: Target, why: string) =>
     kind: t.plural,
   });
 
+export const uidMismatch = (t: Target, sent: string, actual: string | undefined) =>
+  conflict(t, `Precondition failed: UID in precondition: ${sent}, UID in object meta: ${actual}`);
+
 export const invalid = (t: Target, field: string, why: string) =>
   new ApiRefusal(422, 'Invalid', `${t.resource} "${t.name}" is invalid: ${field}: ${why}`, {
     name: t.name,

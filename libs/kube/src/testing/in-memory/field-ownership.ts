@@ -1,4 +1,4 @@
-import { deepEqual } from '../../patch/json-diff.js';
+import { deepEqual, isPlainObject as isObject } from '../../patch/json-diff.js';
 
 // Which field manager owns which fields of one object (the API server's managedFields), as far as server-side apply
 // needs it: a manager's next apply removes the fields it applied before and no longer applies, unless another manager
@@ -7,7 +7,6 @@ import { deepEqual } from '../../patch/json-diff.js';
 type Json = unknown;
 type Obj = Record<string, Json>;
 
-const isObject = (v: Json): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** metadata the server sets itself: no manager owns it. */
 const SERVER_METADATA = new Set([

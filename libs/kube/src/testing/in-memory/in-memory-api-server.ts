@@ -14,6 +14,7 @@ import {
   invalid,
   notFound,
   noSuchResource,
+  uidMismatch,
   type Target,
 } from './api-status.js';
 import { FieldOwnership, type FieldWrite, type WriteScope } from './field-ownership.js';
@@ -195,7 +196,7 @@ export class InMemoryApiServer implements KubeTransport {
       rest = rest.slice(2);
     }
     const [plural, name, subresource, ...extra] = rest;
-    const kind = this.kinds.get(`${group === '' ? 'core' : group}/${version}/${plural}`);
+    const kind = plural === undefined ? undefined : this.kinds.get(resourceId({ group, version, plural, kind: '', namespaced: false }));
     if (!kind || extra.length > 0 || (namespace !== undefined && !kind.type.namespaced)) throw noSuchResource();
     return { kind, namespace, name, subresource };
   }
@@ -309,7 +310,7 @@ export class InMemoryApiServer implements KubeTransport {
       throw conflict(this.target(route), 'the object has been modified; please apply your changes to the latest version and try again');
     }
     if (wanted.metadata?.uid && wanted.metadata.uid !== current.metadata.uid) {
-      throw conflict(this.target(route), `Precondition failed: UID in precondition: ${wanted.metadata.uid}, UID in object meta: ${current.metadata.uid}`);
+      throw uidMismatch(this.target(route), wanted.metadata.uid, current.metadata.uid);
     }
     const next: Obj =
       scope === 'status'
@@ -398,7 +399,7 @@ export class InMemoryApiServer implements KubeTransport {
     const current = entry.obj;
     const pre = options.preconditions;
     if (pre?.uid && pre.uid !== current.metadata.uid) {
-      throw conflict(this.target(route), `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata.uid}`);
+      throw uidMismatch(this.target(route), pre.uid, current.metadata.uid);
     }
     if (pre?.resourceVersion && pre.resourceVersion !== current.metadata.resourceVersion) {
       throw conflict(this.target(route), `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion}`);

@@ -1,11 +1,10 @@
 // The two patch formats a client sends besides apply: RFC 7386 merge patch and RFC 6902 JSON patch.
 
-import { deepEqual } from '../../patch/json-diff.js';
+import { deepEqual, isPlainObject as isObject } from '../../patch/json-diff.js';
 import type { JsonPatchOperation } from '../../resource-client.js';
 
 type Json = unknown;
 
-const isObject = (v: Json): v is Record<string, Json> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A JSON patch that cannot be applied (a failed `test`, a path that is not there): the server answers 422. */
 export class JsonPatchError extends Error {
