@@ -1,7 +1,8 @@
-import { chmodSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { BootstrapDataError, K3S_CONFIG_PATH, type ParsedFile } from '@capstan/k3s-bootstrap';
+import { HostRoot, readBeneath, writeBeneath } from '@capstan/node-agent';
 
 /** Where the sim writes the `at` of the install it applied (K3s restarted with it); install.sh waits for it. */
 export const SIM_INSTALL_APPLIED_PATH = '/var/lib/capstan/sim/install-applied';
@@ -23,20 +24,26 @@ export interface InstalledK3s {
   at: string;
 }
 
-const join_ = (root: string, machinePath: string) => join(root, machinePath);
+/** The largest K3s config file or install record the sim reads from a machine (the tenant controls them). */
+const MAX_MACHINE_CONFIG_BYTES = 1024 * 1024;
+
+/**
+ * A machine file the sim reads on the management host: never through a symbolic link (a machine's instructions can
+ * plant one pointing at a host file), never more than the limit.
+ */
+const readMachineFile = (root: string, machinePath: string) =>
+  readBeneath(new HostRoot(root), machinePath, MAX_MACHINE_CONFIG_BYTES).toString('utf8');
 
 /**
  * Runs the `write_files` of a machine's bootstrap data on the sim host: each file below the machine's own directory
- * (its filesystem root), with its mode (owners are root's on the sim, as they are on a real host).
+ * (its filesystem root), with its mode (owners are root's on the sim, as they are on a real host), never through a
+ * symbolic link the machine holds (a reboot finds what its instructions left).
  */
 export function writeMachineFiles(root: string, files: readonly ParsedFile[]): void {
+  const host = new HostRoot(root);
   for (const file of files) {
     if (file.path.split('/').includes('..')) continue; // never outside the machine's root
-    const target = join_(root, file.path);
-    mkdirSync(dirname(target), { recursive: true, mode: 0o755 });
-    const mode = file.permissions ? parseInt(file.permissions, 8) : 0o644;
-    writeFileSync(target, file.content, { mode });
-    chmodSync(target, mode);
+    writeBeneath(host, file.path, file.content, file.permissions ? parseInt(file.permissions, 8) : 0o644);
   }
 }
 
@@ -81,23 +88,17 @@ while [ "$(cat "$applied" 2>/dev/null)" != "$at" ]; do
 done
 echo "k3s-$exec_role restarted"
 `;
-  const target = join_(root, scriptPath);
-  mkdirSync(dirname(target), { recursive: true, mode: 0o755 });
-  writeFileSync(target, script, { mode: 0o755 });
-  chmodSync(target, 0o755);
-  const minors = join_(root, SIM_AVAILABLE_MINORS_PATH);
-  mkdirSync(dirname(minors), { recursive: true });
-  writeFileSync(minors, `${availableMinors.join('\n')}\n`);
+  const host = new HostRoot(root);
+  writeBeneath(host, scriptPath, script, 0o755);
+  writeBeneath(host, SIM_AVAILABLE_MINORS_PATH, `${availableMinors.join('\n')}\n`, 0o644);
   if (readInstalledK3s(root) === undefined) {
-    const record = join_(root, SIM_INSTALL_RECORD_PATH);
-    writeFileSync(`${record}.tmp`, JSON.stringify({ ...booted, at: 'boot' }));
-    renameSync(`${record}.tmp`, record);
+    writeBeneath(host, SIM_INSTALL_RECORD_PATH, JSON.stringify({ ...booted, at: 'boot' }), 0o644);
   }
 }
 
 export function readInstalledK3s(root: string): InstalledK3s | undefined {
   try {
-    const parsed = JSON.parse(readFileSync(join_(root, SIM_INSTALL_RECORD_PATH), 'utf8')) as Partial<InstalledK3s>;
+    const parsed = JSON.parse(readMachineFile(root, SIM_INSTALL_RECORD_PATH)) as Partial<InstalledK3s>;
     if (typeof parsed.version !== 'string' || typeof parsed.exec !== 'string' || typeof parsed.at !== 'string') {
       return undefined;
     }
@@ -134,19 +135,19 @@ export function readMachineK3sConfig(root: string): Record<string, unknown> {
     }
   };
   try {
-    apply(readFileSync(join_(root, K3S_CONFIG_PATH), 'utf8'));
+    apply(readMachineFile(root, K3S_CONFIG_PATH));
   } catch {
     /* no config: K3s runs with its defaults */
   }
   let dropIns: string[] = [];
   try {
-    dropIns = readdirSync(join_(root, K3S_CONFIG_DROP_IN_DIR)).filter((f) => f.endsWith('.yaml') || f.endsWith('.yml'));
+    dropIns = readdirSync(new HostRoot(root).resolve(K3S_CONFIG_DROP_IN_DIR)).filter((f) => f.endsWith('.yaml') || f.endsWith('.yml'));
   } catch {
     /* none */
   }
   for (const file of dropIns.sort()) {
     try {
-      apply(readFileSync(join_(root, join(K3S_CONFIG_DROP_IN_DIR, file)), 'utf8'));
+      apply(readMachineFile(root, join(K3S_CONFIG_DROP_IN_DIR, file)));
     } catch {
       /* unreadable: skipped */
     }
@@ -206,8 +207,5 @@ export function kubeApiserverArgsOf(config: Record<string, unknown>): string[] {
 
 /** The sim restarted the machine's K3s with the install recorded at `at`: the waiting install.sh returns. */
 export function acknowledgeInstall(root: string, at: string): void {
-  const target = join_(root, SIM_INSTALL_APPLIED_PATH);
-  mkdirSync(dirname(target), { recursive: true });
-  writeFileSync(`${target}.tmp`, at);
-  renameSync(`${target}.tmp`, target);
+  writeBeneath(new HostRoot(root), SIM_INSTALL_APPLIED_PATH, at, 0o644);
 }

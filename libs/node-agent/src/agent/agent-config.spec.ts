@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -66,6 +66,24 @@ describe('the agent config', () => {
     write({});
     const config = load();
     expect(() => agentKubeConfig(root, { ...config, tokenFile: '/../host-token' })).toThrow(HostPathError);
+  });
+
+  it('reads no token through a symbolic link and none that others can read', () => {
+    write({});
+    const config = load();
+    unlinkSync(join(dir, 'machine/etc/capstan/agent/token'));
+    symlinkSync(join(dir, 'host-token'), join(dir, 'machine/etc/capstan/agent/token'));
+    expect(() => agentKubeConfig(root, config)).toThrow('tokenFile cannot be read (ELOOP)');
+    unlinkSync(join(dir, 'machine/etc/capstan/agent/token'));
+    writeFileSync(join(dir, 'machine/etc/capstan/agent/token'), 'machine-token', { mode: 0o644 });
+    chmodSync(join(dir, 'machine/etc/capstan/agent/token'), 0o644);
+    expect(() => agentKubeConfig(root, config)).toThrow('tokenFile must have mode 0600 (has 0644)');
+  });
+
+  it('refuses a config that is a symbolic link to a file outside the machine', () => {
+    writeFileSync(join(dir, 'host-config.yaml'), stringify({ server: 'https://attacker:6443' }), { mode: 0o600 });
+    symlinkSync(join(dir, 'host-config.yaml'), join(dir, 'machine/etc/capstan/agent/config.yaml'));
+    expect(load).toThrow('cannot be read (ELOOP)');
   });
 });
 

@@ -1,6 +1,6 @@
-import { readFileSync, statSync } from 'node:fs';
 import { ClusterConnection } from '@capstan/kube';
 import { parse as parseYaml } from 'yaml';
+import { BeneathRootError, readBeneath, statBeneath } from '../apply/beneath-root.js';
 import type { HostRoot } from '../apply/host-root.js';
 
 /** Where the agent's config is on a machine (a machine path: under the host root on the sim). */
@@ -26,19 +26,50 @@ export class AgentConfigError extends Error {
   }
 }
 
-/** Reads and checks the config: it holds the token's whereabouts, so anything but mode 0600 is refused. */
+/** The largest config, token or CA bundle the agent reads (they are a few KiB; the tenant controls the files). */
+const MAX_AGENT_FILE_BYTES = 256 * 1024;
+
+const errorCode = (error: unknown) =>
+  error instanceof BeneathRootError ? error.code : ((error as NodeJS.ErrnoException).code ?? 'error');
+
+/**
+ * A file only the agent's own user may read and own, read without following a symbolic link (a link in the machine
+ * root could point at a host file on the sim): the config and the token. `what` names it in errors.
+ */
+function readPrivateFile(root: HostRoot, machinePath: string, what: 'config' | 'tokenFile'): Buffer {
+  const file = root.resolve(machinePath, what);
+  // The config file's errors name the file alone (`config.yaml: must have mode 0600`); the token's name its key.
+  const subject = what === 'config' ? '' : `${what} `;
+  let found: { mode: number; uid: number };
+  try {
+    found = statBeneath(root, machinePath);
+  } catch (error) {
+    throw new AgentConfigError(file, `${subject}cannot be read (${errorCode(error)})`);
+  }
+  if (found.mode !== 0o600) throw new AgentConfigError(file, `${subject}must have mode 0600 (has 0${found.mode.toString(8)})`);
+  const uid = typeof process.getuid === 'function' ? process.getuid() : found.uid;
+  if (found.uid !== uid) throw new AgentConfigError(file, `${subject}must be owned by the agent's user`);
+  return readFile(root, machinePath, what);
+}
+
+function readFile(root: HostRoot, machinePath: string, what: string): Buffer {
+  try {
+    return readBeneath(root, machinePath, MAX_AGENT_FILE_BYTES);
+  } catch (error) {
+    throw new AgentConfigError(root.resolve(machinePath, what), `${what} cannot be read (${errorCode(error)})`);
+  }
+}
+
+/**
+ * Reads and checks the config: it holds the token's whereabouts, so anything but mode 0600 and the agent's own
+ * user is refused, as for the token file.
+ */
 export function loadAgentConfig(root: HostRoot, machinePath: string): AgentConfig {
   const file = root.resolve(machinePath);
-  let mode: number;
-  try {
-    mode = statSync(file).mode & 0o777;
-  } catch (error) {
-    throw new AgentConfigError(file, `cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
-  if (mode !== 0o600) throw new AgentConfigError(file, `must have mode 0600 (has 0${mode.toString(8)})`);
+  const bytes = readPrivateFile(root, machinePath, 'config');
   let raw: unknown;
   try {
-    raw = parseYaml(readFileSync(file, 'utf8'));
+    raw = parseYaml(bytes.toString('utf8'));
   } catch {
     throw new AgentConfigError(file, 'is not valid YAML');
   }
@@ -67,19 +98,11 @@ export function loadAgentConfig(root: HostRoot, machinePath: string): AgentConfi
 
 /** The agent's connection with its token; the CA and token are read from the machine now (the token file may rotate). */
 export function agentKubeConfig(root: HostRoot, config: AgentConfig): ClusterConnection {
-  const read = (path: string, what: string) => {
-    const file = root.resolve(path, what);
-    try {
-      return readFileSync(file, 'utf8').trim();
-    } catch (error) {
-      throw new AgentConfigError(file, `${what} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
-    }
-  };
   return new ClusterConnection({
     context: 'node-agent',
     server: config.server.replace(/\/+$/, ''),
-    caPem: read(config.caFile, 'caFile'),
-    token: read(config.tokenFile, 'tokenFile'),
+    caPem: readFile(root, config.caFile, 'caFile').toString('utf8').trim(),
+    token: readPrivateFile(root, config.tokenFile, 'tokenFile').toString('utf8').trim(),
     namespace: config.namespace,
   });
 }

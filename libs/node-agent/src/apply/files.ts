@@ -1,6 +1,5 @@
-import { chmod, chown, mkdir, rm, rmdir, stat, writeFile, rename } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import type { PlanFile } from '../plan/plan.js';
+import { BeneathRootError, makeDirectoryBeneath, removeBeneath, writeBeneath } from './beneath-root.js';
 import type { HostRoot } from './host-root.js';
 
 /** A file step that failed: names the path and the system error code, never the content. */
@@ -14,36 +13,19 @@ export class FileStepError extends Error {
 const mode = (permissions: string | undefined, fallback: number) =>
   permissions === undefined ? fallback : parseInt(permissions, 8);
 
-/** Whether the agent may hand files to other owners (only root can). */
-const canChown = typeof process.getuid === 'function' && process.getuid() === 0;
-
 /**
- * Writes, creates or deletes one plan file. Content goes to a temporary file first and is renamed into place with
- * its mode already set, so a reader (or a crash) never sees a half-written or briefly world-readable file.
+ * Writes, creates or deletes one plan file below the host root, never through a symbolic link (beneath-root.ts):
+ * content goes to a temporary file and is renamed into place with its mode and owner already set, so a reader (or a
+ * crash) never sees a half-written or briefly world-readable file.
  */
 export async function applyFile(root: HostRoot, file: PlanFile): Promise<void> {
-  const target = root.resolve(file.path);
+  const owner = { uid: file.uid, gid: file.gid };
   try {
-    if (file.action === 'delete') {
-      const found = await stat(target).catch(() => undefined);
-      if (found?.isDirectory()) await rmdir(target);
-      else if (found) await rm(target, { force: true });
-      return;
-    }
-    if (file.directory) {
-      await mkdir(target, { recursive: true, mode: mode(file.permissions, 0o755) });
-      await chmod(target, mode(file.permissions, 0o755));
-    } else {
-      await mkdir(dirname(target), { recursive: true, mode: 0o755 });
-      const temporary = `${target}.capstan-tmp-${process.pid}`;
-      await writeFile(temporary, Buffer.from(file.content ?? '', 'base64'), { mode: mode(file.permissions, 0o644) });
-      await chmod(temporary, mode(file.permissions, 0o644));
-      await rename(temporary, target);
-    }
-    if (canChown && (file.uid !== undefined || file.gid !== undefined)) {
-      await chown(target, file.uid ?? 0, file.gid ?? 0);
-    }
+    if (file.action === 'delete') removeBeneath(root, file.path);
+    else if (file.directory) makeDirectoryBeneath(root, file.path, mode(file.permissions, 0o755), owner);
+    else writeBeneath(root, file.path, Buffer.from(file.content ?? '', 'base64'), mode(file.permissions, 0o644), owner);
   } catch (error) {
-    throw new FileStepError(file.path, (error as NodeJS.ErrnoException).code ?? 'EIO');
+    const code = error instanceof BeneathRootError ? error.code : ((error as NodeJS.ErrnoException).code ?? 'EIO');
+    throw new FileStepError(file.path, code);
   }
 }

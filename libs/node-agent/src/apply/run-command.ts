@@ -25,6 +25,17 @@ export interface CommandResult {
   combined: Buffer;
 }
 
+/** Between SIGTERM and SIGKILL of a timed-out instruction's process group. */
+const KILL_GRACE_MS = 5_000;
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    /* already gone */
+  }
+}
+
 class Tail {
   private chunks: Buffer[] = [];
   private size = 0;
@@ -69,22 +80,21 @@ export function runCommand(
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
+    // The timeout holds after the leader exited: a background child it left (`sleep 600 &`) keeps the output pipes
+    // open, and 'close' waits for them. So the group is signalled whether or not the leader still runs, and a child
+    // that left the group (setsid) and still holds a pipe is cut off when SIGKILL has had its time.
     const kill = (why: 'timeout' | 'aborted') => {
-      if (killed || child.exitCode !== null || child.pid === undefined) return;
+      if (killed || child.pid === undefined) return;
       killed = why;
-      const group = -child.pid;
-      try {
-        process.kill(group, 'SIGTERM');
-      } catch {
-        /* already gone */
-      }
+      signalGroup(child.pid, 'SIGTERM');
       setTimeout(() => {
-        try {
-          process.kill(group, 'SIGKILL');
-        } catch {
-          /* already gone */
-        }
-      }, 5_000).unref();
+        signalGroup(child.pid!, 'SIGKILL');
+        setTimeout(() => {
+          child.stdout.destroy();
+          child.stderr.destroy();
+          finish(child.exitCode ?? null);
+        }, 1_000).unref();
+      }, KILL_GRACE_MS).unref();
     };
     const timer = setTimeout(() => kill('timeout'), spec.timeoutSeconds * 1000);
     const onAbort = () => kill('aborted');
@@ -97,7 +107,10 @@ export function runCommand(
       stderr.push(chunk);
       combined.push(chunk);
     });
+    let finished = false;
     const finish = (exitCode: number | null, spawnError?: string) => {
+      if (finished) return;
+      finished = true;
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
       resolve({
