@@ -314,6 +314,7 @@ describe('bootstrap-provider with a real API server and event bus', () => {
       namespace: loaded.namespace,
       secretName: loaded.secretName,
       root: agentRoot,
+      stateDir: mkdtempSync(join(tmpdir(), 'capstan-boot-agent-state-')),
       logger: pino({ level: 'silent' }),
       probePeriodMs: 200,
     });

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { KubeClient } from '@capstan/kube';
@@ -8,7 +9,12 @@ import { agentKubeConfig, AgentConfigError, HostRoot, loadAgentConfig, NodeAgent
 export interface AgentSpec {
   hostRoot: string;
   config: string;
+  /** The agent's own records (a host path); default `/var/lib/capstan/agent` under the host root. */
+  stateDir?: string;
 }
+
+/** Where an agent keeps its records when nothing says: the machine's `/var/lib/capstan/agent`. */
+export const defaultStateDir = (hostRoot: string) => join(hostRoot, '/var/lib/capstan/agent');
 
 export interface RunningAgents {
   agents: { agent: NodeAgent; client: KubeClient; secret: string }[];
@@ -29,6 +35,7 @@ export function startAgents(specs: AgentSpec[], logger: Logger, registry: Regist
       namespace: config.namespace,
       secretName: config.secretName,
       root,
+      stateDir: spec.stateDir ?? defaultStateDir(spec.hostRoot),
       logger,
       // One set of agent metrics per process: in shared mode the per-agent figures would collide.
       registry: specs.length === 1 ? registry : undefined,
@@ -54,7 +61,15 @@ export function readAgentsFile(path: string): AgentSpec[] {
   } catch {
     throw new AgentConfigError(path, 'must be a readable JSON list of { hostRoot, config }');
   }
-  if (!Array.isArray(parsed) || parsed.some((s) => typeof s?.hostRoot !== 'string' || typeof s?.config !== 'string')) {
+  if (
+    !Array.isArray(parsed) ||
+    parsed.some(
+      (s) =>
+        typeof s?.hostRoot !== 'string' ||
+        typeof s?.config !== 'string' ||
+        (s.stateDir !== undefined && typeof s.stateDir !== 'string'),
+    )
+  ) {
     throw new AgentConfigError(path, 'must be a JSON list of { hostRoot, config }');
   }
   return parsed as AgentSpec[];

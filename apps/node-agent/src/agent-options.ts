@@ -5,6 +5,8 @@ export interface AgentOptions {
   config: string;
   agentsFile?: string;
   hostRoot: string;
+  /** The agent's own records (attempt.json), a host path; undefined: /var/lib/capstan/agent under the host root. */
+  stateDir?: string;
   healthPort: number;
   probePeriodMs: number;
   logLevel: string;
@@ -32,6 +34,11 @@ export function parseAgentOptions(argv: string[]): AgentOptions {
         .default('/'),
     )
     .addOption(
+      new Option('--state-dir <dir>', "the agent's own records, a host path (default: /var/lib/capstan/agent under the host root)").env(
+        'CAPSTAN_AGENT_STATE_DIR',
+      ),
+    )
+    .addOption(
       new Option('--health-port <port>', '/healthz and /metrics on 127.0.0.1 (0: any free port, printed at start)')
         .env('CAPSTAN_AGENT_HEALTH_PORT')
         .default(10290)
@@ -51,6 +58,7 @@ export function parseAgentOptions(argv: string[]): AgentOptions {
     config: string;
     agentsFile?: string;
     hostRoot: string;
+    stateDir?: string;
     healthPort: number;
     probePeriod: number;
     logLevel: string;
@@ -59,6 +67,7 @@ export function parseAgentOptions(argv: string[]): AgentOptions {
     config: o.config,
     ...(o.agentsFile && { agentsFile: o.agentsFile }),
     hostRoot: o.hostRoot,
+    ...(o.stateDir && { stateDir: o.stateDir }),
     healthPort: o.healthPort,
     probePeriodMs: o.probePeriod,
     logLevel: o.logLevel,

@@ -47,6 +47,7 @@ export class MachineAgents {
   async ensure(machineKey: string, root: string, recordsDir: string): Promise<void> {
     if (this.mode === 'off' || this.agents.has(machineKey)) return;
     if (!existsSync(join(root, DEFAULT_AGENT_CONFIG_PATH))) return;
+    mkdirSync(recordsDir, { recursive: true, mode: 0o700 });
     if (this.mode === 'in-process') {
       const host = new HostRoot(root);
       const config = loadAgentConfig(host, DEFAULT_AGENT_CONFIG_PATH);
@@ -56,6 +57,8 @@ export class MachineAgents {
         namespace: config.namespace,
         secretName: config.secretName,
         root: host,
+        // The agent's records name processes it kills: outside the machine's root, where its tenant cannot forge them.
+        stateDir: join(recordsDir, 'agent-state'),
         logger: this.logger.child({ machine: machineKey }),
       });
       agent.start();
@@ -67,12 +70,11 @@ export class MachineAgents {
       });
       return;
     }
-    mkdirSync(recordsDir, { recursive: true, mode: 0o700 });
     const process_ = new OwnedProcess({
       name: 'node-agent',
       dir: recordsDir,
       command: process.execPath,
-      args: [this.main, '--host-root', root, '--health-port', '0', '--config', DEFAULT_AGENT_CONFIG_PATH],
+      args: [this.main, '--host-root', root, '--health-port', '0', '--config', DEFAULT_AGENT_CONFIG_PATH, '--state-dir', join(recordsDir, 'agent-state')],
     });
     const outcome = await process_.start();
     this.logger.info({ machine: machineKey, pid: process_.pid, outcome }, 'node agent running');

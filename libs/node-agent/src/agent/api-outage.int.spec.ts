@@ -69,7 +69,7 @@ describe('the node agent through an API server outage', () => {
     });
     const client = new KubeClient(kc, { requestTimeoutMs: 2_000 });
     const root = mkdtempSync(join(tmpdir(), 'capstan-agent-outage-'));
-    const agent = new NodeAgent({ client, namespace: ns.name, secretName, root: new HostRoot(root), logger: pino({ level: 'silent' }), probePeriodMs: 200 });
+    const agent = new NodeAgent({ client, namespace: ns.name, secretName, root: new HostRoot(root), stateDir: `${root}-state`, logger: pino({ level: 'silent' }), probePeriodMs: 200 });
     agent.start();
     const secrets = admin.resource<V1Secret>(SECRETS);
     const write = async (plan: string) => {

@@ -3,11 +3,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig, type V1Secret } from '@kubernetes/client-node';
+import { KubeConfig, type KubernetesObject, type V1Secret } from '@kubernetes/client-node';
 import pino from 'pino';
 import { KubeClient, SECRETS, type KubeRequest, type ResourceClient, HttpMethod } from '@capstan/kube';
 import { createTestNamespace, eventually, type TestNamespace } from '@capstan/testing';
-import { requestAgentToken } from '../access/plan-access.js';
+import { ensurePlanAccess, requestAgentToken } from '../access/plan-access.js';
 import { createPlanMachine } from '../testing/plan-machine.js';
 import { HostRoot } from '../apply/host-root.js';
 import { planChecksum } from '../plan/parse-plan.js';
@@ -79,15 +79,30 @@ describe('the node agent on the real API server', () => {
     return { secretName, token };
   };
 
-  function startAgent(secretName: string, token: string): { agent: NodeAgent; root: string; client: CountingClient } {
-    const root = mkdtempSync(join(tmpdir(), 'capstan-agent-root-'));
-    roots.push(root);
+  /** An agent; `on` names the machine root and state directory of an agent that ran before (a restart). */
+  function startAgent(
+    secretName: string,
+    token: string,
+    on: { root?: string; stateDir?: string; ownerLeaseMs?: number } = {},
+  ): { agent: NodeAgent; root: string; stateDir: string; client: CountingClient } {
+    const root = on.root ?? mkdtempSync(join(tmpdir(), 'capstan-agent-root-'));
+    const stateDir = on.stateDir ?? `${root}-state`;
+    roots.push(root, stateDir);
     const client = clientWithToken(ns.kc, token);
     agentClients.push(client);
-    const agent = new NodeAgent({ client, namespace: ns.name, secretName, root: new HostRoot(root), logger: log, probePeriodMs: 200 });
+    const agent = new NodeAgent({
+      client,
+      namespace: ns.name,
+      secretName,
+      root: new HostRoot(root),
+      stateDir,
+      logger: log,
+      probePeriodMs: 200,
+      ...(on.ownerLeaseMs !== undefined && { ownerLeaseMs: on.ownerLeaseMs }),
+    });
     agents.push(agent);
     agent.start();
-    return { agent, root, client };
+    return { agent, root, stateDir, client };
   }
 
   const planData = async (secretName: string) =>
@@ -204,6 +219,89 @@ describe('the node agent on the real API server', () => {
     }, { timeoutMs: 20_000 });
     // The second plan's result was dropped (its plan was replaced), never reported as the third's.
     expect(text(done, PLAN_KEYS.appliedChecksum)).not.toBe(second);
+  });
+
+  // Issue 32, finding 8: a plan ran again although no agent died whenever its outcome could not be written.
+  describe('exactly once unless an agent dies', () => {
+    /** A plan whose one instruction appends a line to `runs` in the machine: its side effect, counted. */
+    const countedPlan = (seconds: number) => ({
+      instructions: [
+        {
+          name: 'counted',
+          command: 'sh',
+          args: ['-c', `echo "start $CAPSTAN_AGENT_ATTEMPT_NUMBER" >> "$CAPSTAN_HOST_ROOT/runs"; sleep ${seconds}; echo end >> "$CAPSTAN_HOST_ROOT/runs"`],
+        },
+      ],
+    });
+    const runsOf = (root: string) => {
+      try {
+        return readFileSync(join(root, 'runs'), 'utf8').trim().split('\n');
+      } catch {
+        return [];
+      }
+    };
+    const bindings = () => admin.resource<KubernetesObject>({ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'rolebindings', kind: 'RoleBinding', namespaced: true });
+
+    it('keeps an outcome it could not write and writes it later without running the plan again', async () => {
+      const { secretName, token } = await machine('refused-report');
+      const { root } = startAgent(secretName, token);
+      const checksum = await writePlan(secretName, countedPlan(2));
+      await eventually(async () => runsOf(root).length === 1, { timeoutMs: 10_000 });
+      // The agent loses its rights while the instruction runs: its report is refused (403).
+      await bindings().delete({ namespace: ns.name, name: secretName });
+      await new Promise((resolve) => setTimeout(resolve, 6_000));
+      expect(runsOf(root)).toEqual(['start 1', 'end']);
+      await ensurePlanAccess(admin, ns.name, secretName);
+      const data = await eventually(async () => {
+        const d = await planData(secretName);
+        return text(d, PLAN_KEYS.state) === 'succeeded' ? d : undefined;
+      }, { timeoutMs: 20_000 });
+      expect(text(data, PLAN_KEYS.appliedChecksum)).toBe(checksum);
+      expect(text(data, PLAN_KEYS.owner)).toBeUndefined();
+      expect(runsOf(root)).toEqual(['start 1', 'end']);
+    });
+
+    it('reports the outcome a stopped agent kept when it starts again, without running the plan again', async () => {
+      const { secretName, token } = await machine('restart-report');
+      const first = startAgent(secretName, token);
+      await writePlan(secretName, countedPlan(1));
+      await eventually(async () => runsOf(first.root).length === 1, { timeoutMs: 10_000 });
+      await bindings().delete({ namespace: ns.name, name: secretName });
+      await eventually(async () => runsOf(first.root).length === 2, { timeoutMs: 10_000 });
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await first.agent.stop();
+      await ensurePlanAccess(admin, ns.name, secretName);
+      startAgent(secretName, token, { root: first.root, stateDir: first.stateDir });
+      await eventually(async () => text(await planData(secretName), PLAN_KEYS.state) === 'succeeded', { timeoutMs: 20_000 });
+      expect(runsOf(first.root)).toEqual(['start 1', 'end']);
+    });
+
+    it('never applies one plan with two agents at once: the second waits for the owner\'s lease', async () => {
+      const { secretName, token } = await machine('two-agents');
+      const a = startAgent(secretName, token);
+      await writePlan(secretName, countedPlan(3));
+      await eventually(async () => runsOf(a.root).length === 1, { timeoutMs: 10_000 });
+      // Another agent (another host's state) with the same Secret finds the plan in progress under another owner.
+      const b = startAgent(secretName, token, { root: a.root, ownerLeaseMs: 60_000 });
+      await eventually(async () => text(await planData(secretName), PLAN_KEYS.state) === 'succeeded', { timeoutMs: 20_000 });
+      await b.agent.idle();
+      expect(runsOf(a.root)).toEqual(['start 1', 'end']);
+    });
+
+    it('fails a plan that its agent never finished in max(3, max-failures) runs, instead of resuming it forever', async () => {
+      const { secretName, token } = await machine('run-limit');
+      await secrets.mergePatch(
+        { namespace: ns.name, name: secretName },
+        { data: { plan: b64(JSON.stringify(countedPlan(0))), 'plan-state': b64('in-progress'), 'plan-attempt': b64('3'), 'plan-revision': b64('1') } },
+      );
+      const { root } = startAgent(secretName, token);
+      const data = await eventually(async () => {
+        const d = await planData(secretName);
+        return text(d, PLAN_KEYS.state) === 'failed' ? d : undefined;
+      }, { timeoutMs: 20_000 });
+      expect(text(data, PLAN_KEYS.failureMessage)).toBe('the agent stopped while applying the plan in each of its 3 runs');
+      expect(runsOf(root)).toEqual([]);
+    });
   });
 
   it('acts on the Secret as it is, not on a watch event older than its own write ("secret received was too old")', async () => {

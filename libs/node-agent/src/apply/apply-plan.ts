@@ -25,6 +25,8 @@ export async function applyPlan(
   plan: MachinePlan,
   attempt: number,
   signal?: AbortSignal,
+  /** Told each instruction's pid when it starts, and undefined when it ended. */
+  onInstruction?: (pid: number | undefined) => void,
 ): Promise<ApplyResult> {
   const output: Record<string, string> = {};
   for (const file of plan.files ?? []) {
@@ -43,7 +45,9 @@ export async function applyPlan(
       PLAN_WORK_DIRECTORY,
       { CAPSTAN_AGENT_ATTEMPT_NUMBER: String(attempt) },
       signal,
+      onInstruction,
     );
+    onInstruction?.(undefined);
     const failure = commandFailure(`instruction ${instruction.name}`, result);
     if (instruction.saveOutput || failure) output[instruction.name] = result.combined.toString('utf8');
     if (failure) return { succeeded: false, failure, output };

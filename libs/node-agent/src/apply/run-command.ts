@@ -61,6 +61,8 @@ export function runCommand(
   defaultDirectory: string,
   extraEnv: Record<string, string>,
   signal?: AbortSignal,
+  /** Told the pid (and process group) of the child once it runs: the agent records it to kill an orphan later. */
+  onStart?: (pid: number) => void,
 ): Promise<CommandResult> {
   const env: Record<string, string> = { ...(process.env as Record<string, string>), ...extraEnv, CAPSTAN_HOST_ROOT: root.dir };
   for (const entry of spec.env ?? []) {
@@ -96,6 +98,7 @@ export function runCommand(
         }, 1_000).unref();
       }, KILL_GRACE_MS).unref();
     };
+    if (child.pid !== undefined) onStart?.(child.pid);
     const timer = setTimeout(() => kill('timeout'), spec.timeoutSeconds * 1000);
     const onAbort = () => kill('aborted');
     signal?.addEventListener('abort', onAbort, { once: true });

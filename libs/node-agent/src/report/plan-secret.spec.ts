@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { planChecksum } from '../plan/parse-plan.js';
 import {
@@ -10,6 +11,7 @@ import {
   MAX_GZIPPED_OUTPUT_BYTES,
   PLAN_KEYS,
   recordOutcome,
+  SECRET_DATA_LIMIT_BYTES,
   text,
   type PlanData,
 } from './plan-secret.js';
@@ -49,7 +51,7 @@ describe('the plan Secret state machine', () => {
   });
 
   it('commits in-progress with the revision bumped, then records the outcome', () => {
-    const marked = markInProgress(data({ [PLAN_KEYS.revision]: '4', [PLAN_KEYS.probeStatuses]: '{}' }), 1);
+    const marked = markInProgress(data({ [PLAN_KEYS.revision]: '4', [PLAN_KEYS.probeStatuses]: '{}' }), 1, 'agent-a', new Date(0));
     expect(text(marked, PLAN_KEYS.state)).toBe('in-progress');
     expect(text(marked, PLAN_KEYS.revision)).toBe('5');
     const failed = recordOutcome(marked, { checksum: sum, succeeded: false, failure: 'instruction a exited 1', output: { a: 'boom' }, at: new Date(0) });
@@ -78,5 +80,33 @@ describe('the plan Secret state machine', () => {
     const back = gunzipJson<Record<string, string>>(zipped)!;
     expect(back['small']).toBe('kept');
     expect(back['huge']).toMatch(/^\[dropped: \d+ bytes over the output cap\]$/);
+  });
+
+  // Issue 32, finding 8: plan + outputs past the 1 MiB Secret limit made every report fail with 422, and the plan ran
+  // again every few seconds forever.
+  it('budgets the outputs so plan and outputs together fit a Secret', () => {
+    // Random bytes barely compress: each output below is close to the 256 KiB cap.
+    const noise = (n: number) => randomBytes((n * 3) / 4).toString('base64');
+    const bigPlan = Buffer.from(JSON.stringify({ files: [{ path: '/big', content: noise(400_000) }] }));
+    const checksum = planChecksum(bigPlan);
+    const before: PlanData = {
+      [PLAN_KEYS.plan]: bigPlan,
+      [PLAN_KEYS.periodicOutput]: gzipJson({ p: noise(320_000) }),
+      [PLAN_KEYS.appliedOutput]: gzipJson({ old: noise(320_000) }),
+      [PLAN_KEYS.owner]: Buffer.from('agent-a'),
+    };
+    const after = recordOutcome(before, { checksum, succeeded: false, failure: 'instruction x exited 1', output: { x: noise(320_000) }, at: new Date(0) });
+    const size = Object.entries(after).reduce((n, [k, v]) => n + k.length + v.length, 0);
+    expect(size).toBeLessThanOrEqual(SECRET_DATA_LIMIT_BYTES);
+    expect(gunzipJson<Record<string, string>>(after[PLAN_KEYS.failedOutput])?.['x']).toHaveLength(320_000);
+    expect(after[PLAN_KEYS.owner]).toBeUndefined();
+  });
+
+  it('gives a plan up once its runs, counting those dead agents left, reach max(3, max-failures)', () => {
+    const inProgress = { [PLAN_KEYS.state]: 'in-progress' };
+    expect(decide(data({ ...inProgress, [PLAN_KEYS.attempt]: '2' }), 0)).toMatchObject({ action: 'apply', why: 'resume', attempt: 3 });
+    expect(decide(data({ ...inProgress, [PLAN_KEYS.attempt]: '3' }), 0)).toEqual({ action: 'give-up', checksum: sum, attempt: 3 });
+    expect(decide(data({ ...inProgress, [PLAN_KEYS.attempt]: '3', [PLAN_KEYS.maxFailures]: '5' }), 0).action).toBe('apply');
+    expect(decide(data({ ...inProgress, [PLAN_KEYS.attempt]: '99', [PLAN_KEYS.maxFailures]: '-1' }), 0).action).toBe('apply');
   });
 });

@@ -33,6 +33,10 @@ export const PLAN_KEYS = {
   lastApplyTime: 'last-apply-time',
   probeStatuses: 'probe-statuses',
   periodicOutput: 'applied-periodic-output',
+  /** Agent: the instance applying an `in-progress` plan; another agent resumes it only when that one is gone. */
+  owner: 'plan-owner',
+  /** Agent: renewed by the owner while it applies (its own clock: others only watch the value change). */
+  ownerRenewed: 'plan-owner-renewed',
 } as const;
 
 export type PlanState = 'pending' | 'in-progress' | 'succeeded' | 'failed';
@@ -58,11 +62,11 @@ const int = (data: PlanData, key: string, fallback: number): number => {
 };
 
 /** gzip of JSON, dropping the largest entries until it fits the cap (the dropped ones say so). */
-export function gzipJson(value: Record<string, unknown>): Buffer {
+export function gzipJson(value: Record<string, unknown>, maxBytes = MAX_GZIPPED_OUTPUT_BYTES): Buffer {
   const entries = { ...value };
   for (;;) {
     const zipped = gzipSync(JSON.stringify(entries));
-    if (zipped.length <= MAX_GZIPPED_OUTPUT_BYTES) return zipped;
+    if (zipped.length <= maxBytes) return zipped;
     const largest = Object.entries(entries)
       .filter(([, v]) => typeof v !== 'string' || !v.startsWith('[dropped'))
       .sort(([, a], [, b]) => JSON.stringify(b).length - JSON.stringify(a).length)[0];
@@ -91,7 +95,21 @@ export function gunzipJson<T>(data: Buffer | undefined): T | undefined {
 export type PlanDecision =
   /** `coolingDown`: a failed plan with attempts left, to be applied again once the cooldown is over. */
   | { action: 'idle'; checksum?: string; coolingDown?: true }
-  | { action: 'apply'; checksum: string; attempt: number; why: 'new' | 'resume' | 'retry' };
+  | { action: 'apply'; checksum: string; attempt: number; why: 'new' | 'resume' | 'retry' }
+  /** An `in-progress` plan whose runs, counting those dead agents left, reached the limit: it fails instead. */
+  | { action: 'give-up'; checksum: string; attempt: number };
+
+/**
+ * Runs of one plan in all, counting those an agent's death interrupted, when `max-failures` allows fewer: a plan that
+ * kills its agent every time (or a host that keeps crashing) fails after this many instead of running forever.
+ */
+export const MIN_RUN_LIMIT = 3;
+
+/** The most runs of one plan: `max-failures` (at least MIN_RUN_LIMIT), unlimited with a negative value. */
+export function runLimit(data: PlanData): number {
+  const maxFailures = int(data, PLAN_KEYS.maxFailures, 1);
+  return maxFailures < 0 ? Number.POSITIVE_INFINITY : Math.max(maxFailures, MIN_RUN_LIMIT);
+}
 
 /** Seconds a failed plan waits before it is tried again (when `max-failures` allows). */
 export const FAILURE_COOLDOWN_MS = 30_000;
@@ -100,7 +118,7 @@ export const FAILURE_COOLDOWN_MS = 30_000;
  * The state machine of the plan Secret:
  * - `pending` (or no state and a plan not applied yet, as the legacy checksum flow): apply, attempt 1;
  * - `in-progress` that this agent is not running (it crashed or was killed mid-plan): apply again, attempt + 1 —
- *   the one case where instructions may run twice;
+ *   the one case where instructions may run twice — unless the plan has run `runLimit` times: then it fails;
  * - `failed` for this plan with attempts left (`max-failures`) and the cooldown over: apply again;
  * - `succeeded` for this plan, or `failed` without attempts left: nothing until the writer sets a new plan.
  */
@@ -114,7 +132,9 @@ export function decide(data: PlanData, now: number, lastFailureAt?: number): Pla
     case 'pending':
       return { action: 'apply', checksum, attempt: 1, why: 'new' };
     case 'in-progress':
-      return { action: 'apply', checksum, attempt: attempt + 1, why: 'resume' };
+      return attempt >= runLimit(data)
+        ? { action: 'give-up', checksum, attempt }
+        : { action: 'apply', checksum, attempt: attempt + 1, why: 'resume' };
     case 'failed': {
       if (text(data, PLAN_KEYS.failedChecksum) !== checksum) return { action: 'apply', checksum, attempt: 1, why: 'new' };
       const maxFailures = int(data, PLAN_KEYS.maxFailures, 1);
@@ -134,16 +154,28 @@ export function decide(data: PlanData, now: number, lastFailureAt?: number): Pla
   }
 }
 
-/** The in-progress mark, committed before anything of the plan runs; a resumed plan keeps its revision. */
-export function markInProgress(data: PlanData, attempt: number): PlanData {
+/**
+ * The in-progress mark, committed before anything of the plan runs, with the agent instance that owns the run; a
+ * resumed plan keeps its revision.
+ */
+export function markInProgress(data: PlanData, attempt: number, owner: string, now: Date): PlanData {
   const resumed = text(data, PLAN_KEYS.state) === 'in-progress';
   return {
     ...data,
     [PLAN_KEYS.state]: Buffer.from('in-progress'),
     [PLAN_KEYS.revision]: Buffer.from(String(int(data, PLAN_KEYS.revision, 0) + (resumed ? 0 : 1))),
     [PLAN_KEYS.attempt]: Buffer.from(String(attempt)),
+    [PLAN_KEYS.owner]: Buffer.from(owner),
+    [PLAN_KEYS.ownerRenewed]: Buffer.from(now.toISOString()),
   };
 }
+
+/** What a Secret's `data` may hold in all (the API server refuses a larger Secret with 422). */
+export const SECRET_DATA_LIMIT_BYTES = 1024 * 1024;
+/** Room left for the keys others may add (labels are metadata, not data; this is for a writer's later keys). */
+const SECRET_DATA_MARGIN_BYTES = 16 * 1024;
+
+const dataSize = (data: PlanData) => Object.entries(data).reduce((sum, [key, value]) => sum + key.length + value.length, 0);
 
 export interface ApplyOutcome {
   checksum: string;
@@ -153,14 +185,27 @@ export interface ApplyOutcome {
   at: Date;
 }
 
-/** The result of an apply written onto the Secret; the previous probe statuses go (they were for the old plan). */
+/**
+ * The result of an apply written onto the Secret; the previous probe statuses go (they were for the old plan), and
+ * so does the run's owner. The output gets the room the Secret has left, so plan and outputs together never pass the
+ * API server's limit: a report that could never be written would leave the plan in progress for good.
+ */
 export function recordOutcome(data: PlanData, outcome: ApplyOutcome): PlanData {
   const next: PlanData = { ...data, [PLAN_KEYS.lastApplyTime]: Buffer.from(outcome.at.toISOString()) };
   delete next[PLAN_KEYS.probeStatuses];
+  delete next[PLAN_KEYS.owner];
+  delete next[PLAN_KEYS.ownerRenewed];
+  const outputKey = outcome.succeeded ? PLAN_KEYS.appliedOutput : PLAN_KEYS.failedOutput;
+  delete next[outputKey];
+  // The other output keys shrink first when the room is short: this run's output is the one worth keeping.
+  const room = () => SECRET_DATA_LIMIT_BYTES - SECRET_DATA_MARGIN_BYTES - dataSize(next) - 512;
+  if (room() < MAX_GZIPPED_OUTPUT_BYTES) delete next[outcome.succeeded ? PLAN_KEYS.failedOutput : PLAN_KEYS.appliedOutput];
+  if (room() < MAX_GZIPPED_OUTPUT_BYTES) delete next[PLAN_KEYS.periodicOutput];
+  const output = gzipJson(outcome.output, Math.max(0, Math.min(MAX_GZIPPED_OUTPUT_BYTES, room())));
   if (outcome.succeeded) {
     next[PLAN_KEYS.state] = Buffer.from('succeeded');
     next[PLAN_KEYS.appliedChecksum] = Buffer.from(outcome.checksum);
-    next[PLAN_KEYS.appliedOutput] = gzipJson(outcome.output);
+    next[PLAN_KEYS.appliedOutput] = output;
     next[PLAN_KEYS.failureCount] = Buffer.from('0');
     next[PLAN_KEYS.successCount] = Buffer.from(String(int(data, PLAN_KEYS.successCount, 0) + 1));
     delete next[PLAN_KEYS.failedChecksum];
@@ -170,7 +215,7 @@ export function recordOutcome(data: PlanData, outcome: ApplyOutcome): PlanData {
     const sameFailure = text(data, PLAN_KEYS.failedChecksum) === outcome.checksum;
     next[PLAN_KEYS.state] = Buffer.from('failed');
     next[PLAN_KEYS.failedChecksum] = Buffer.from(outcome.checksum);
-    next[PLAN_KEYS.failedOutput] = gzipJson(outcome.output);
+    next[PLAN_KEYS.failedOutput] = output;
     next[PLAN_KEYS.failureCount] = Buffer.from(String((sameFailure ? int(data, PLAN_KEYS.failureCount, 0) : 0) + 1));
     next[PLAN_KEYS.failureMessage] = Buffer.from(outcome.failure ?? 'failed');
   }
