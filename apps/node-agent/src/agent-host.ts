@@ -11,6 +11,8 @@ export interface AgentSpec {
   config: string;
   /** The agent's own records (a host path); default `/var/lib/capstan/agent` under the host root. */
   stateDir?: string;
+  /** Instructions run in their own namespaces rooted at the host root (a sim machine). */
+  confine?: boolean;
 }
 
 /** Where an agent keeps its records when nothing says: the machine's `/var/lib/capstan/agent`. */
@@ -27,7 +29,7 @@ export interface RunningAgents {
  */
 export function startAgents(specs: AgentSpec[], logger: Logger, registry: Registry | undefined, probePeriodMs: number): RunningAgents {
   const agents = specs.map((spec) => {
-    const root = new HostRoot(spec.hostRoot);
+    const root = new HostRoot(spec.hostRoot, { confined: spec.confine === true });
     const config = loadAgentConfig(root, spec.config);
     const client = new KubeClient(agentKubeConfig(root, config), { fieldManager: 'capstan-node-agent' });
     const agent = new NodeAgent({
@@ -67,7 +69,8 @@ export function readAgentsFile(path: string): AgentSpec[] {
       (s) =>
         typeof s?.hostRoot !== 'string' ||
         typeof s?.config !== 'string' ||
-        (s.stateDir !== undefined && typeof s.stateDir !== 'string'),
+        (s.stateDir !== undefined && typeof s.stateDir !== 'string') ||
+        (s.confine !== undefined && typeof s.confine !== 'boolean'),
     )
   ) {
     throw new AgentConfigError(path, 'must be a JSON list of { hostRoot, config }');

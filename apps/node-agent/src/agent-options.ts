@@ -7,6 +7,8 @@ export interface AgentOptions {
   hostRoot: string;
   /** The agent's own records (attempt.json), a host path; undefined: /var/lib/capstan/agent under the host root. */
   stateDir?: string;
+  /** Run every instruction in its own mount and PID namespace rooted at the host root (a sim machine). */
+  confine: boolean;
   healthPort: number;
   probePeriodMs: number;
   logLevel: string;
@@ -39,6 +41,11 @@ export function parseAgentOptions(argv: string[]): AgentOptions {
       ),
     )
     .addOption(
+      new Option('--confine', 'run instructions confined to the host root (own mount and PID namespace); refused where the host cannot')
+        .env('CAPSTAN_AGENT_CONFINE')
+        .default(false),
+    )
+    .addOption(
       new Option('--health-port <port>', '/healthz and /metrics on 127.0.0.1 (0: any free port, printed at start)')
         .env('CAPSTAN_AGENT_HEALTH_PORT')
         .default(10290)
@@ -59,6 +66,7 @@ export function parseAgentOptions(argv: string[]): AgentOptions {
     agentsFile?: string;
     hostRoot: string;
     stateDir?: string;
+    confine: boolean;
     healthPort: number;
     probePeriod: number;
     logLevel: string;
@@ -68,6 +76,7 @@ export function parseAgentOptions(argv: string[]): AgentOptions {
     ...(o.agentsFile && { agentsFile: o.agentsFile }),
     hostRoot: o.hostRoot,
     ...(o.stateDir && { stateDir: o.stateDir }),
+    confine: o.confine === true,
     healthPort: o.healthPort,
     probePeriodMs: o.probePeriod,
     logLevel: o.logLevel,

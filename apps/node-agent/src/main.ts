@@ -18,7 +18,7 @@ const logger = createLogger({ service: 'node-agent', level: options.logLevel });
 try {
   const specs = options.agentsFile
     ? readAgentsFile(options.agentsFile)
-    : [{ hostRoot: options.hostRoot, config: options.config, ...(options.stateDir && { stateDir: options.stateDir }) }];
+    : [{ hostRoot: options.hostRoot, config: options.config, ...(options.stateDir && { stateDir: options.stateDir }), confine: options.confine }];
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const running = startAgents(specs, logger, registry, options.probePeriodMs);

@@ -4,6 +4,7 @@ export * from './agent/periodic-runner.js';
 export * from './agent/plan-secret-client.js';
 export * from './apply/apply-plan.js';
 export * from './apply/beneath-root.js';
+export * from './apply/confinement.js';
 export * from './apply/host-root.js';
 export * from './apply/run-command.js';
 export * from './plan/parse-plan.js';

@@ -2,7 +2,14 @@ import { existsSync, mkdirSync, unwatchFile, watchFile } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { KubeClient } from '@capstan/kube';
-import { agentKubeConfig, DEFAULT_AGENT_CONFIG_PATH, HostRoot, loadAgentConfig, NodeAgent } from '@capstan/node-agent';
+import {
+  agentKubeConfig,
+  confinementAvailable,
+  DEFAULT_AGENT_CONFIG_PATH,
+  HostRoot,
+  loadAgentConfig,
+  NodeAgent,
+} from '@capstan/node-agent';
 import { repoRoot } from '@capstan/testing/local-host';
 import { SIM_INSTALL_RECORD_PATH } from './machine-root.js';
 import type { NodeAgentMode } from './options.js';
@@ -29,7 +36,15 @@ export class MachineAgents {
     private readonly mode: NodeAgentMode,
     private readonly logger: Logger,
     private readonly main = join(repoRoot(), 'apps/node-agent/dist/main.js'),
-  ) {}
+  ) {
+    // Every machine's instructions run confined to its directory (docs/security.md); a host that cannot make the
+    // namespaces gets machines whose plans fail with that reason, never a tenant's program running on the host.
+    if (mode !== 'off' && !confinementAvailable()) {
+      logger.warn(
+        'this host cannot confine sim machines (mount and PID namespaces with unshare, pivot_root, setpriv): their plan instructions are refused',
+      );
+    }
+  }
 
   /** Machines with an agent or an install watch here. */
   keys(): string[] {
@@ -49,7 +64,7 @@ export class MachineAgents {
     if (!existsSync(join(root, DEFAULT_AGENT_CONFIG_PATH))) return;
     mkdirSync(recordsDir, { recursive: true, mode: 0o700 });
     if (this.mode === 'in-process') {
-      const host = new HostRoot(root);
+      const host = new HostRoot(root, { confined: true });
       const config = loadAgentConfig(host, DEFAULT_AGENT_CONFIG_PATH);
       const client = new KubeClient(agentKubeConfig(host, config), { fieldManager: 'capstan-node-agent' });
       const agent = new NodeAgent({
@@ -74,7 +89,7 @@ export class MachineAgents {
       name: 'node-agent',
       dir: recordsDir,
       command: process.execPath,
-      args: [this.main, '--host-root', root, '--health-port', '0', '--config', DEFAULT_AGENT_CONFIG_PATH, '--state-dir', join(recordsDir, 'agent-state')],
+      args: [this.main, '--host-root', root, '--health-port', '0', '--config', DEFAULT_AGENT_CONFIG_PATH, '--state-dir', join(recordsDir, 'agent-state'), '--confine'],
     });
     const outcome = await process_.start();
     this.logger.info({ machine: machineKey, pid: process_.pid, outcome }, 'node agent running');

@@ -229,6 +229,7 @@ export class NodeAgent {
     renewal.unref();
     let plan: MachinePlan | undefined;
     let outcome: Parameters<typeof recordOutcome>[1];
+    await this.periodic.pause();
     try {
       try {
         plan = parsePlan(marked[PLAN_KEYS.plan]!);
@@ -251,6 +252,8 @@ export class NodeAgent {
     this.metrics.applySeconds.observe((Date.now() - started) / 1000);
     if (!outcome.succeeded) {
       this.lastFailureAt = Date.now();
+      // The plan applied before stays the machine's: its periodic instructions run again.
+      this.periodic.replace(this.current?.plan.periodicInstructions ?? []);
       log.warn({ failure: outcome.failure }, 'plan failed');
     } else {
       this.lastFailureAt = undefined;

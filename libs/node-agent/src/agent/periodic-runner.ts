@@ -27,7 +27,9 @@ export class PeriodicRunner {
   private timers = new Map<string, NodeJS.Timeout>();
   private outputs: Record<string, PeriodicOutput> = {};
   private generation = 0;
-  private readonly abort = new AbortController();
+  /** Aborts the runs of the instructions scheduled now (pause, stop). */
+  private current = new AbortController();
+  private readonly runs = new Set<Promise<void>>();
 
   constructor(
     private readonly root: HostRoot,
@@ -45,7 +47,19 @@ export class PeriodicRunner {
 
   stop(): void {
     this.clear();
-    this.abort.abort();
+    this.generation++;
+    this.current.abort();
+  }
+
+  /**
+   * Stops every periodic instruction and waits until none runs: a plan's files are written while no program of the
+   * machine runs, so none can swap a directory for a symlink between the writer's check and its write. `replace`
+   * starts them again.
+   */
+  async pause(): Promise<void> {
+    this.stop();
+    this.current = new AbortController();
+    await Promise.all(this.runs);
   }
 
   private clear(): void {
@@ -54,19 +68,23 @@ export class PeriodicRunner {
   }
 
   private schedule(instruction: PlanPeriodicInstruction, generation: number, delayMs: number): void {
-    const timer = setTimeout(() => void this.run(instruction, generation), delayMs);
+    const timer = setTimeout(() => {
+      const run = this.run(instruction, generation, this.current.signal);
+      this.runs.add(run);
+      void run.finally(() => this.runs.delete(run));
+    }, delayMs);
     timer.unref();
     this.timers.set(instruction.name, timer);
   }
 
-  private async run(instruction: PlanPeriodicInstruction, generation: number): Promise<void> {
+  private async run(instruction: PlanPeriodicInstruction, generation: number, signal: AbortSignal): Promise<void> {
     if (generation !== this.generation) return;
     const result = await runCommand(
       this.root,
       { ...instruction, timeoutSeconds: instruction.timeoutSeconds ?? PLAN_DEFAULTS.instructionTimeoutSeconds },
       PLAN_WORK_DIRECTORY,
       {},
-      this.abort.signal,
+      signal,
     );
     if (generation !== this.generation) return;
     const ok = result.exitCode === 0;

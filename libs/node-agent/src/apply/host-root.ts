@@ -15,7 +15,18 @@ export class HostPathError extends Error {
  * leave the root whatever checked it before (parsePlan checks plan files too).
  */
 export class HostRoot {
-  constructor(readonly dir: string) {}
+  /**
+   * `confined`: the machine is one of several on this host (the sim), so its instructions run in their own mount and
+   * PID namespace rooted at `dir` (confinement.ts), or not at all where the host cannot make one.
+   */
+  constructor(
+    readonly dir: string,
+    readonly options: { confined?: boolean } = {},
+  ) {}
+
+  get confined(): boolean {
+    return this.options.confined === true;
+  }
 
   /** The host path of a machine path; `what` names it in the error (`tokenFile`, `a probe's caCert`). */
   resolve(machinePath: string, what = 'a path'): string {

@@ -1,5 +1,9 @@
 import { spawn } from 'node:child_process';
+import { CONFINED_PATH, confinedInvocation, confinementAvailable } from './confinement.js';
 import type { HostRoot } from './host-root.js';
+
+/** Why an instruction of a confined machine did not run on a host that cannot confine it. */
+export const CONFINEMENT_UNAVAILABLE = 'ENOSYS (this host cannot confine a machine: its instructions are refused)';
 
 /** Output kept per command: the tail, where a failure usually says why. */
 export const MAX_OUTPUT_BYTES = 64 * 1024;
@@ -64,7 +68,11 @@ export function runCommand(
   /** Told the pid (and process group) of the child once it runs: the agent records it to kill an orphan later. */
   onStart?: (pid: number) => void,
 ): Promise<CommandResult> {
-  const env: Record<string, string> = { ...(process.env as Record<string, string>), ...extraEnv, CAPSTAN_HOST_ROOT: root.dir };
+  // A confined instruction sees the machine alone: its root is `/`, and nothing of the agent's environment (on the
+  // sim, the provider's: credentials, kubeconfig paths) goes in.
+  const env: Record<string, string> = root.confined
+    ? { PATH: CONFINED_PATH, HOME: '/root', LANG: 'C.UTF-8', ...extraEnv, CAPSTAN_HOST_ROOT: '/' }
+    : { ...(process.env as Record<string, string>), ...extraEnv, CAPSTAN_HOST_ROOT: root.dir };
   for (const entry of spec.env ?? []) {
     const eq = entry.indexOf('=');
     env[entry.slice(0, eq)] = entry.slice(eq + 1);
@@ -72,12 +80,22 @@ export function runCommand(
   const stdout = new Tail();
   const stderr = new Tail();
   const combined = new Tail();
+  const workingDirectory = spec.workingDirectory ?? defaultDirectory;
+  if (root.confined && !confinementAvailable()) {
+    // Never run a tenant's program on the host itself: refused, and the plan says why.
+    const nothing = Buffer.alloc(0);
+    return Promise.resolve({ exitCode: null, spawnError: CONFINEMENT_UNAVAILABLE, stdout: nothing, stderr: nothing, combined: nothing });
+  }
   return new Promise((resolve) => {
     let killed: CommandResult['killed'];
-    // An absolute command is a program on the machine: under the host root (the same path on a real host).
-    const command = spec.command.startsWith('/') ? root.resolve(spec.command) : spec.command;
-    const child = spawn(command, spec.args ?? [], {
-      cwd: root.resolve(spec.workingDirectory ?? defaultDirectory),
+    const cwd = root.resolve(workingDirectory, 'workingDirectory');
+    // An absolute command is a program on the machine: under the host root (the same path on a real host); a
+    // confined one finds it inside its namespace, where the machine's root is `/`.
+    const started = root.confined
+      ? confinedInvocation(root.dir, workingDirectory, spec.command, spec.args ?? [])
+      : { command: spec.command.startsWith('/') ? root.resolve(spec.command) : spec.command, args: spec.args ?? [] };
+    const child = spawn(started.command, started.args, {
+      cwd: root.confined ? root.dir : cwd,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
