@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { V1Secret } from '@kubernetes/client-node';
@@ -348,6 +348,25 @@ describe('bootstrap-provider with a real API server and event bus', () => {
           return (info.state.subjects?.[subjectOf(event)] ?? 0) === 1;
         });
       }
+
+      // Issue 32, finding 9: the plan Secret deleted. The provider makes it again (with no plan), and the agent,
+      // with the token it was bootstrapped with, goes on: the next plan written is applied.
+      await secrets().delete({ namespace: ns.name, name: 'demo-md-0-plan-machine-plan' });
+      const recreated = await until('plan Secret made again', () =>
+        secrets().get({ namespace: ns.name, name: 'demo-md-0-plan-machine-plan' }).catch(() => undefined),
+      );
+      expect(recreated.data?.['plan']).toBeUndefined();
+      expect(recreated.metadata?.ownerReferences?.[0]?.kind).toBe('K3sConfig');
+      const next = JSON.stringify({ files: [{ path: '/after-recreate', content: Buffer.from('ok').toString('base64') }] });
+      await secrets().mergePatch(
+        { namespace: ns.name, name: 'demo-md-0-plan-machine-plan' },
+        { data: { plan: Buffer.from(next).toString('base64'), 'plan-state': Buffer.from('pending').toString('base64') } },
+      );
+      await until('PlanApplied True after the Secret was made again', async () => {
+        const c = await getConfig('demo-md-0-plan');
+        return getCondition(c.status?.conditions, 'PlanApplied')?.status === 'True' && c.status?.plan?.state === 'succeeded';
+      });
+      expect(readFileSync(join(root, 'after-recreate'), 'utf8')).toBe('ok');
     } finally {
       await agent.stop();
       await agentClient.close();

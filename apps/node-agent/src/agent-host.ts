@@ -3,7 +3,14 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { KubeClient } from '@capstan/kube';
-import { agentKubeConfig, AgentConfigError, HostRoot, loadAgentConfig, NodeAgent } from '@capstan/node-agent';
+import {
+  agentKubeConfig,
+  AgentConfigError,
+  HostRoot,
+  loadAgentConfig,
+  NodeAgent,
+  readAgentToken,
+} from '@capstan/node-agent';
 
 /** One agent of this process: its machine's root and config file (a machine path under that root). */
 export interface AgentSpec {
@@ -38,6 +45,7 @@ export function startAgents(specs: AgentSpec[], logger: Logger, registry: Regist
       secretName: config.secretName,
       root,
       stateDir: spec.stateDir ?? defaultStateDir(spec.hostRoot),
+      token: { file: config.tokenFile, read: () => readAgentToken(root, config) },
       logger,
       // One set of agent metrics per process: in shared mode the per-agent figures would collide.
       registry: specs.length === 1 ? registry : undefined,

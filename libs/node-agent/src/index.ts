@@ -2,6 +2,7 @@ export * from './agent/agent-config.js';
 export * from './agent/node-agent.js';
 export * from './agent/periodic-runner.js';
 export * from './agent/plan-secret-client.js';
+export * from './agent/token-renewer.js';
 export * from './apply/apply-plan.js';
 export * from './apply/beneath-root.js';
 export * from './apply/confinement.js';

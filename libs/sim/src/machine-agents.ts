@@ -9,6 +9,7 @@ import {
   HostRoot,
   loadAgentConfig,
   NodeAgent,
+  readAgentToken,
 } from '@capstan/node-agent';
 import { repoRoot } from '@capstan/testing/local-host';
 import { SIM_INSTALL_RECORD_PATH } from './machine-root.js';
@@ -74,6 +75,7 @@ export class MachineAgents {
         root: host,
         // The agent's records name processes it kills: outside the machine's root, where its tenant cannot forge them.
         stateDir: join(recordsDir, 'agent-state'),
+        token: { file: config.tokenFile, read: () => readAgentToken(host, config) },
         logger: this.logger.child({ machine: machineKey }),
       });
       agent.start();

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { eventually } from './eventually.js';
 import { isAlive } from './processes.js';
@@ -14,7 +14,17 @@ describe('startTestEnvironment with local processes', () => {
         'kube-apiserver',
         'kube-controller-manager',
         'nats-server',
+        'workload-etcd',
       ]);
+      // Workload clusters (the sim's API servers) never share an etcd with the management cluster (issue 32).
+      const argsOf = (name: string) => {
+        const pid = environment.processes.find((p) => p.name === name)!.pid;
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      };
+      const managementEtcd = argsOf('kube-apiserver').find((a) => a.startsWith('--etcd-servers='))!.split('=')[1];
+      expect(environment.etcdUrl).toBeDefined();
+      expect(environment.etcdUrl).not.toBe(managementEtcd);
+      expect(argsOf('workload-etcd')).toContain(`--listen-client-urls=${environment.etcdUrl}`);
       const kc = new KubeConfig();
       kc.loadFromString(environment.kubeconfig);
       const core = kc.makeApiClient(CoreV1Api);

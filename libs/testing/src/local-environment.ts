@@ -41,6 +41,10 @@ export interface LocalEnvironment {
   kubeconfig: string;
   apiServerUrl: string;
   adminToken: string;
+  /**
+   * The etcd for workload clusters (the sim's API servers, a key prefix each): its own, never the management
+   * cluster's, so nothing a workload API server is made to do can touch the management cluster's data.
+   */
   etcdUrl: string;
   natsUrl: string;
   binaries: ControlPlaneBinaries;
@@ -81,9 +85,13 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions = {
     return p;
   };
   try {
-    const etcdUrl = await withPortRetry('etcd', (port) => startEtcd(binaries.etcd, workDir, port, options, track));
+    const [managementEtcdUrl, etcdUrl] = await Promise.all(
+      (['etcd', 'workload-etcd'] as const).map((name) =>
+        withPortRetry(name, (port) => startEtcd(binaries.etcd, workDir, name, port, options, track)),
+      ),
+    );
     const api = await withPortRetry('kube-apiserver', (port) =>
-      startApiServer(binaries.kubeApiserver, workDir, port, etcdUrl, options, track),
+      startApiServer(binaries.kubeApiserver, workDir, port, managementEtcdUrl!, options, track),
     );
     const kubeconfigPath = join(workDir, 'kubeconfig');
     writeFileSync(kubeconfigPath, api.kubeconfig, { mode: 0o600 });
@@ -99,7 +107,7 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions = {
       apiServerUrl: api.url,
       adminToken: api.token,
       ...(api.auditLogPath ? { auditLogPath: api.auditLogPath } : {}),
-      etcdUrl,
+      etcdUrl: etcdUrl!,
       natsUrl,
       binaries,
       processes: started.map((p) => ({ name: p.name, pid: p.pid, logFile: p.logFile })),
@@ -130,6 +138,7 @@ async function withPortRetry<T>(what: string, start: (port: number) => Promise<T
 async function startEtcd(
   binary: string,
   workDir: string,
+  name: 'etcd' | 'workload-etcd',
   port: number,
   options: LocalEnvironmentOptions,
   track: (p: ManagedProcess) => ManagedProcess,
@@ -140,7 +149,7 @@ async function startEtcd(
   const dataDir = join(workDir, `etcd-${port}`);
   const proc = track(
     startProcess({
-      name: 'etcd',
+      name,
       command: binary,
       args: [
         '--name=capstan',
@@ -154,13 +163,13 @@ async function startEtcd(
         '--quota-backend-bytes=4294967296',
         '--log-level=warn',
       ],
-      logFile: join(workDir, 'etcd.log'),
+      logFile: join(workDir, `${name}.log`),
       detached: options.detached,
     }),
   );
   await waitUntilReady(
     proc,
-    'etcd',
+    name,
     async () => {
       const response = await fetch(`${url}/health`);
       return response.ok && ((await response.json()) as { health?: string }).health === 'true';

@@ -12,7 +12,7 @@ export interface TestEnvironment {
   /** The kubeconfig document itself (admin of the management API server). */
   kubeconfig: string;
   natsUrl: string;
-  /** Set for the local kind: lets the sim run more API servers on the same etcd. */
+  /** Set for the local kind: the workload clusters' etcd (never the management cluster's), for the sim's API servers. */
   etcdUrl?: string;
   processes: { name: string; pid: number }[];
   stop(): Promise<void>;

@@ -43,6 +43,7 @@ import {
   type BootstrapOutcome,
 } from './k3sconfig-status.js';
 import {
+  createPlanSecret,
   initialPlanFor,
   planAppliedCondition,
   planEvents,
@@ -141,6 +142,12 @@ export class K3sConfigReconciler {
     if (!secretName || !config.status) return { events: [] };
     // From the cache (the plan Secret carries the cluster-name label), else from the API.
     const secret = await this.deps.secrets.getOrFetch(config.metadata.namespace!, planSecretName(machine.metadata.name!));
+    if (!secret && config.status.dataSecretName) {
+      // Deleted after the machine got its agent: made again without a plan (the agent's token is its
+      // ServiceAccount's, so it goes on with the new Secret); the next plan a writer sets is applied. Until the
+      // Secret's event arrives, PlanApplied says it is missing.
+      await createPlanSecret(this.secretClient, config, machine, undefined);
+    }
     const plan = planStatusFrom(secretName, secret);
     config.status.plan = plan;
     config.status.conditions = setCondition(

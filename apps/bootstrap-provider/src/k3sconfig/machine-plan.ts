@@ -70,9 +70,48 @@ export function initialPlanFor(role: K3sRole, endpoint: { host: string; port: nu
 }
 
 /**
- * The plan Secret of a machine (created with the initial plan, controlled by the K3sConfig, labelled with its
- * cluster and machine), its ServiceAccount, Role and RoleBinding, and a fresh token bound to the Secret: what the
- * bootstrap data hands the machine's node agent.
+ * Creates the plan Secret of a machine (controlled by the K3sConfig, labelled with its cluster and machine) with
+ * `plan` as its pending plan, or with no plan; one that exists stays as it is.
+ */
+export async function createPlanSecret(
+  secrets: ResourceClient<V1Secret>,
+  config: K3sConfig,
+  machine: Machine,
+  plan: MachinePlan | undefined,
+): Promise<void> {
+  try {
+    await secrets.create({
+      metadata: {
+        name: planSecretName(machine.metadata.name!),
+        namespace: config.metadata.namespace!,
+        labels: { [LABELS.clusterName]: machine.spec.clusterName, [MACHINE_NAME_LABEL]: formatLabelValue(machine.metadata.name!) },
+        ownerReferences: [k3sConfigOwner(config)],
+      },
+      type: MACHINE_PLAN_SECRET_TYPE,
+      data: plan
+        ? {
+            [PLAN_KEYS.plan]: Buffer.from(JSON.stringify(plan)).toString('base64'),
+            [PLAN_KEYS.state]: Buffer.from('pending').toString('base64'),
+          }
+        : {},
+    });
+  } catch (error) {
+    if (!isAlreadyExists(error)) throw error;
+  }
+}
+
+const k3sConfigOwner = (config: K3sConfig): V1OwnerReference => ({
+  apiVersion: `${RESOURCES.K3sConfig.group}/${RESOURCES.K3sConfig.version}`,
+  kind: RESOURCES.K3sConfig.kind,
+  name: config.metadata.name!,
+  uid: config.metadata.uid!,
+  controller: true,
+  blockOwnerDeletion: true,
+});
+
+/**
+ * The plan Secret of a machine (created with the initial plan), its ServiceAccount, Role and RoleBinding, and a
+ * fresh short-lived token of that ServiceAccount: what the bootstrap data hands the machine's node agent.
  */
 export async function prepareNodeAgent(
   client: KubeClient,
@@ -84,35 +123,9 @@ export async function prepareNodeAgent(
 ): Promise<NodeAgentBootstrap> {
   const namespace = config.metadata.namespace!;
   const name = planSecretName(machine.metadata.name!);
-  const owner: V1OwnerReference = {
-    apiVersion: `${RESOURCES.K3sConfig.group}/${RESOURCES.K3sConfig.version}`,
-    kind: RESOURCES.K3sConfig.kind,
-    name: config.metadata.name!,
-    uid: config.metadata.uid!,
-    controller: true,
-    blockOwnerDeletion: true,
-  };
-  let secret: V1Secret;
-  try {
-    secret = await secrets.create({
-      metadata: {
-        name,
-        namespace,
-        labels: { [LABELS.clusterName]: machine.spec.clusterName, [MACHINE_NAME_LABEL]: formatLabelValue(machine.metadata.name!) },
-        ownerReferences: [owner],
-      },
-      type: MACHINE_PLAN_SECRET_TYPE,
-      data: {
-        [PLAN_KEYS.plan]: Buffer.from(JSON.stringify(initialPlan)).toString('base64'),
-        [PLAN_KEYS.state]: Buffer.from('pending').toString('base64'),
-      },
-    });
-  } catch (error) {
-    if (!isAlreadyExists(error)) throw error;
-    secret = await secrets.get({ namespace, name });
-  }
-  await ensurePlanAccess(client, namespace, name, owner);
-  const { token } = await requestAgentToken(client, namespace, { name, uid: secret.metadata!.uid! });
+  await createPlanSecret(secrets, config, machine, initialPlan);
+  await ensurePlanAccess(client, namespace, name, k3sConfigOwner(config));
+  const { token } = await requestAgentToken(client, namespace, name);
   return { server: connection.server, caPem: connection.caPem, token, namespace, secretName: name };
 }
 

@@ -44,6 +44,11 @@ export class ClusterConnection {
     readonly settings: KubeconfigSelection,
     /** The kubeconfig text, kept only when a plugin must interpret it. */
     private readonly pluginKubeconfig?: string,
+    /**
+     * Where the bearer token comes from when the caller reads it itself (asked per request; it caches): the node
+     * agent reads its token file without following symlinks and renews the file while it runs.
+     */
+    private readonly tokenSource?: () => string,
   ) {
     if (settings.plugin && !pluginKubeconfig) {
       throw new KubeconfigError(`context "${settings.context}": an ${settings.plugin} plugin needs the kubeconfig it came from`);
@@ -72,6 +77,7 @@ export class ClusterConnection {
   async authenticationHeaders(url: string): Promise<Record<string, string>> {
     const { token, tokenFile, username, password, plugin } = this.settings;
     if (plugin) return (this.pluginHeaders ??= await pluginAuthentication(this.pluginKubeconfig!))(url);
+    if (this.tokenSource) return { Authorization: `Bearer ${this.tokenSource()}` };
     if (token) return { Authorization: `Bearer ${token}` };
     if (tokenFile) return { Authorization: `Bearer ${this.readTokenFile(tokenFile)}` };
     if (username) return { Authorization: `Basic ${Buffer.from(`${username}:${password ?? ''}`).toString('base64')}` };

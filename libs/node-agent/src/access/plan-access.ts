@@ -1,8 +1,11 @@
 import { type KubernetesObject, type V1OwnerReference } from '@kubernetes/client-node';
 import { formatLabelValue, isAlreadyExists, type KubeClient, type ResourceType, HttpMethod } from '@capstan/kube';
 
-/** How long an agent token lives before the bootstrap provider must hand out a new one (1 year). */
-export const AGENT_TOKEN_EXPIRATION_SECONDS = 365 * 24 * 3600;
+/**
+ * How long an agent token lives (12 hours): the agent renews its own token at half of it (token-renewer.ts), so a
+ * token that leaves the machine is worth hours, not a year.
+ */
+export const AGENT_TOKEN_EXPIRATION_SECONDS = 12 * 3600;
 
 /** Label on every object of a machine's plan access, naming the plan Secret (hashed past 63 characters). */
 export const PLAN_SECRET_LABEL = 'capstan.dev/plan-secret-name';
@@ -10,7 +13,8 @@ export const PLAN_SECRET_LABEL = 'capstan.dev/plan-secret-name';
 /**
  * The ServiceAccount, Role and RoleBinding that let one machine's agent read and report on its own plan Secret and
  * nothing else: the Role names that one Secret (`resourceNames`), so list and watch work only with the field selector
- * `metadata.name=<secret>`, and no other Secret, bootstrap data included, can be read. All three are named after the
+ * `metadata.name=<secret>`, and no other Secret, bootstrap data included, can be read. It may also request tokens for
+ * its own ServiceAccount (and no other): that is how it renews its short-lived token. All three are named after the
  * Secret and owned by `owner` (the K3sConfig), so they go with it.
  */
 export function planAccessObjects(namespace: string, secretName: string, owner?: V1OwnerReference): KubernetesObject[] {
@@ -33,6 +37,12 @@ export function planAccessObjects(namespace: string, secretName: string, owner?:
           resourceNames: [secretName],
           verbs: ['get', 'list', 'watch', 'update', 'patch'],
         },
+        {
+          apiGroups: [''],
+          resources: ['serviceaccounts/token'],
+          resourceNames: [secretName],
+          verbs: ['create'],
+        },
       ],
     } as KubernetesObject,
     {
@@ -50,29 +60,27 @@ interface TokenRequestStatus {
 }
 
 /**
- * A token of the agent's ServiceAccount, bound to the plan Secret: deleting the Secret (and so the machine's plan)
- * invalidates it, as a bound pod token is invalidated with its pod.
+ * A short-lived token of the agent's ServiceAccount (named after the plan Secret). It is bound to the ServiceAccount
+ * alone, not to the plan Secret: a deleted plan Secret is created again by the bootstrap provider and the agent goes
+ * on with the token it has, where a Secret-bound token would be dead for good. Deleting the ServiceAccount (it goes
+ * with the K3sConfig) invalidates every token of the machine. `client` is the provider's, or the agent's own when it
+ * renews.
  */
 export async function requestAgentToken(
   client: KubeClient,
   namespace: string,
-  secret: { name: string; uid: string },
+  serviceAccount: string,
   expirationSeconds = AGENT_TOKEN_EXPIRATION_SECONDS,
+  signal?: AbortSignal,
 ): Promise<{ token: string; expiresAt?: string }> {
   const response = await client.request<TokenRequestStatus>({
     method: HttpMethod.POST,
-    path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(secret.name)}/token`,
-    body: {
-      apiVersion: 'authentication.k8s.io/v1',
-      kind: 'TokenRequest',
-      spec: {
-        expirationSeconds,
-        boundObjectRef: { apiVersion: 'v1', kind: 'Secret', name: secret.name, uid: secret.uid },
-      },
-    },
+    path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(serviceAccount)}/token`,
+    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds } },
+    ...(signal && { signal }),
   });
   const token = response.status?.token;
-  if (!token) throw new Error(`token request for ${namespace}/${secret.name} returned no token`);
+  if (!token) throw new Error(`token request for ${namespace}/${serviceAccount} returned no token`);
   return { token, ...(response.status?.expirationTimestamp && { expiresAt: response.status.expirationTimestamp }) };
 }
 

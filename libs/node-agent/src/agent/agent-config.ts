@@ -96,13 +96,38 @@ export function loadAgentConfig(root: HostRoot, machinePath: string): AgentConfi
   return config as unknown as AgentConfig;
 }
 
-/** The agent's connection with its token; the CA and token are read from the machine now (the token file may rotate). */
+/** How long the agent uses the token it read before reading the file again (the renewer rewrites it). */
+const TOKEN_REREAD_MS = 10_000;
+
+/** The agent's token as the file holds it now (mode 0600, the agent's own, no symlink). */
+export function readAgentToken(root: HostRoot, config: AgentConfig): string {
+  return readPrivateFile(root, config.tokenFile, 'tokenFile').toString('utf8').trim();
+}
+
+/**
+ * The agent's connection: the CA is read now, the token at start and again every few seconds, so a token the agent
+ * renewed (token-renewer.ts) is used without a restart. A token file that became unreadable keeps the last token.
+ */
 export function agentKubeConfig(root: HostRoot, config: AgentConfig): ClusterConnection {
-  return new ClusterConnection({
-    context: 'node-agent',
-    server: config.server.replace(/\/+$/, ''),
-    caPem: readFile(root, config.caFile, 'caFile').toString('utf8').trim(),
-    token: readPrivateFile(root, config.tokenFile, 'tokenFile').toString('utf8').trim(),
-    namespace: config.namespace,
-  });
+  let cached = { token: readAgentToken(root, config), readAt: Date.now() };
+  const token = () => {
+    if (Date.now() - cached.readAt >= TOKEN_REREAD_MS) {
+      try {
+        cached = { token: readAgentToken(root, config), readAt: Date.now() };
+      } catch {
+        cached = { ...cached, readAt: Date.now() };
+      }
+    }
+    return cached.token;
+  };
+  return new ClusterConnection(
+    {
+      context: 'node-agent',
+      server: config.server.replace(/\/+$/, ''),
+      caPem: readFile(root, config.caFile, 'caFile').toString('utf8').trim(),
+      namespace: config.namespace,
+    },
+    undefined,
+    token,
+  );
 }

@@ -8,6 +8,9 @@ import pino from 'pino';
 import { KubeClient, SECRETS, type KubeRequest, type ResourceClient, HttpMethod } from '@capstan/kube';
 import { createTestNamespace, eventually, type TestNamespace } from '@capstan/testing';
 import { ensurePlanAccess, requestAgentToken } from '../access/plan-access.js';
+import { agentKubeConfig, DEFAULT_AGENT_CONFIG_PATH, loadAgentConfig, readAgentToken } from './agent-config.js';
+import { tokenClaims } from './token-renewer.js';
+import { agentMachineRoot } from '../testing/agent-root.js';
 import { createPlanMachine } from '../testing/plan-machine.js';
 import { HostRoot } from '../apply/host-root.js';
 import { planChecksum } from '../plan/parse-plan.js';
@@ -120,14 +123,14 @@ describe('the node agent on the real API server', () => {
   it('can reach its own plan Secret and nothing else (SubjectAccessReviews)', async () => {
     const { secretName } = await machine('sar');
     const user = `system:serviceaccount:${ns.name}:${secretName}`;
-    const allowed = async (verb: string, name?: string, resource = 'secrets') => {
+    const allowed = async (verb: string, name?: string, resource = 'secrets', subresource?: string) => {
       const review = await admin.request<{ status?: { allowed?: boolean } }>({
         method: HttpMethod.POST,
         path: '/apis/authorization.k8s.io/v1/subjectaccessreviews',
         body: {
           apiVersion: 'authorization.k8s.io/v1',
           kind: 'SubjectAccessReview',
-          spec: { user, groups: ['system:serviceaccounts', `system:serviceaccounts:${ns.name}`], resourceAttributes: { namespace: ns.name, verb, resource, name } },
+          spec: { user, groups: ['system:serviceaccounts', `system:serviceaccounts:${ns.name}`], resourceAttributes: { namespace: ns.name, verb, resource, name, subresource } },
         },
       });
       return review.status?.allowed === true;
@@ -139,6 +142,11 @@ describe('the node agent on the real API server', () => {
     expect(await allowed('delete', secretName)).toBe(false);
     expect(await allowed('create')).toBe(false);
     expect(await allowed('get', 'sar', 'configmaps')).toBe(false);
+    // Its own token it may renew; another account's it may not mint, nor read or change any account.
+    expect(await allowed('create', secretName, 'serviceaccounts', 'token')).toBe(true);
+    expect(await allowed('create', 'other-machine-machine-plan', 'serviceaccounts', 'token')).toBe(false);
+    expect(await allowed('get', secretName, 'serviceaccounts')).toBe(false);
+    expect(await allowed('update', secretName, 'serviceaccounts')).toBe(false);
   });
 
   it('applies a plan (file, instruction, probe) and reports state, checksum, output and probes', async () => {
@@ -325,21 +333,59 @@ describe('the node agent on the real API server', () => {
     await eventually(async () => text(await planData(secretName), PLAN_KEYS.appliedChecksum) === second, { timeoutMs: 20_000 });
   });
 
-  it('resumes when its Secret is deleted and created again', async () => {
+  // Issue 32, finding 9: the token was bound to the plan Secret's uid, so a deleted plan Secret could never be
+  // recovered. The token is the ServiceAccount's: the same agent, with the same token, goes on.
+  it('goes on with the same token when its Secret is deleted and created again', async () => {
     const { secretName, token } = await machine('recreate');
-    startAgent(secretName, token);
+    const { root } = startAgent(secretName, token);
     const first = await writePlan(secretName, { files: [{ path: '/one', content: b64('1') }] });
     await eventually(async () => text(await planData(secretName), PLAN_KEYS.appliedChecksum) === first, { timeoutMs: 20_000 });
     await secrets.delete({ namespace: ns.name, name: secretName });
-    // The token is bound to the old Secret: the re-created Secret needs a new one, as the provider hands out.
-    const recreated = await secrets.create({
+    await secrets.create({
       metadata: { name: secretName, namespace: ns.name },
       type: MACHINE_PLAN_SECRET_TYPE,
       data: { plan: b64('{"files":[{"path":"/two","content":"Mg=="}]}'), 'plan-state': b64('pending') },
     });
-    const { token: fresh } = await requestAgentToken(admin, ns.name, { name: secretName, uid: recreated.metadata!.uid! });
-    startAgent(secretName, fresh);
     await eventually(async () => text(await planData(secretName), PLAN_KEYS.state) === 'succeeded', { timeoutMs: 20_000 });
+    expect(readFileSync(join(root, 'two'), 'utf8')).toBe('2');
+  });
+
+  it('renews its own short-lived token without a restart, and may request tokens for no other account', async () => {
+    const { secretName } = await machine('renew');
+    // The shortest token the API server issues (10 min), renewed at once by the agent (renewAt 0).
+    const { token } = await requestAgentToken(admin, ns.name, secretName, 600);
+    const root = agentMachineRoot(ns.kc, { namespace: ns.name, secretName, token });
+    roots.push(root);
+    const host = new HostRoot(root);
+    const config = loadAgentConfig(host, DEFAULT_AGENT_CONFIG_PATH);
+    const client = new KubeClient(agentKubeConfig(host, config));
+    agentClients.push(client);
+    const agent = new NodeAgent({
+      client,
+      namespace: ns.name,
+      secretName,
+      root: host,
+      stateDir: `${root}-state`,
+      logger: log,
+      probePeriodMs: 200,
+      token: { file: config.tokenFile, read: () => readAgentToken(host, config), renewAt: 0 },
+    });
+    agents.push(agent);
+    agent.start();
+    const renewed = await eventually(async () => {
+      const now = readFileSync(join(root, 'etc/capstan/agent/token'), 'utf8').trim();
+      return now !== token ? now : undefined;
+    }, { timeoutMs: 20_000 });
+    expect(statSync(join(root, 'etc/capstan/agent/token')).mode & 0o777).toBe(0o600);
+    const claims = tokenClaims(renewed)!;
+    expect(claims.serviceAccount).toBe(secretName);
+    expect(claims.expiresAt - claims.issuedAt).toBe(600_000);
+    // The renewed token works: a plan written now is applied.
+    const checksum = await writePlan(secretName, { files: [{ path: '/after-renewal', content: b64('ok') }] });
+    await eventually(async () => text(await planData(secretName), PLAN_KEYS.appliedChecksum) === checksum, { timeoutMs: 20_000 });
+    // It may not mint tokens for another machine's account.
+    const other = await machine('renew-other');
+    await expect(requestAgentToken(clientWithToken(ns.kc, renewed), ns.name, other.secretName, 600)).rejects.toMatchObject({ code: 403 });
   });
 
   it('writes nothing once converged', async () => {

@@ -21,6 +21,7 @@ import {
 } from '../report/plan-secret.js';
 import { AttemptRecords, identityOf, isAlive, killOrphanedInstruction, type AttemptRecord } from './attempt-record.js';
 import { PeriodicRunner } from './periodic-runner.js';
+import { TokenRenewer } from './token-renewer.js';
 import { PlanSecretClient } from './plan-secret-client.js';
 
 export interface NodeAgentOptions {
@@ -41,6 +42,8 @@ export interface NodeAgentOptions {
   stateDir: string;
   /** How long another instance's `in-progress` run must go unrenewed before it is taken over (default 30 s). */
   ownerLeaseMs?: number;
+  /** The agent's token file, renewed before it expires (token-renewer.ts); absent: the token is used as it is. */
+  token?: { file: string; read: () => string; renewAt?: number };
 }
 
 /** How often the owner of an `in-progress` run renews it (its lease is three times as long). */
@@ -80,6 +83,7 @@ export class NodeAgent {
   /** This process's agent: the owner it writes on an `in-progress` plan. */
   private readonly instance = randomUUID();
   private readonly records: AttemptRecords;
+  private readonly renewer: TokenRenewer | undefined;
   /** The attempt this agent runs or ran last and has not reported yet (mirrors attempt.json). */
   private record: AttemptRecord | undefined;
   /** Another instance's renewal seen on an `in-progress` plan, and when this agent first saw that value. */
@@ -90,6 +94,16 @@ export class NodeAgent {
     this.record = this.records.read();
     this.log = options.logger.child({ secret: `${options.namespace}/${options.secretName}` });
     this.secret = new PlanSecretClient(options.client, options.namespace, options.secretName);
+    this.renewer =
+      options.token &&
+      new TokenRenewer({
+        client: options.client,
+        root: options.root,
+        tokenFile: options.token.file,
+        readToken: options.token.read,
+        logger: this.log,
+        ...(options.token.renewAt !== undefined && { renewAt: options.token.renewAt }),
+      });
     this.informer = new Informer<V1Secret>(options.client, SECRETS, {
       namespace: options.namespace,
       fieldSelector: `metadata.name=${options.secretName}`,
@@ -134,12 +148,14 @@ export class NodeAgent {
       onDelete: () => this.trigger(),
     });
     this.informer.start();
+    this.renewer?.start();
     this.trigger();
     this.scheduleProbes();
   }
 
   async stop(): Promise<void> {
     this.stopping.abort();
+    this.renewer?.stop();
     clearTimeout(this.probeTimer);
     this.periodic.stop();
     await this.informer.stop();

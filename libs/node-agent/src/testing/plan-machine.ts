@@ -6,7 +6,7 @@ import { MACHINE_PLAN_SECRET_TYPE, planSecretName } from '../report/plan-secret.
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
-/** For tests: a machine's plan Secret, its access objects and a bound token, as the bootstrap provider creates them. */
+/** For tests: a machine's plan Secret, its access objects and an agent token, as the bootstrap provider creates them. */
 export async function createPlanMachine(
   admin: KubeClient,
   namespace: string,
@@ -20,6 +20,6 @@ export async function createPlanMachine(
     data: plan ? { plan: b64(JSON.stringify(plan)), 'plan-state': b64('pending') } : {},
   });
   await ensurePlanAccess(admin, namespace, secretName);
-  const { token } = await requestAgentToken(admin, namespace, { name: secretName, uid: secret.metadata!.uid! });
+  const { token } = await requestAgentToken(admin, namespace, secretName);
   return { secretName, token, secret };
 }
