@@ -202,6 +202,8 @@ describe('bootstrap-provider with a real API server and event bus', () => {
   };
 
   beforeAll(async () => {
+    // Agent heartbeat Leases of 3 s, so a silent agent shows within seconds (read when the service sets up).
+    process.env['CAPSTAN_AGENT_LEASE_SECONDS'] = '3';
     const kc = testKubeConfig();
     await installCapstanCrds(kc);
     client = createKubeClient(kc);
@@ -222,6 +224,7 @@ describe('bootstrap-provider with a real API server and event bus', () => {
   });
 
   afterAll(async () => {
+    delete process.env['CAPSTAN_AGENT_LEASE_SECONDS'];
     await service?.stop();
     await client?.close();
     await ns?.delete();
@@ -367,6 +370,33 @@ describe('bootstrap-provider with a real API server and event bus', () => {
         return getCondition(c.status?.conditions, 'PlanApplied')?.status === 'True' && c.status?.plan?.state === 'succeeded';
       });
       expect(readFileSync(join(root, 'after-recreate'), 'utf8')).toBe('ok');
+
+      // Issue 32, finding 9: a silent agent turned nothing Unknown; PlanApplied said True for good. Its heartbeat
+      // Lease (3 s here) goes unrenewed: AgentNotReporting; an agent reporting again brings the verdict back.
+      await agent.stop();
+      const silent = await until('PlanApplied Unknown: AgentNotReporting', async () => {
+        const c = getCondition((await getConfig('demo-md-0-plan')).status?.conditions, 'PlanApplied');
+        return c?.reason === 'AgentNotReporting' ? c : undefined;
+      });
+      expect(silent).toMatchObject({ status: 'Unknown', message: 'node agent has not renewed its heartbeat Lease within 3s' });
+      const again = new NodeAgent({
+        client: agentClient,
+        namespace: loaded.namespace,
+        secretName: loaded.secretName,
+        root: agentRoot,
+        stateDir: `${root}-state-again`,
+        logger: pino({ level: 'silent' }),
+        probePeriodMs: 200,
+      });
+      again.start();
+      try {
+        await until('PlanApplied True once the agent reports again', async () => {
+          const c = getCondition((await getConfig('demo-md-0-plan')).status?.conditions, 'PlanApplied');
+          return c?.status === 'True';
+        });
+      } finally {
+        await again.stop();
+      }
     } finally {
       await agent.stop();
       await agentClient.close();

@@ -7,9 +7,19 @@ import {
   type K3sControlPlane,
   type Machine,
 } from '@capstan/api';
-import { getControllerOf, groupOf, specMetadataOrStatusFieldsChanged, specOrMetadataChanged, type ClusterConnection } from '@capstan/kube';
+import {
+  getControllerOf,
+  groupOf,
+  LEASES_V1,
+  specMetadataOrStatusFieldsChanged,
+  specOrMetadataChanged,
+  type ClusterConnection,
+  type Lease,
+} from '@capstan/kube';
+import { PLAN_SECRET_LABEL } from '@capstan/node-agent';
 import { clusterChangesProvidersRead, type ServiceDefinition } from '@capstan/provider-kit';
 import { serveCanUpdateMachine } from '@capstan/events';
+import { AgentLiveness } from './k3sconfig/agent-liveness.js';
 import { answerCanUpdate } from './k3sconfig/can-update-responder.js';
 import { configKeysOfCluster, K3sConfigReconciler } from './k3sconfig/k3sconfig.reconciler.js';
 import type { AgentConnection } from './k3sconfig/machine-plan.js';
@@ -29,6 +39,14 @@ export function agentConnectionOf(connection: ClusterConnection, override?: stri
 }
 export const K3SCONFIG_CONTROLLER = 'k3sconfig';
 
+/** `CAPSTAN_AGENT_LEASE_SECONDS`: the node agents' heartbeat Lease duration (whole seconds, at least 3). */
+export function agentLeaseSecondsOf(value: string | undefined): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const seconds = Number(value);
+  if (!Number.isInteger(seconds) || seconds < 3) throw new Error(`CAPSTAN_AGENT_LEASE_SECONDS: ${value} is not a whole number of seconds >= 3`);
+  return seconds;
+}
+
 /**
  * The K3s bootstrap provider: one controller that renders each K3sConfig's bootstrap data. K3sConfigTemplate
  * needs none (the core clones it). It watches the Machines, Clusters, K3sControlPlanes and cluster secrets
@@ -46,6 +64,12 @@ export const bootstrapProviderService: ServiceDefinition = {
     const controlPlanes = manager.informer<K3sControlPlane>(RESOURCES.K3sControlPlane);
     // Only cluster secrets (bootstrap data, token, certificates) are cached, never every secret of the namespace.
     const secrets = manager.informer<V1Secret>(SECRETS, { labelSelector: LABELS.clusterName });
+    const agentLeaseSeconds = agentLeaseSecondsOf(process.env['CAPSTAN_AGENT_LEASE_SECONDS']);
+    // The node agents' heartbeat Leases, only those of plan access (they carry its label).
+    const liveness = new AgentLiveness(manager.informer<Lease>(LEASES_V1, { labelSelector: PLAN_SECRET_LABEL }), (key) =>
+      context.controllers.enqueue(K3SCONFIG_CONTROLLER, key),
+    );
+    liveness.start();
     const reconciler = new K3sConfigReconciler({
       client: context.client,
       configs,
@@ -53,6 +77,8 @@ export const bootstrapProviderService: ServiceDefinition = {
       clusters,
       controlPlanes,
       secrets,
+      liveness,
+      ...(agentLeaseSeconds !== undefined && { agentLeaseSeconds }),
       publisher: context.publisher,
       recorder: context.recorder(K3SCONFIG_CONTROLLER),
       logger: context.logger,

@@ -1,4 +1,5 @@
 export * from './agent/agent-config.js';
+export * from './agent/agent-heartbeat.js';
 export * from './agent/node-agent.js';
 export * from './agent/periodic-runner.js';
 export * from './agent/plan-secret-client.js';

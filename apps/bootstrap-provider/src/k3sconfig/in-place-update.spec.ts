@@ -74,6 +74,18 @@ describe('updateOutcome', () => {
   const checksum = planChecksum(JSON.stringify(plan));
   const update = { target: 'abc', planChecksum: checksum, state: 'Updating' as const };
 
+  // Issue 32, finding 9: an update waiting on an agent that never reported hung with no deadline.
+  it('fails an update whose agent stopped reporting before it finished, and leaves a finished one alone', () => {
+    const pending = { secretName: 's', checksum, state: 'pending' as const };
+    expect(updateOutcome(update, pending, secretWith({}), [], new Date(), 40)).toMatchObject({
+      state: 'Failed',
+      message: 'the node agent stopped reporting (heartbeat Lease not renewed within 40s) before the update finished',
+    });
+    expect(updateOutcome(update, pending, secretWith({}), [], new Date()).state).toBe('Updating');
+    const applied = { secretName: 's', checksum, appliedChecksum: checksum, state: 'succeeded' as const, probesHealthy: true };
+    expect(updateOutcome(update, applied, secretWith({}), [], new Date(), 40).state).toBe('Succeeded');
+  });
+
   it('succeeds once the update plan applied and its probes are healthy', () => {
     const secret = secretWith({});
     expect(

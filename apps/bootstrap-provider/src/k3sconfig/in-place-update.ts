@@ -134,8 +134,9 @@ export async function writePlan(
 
 /**
  * Where the update stands, from the plan the agent reported on: Succeeded once the update's plan applied and its
- * probes (if any) are healthy; Failed with the failing step and the tail of its output, secrets masked. Both are
- * final for their target: a new target starts a new update.
+ * probes (if any) are healthy; Failed with the failing step and the tail of its output, secrets masked, or when the
+ * machine's agent stopped reporting (its heartbeat Lease went unrenewed) before the update finished, so an update
+ * never waits on a dead agent. Both are final for their target: a new target starts a new update.
  */
 export function updateOutcome(
   update: K3sConfigInPlaceUpdateStatus,
@@ -143,9 +144,18 @@ export function updateOutcome(
   secret: V1Secret | undefined,
   knownSecrets: readonly string[],
   now: Date = new Date(),
+  /** The heartbeat Lease duration the agent did not renew within, when it is silent (AgentLiveness.silentPast). */
+  agentSilentPastSeconds?: number,
 ): K3sConfigInPlaceUpdateStatus {
   // Done is done: a probe that flaps later (another server restarting) does not reopen the update.
   if (update.state !== 'Updating') return update;
+  if (agentSilentPastSeconds !== undefined && !(plan.state === 'succeeded' && plan.appliedChecksum === update.planChecksum && plan.probesHealthy !== false)) {
+    return {
+      ...update,
+      state: 'Failed',
+      message: `the node agent stopped reporting (heartbeat Lease not renewed within ${agentSilentPastSeconds}s) before the update finished`,
+    };
+  }
   if (!update.planChecksum || plan.checksum !== update.planChecksum || !secret) return update;
   if (plan.state === 'failed') {
     const data = decodeSecretData(secret.data);

@@ -31,6 +31,7 @@ import {
 } from '@capstan/kube';
 import { EventOutbox, objectReconciler, type OwedEvent, type ReconcileScope } from '@capstan/provider-kit';
 import { planSecretName, type MachinePlan } from '@capstan/node-agent';
+import type { AgentLiveness } from './agent-liveness.js';
 import { decideBootstrap, WaitingReason } from './bootstrap-role.js';
 import { readClusterCertificates } from './cluster-certificates.js';
 import { bootstrapDataSecret, dataSecretNameFor } from './data-secret.js';
@@ -66,6 +67,10 @@ export interface K3sConfigReconcilerDeps {
   controlPlanes: Informer<K3sControlPlane>;
   /** Secrets with the cluster-name label: bootstrap data, join tokens, cluster certificates. */
   secrets: Informer<V1Secret>;
+  /** Which machines' node agents stopped renewing their heartbeat Lease (absent: none is ever silent). */
+  liveness?: AgentLiveness;
+  /** The duration of the agents' heartbeat Leases (default AGENT_LEASE_SECONDS; tests shorten it). */
+  agentLeaseSeconds?: number;
   publisher: EventPublisher;
   recorder: EventRecorder;
   logger: Logger;
@@ -150,9 +155,13 @@ export class K3sConfigReconciler {
     }
     const plan = planStatusFrom(secretName, secret);
     config.status.plan = plan;
+    const silentPast = this.deps.liveness?.silentPast(config.metadata.namespace!, secretName);
     config.status.conditions = setCondition(
       config.status.conditions,
-      { ...planAppliedCondition(plan, secret), observedGeneration: config.metadata.generation },
+      {
+        ...planAppliedCondition(plan, secret, silentPast),
+        observedGeneration: config.metadata.generation,
+      },
     );
     const events = planEvents(scope.original.status?.plan, plan, machine, secret);
     const update = config.status.inPlaceUpdate;
@@ -160,7 +169,7 @@ export class K3sConfigReconciler {
     if (update) {
       // Only an update still running can fail and need the token masked in its message.
       const token = update.state === 'Updating' ? await this.joinTokenOf(machine) : undefined;
-      const outcome = updateOutcome(update, plan, secret, token ? [token] : []);
+      const outcome = updateOutcome(update, plan, secret, token ? [token] : [], new Date(), silentPast);
       config.status.inPlaceUpdate = outcome;
       // Probes that never pass fail the update at their deadline; nothing else would wake this reconcile then.
       recheckInMs = probesDeadlineIn(outcome, plan, secret);
@@ -365,6 +374,7 @@ export class K3sConfigReconciler {
           machine,
           connection,
           initialPlanFor(role, cluster.spec?.controlPlaneEndpoint),
+          this.deps.agentLeaseSeconds,
         )
       : undefined;
 

@@ -43,6 +43,8 @@ export const PlanAppliedReason = {
   WaitingForProbes: 'WaitingForProbes',
   PlanFailed: 'PlanFailed',
   PlanSecretMissing: 'PlanSecretMissing',
+  /** The node agent has not renewed its heartbeat Lease for the Lease's duration: what its plan is, nobody knows. */
+  AgentNotReporting: 'AgentNotReporting',
 } as const;
 
 /**
@@ -120,11 +122,12 @@ export async function prepareNodeAgent(
   machine: Machine,
   connection: AgentConnection,
   initialPlan: MachinePlan,
+  leaseDurationSeconds?: number,
 ): Promise<NodeAgentBootstrap> {
   const namespace = config.metadata.namespace!;
   const name = planSecretName(machine.metadata.name!);
   await createPlanSecret(secrets, config, machine, initialPlan);
-  await ensurePlanAccess(client, namespace, name, k3sConfigOwner(config));
+  await ensurePlanAccess(client, namespace, name, k3sConfigOwner(config), leaseDurationSeconds);
   const { token } = await requestAgentToken(client, namespace, name);
   return { server: connection.server, caPem: connection.caPem, token, namespace, secretName: name };
 }
@@ -162,7 +165,12 @@ function unhealthyProbes(secret: V1Secret | undefined): string[] {
 }
 
 /** `PlanApplied` as Rancher's planner words it, from the plan Secret. */
-export function planAppliedCondition(plan: K3sConfigPlanStatus, secret: V1Secret | undefined): ConditionInput {
+export function planAppliedCondition(
+  plan: K3sConfigPlanStatus,
+  secret: V1Secret | undefined,
+  /** The duration (seconds) of the heartbeat Lease the agent did not renew, when it is silent. */
+  agentSilentPastSeconds?: number,
+): ConditionInput {
   const condition = (status: ConditionStatus, reason: string, message?: string): ConditionInput => ({
     type: ConditionType.PlanApplied,
     status,
@@ -171,6 +179,13 @@ export function planAppliedCondition(plan: K3sConfigPlanStatus, secret: V1Secret
   });
   if (!secret) {
     return condition(ConditionStatus.Unknown, PlanAppliedReason.PlanSecretMissing, `plan Secret ${plan.secretName} not found`);
+  }
+  if (agentSilentPastSeconds !== undefined) {
+    return condition(
+      ConditionStatus.Unknown,
+      PlanAppliedReason.AgentNotReporting,
+      `node agent has not renewed its heartbeat Lease within ${agentSilentPastSeconds}s`,
+    );
   }
   if (plan.state === 'failed' && plan.checksum !== undefined) {
     const failure = text(decodeSecretData(secret.data), PLAN_KEYS.failureMessage) ?? 'failed';

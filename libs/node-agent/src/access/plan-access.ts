@@ -1,11 +1,17 @@
 import { type KubernetesObject, type V1OwnerReference } from '@kubernetes/client-node';
-import { formatLabelValue, isAlreadyExists, type KubeClient, type ResourceType, HttpMethod } from '@capstan/kube';
+import { formatLabelValue, isAlreadyExists, LEASES_V1, type KubeClient, type ResourceType, HttpMethod } from '@capstan/kube';
 
 /**
  * How long an agent token lives (12 hours): the agent renews its own token at half of it (token-renewer.ts), so a
  * token that leaves the machine is worth hours, not a year.
  */
 export const AGENT_TOKEN_EXPIRATION_SECONDS = 12 * 3600;
+
+/**
+ * How long a machine's agent Lease stays valid without renewal: the agent renews it every third of that, and the
+ * bootstrap provider turns `PlanApplied` Unknown (`AgentNotReporting`) when it saw no renewal for that long.
+ */
+export const AGENT_LEASE_SECONDS = 40;
 
 /** Label on every object of a machine's plan access, naming the plan Secret (hashed past 63 characters). */
 export const PLAN_SECRET_LABEL = 'capstan.dev/plan-secret-name';
@@ -17,7 +23,12 @@ export const PLAN_SECRET_LABEL = 'capstan.dev/plan-secret-name';
  * its own ServiceAccount (and no other): that is how it renews its short-lived token. All three are named after the
  * Secret and owned by `owner` (the K3sConfig), so they go with it.
  */
-export function planAccessObjects(namespace: string, secretName: string, owner?: V1OwnerReference): KubernetesObject[] {
+export function planAccessObjects(
+  namespace: string,
+  secretName: string,
+  owner?: V1OwnerReference,
+  leaseDurationSeconds = AGENT_LEASE_SECONDS,
+): KubernetesObject[] {
   const metadata = {
     name: secretName,
     namespace,
@@ -43,7 +54,15 @@ export function planAccessObjects(namespace: string, secretName: string, owner?:
           resourceNames: [secretName],
           verbs: ['create'],
         },
+        // Its heartbeat: the Lease the provider made for it (RBAC cannot limit create to a name, so it only renews).
+        { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [secretName], verbs: ['get', 'update'] },
       ],
+    } as KubernetesObject,
+    {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata,
+      spec: { holderIdentity: secretName, leaseDurationSeconds },
     } as KubernetesObject,
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -87,6 +106,7 @@ export async function requestAgentToken(
 const ACCESS_KINDS: Record<string, ResourceType> = {
   ServiceAccount: { group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true },
   Role: { group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'roles', kind: 'Role', namespaced: true },
+  Lease: LEASES_V1,
   RoleBinding: {
     group: 'rbac.authorization.k8s.io',
     version: 'v1',
@@ -102,8 +122,9 @@ export async function ensurePlanAccess(
   namespace: string,
   secretName: string,
   owner?: V1OwnerReference,
+  leaseDurationSeconds = AGENT_LEASE_SECONDS,
 ): Promise<void> {
-  for (const obj of planAccessObjects(namespace, secretName, owner)) {
+  for (const obj of planAccessObjects(namespace, secretName, owner, leaseDurationSeconds)) {
     try {
       await client.resource(ACCESS_KINDS[obj.kind!]!).create(obj);
     } catch (error) {

@@ -123,14 +123,14 @@ describe('the node agent on the real API server', () => {
   it('can reach its own plan Secret and nothing else (SubjectAccessReviews)', async () => {
     const { secretName } = await machine('sar');
     const user = `system:serviceaccount:${ns.name}:${secretName}`;
-    const allowed = async (verb: string, name?: string, resource = 'secrets', subresource?: string) => {
+    const allowed = async (verb: string, name?: string, resource = 'secrets', subresource?: string, group?: string) => {
       const review = await admin.request<{ status?: { allowed?: boolean } }>({
         method: HttpMethod.POST,
         path: '/apis/authorization.k8s.io/v1/subjectaccessreviews',
         body: {
           apiVersion: 'authorization.k8s.io/v1',
           kind: 'SubjectAccessReview',
-          spec: { user, groups: ['system:serviceaccounts', `system:serviceaccounts:${ns.name}`], resourceAttributes: { namespace: ns.name, verb, resource, name, subresource } },
+          spec: { user, groups: ['system:serviceaccounts', `system:serviceaccounts:${ns.name}`], resourceAttributes: { namespace: ns.name, verb, group, resource, name, subresource } },
         },
       });
       return review.status?.allowed === true;
@@ -147,6 +147,12 @@ describe('the node agent on the real API server', () => {
     expect(await allowed('create', 'other-machine-machine-plan', 'serviceaccounts', 'token')).toBe(false);
     expect(await allowed('get', secretName, 'serviceaccounts')).toBe(false);
     expect(await allowed('update', secretName, 'serviceaccounts')).toBe(false);
+    // Its heartbeat Lease it may read and renew; no other Lease, and none it could create.
+    const leases = (verb: string, name?: string) => allowed(verb, name, 'leases', undefined, 'coordination.k8s.io');
+    expect(await leases('update', secretName)).toBe(true);
+    expect(await leases('update', 'other-machine-machine-plan')).toBe(false);
+    expect(await leases('create')).toBe(false);
+    expect(await leases('delete', secretName)).toBe(false);
   });
 
   it('applies a plan (file, instruction, probe) and reports state, checksum, output and probes', async () => {

@@ -20,6 +20,7 @@ import {
   type PlanData,
 } from '../report/plan-secret.js';
 import { AttemptRecords, identityOf, isAlive, killOrphanedInstruction, type AttemptRecord } from './attempt-record.js';
+import { AgentHeartbeat } from './agent-heartbeat.js';
 import { PeriodicRunner } from './periodic-runner.js';
 import { TokenRenewer } from './token-renewer.js';
 import { PlanSecretClient } from './plan-secret-client.js';
@@ -84,6 +85,7 @@ export class NodeAgent {
   private readonly instance = randomUUID();
   private readonly records: AttemptRecords;
   private readonly renewer: TokenRenewer | undefined;
+  private readonly heartbeat: AgentHeartbeat;
   /** The attempt this agent runs or ran last and has not reported yet (mirrors attempt.json). */
   private record: AttemptRecord | undefined;
   /** Another instance's renewal seen on an `in-progress` plan, and when this agent first saw that value. */
@@ -94,6 +96,7 @@ export class NodeAgent {
     this.record = this.records.read();
     this.log = options.logger.child({ secret: `${options.namespace}/${options.secretName}` });
     this.secret = new PlanSecretClient(options.client, options.namespace, options.secretName);
+    this.heartbeat = new AgentHeartbeat(options.client, options.namespace, options.secretName, this.log);
     this.renewer =
       options.token &&
       new TokenRenewer({
@@ -149,6 +152,7 @@ export class NodeAgent {
     });
     this.informer.start();
     this.renewer?.start();
+    this.heartbeat.start();
     this.trigger();
     this.scheduleProbes();
   }
@@ -156,6 +160,7 @@ export class NodeAgent {
   async stop(): Promise<void> {
     this.stopping.abort();
     this.renewer?.stop();
+    this.heartbeat.stop();
     clearTimeout(this.probeTimer);
     this.periodic.stop();
     await this.informer.stop();
