@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { DEFAULT_AGENT_CONFIG_PATH } from '@capstan/node-agent';
+import { eventually } from '@capstan/testing';
 import { MachineAgents } from './machine-agents.js';
 import { commandLineOf } from './owned-process.js';
 
@@ -58,4 +59,28 @@ describe('MachineAgents (agent processes)', () => {
       victim.kill('SIGKILL');
     }
   });
+
+  // Issue 32, finding 8: a dead sim agent was never started again, and nothing said so.
+  it('starts an agent process that died again, and counts it', async () => {
+    const root = join(dir, 'machines/ns/m2');
+    const records = join(dir, 'machine-records/ns/m2');
+    mkdirSync(join(root, DEFAULT_AGENT_CONFIG_PATH, '..'), { recursive: true });
+    writeFileSync(join(root, DEFAULT_AGENT_CONFIG_PATH), 'server: https://x\n', { mode: 0o600 });
+    const main = join(dir, 'agent-main-2.mjs');
+    writeFileSync(main, 'setInterval(() => {}, 1000);\n');
+    const agents = new MachineAgents('process', pino({ level: 'silent' }), main);
+    try {
+      await agents.ensure('ns/m2', root, records);
+      const first = readPid(records);
+      process.kill(first, 'SIGKILL');
+      await eventually(async () => agents.restartsOf('ns/m2') === 1 && readPid(records) !== first, { timeoutMs: 10_000 });
+      expect(alive(readPid(records))).toBe(true);
+    } finally {
+      await agents.shutdown();
+    }
+  });
 });
+
+function readPid(records: string): number {
+  return (JSON.parse(readFileSync(join(records, 'node-agent.pid.json'), 'utf8')) as { pid: number }).pid;
+}

@@ -18,10 +18,15 @@ import { OwnedProcess } from './owned-process.js';
 
 interface RunningAgent {
   stop(): Promise<void>;
+  /** Process mode: the agent process, restarted by the supervisor when it died. */
+  process?: OwnedProcess;
+  restarts: number;
 }
 
 /** How often a machine's install record is looked at for a new install (cheap: one stat). */
 const INSTALL_POLL_MS = 500;
+/** How often the agent processes are checked; a dead one is started again (a real host's service manager would). */
+const SUPERVISE_MS = 2_000;
 
 /**
  * The node agents of the sim's machines (docs/node-agent.md), each rooted in its machine's directory: a process per
@@ -32,6 +37,8 @@ const INSTALL_POLL_MS = 500;
 export class MachineAgents {
   private readonly agents = new Map<string, RunningAgent>();
   private readonly watched = new Map<string, string>();
+  private supervisor: NodeJS.Timeout | undefined;
+  private supervising = false;
 
   constructor(
     private readonly mode: NodeAgentMode,
@@ -84,6 +91,7 @@ export class MachineAgents {
           await agent.stop();
           await client.close();
         },
+        restarts: 0,
       });
       return;
     }
@@ -95,7 +103,42 @@ export class MachineAgents {
     });
     const outcome = await process_.start();
     this.logger.info({ machine: machineKey, pid: process_.pid, outcome }, 'node agent running');
-    this.agents.set(machineKey, { stop: () => process_.stop(5_000) });
+    this.agents.set(machineKey, { stop: () => process_.stop(5_000), process: process_, restarts: 0 });
+    this.supervise();
+  }
+
+  /** How often the machine's agent process was found dead and started again by this provider. */
+  restartsOf(machineKey: string): number {
+    return this.agents.get(machineKey)?.restarts ?? 0;
+  }
+
+  /**
+   * Starts the supervisor: an agent process that died (killed, crashed on bad input) is started again within a few
+   * seconds and the log says so, as systemd restarts a real host's agent. Its plan resumes from its records.
+   */
+  private supervise(): void {
+    if (this.supervisor) return;
+    this.supervisor = setInterval(() => void this.restartDead(), SUPERVISE_MS);
+    this.supervisor.unref();
+  }
+
+  private async restartDead(): Promise<void> {
+    if (this.supervising) return;
+    this.supervising = true;
+    try {
+      for (const [machineKey, agent] of this.agents) {
+        if (!agent.process || agent.process.alive()) continue;
+        agent.restarts++;
+        try {
+          await agent.process.start();
+          this.logger.warn({ machine: machineKey, pid: agent.process.pid, restarts: agent.restarts }, 'node agent had exited: started again');
+        } catch (error) {
+          this.logger.warn({ machine: machineKey, restarts: agent.restarts, err: { message: (error as Error).message } }, 'node agent had exited and could not be started again');
+        }
+      }
+    } finally {
+      this.supervising = false;
+    }
   }
 
   /** Calls `onInstall` when the machine's K3s is installed again (its install record changes). */
@@ -133,6 +176,8 @@ export class MachineAgents {
 
   /** Every agent is detached (see detach): a sharded provider stops, the others or its next start adopt them. */
   async detachAll(): Promise<void> {
+    clearInterval(this.supervisor);
+    this.supervisor = undefined;
     await Promise.all([...this.agents.keys(), ...this.watched.keys()].map((key) => this.detach(key)));
   }
 
@@ -141,6 +186,8 @@ export class MachineAgents {
    * stopping leaves agent processes running; the next one adopts them through their pid files).
    */
   async shutdown(): Promise<void> {
+    clearInterval(this.supervisor);
+    this.supervisor = undefined;
     for (const record of this.watched.values()) unwatchFile(record);
     this.watched.clear();
     await Promise.all([...this.agents.values()].map((a) => a.stop()));
