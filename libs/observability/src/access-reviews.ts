@@ -4,14 +4,40 @@ export interface TokenReviewResult {
   user?: { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> };
 }
 
-/** A SubjectAccessReview's question about a non-resource URL (authorization.k8s.io/v1, the fields sent). */
-export interface NonResourceAccessQuestion {
+/** The user a TokenReview accepted, as a SubjectAccessReview names it again. */
+export interface ReviewedUser {
+  username: string;
+  uid?: string;
+  groups?: string[];
+  extra?: Record<string, string[]>;
+}
+
+/** A SubjectAccessReview's non-resource attributes (a URL such as `/admin/controllers`). */
+export interface NonResourceAttributes {
+  path: string;
+  verb: string;
+}
+
+/** A SubjectAccessReview's resource attributes: an object, or all of a kind in a namespace without `name`. */
+export interface ResourceAttributes {
+  group: string;
+  resource: string;
+  verb: string;
+  namespace?: string;
+  name?: string;
+  subresource?: string;
+}
+
+/** A SubjectAccessReview's question (authorization.k8s.io/v1 spec, the fields sent): one kind of attributes. */
+export type AccessQuestion = {
   user: string;
   uid?: string;
   groups?: string[];
   extra?: Record<string, string[]>;
-  nonResourceAttributes: { path: string; verb: string };
-}
+} & (
+  | { nonResourceAttributes: NonResourceAttributes; resourceAttributes?: never }
+  | { resourceAttributes: ResourceAttributes; nonResourceAttributes?: never }
+);
 
 /**
  * The two reviews the admin guard asks the management cluster for. An interface rather than a client so this library
@@ -19,7 +45,7 @@ export interface NonResourceAccessQuestion {
  */
 export interface AccessReviews {
   reviewToken(token: string): Promise<TokenReviewResult | undefined>;
-  reviewAccess(question: NonResourceAccessQuestion): Promise<{ allowed?: boolean } | undefined>;
+  reviewAccess(question: AccessQuestion): Promise<{ allowed?: boolean } | undefined>;
 }
 
 /** The Nest injection token of the AccessReviews the admin guard uses. */

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { randomUUID } from 'node:crypto';
 import {
   AuthenticationV1Api,
   AuthorizationV1Api,
@@ -11,7 +12,7 @@ import { NestFactory } from '@nestjs/core';
 import { Counter, Registry } from 'prom-client';
 import { createTestNamespace, type TestNamespace } from '@capstan/testing';
 import { ACCESS_REVIEWS, type AccessReviews } from './access-reviews.js';
-import { KubernetesAdminGuard } from './admin-auth.guard.js';
+import { ADMIN_AUTH_CACHE, ADMIN_AUTH_CLOCK, KubernetesAdminGuard } from './admin-auth.guard.js';
 import { Readiness } from './readiness.js';
 import { ServiceEndpointsModule } from './service-endpoints.js';
 
@@ -35,8 +36,28 @@ function clientNodeReviews(kc: KubeConfig): AccessReviews {
   };
 }
 
+/** The real reviews, counted: how a test tells a cached answer from an API call. */
+function counted(
+  reviews: AccessReviews,
+  calls: { tokenReviews: number; accessReviews: number },
+): AccessReviews {
+  return {
+    reviewToken: (token) => {
+      calls.tokenReviews++;
+      return reviews.reviewToken(token);
+    },
+    reviewAccess: (question) => {
+      calls.accessReviews++;
+      return reviews.reviewAccess(question);
+    },
+  };
+}
+
 describe('service endpoints and admin authorization', () => {
   let ns: TestNamespace;
+  const calls = { tokenReviews: 0, accessReviews: 0 };
+  // The guard's caches expire by this clock: tests move it past a TTL instead of sleeping.
+  let clockOffsetMs = 0;
   let app: INestApplication;
   let base: string;
   let natsUp = false;
@@ -53,7 +74,11 @@ describe('service endpoints and admin authorization', () => {
     @Module({
       imports: [ServiceEndpointsModule.forRoot({ registry, readiness })],
       controllers: [AdminController],
-      providers: [{ provide: ACCESS_REVIEWS, useValue: clientNodeReviews(ns.kc) }, KubernetesAdminGuard],
+      providers: [
+        { provide: ACCESS_REVIEWS, useValue: counted(clientNodeReviews(ns.kc), calls) },
+        { provide: ADMIN_AUTH_CLOCK, useValue: () => Date.now() + clockOffsetMs },
+        KubernetesAdminGuard,
+      ],
     })
     class TestAppModule {}
     app = await NestFactory.create(TestAppModule, { logger: false });
@@ -66,6 +91,39 @@ describe('service endpoints and admin authorization', () => {
     await app?.close();
     await ns.delete();
   });
+
+  const tokenFor = async (name: string) => {
+    const core = ns.kc.makeApiClient(CoreV1Api);
+    await core.createNamespacedServiceAccount({ namespace: ns.name, body: { metadata: { name } } });
+    const request = await core.createNamespacedServiceAccountToken({
+      namespace: ns.name,
+      name,
+      body: { spec: { audiences: [], expirationSeconds: 600 } },
+    });
+    const token = request.status?.token;
+    if (!token) throw new Error(`no token issued for ${name}`);
+    return token;
+  };
+
+  /** A ClusterRole allowing `verbs` on /admin/*, bound to the namespace's ServiceAccount `account`; returns its undo. */
+  const allowAdmin = async (account: string, verbs: string[]) => {
+    const rbac = ns.kc.makeApiClient(RbacAuthorizationV1Api);
+    const roleName = `${ns.name}-${account}-admin`;
+    await rbac.createClusterRole({
+      body: { metadata: { name: roleName }, rules: [{ nonResourceURLs: ['/admin/*'], verbs }] },
+    });
+    await rbac.createClusterRoleBinding({
+      body: {
+        metadata: { name: roleName },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName },
+        subjects: [{ kind: 'ServiceAccount', name: account, namespace: ns.name }],
+      },
+    });
+    return async () => {
+      await rbac.deleteClusterRoleBinding({ name: roleName });
+      await rbac.deleteClusterRole({ name: roleName });
+    };
+  };
 
   it('answers liveness regardless of readiness, and readiness only when every check passes', async () => {
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
@@ -89,30 +147,9 @@ describe('service endpoints and admin authorization', () => {
       (await fetch(`${base}/admin/controllers`, { headers: { authorization: 'Bearer not-a-token' } })).status,
     ).toBe(401);
 
-    const core = ns.kc.makeApiClient(CoreV1Api);
-    const rbac = ns.kc.makeApiClient(RbacAuthorizationV1Api);
-    const tokenFor = async (name: string) => {
-      await core.createNamespacedServiceAccount({ namespace: ns.name, body: { metadata: { name } } });
-      const request = await core.createNamespacedServiceAccountToken({
-        namespace: ns.name,
-        name,
-        body: { spec: { audiences: [], expirationSeconds: 600 } },
-      });
-      return request.status!.token;
-    };
     const operator = await tokenFor('operator');
     const stranger = await tokenFor('stranger');
-    const roleName = `${ns.name}-capstan-admin`;
-    await rbac.createClusterRole({
-      body: { metadata: { name: roleName }, rules: [{ nonResourceURLs: ['/admin/*'], verbs: ['get'] }] },
-    });
-    await rbac.createClusterRoleBinding({
-      body: {
-        metadata: { name: roleName },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName },
-        subjects: [{ kind: 'ServiceAccount', name: 'operator', namespace: ns.name }],
-      },
-    });
+    const disallow = await allowAdmin('operator', ['get']);
 
     const allowed = await fetch(`${base}/admin/controllers`, {
       headers: { authorization: `Bearer ${operator}` },
@@ -125,7 +162,39 @@ describe('service endpoints and admin authorization', () => {
     expect(refused.status).toBe(403);
     expect(await refused.text()).not.toContain(stranger);
 
-    await rbac.deleteClusterRoleBinding({ name: roleName });
-    await rbac.deleteClusterRole({ name: roleName });
+    await disallow();
+  });
+
+  it('asks the API server once per token and route within the TTL, and again after it', async () => {
+    const token = await tokenFor('cached');
+    const disallow = await allowAdmin('cached', ['get']);
+    const get = (bearer: string) =>
+      fetch(`${base}/admin/controllers`, { headers: { authorization: `Bearer ${bearer}` } });
+    const start = { ...calls };
+    const made = () => ({
+      tokenReviews: calls.tokenReviews - start.tokenReviews,
+      accessReviews: calls.accessReviews - start.accessReviews,
+    });
+
+    expect((await get(token)).status).toBe(200);
+    expect((await get(token)).status).toBe(200);
+    expect(made()).toEqual({ tokenReviews: 1, accessReviews: 1 });
+
+    // A refused token is remembered too, for less time: retrying it costs nothing until then.
+    const bogus = `bogus-${randomUUID()}`;
+    expect((await get(bogus)).status).toBe(401);
+    expect((await get(bogus)).status).toBe(401);
+    expect(made()).toEqual({ tokenReviews: 2, accessReviews: 1 });
+    clockOffsetMs += ADMIN_AUTH_CACHE.refusedTokenMs;
+    expect((await get(bogus)).status).toBe(401);
+    expect((await get(token)).status).toBe(200);
+    expect(made()).toEqual({ tokenReviews: 3, accessReviews: 1 });
+
+    // Past the accepted token's TTL both reviews are asked again: a revoked token or binding stops working by then.
+    clockOffsetMs += ADMIN_AUTH_CACHE.acceptedTokenMs;
+    expect((await get(token)).status).toBe(200);
+    expect(made()).toEqual({ tokenReviews: 4, accessReviews: 2 });
+
+    await disallow();
   });
 });

@@ -1,7 +1,7 @@
 import type { KubeClient } from '@capstan/kube';
-import type { AccessReviews, NonResourceAccessQuestion, TokenReviewResult } from '@capstan/observability';
+import type { AccessQuestion, AccessReviews, TokenReviewResult } from '@capstan/observability';
 
-/** The admin guard's TokenReview and SubjectAccessReview, sent through the service's own client. */
+/** The admin API's TokenReviews and SubjectAccessReviews (route and object), sent through the service's own client. */
 export function kubeAccessReviews(client: KubeClient): AccessReviews {
   return {
     async reviewToken(token: string) {
@@ -12,7 +12,7 @@ export function kubeAccessReviews(client: KubeClient): AccessReviews {
       });
       return review.status;
     },
-    async reviewAccess(spec: NonResourceAccessQuestion) {
+    async reviewAccess(spec: AccessQuestion) {
       const review = await client.request<{ status?: { allowed?: boolean } }>({
         method: 'POST',
         path: '/apis/authorization.k8s.io/v1/subjectaccessreviews',

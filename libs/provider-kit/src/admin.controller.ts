@@ -1,7 +1,12 @@
 import { Controller, Get, Inject, NotFoundException, Param, Post, UseGuards } from '@nestjs/common';
 import { RESOURCES } from '@capstan/api';
 import { isNotFound } from '@capstan/kube';
-import { KubernetesAdminGuard, type Readiness } from '@capstan/observability';
+import {
+  CurrentAdminCaller,
+  KubernetesAdminGuard,
+  type AdminCaller,
+  type Readiness,
+} from '@capstan/observability';
 import { type ShardSnapshot } from '@capstan/kube';
 import { type ControllerStatus } from './controller-registry.js';
 import { clusterShardKey } from './sharding/cluster-shard-key.js';
@@ -71,16 +76,36 @@ export class AdminController {
   }
 
   @Post('clusters/:namespace/:name/pause')
-  pause(@Param('namespace') namespace: string, @Param('name') name: string): Promise<{ paused: boolean }> {
-    return this.setPaused(namespace, name, true);
+  pause(
+    @Param('namespace') namespace: string,
+    @Param('name') name: string,
+    @CurrentAdminCaller() caller: AdminCaller,
+  ): Promise<{ paused: boolean }> {
+    return this.setPaused(caller, namespace, name, true);
   }
 
   @Post('clusters/:namespace/:name/resume')
-  resume(@Param('namespace') namespace: string, @Param('name') name: string): Promise<{ paused: boolean }> {
-    return this.setPaused(namespace, name, false);
+  resume(
+    @Param('namespace') namespace: string,
+    @Param('name') name: string,
+    @CurrentAdminCaller() caller: AdminCaller,
+  ): Promise<{ paused: boolean }> {
+    return this.setPaused(caller, namespace, name, false);
   }
 
-  private async setPaused(namespace: string, name: string, paused: boolean): Promise<{ paused: boolean }> {
+  /**
+   * The patch goes with the service's rights, which reach every Cluster: the caller must be allowed to patch this one
+   * itself (RBAC on the route says nothing about namespaces), asked before the Cluster is read, so a 404 tells only
+   * those allowed whether it exists.
+   */
+  private async setPaused(
+    caller: AdminCaller,
+    namespace: string,
+    name: string,
+    paused: boolean,
+  ): Promise<{ paused: boolean }> {
+    const { group, plural } = RESOURCES.Cluster;
+    await caller.authorize({ group, resource: plural, verb: 'patch', namespace, name });
     try {
       await this.context.client.resource(RESOURCES.Cluster).mergePatch({ namespace, name }, { spec: { paused } });
     } catch (error) {

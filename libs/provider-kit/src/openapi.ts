@@ -36,10 +36,10 @@ export function adminOpenApi(service: string): Record<string, unknown> {
         post: { summary: 'Reconcile every object of every controller now', security: bearer, responses: { '201': { description: 'number of keys enqueued' } } },
       },
       '/admin/clusters/{namespace}/{name}/pause': {
-        post: { summary: 'Pause a cluster (spec.paused = true)', security: bearer, parameters: clusterParams, responses: { '201': { description: 'paused' }, '404': { description: 'no such cluster' } } },
+        post: { summary: 'Pause a cluster (spec.paused = true)', security: bearer, parameters: clusterParams, responses: { '201': { description: 'paused' }, '403': { description: 'the caller may not patch this Cluster' }, '404': { description: 'no such cluster' } } },
       },
       '/admin/clusters/{namespace}/{name}/resume': {
-        post: { summary: 'Resume a paused cluster', security: bearer, parameters: clusterParams, responses: { '201': { description: 'resumed' }, '404': { description: 'no such cluster' } } },
+        post: { summary: 'Resume a paused cluster', security: bearer, parameters: clusterParams, responses: { '201': { description: 'resumed' }, '403': { description: 'the caller may not patch this Cluster' }, '404': { description: 'no such cluster' } } },
       },
     },
   };

@@ -1,9 +1,12 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { CoreV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { Global, Module } from '@nestjs/common';
+import { RESOURCES, type Cluster } from '@capstan/api';
 import { uniqueEventTopology } from '@capstan/events';
-import { createTestNamespace, type TestNamespace } from '@capstan/testing';
+import { ADMIN_AUTH_CACHE, ADMIN_AUTH_CLOCK } from '@capstan/observability';
+import { createTestNamespace, installCapstanCrds, type TestNamespace } from '@capstan/testing';
 import { CONFIG_MAPS } from '@capstan/kube';
 import { type ServiceDefinition } from './service-definition.js';
 import { testServiceOptions } from './testing/test-service-options.js';
@@ -19,6 +22,15 @@ const HandoffModule = eventHandlerModule('KitHandoffListener', {
   ],
 });
 
+// The admin guard's caches expire by this clock: a test moves it past a TTL instead of sleeping.
+let clockOffsetMs = 0;
+@Global()
+@Module({
+  providers: [{ provide: ADMIN_AUTH_CLOCK, useValue: () => Date.now() + clockOffsetMs }],
+  exports: [ADMIN_AUTH_CLOCK],
+})
+class TestClockModule {}
+
 describe('startService', () => {
   let ns: TestNamespace;
   let service: RunningService;
@@ -31,7 +43,7 @@ describe('startService', () => {
   const definition: ServiceDefinition = {
     name: 'kit-test',
     consumes: 'handoff.>',
-    modules: [HandoffModule],
+    modules: [HandoffModule, TestClockModule],
     setup(context) {
       context.addController({
         name: 'configmap',
@@ -46,6 +58,7 @@ describe('startService', () => {
 
   beforeAll(async () => {
     ns = await createTestNamespace('kit');
+    await installCapstanCrds(ns.kc);
     service = await startService(
       definition,
       testServiceOptions('kit-test', { namespace: ns.name, topology }),
@@ -122,5 +135,83 @@ describe('startService', () => {
     const resync = await fetch(`${service.url}/admin/resync`, { method: 'POST', ...auth });
     expect(resync.status).toBe(201);
     expect(((await resync.json()) as { enqueued: number }).enqueued).toBeGreaterThanOrEqual(2);
+  });
+
+  it('pauses and resumes a Cluster only for a caller allowed to patch that Cluster', async () => {
+    const core = ns.kc.makeApiClient(CoreV1Api);
+    const rbac = ns.kc.makeApiClient(RbacAuthorizationV1Api);
+    const clusters = service.context.client.resource<Cluster>(RESOURCES.Cluster);
+    await clusters.create({
+      apiVersion: RESOURCES.Cluster.apiVersion,
+      kind: RESOURCES.Cluster.kind,
+      metadata: { name: 'demo', namespace: ns.name },
+      spec: {},
+    } as Cluster);
+    await core.createNamespacedServiceAccount({
+      namespace: ns.name,
+      body: { metadata: { name: 'operator' } },
+    });
+    const token = (
+      await core.createNamespacedServiceAccountToken({
+        namespace: ns.name,
+        name: 'operator',
+        body: { spec: { audiences: [], expirationSeconds: 600 } },
+      })
+    ).status!.token;
+    // Everything on the admin API, nothing on Clusters.
+    const adminRole = `${ns.name}-operator-admin`;
+    await rbac.createClusterRole({
+      body: {
+        metadata: { name: adminRole },
+        rules: [{ nonResourceURLs: ['/admin/*'], verbs: ['post', 'get'] }],
+      },
+    });
+    await rbac.createClusterRoleBinding({
+      body: {
+        metadata: { name: adminRole },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: adminRole },
+        subjects: [{ kind: 'ServiceAccount', name: 'operator', namespace: ns.name }],
+      },
+    });
+    const act = (action: 'pause' | 'resume') =>
+      fetch(`${service.url}/admin/clusters/${ns.name}/demo/${action}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}` },
+      });
+    try {
+      const refused = await act('pause');
+      expect(refused.status).toBe(403);
+      const message = await refused.text();
+      expect(message).toContain(`patch clusters.cluster.x-k8s.io ${ns.name}/demo`);
+      expect(message).not.toContain(token);
+      expect((await clusters.get({ namespace: ns.name, name: 'demo' })).spec?.paused).toBeUndefined();
+
+      await rbac.createNamespacedRole({
+        namespace: ns.name,
+        body: {
+          metadata: { name: 'cluster-patcher' },
+          rules: [{ apiGroups: ['cluster.x-k8s.io'], resources: ['clusters'], verbs: ['patch'] }],
+        },
+      });
+      await rbac.createNamespacedRoleBinding({
+        namespace: ns.name,
+        body: {
+          metadata: { name: 'cluster-patcher' },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'cluster-patcher' },
+          subjects: [{ kind: 'ServiceAccount', name: 'operator', namespace: ns.name }],
+        },
+      });
+      // The denial above is remembered briefly; past that the new Role counts.
+      clockOffsetMs += ADMIN_AUTH_CACHE.deniedMs;
+      const paused = await act('pause');
+      expect(paused.status).toBe(201);
+      expect(await paused.json()).toEqual({ paused: true });
+      expect((await clusters.get({ namespace: ns.name, name: 'demo' })).spec?.paused).toBe(true);
+      expect((await act('resume')).status).toBe(201);
+      expect((await clusters.get({ namespace: ns.name, name: 'demo' })).spec?.paused).toBe(false);
+    } finally {
+      await rbac.deleteClusterRoleBinding({ name: adminRole });
+      await rbac.deleteClusterRole({ name: adminRole });
+    }
   });
 });
