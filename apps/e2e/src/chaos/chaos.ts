@@ -36,6 +36,7 @@ import {
   type During,
   type OutageRecord,
 } from './faults.js';
+import { runAgentFaults } from './agent-faults.js';
 import { createCluster, deleteRandomWorker, type ClusterShape } from './fleet.js';
 import { checkInvariants } from './invariants.js';
 import { runMalformedManifests } from './manifest-phase.js';
@@ -79,6 +80,8 @@ interface Run {
   clusters: string[];
   shape?: ClusterShape;
   fakeSecretPem: string;
+  /** The node agent tokens of the agent phase: needles for the secret scan. */
+  agentTokens: string[];
   /** When the first fault was injected (epoch ms): the start-up window of the hand-over count ends there. */
   firstFaultAt?: number;
   streams?: { root: string; stream: string; deadLetterStream: string };
@@ -450,6 +453,31 @@ async function malformedManifestPhase(run: Run, random: Random): Promise<void> {
   await checkFleetConvergedAfter(run, options, log, 'malformed manifests');
 }
 
+/**
+ * Node agent processes under agent faults (agent-faults.ts); the fleet's services keep running (the API server
+ * outage of this phase is theirs too, and the invariants at the end are checked after it).
+ */
+async function agentPhase(run: Run, random: Random): Promise<void> {
+  const { options, log } = run;
+  const { report, tokens } = await runAgentFaults({
+    env: run.env!,
+    admin: run.client!,
+    namespace: run.namespace!.name,
+    dir: join(run.outDir, 'agents'),
+    logDir: join(run.outDir, 'logs'),
+    random,
+    log,
+    agents: options.agents,
+    rounds: options.agentPlans,
+    apiOutageSeconds: options.agentApiOutageSeconds,
+  });
+  run.report.agentFaults = report;
+  run.agentTokens = tokens;
+  log(
+    `  agent phase: ${report.applied}/${report.plans} plans applied; faults ${JSON.stringify(report.faults)}; ${report.runs} runs, ${report.resumesAfterKill} resumes after kills, ${report.doubleApplications} double applications`,
+  );
+}
+
 async function secretScan(run: Run): Promise<void> {
   const { observer, client, env, log } = run as Required<Run>;
   await observer.listObjects(true).catch(() => undefined);
@@ -458,6 +486,7 @@ async function secretScan(run: Run): Promise<void> {
     [
       { source: 'the management admin token', value: env.adminToken },
       { source: 'the private key in the secret-like malformed events', value: run.fakeSecretPem },
+      ...run.agentTokens.map((value) => ({ source: 'a node agent token of the agent phase', value })),
     ],
   );
   const index = new NeedleIndex(needles);
@@ -543,6 +572,16 @@ function finalChecks(run: Run): void {
       ok: !!f?.converged,
       detail: f
         ? `${(f.sinceInjectMs / 1000).toFixed(1)} s after injection${f.sinceLiftMs !== undefined ? `, ${(f.sinceLiftMs / 1000).toFixed(1)} s after it was lifted` : ''}`
+        : 'not run',
+    });
+  }
+  const agents = report.agentFaults;
+  if (options.phases.includes('agents')) {
+    checks.push({
+      name: 'agent faults: every plan applied, none applied twice without a crash between',
+      ok: !!agents && agents.doubleApplications === 0 && agents.stuck === 0,
+      detail: agents
+        ? `${agents.applied}/${agents.plans} plans applied (${agents.faults['plan-secret-deleted']} had their Secret deleted mid-apply), ${agents.doubleApplications} double applications, ${agents.stuck} stuck; ${agents.faults['agent-kill']} agent SIGKILLs mid-instruction (${agents.resumesAfterKill} resumed runs), API down ${agents.apiOutageSeconds} s during ${agents.faults['api-refused']} apply round`
         : 'not run',
     });
   }
@@ -720,6 +759,7 @@ async function main(): Promise<number> {
     services: [],
     watch: new ProcessWatch(),
     clusters: [],
+    agentTokens: [],
     fakeSecretPem: generateKeyPairSync('ec', { namedCurve: 'P-256' })
       .privateKey.export({ type: 'pkcs8', format: 'pem' })
       .toString(),
@@ -734,6 +774,7 @@ async function main(): Promise<number> {
     outages: root.fork(),
     events: root.fork(),
     manifests: root.fork(),
+    agents: root.fork(),
   };
   let interrupted = false;
   const onSignal = () => {
@@ -765,6 +806,7 @@ async function main(): Promise<number> {
       await outage(run, 'workload-freeze', randoms.outages, (during) =>
         freezeWorkloadApiServer(run.env!.simStateDir, options.freezeSeconds, during),
       );
+    if (options.phases.includes('agents')) await agentPhase(run, randoms.agents);
     const objects = await run.observer!.listObjects(true);
     run.report.invariants = checkInvariants(objects);
     const earlier = await deadLettersSoFar(

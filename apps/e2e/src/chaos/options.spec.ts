@@ -30,9 +30,23 @@ describe('chaos options', () => {
       '--no-churn',
       '--skip',
       'freeze,malformed-manifests',
+      '--agents',
+      '2',
+      '--agent-plans=3',
+      '--agent-api-outage-seconds',
+      '5',
     ]);
-    expect(options).toMatchObject({ clusters: 3, kills: 5, seed: 42, natsOutageSeconds: 10, churn: false });
-    expect(options.phases).toEqual(['kills', 'nats', 'apiserver', 'malformed-events']);
+    expect(options).toMatchObject({
+      clusters: 3,
+      kills: 5,
+      seed: 42,
+      natsOutageSeconds: 10,
+      churn: false,
+      agents: 2,
+      agentPlans: 3,
+      agentApiOutageSeconds: 5,
+    });
+    expect(options.phases).toEqual(['kills', 'nats', 'apiserver', 'agents', 'malformed-events']);
     expect(parseOptions(['--phases', 'malformed-events,kills']).phases).toEqual([
       'kills',
       'malformed-events',

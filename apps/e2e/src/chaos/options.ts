@@ -5,6 +5,7 @@ export const PHASES = [
   'nats',
   'apiserver',
   'freeze',
+  'agents',
   'malformed-events',
   'malformed-manifests',
 ] as const;
@@ -22,6 +23,10 @@ export interface ChaosOptions {
   churn: boolean;
   natsOutageSeconds: number;
   freezeSeconds: number;
+  /** The agent phase: node agent processes, plans each, and how long the API server is down during one apply. */
+  agents: number;
+  agentPlans: number;
+  agentApiOutageSeconds: number;
   convergeTimeoutSeconds: number;
   malformedEventsPerSubject: number;
   malformedManifests: number;
@@ -45,6 +50,9 @@ export const DEFAULT_OPTIONS: ChaosOptions = {
   churn: true,
   natsOutageSeconds: 60,
   freezeSeconds: 60,
+  agents: 4,
+  agentPlans: 6,
+  agentApiOutageSeconds: 60,
   convergeTimeoutSeconds: 300,
   malformedEventsPerSubject: 1000,
   malformedManifests: 200,
@@ -66,6 +74,9 @@ export const USAGE = `npm run chaos -- [options]
   --no-churn                          do not delete a random worker Machine at the start of each round
   --nats-outage-seconds <n>           how long NATS is stopped (default 60)
   --freeze-seconds <n>                how long the workload API server is SIGSTOPped (default 60)
+  --agents <n>                        node agent processes of the agent phase (default 4)
+  --agent-plans <n>                   plans each agent applies under agent faults (default 6)
+  --agent-api-outage-seconds <n>      the management kube-apiserver is down this long during one apply (default 60)
   --converge-timeout-seconds <n>      give up waiting for convergence after a fault (default 300)
   --malformed-events-per-subject <n>  malformed events published on every catalogued subject (default 1000)
   --malformed-manifests <n>           malformed manifests applied (default 200)
@@ -143,6 +154,15 @@ export function parseOptions(argv: readonly string[]): ChaosOptions {
         break;
       case '--freeze-seconds':
         options.freezeSeconds = count(flag, value());
+        break;
+      case '--agents':
+        options.agents = count(flag, value(), 1);
+        break;
+      case '--agent-plans':
+        options.agentPlans = count(flag, value(), 1);
+        break;
+      case '--agent-api-outage-seconds':
+        options.agentApiOutageSeconds = count(flag, value());
         break;
       case '--converge-timeout-seconds':
         options.convergeTimeoutSeconds = count(flag, value(), 1);

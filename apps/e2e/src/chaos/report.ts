@@ -3,6 +3,7 @@
 // exit code non-zero. report.json holds everything; the summary is printed; the markdown goes into docs.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { AgentFaultsReport } from './agent-faults.js';
 import type { DeadLetterAnalysis } from './dead-letters.js';
 import type { KillRecord, UnexpectedExit } from './faults.js';
 import type { InvariantReport } from './invariants.js';
@@ -108,6 +109,8 @@ export interface ChaosReport {
     results: ManifestResult[];
     cleanup: { deleted: number; stuck: string[] };
   };
+  /** The agent phase (agent-faults.ts). */
+  agentFaults?: AgentFaultsReport;
   /** Nodes that deleted clusters left in the shared workload API server (shared mode keeps them until no shared cluster is left). */
   nodesOfDeletedClusters?: string[];
   crashes: UnexpectedExit[];
