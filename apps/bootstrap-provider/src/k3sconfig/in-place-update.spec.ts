@@ -103,17 +103,22 @@ describe('updateOutcome', () => {
     ).toBe(done);
   });
 
-  it('fails an update whose probes stay unhealthy past the deadline, naming them', () => {
-    const appliedAt = new Date('2026-11-24T00:00:00Z');
+  // Issue 32, finding 9: the deadline compared the agent's clock (its last-apply-time) with the provider's. It runs
+  // from when the provider first saw the plan applied, on its own clock, kept in the status.
+  it('fails an update whose probes stay unhealthy past the deadline, naming them, timed on the provider clock', () => {
+    const seenAt = new Date('2026-11-24T00:00:00Z');
     const secret = secretWith({
-      [PLAN_KEYS.lastApplyTime]: appliedAt.toISOString(),
+      // The machine's clock is a year behind: it must not matter.
+      [PLAN_KEYS.lastApplyTime]: new Date('2025-11-24T00:00:00Z').toISOString(),
       [PLAN_KEYS.probeStatuses]: JSON.stringify({ 'kube-apiserver': { healthy: false, successCount: 0, failureCount: 9 } }),
     });
     const plan = { secretName: 's', checksum, appliedChecksum: checksum, state: 'succeeded' as const, probesHealthy: false };
-    const soon = new Date(appliedAt.getTime() + 60_000);
-    expect(updateOutcome(update, plan, secret, [], soon).state).toBe('Updating');
-    expect(probesDeadlineIn(update, plan, secret, soon)).toBe(PROBES_DEADLINE_MS - 60_000 + 1000);
-    const late = updateOutcome(update, plan, secret, [], new Date(appliedAt.getTime() + PROBES_DEADLINE_MS + 1));
+    const first = updateOutcome(update, plan, secret, [], seenAt);
+    expect(first).toMatchObject({ state: 'Updating', planAppliedAt: seenAt.toISOString() });
+    const soon = new Date(seenAt.getTime() + 60_000);
+    expect(updateOutcome(first, plan, secret, [], soon)).toMatchObject({ state: 'Updating', planAppliedAt: seenAt.toISOString() });
+    expect(probesDeadlineIn(first, plan, secret, soon)).toBe(PROBES_DEADLINE_MS - 60_000 + 1000);
+    const late = updateOutcome(first, plan, secret, [], new Date(seenAt.getTime() + PROBES_DEADLINE_MS + 1));
     expect(late).toMatchObject({ state: 'Failed', message: expect.stringContaining('probes never became healthy') });
     expect(late.message).toContain('kube-apiserver');
   });

@@ -169,10 +169,13 @@ export function updateOutcome(
   }
   const applied = plan.state === 'succeeded' && plan.appliedChecksum === update.planChecksum;
   if (applied && plan.probesHealthy !== false) {
-    const { message: _cleared, ...rest } = update;
+    const { message: _cleared, planAppliedAt: _seen, ...rest } = update;
     return { ...rest, state: 'Succeeded' };
   }
-  const waited = applied ? probesWaitMs(secret, now) : 0;
+  // The probes' deadline runs from when this provider first saw the plan applied, on its own clock: the agent's
+  // `last-apply-time` is the machine's clock, which may be off by any amount.
+  const planAppliedAt = applied ? (update.planAppliedAt ?? now.toISOString()) : undefined;
+  const waited = planAppliedAt ? now.getTime() - Date.parse(planAppliedAt) : 0;
   if (waited > PROBES_DEADLINE_MS) {
     const unhealthy = Object.entries(probeStatusesOf(decodeSecretData(secret.data)))
       .filter(([, probe]) => !probe.healthy)
@@ -184,14 +187,8 @@ export function updateOutcome(
       message: `probes never became healthy within ${PROBES_DEADLINE_MS / 60_000} minutes of the plan being applied: ${unhealthy.join(', ')}`,
     };
   }
-  const { message: _cleared, ...rest } = update;
-  return { ...rest, state: 'Updating' };
-}
-
-/** How long ago the agent applied the current plan (0 when it does not say). */
-function probesWaitMs(secret: V1Secret, now: Date): number {
-  const at = Date.parse(text(decodeSecretData(secret.data), PLAN_KEYS.lastApplyTime) ?? '');
-  return Number.isNaN(at) ? 0 : now.getTime() - at;
+  const { message: _cleared, planAppliedAt: _seen, ...rest } = update;
+  return { ...rest, ...(planAppliedAt && { planAppliedAt }), state: 'Updating' };
 }
 
 /** When to look again at an update whose plan applied but whose probes are not healthy yet (its deadline). */
@@ -199,5 +196,6 @@ export function probesDeadlineIn(update: K3sConfigInPlaceUpdateStatus, plan: K3s
   if (update.state !== 'Updating' || !secret || plan.appliedChecksum !== update.planChecksum || plan.probesHealthy !== false) {
     return undefined;
   }
-  return Math.max(1000, PROBES_DEADLINE_MS - probesWaitMs(secret, now) + 1000);
+  const waited = update.planAppliedAt ? now.getTime() - Date.parse(update.planAppliedAt) : 0;
+  return Math.max(1000, PROBES_DEADLINE_MS - waited + 1000);
 }

@@ -4,6 +4,7 @@ import {
   IsBoolean,
   IsIn,
   IsOptional,
+  IsRFC3339,
   Min,
   IsString,
   Matches,
@@ -362,6 +363,13 @@ export class K3sConfigInPlaceUpdateStatusSchema {
   @IsString()
   @Matches(/^[a-f0-9]{64}$/)
   planChecksum?: string;
+
+  @Description(
+    "planAppliedAt is when the bootstrap provider first saw this update's plan applied, on its own clock (RFC 3339): the probes' deadline counts from it, never from a time the machine's agent wrote.",
+  )
+  @IsOptional()
+  @IsRFC3339()
+  planAppliedAt?: string;
 
   @Description('state is Updating, Succeeded (plan applied and probes healthy) or Failed.')
   @IsString()
