@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { confinementAvailable } from './confinement.js';
+import { confinedInvocation, confinementAvailable } from './confinement.js';
 import { HostRoot } from './host-root.js';
 import { runCommand, type CommandResult } from './run-command.js';
 
@@ -100,4 +100,28 @@ describe('a confined machine instruction', () => {
     expect(result.exitCode).toBe(0);
     expect(Date.now() - started).toBeLessThan(10_000);
   });
+});
+
+describe('a confined instruction whose agent dies', () => {
+  it('dies with it, leaving nothing to finish next to a resumed run', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'confinement-orphan-'));
+    mkdirSync(join(dir, 'machine/var/lib/capstan/agent/work'), { recursive: true });
+    const { command, args } = confinedInvocation(join(dir, 'machine'), '/', 'sh', ['-c', 'sleep 3; echo finished > /finished']);
+    // A stand-in for the agent: the instruction's parent, SIGKILLed while the instruction runs (its group is its own,
+    // so only the parent is killed here; what else dies, dies because its parent did).
+    const agent = spawn('sh', ['-c', '"$@" & sleep 60', 'agent', command, ...args], { stdio: 'ignore', detached: true });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      process.kill(agent.pid!, 'SIGKILL');
+      await new Promise((resolve) => setTimeout(resolve, 4_000));
+      expect(existsSync(join(dir, 'machine/finished'))).toBe(false);
+    } finally {
+      try {
+        process.kill(-agent.pid!, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 15_000);
 });

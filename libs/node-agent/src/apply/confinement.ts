@@ -62,7 +62,12 @@ exec setpriv --no-new-privs --bounding-set -all,${MACHINE_ROOT_CAPABILITIES} --i
 /** The PATH of a confined instruction: the host's program directories, bound read-only into the machine. */
 export const CONFINED_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
-/** How a confined instruction is started: `unshare` with the script above, then the instruction. */
+/**
+ * How a confined instruction is started: `unshare` with the script above, then the instruction. `unshare` gets
+ * SIGKILL when the agent that started it dies (`setpriv --pdeathsig`), and takes the namespace with it
+ * (`--kill-child`): an agent killed mid-instruction leaves nothing running that could finish next to its resumed
+ * run, as systemd stops a real agent's whole cgroup before restarting it.
+ */
 export function confinedInvocation(
   hostDir: string,
   workingDirectory: string,
@@ -70,8 +75,12 @@ export function confinedInvocation(
   args: readonly string[],
 ): { command: string; args: string[] } {
   return {
-    command: 'unshare',
+    command: 'setpriv',
     args: [
+      '--pdeathsig',
+      'KILL',
+      '--',
+      'unshare',
       '--mount',
       '--pid',
       '--fork',
