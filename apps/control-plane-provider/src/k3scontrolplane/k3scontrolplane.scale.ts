@@ -37,7 +37,7 @@ import {
   newMachineName,
   TEMPLATE_FIELD_MANAGER,
 } from './machine-objects.js';
-import { inPlaceVerdict, startInPlaceUpdate, type AskCanUpdate, type InPlaceDeps } from './k3scontrolplane.in-place.js';
+import { ControlPlaneInPlace, type AskCanUpdate, type InPlaceDeps } from './k3scontrolplane.in-place.js';
 import { machineKindOf, type ProviderKinds } from './provider-kinds.js';
 
 /** How soon to look again while the cache has not caught up with this controller's own machine changes. */
@@ -158,14 +158,17 @@ export class ControlPlaneScaler {
       // The planner counts the replaced machines once the cache shows them deleting.
       if (replaced.deleted > 0) settled = false;
     }
-    const inPlace = settled && initialized ? await inPlaceVerdict(scope, this.inPlaceDeps()) : undefined;
+    const inPlaceWork = settled && initialized ? new ControlPlaneInPlace(scope, this.inPlaceDeps()) : undefined;
+    // A start a restart cut off is finished (or undone) before anything is planned: the planner counts it as running.
+    await inPlaceWork?.resume();
+    const inPlace = await inPlaceWork?.verdict();
     const plan: Plan = settled
       ? planControlPlane({
           ...planInputFor(scope.kit.obj, scope.cluster, scope.facts, initialized, scope.now.getTime()),
           ...(inPlace && { inPlace }),
         })
       : { action: { type: 'wait', message: 'Waiting for the cache to show the last machine change' } };
-    const execution = await this.execute(scope, plan.action);
+    const execution = await this.execute(scope, plan.action, inPlaceWork);
     if (strandedRecheckMs !== undefined)
       execution.retryAfterMs = Math.min(execution.retryAfterMs ?? Infinity, strandedRecheckMs);
     if (inPlace?.kind === 'waiting') execution.retryAfterMs = Math.min(execution.retryAfterMs ?? Infinity, ASK_RETRY_MS);
@@ -218,7 +221,11 @@ export class ControlPlaneScaler {
     }
   }
 
-  private async execute(scope: ControlPlaneScope, action: PlanAction): Promise<Execution> {
+  private async execute(
+    scope: ControlPlaneScope,
+    action: PlanAction,
+    inPlace: ControlPlaneInPlace | undefined,
+  ): Promise<Execution> {
     const key = scope.kit.key;
     const expectations = this.deps.expectations;
     switch (action.type) {
@@ -277,7 +284,8 @@ export class ControlPlaneScaler {
         return { lastRemediation: record };
       }
       case 'update': {
-        await startInPlaceUpdate(scope, this.inPlaceDeps(), action.machine);
+        // The planner only plans an update from an in-place verdict, which this reconcile's in-place work gave.
+        await (inPlace ?? new ControlPlaneInPlace(scope, this.inPlaceDeps())).start(action.machine);
         return {};
       }
       default:

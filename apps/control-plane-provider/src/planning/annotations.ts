@@ -8,6 +8,12 @@ export const CONTROL_PLANE_ANNOTATIONS = {
   templateFieldsHash: 'controlplane.capstan.dev/template-fields-hash',
   /** On a Machine created to replace a remediated one: that remediation, as JSON. */
   remediationFor: 'controlplane.capstan.dev/remediation-for',
+  /**
+   * On a Machine between the first and the last write that start its in-place update (value: the target spec hash):
+   * its K3sConfig may already hold the new spec. A later reconcile finishes the start for the current spec, or puts
+   * the K3sConfig back when the spec went back to what the machine runs (k3scontrolplane.in-place.ts).
+   */
+  inPlaceStarting: 'controlplane.capstan.dev/in-place-starting',
   /** On the K3sControlPlane between deleting an unhealthy machine and creating its replacement. */
   remediationInProgress: 'controlplane.capstan.dev/remediation-in-progress',
 } as const;

@@ -57,7 +57,10 @@ export function controlPlaneMachineFrom(
     machine.metadata.annotations?.[CONTROL_PLANE_ANNOTATIONS.remediationFor],
   );
   const failureDomain = machine.spec.failureDomain ?? machine.status?.failureDomain;
-  const updating = updateInProgress(machine.metadata.annotations);
+  // A start cut off between its writes is finished by the next reconcile: until then it counts as running.
+  const starting = machine.metadata.annotations?.[CONTROL_PLANE_ANNOTATIONS.inPlaceStarting];
+  const updating =
+    updateInProgress(machine.metadata.annotations) ?? (starting === desired.specHash ? starting : undefined);
   const updateFailed = updating ? inPlaceUpdateFailure(machine) : undefined;
   return {
     name: machine.metadata.name!,

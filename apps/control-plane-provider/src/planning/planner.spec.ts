@@ -268,6 +268,11 @@ describe('planControlPlane in place', () => {
     expect(plan({ machines: later, inPlace: apply }).action).toEqual({ type: 'update', machine: 'e' });
   });
 
+  it('updates in place only machines the bootstrap provider said yes for, each asked about on its own', () => {
+    const machines = [machine('a', outdated), machine('b', outdated), machine('c', outdated)];
+    expect(plan({ machines, inPlace: { kind: 'apply', machines: ['c'] } }).action).toEqual({ type: 'update', machine: 'c' });
+  });
+
   it('never updates while etcd would lose quorum or another machine is not Ready', () => {
     const machines = [machine('a', outdated), machine('b', { ready: false }), machine('c')];
     expect(plan({ machines, inPlace: apply }).action).toMatchObject({ type: 'wait', message: expect.stringContaining('b to be Ready') });

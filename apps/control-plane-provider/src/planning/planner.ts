@@ -21,7 +21,8 @@ export interface PlanInput {
 }
 
 export type InPlaceVerdict =
-  | { kind: 'apply' }
+  /** Update in place; `machines`, when given, are the out-of-date machines the bootstrap provider said yes for. */
+  | { kind: 'apply'; machines?: readonly string[] }
   | { kind: 'replace' }
   | { kind: 'blocked'; reason: string }
   | { kind: 'waiting'; reason: string };
@@ -167,9 +168,12 @@ function planInPlace(
   verdict: Exclude<InPlaceVerdict, { kind: 'replace' }>,
 ): PlanAction {
   if (verdict.kind !== 'apply') return { type: 'wait', message: verdict.reason };
+  // Each machine was asked about on its own: one the provider refused is not updated in place.
+  const able = verdict.machines ? outdated.filter((m) => verdict.machines!.includes(m.name)) : outdated;
+  if (able.length === 0) return { type: 'wait', message: 'No out-of-date machine can be updated in place' };
   // A machine whose update failed for an earlier spec is down already: it goes first, or the rollout would wait
   // for it to be Ready before touching any other machine, and it never would be.
-  const candidate = [...outdated].sort(
+  const candidate = [...able].sort(
     (a, b) =>
       Number(b.updateStale === true) - Number(a.updateStale === true) ||
       a.createdAt - b.createdAt ||

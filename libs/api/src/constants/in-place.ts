@@ -20,7 +20,7 @@ export const IN_PLACE_ANNOTATIONS = {
   readyToUpdate: 'in-place.capstan.dev/ready-to-update',
   /** On a Machine: the core cordoned its node for the update and uncordons it when the update succeeded. */
   cordoned: 'in-place.capstan.dev/cordoned',
-  /** On an old MachineSet or a K3sControlPlane: the bootstrap provider's answer for a target (JSON InPlaceDecision). */
+  /** On each Machine: the bootstrap provider's answer for a target (JSON InPlaceDecision); each machine is asked on its own. */
   decision: 'in-place.capstan.dev/decision',
 } as const;
 

@@ -9,6 +9,8 @@ import {
   type ConditionInput,
   type Machine,
 } from '@capstan/api';
+import type { V1Node } from '@kubernetes/client-node';
+import type { KubeClient } from '@capstan/kube';
 import type { Logger } from 'pino';
 import { describeDrain, drainDone, drainNode } from '../../remote/drain.js';
 import { cordonNode, readNode, uncordonNode } from '../../remote/nodes.js';
@@ -64,6 +66,38 @@ function nodeOnVersion(lookup: NodeLookup, version: string | undefined): boolean
   return ready && (!version || kubelet === version || kubelet.startsWith(`${version}+`));
 }
 
+/** What the drain before a restart can do with what the Node lookup found. */
+type DrainBeforeRestart =
+  /** The Node is there and its cluster answers: cordon and drain it. */
+  | { kind: 'drain'; node: V1Node; client: KubeClient }
+  /** The Machine's Node is gone: nothing is left on it to evict (upstream's drain on deletion skips it too). */
+  | { kind: 'skip'; node: string }
+  /** The Node may hold pods that cannot be evicted now: the restart waits (`why` goes into the condition). */
+  | { kind: 'wait'; node: string; why: string }
+  /** The Machine never had a Node: K3s restarts with nothing scheduled on it. */
+  | { kind: 'none' };
+
+/**
+ * Whether the node can be drained before K3s restarts. A workload cluster that does not answer (or cannot be reached
+ * for want of a kubeconfig) is waited for: a restart without the drain would stop its pods with no eviction and no
+ * PodDisruptionBudget. A Node not found in an answering cluster is decided as upstream's drain on deletion decides
+ * (machine_controller.go drainNode: "Could not find Node from Machine.status.nodeRef, skipping Node drain"): its pods
+ * went with it.
+ */
+function drainBeforeRestart(machine: Machine, lookup: NodeLookup): DrainBeforeRestart {
+  const observed = lookup.observation;
+  const nodeName = machine.status?.nodeRef?.name;
+  if (observed.state === 'found' && lookup.access) return { kind: 'drain', node: observed.node, client: lookup.access.client };
+  if (observed.state === 'notFound') return nodeName ? { kind: 'skip', node: nodeName } : { kind: 'none' };
+  const node = nodeName ?? `of providerID ${machine.spec.providerID ?? '(none)'}`;
+  if (observed.state === 'connectionDown') return { kind: 'wait', node, why: observed.message };
+  // Still waiting for the cluster or its kubeconfig: a Machine that had a Node (or reports a providerID) may have one.
+  if (nodeName || machine.spec.providerID) {
+    return { kind: 'wait', node, why: observed.state === 'waiting' ? observed.message : 'the Node was not looked up' };
+  }
+  return { kind: 'none' };
+}
+
 /** The reconcile's copy of the Machine and its early write (the reconciler kit's scope). */
 export interface MachineWriteScope {
   obj: Machine;
@@ -88,7 +122,12 @@ export async function reconcileInPlaceUpdate(
   if (annotations[IN_PLACE_ANNOTATIONS.readyToUpdate] !== target) {
     const restart = annotations[IN_PLACE_ANNOTATIONS.restart] === 'true';
     const excluded = annotations[ANNOTATIONS.excludeNodeDraining] !== undefined;
-    if (restart && node && client && !excluded) {
+    const drain = restart && !excluded ? drainBeforeRestart(machine, lookup) : { kind: 'none' as const };
+    if (drain.kind === 'wait') {
+      return { updating: updating(`Cannot drain Node ${drain.node} before the update: ${drain.why}`), requeueAfter: DRAIN_RETRY_MS };
+    }
+    if (drain.kind === 'drain') {
+      const { node, client } = drain;
       let cordonedAt = annotations[IN_PLACE_ANNOTATIONS.cordoned];
       if (!cordonedAt) {
         // Only a node this update cordoned is uncordoned after it (one a user cordoned stays so). Recorded before
@@ -112,9 +151,11 @@ export async function reconcileInPlaceUpdate(
       }
       if (timedOut) log.info({ node: node.metadata?.name, timeoutSeconds: timeout }, 'drain timed out: updating anyway');
     }
+    if (drain.kind === 'skip') log.info({ node: drain.node, target }, 'Node not found: updating without a drain');
     setAnnotations(scope.obj, { [IN_PLACE_ANNOTATIONS.readyToUpdate]: target });
     log.info({ target, restart }, 'in-place update may start');
-    return { updating: updating(`Updating in place to ${target}`), requeueAfter: UPDATE_POLL_MS };
+    const note = drain.kind === 'skip' ? ` (Node ${drain.node} not found: not drained)` : '';
+    return { updating: updating(`Updating in place to ${target}${note}`), requeueAfter: UPDATE_POLL_MS };
   }
 
   const reported =

@@ -1,13 +1,24 @@
 import {
   ANNOTATIONS,
+  IN_PLACE_ANNOTATIONS,
   LABELS,
   RESOURCES,
+  updateInProgress,
   type Cluster,
   type Machine,
   type MachineDeployment,
   type MachineSet,
 } from '@capstan/api';
-import { getControllerOf, Informer, type ResourceClient } from '@capstan/kube';
+import {
+  EventBusConnection,
+  serveCanUpdateMachine,
+  silentLogger,
+  type CanUpdateMachineRequest,
+  type CanUpdateMachineResponse,
+} from '@capstan/events';
+import { getControllerOf, Informer, isNotFound, type ResourceClient } from '@capstan/kube';
+import { testNatsUrl } from '@capstan/testing';
+import type { Subscription } from '@nats-io/transport-node';
 import {
   MachinePlayer,
   createReadyCluster,
@@ -19,16 +30,33 @@ import {
   type WorkloadEnv,
 } from '../../testing/workload-env.js';
 
-/** Every state of a deployment's Machines the watch delivered: how many exist and how many are Available. */
+const isAvailableNow = (m: Machine) =>
+  !m.metadata.deletionTimestamp && m.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') === true;
+/** Counts towards availability as a rollout must count it: Available, and neither moving nor updating in place. */
+const servesNow = (m: Machine) =>
+  isAvailableNow(m) && !m.metadata.annotations?.[IN_PLACE_ANNOTATIONS.movingTo] && !updateInProgress(m.metadata.annotations);
+
+/**
+ * Every state of a deployment's Machines the watch delivered: how many exist, how many are Available and how many
+ * serve (Available and not moving or updating in place). Listeners hear of every Machine change.
+ */
 class MachineWatcher {
-  readonly moments = new Map<string, { total: number; available: number }[]>();
+  readonly moments = new Map<string, { total: number; available: number; serving: number }[]>();
   private readonly informer: Informer<Machine>;
   private recording = new Set<string>();
+  private readonly listeners: ((machine: Machine) => void)[] = [];
 
   constructor(env: WorkloadEnv) {
     this.informer = new Informer<Machine>(env.client, RESOURCES.Machine, { namespace: env.ns.name });
-    const observe = (m: Machine) => this.observe(m.metadata.labels?.[LABELS.deploymentName]);
+    const observe = (m: Machine) => {
+      this.observe(m.metadata.labels?.[LABELS.deploymentName]);
+      for (const listener of this.listeners) listener(m);
+    };
     this.informer.addEventHandler({ onAdd: observe, onUpdate: (_o, m) => observe(m), onDelete: observe });
+  }
+
+  onChange(listener: (machine: Machine) => void): void {
+    this.listeners.push(listener);
   }
 
   async start(): Promise<this> {
@@ -51,15 +79,39 @@ class MachineWatcher {
     const machines = this.informer
       .list()
       .filter((m) => m.metadata.labels?.[LABELS.deploymentName] === deployment);
-    const available = machines.filter(
-      (m) =>
-        !m.metadata.deletionTimestamp &&
-        m.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True'),
-    ).length;
     const list = this.moments.get(deployment) ?? [];
-    list.push({ total: machines.length, available });
+    list.push({
+      total: machines.length,
+      available: machines.filter(isAvailableNow).length,
+      serving: machines.filter(servesNow).length,
+    });
     this.moments.set(deployment, list);
   }
+}
+
+/**
+ * Plays the Machine controller's part of an in-place update: `doneAfterMs` after a Machine is given
+ * `update-in-progress`, its update is over (until then it does not serve, whatever its conditions say).
+ */
+function playInPlaceUpdates(env: WorkloadEnv, watcher: MachineWatcher, timers: Set<NodeJS.Timeout>, doneAfterMs = 800): void {
+  const started = new Set<string>();
+  watcher.onChange((machine) => {
+    const target = updateInProgress(machine.metadata.annotations);
+    const key = `${machine.metadata.uid}/${target}`;
+    if (!target || started.has(key) || machine.metadata.deletionTimestamp) return;
+    started.add(key);
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      const done = { [IN_PLACE_ANNOTATIONS.updateInProgress]: null, [IN_PLACE_ANNOTATIONS.readyToUpdate]: null, [IN_PLACE_ANNOTATIONS.restart]: null };
+      void env.client
+        .resource<Machine>(RESOURCES.Machine)
+        .mergePatch({ namespace: machine.metadata.namespace, name: machine.metadata.name! }, { metadata: { annotations: done } })
+        .catch((err: unknown) => {
+          if (!isNotFound(err)) throw err;
+        });
+    }, doneAfterMs);
+    timers.add(timer);
+  });
 }
 
 describe('MachineDeployment controller', () => {
@@ -69,6 +121,12 @@ describe('MachineDeployment controller', () => {
   let deployments: ResourceClient<MachineDeployment>;
   let machineSets: ResourceClient<MachineSet>;
   let machines: ResourceClient<Machine>;
+  let bus: EventBusConnection;
+  let responder: Subscription;
+  const updateTimers = new Set<NodeJS.Timeout>();
+  /** How the test's bootstrap provider answers can-update; each question is logged as `<machine>@<running version>`. */
+  let answer: (request: CanUpdateMachineRequest) => CanUpdateMachineResponse = () => ({ inPlace: true });
+  const asked: string[] = [];
   const cluster = 'demo';
 
   beforeAll(async () => {
@@ -83,8 +141,24 @@ describe('MachineDeployment controller', () => {
     // Machines take a while to become Available and to go away: rollouts have to wait for both.
     player = await new MachinePlayer(env, { availableAfterMs: 250, releaseAfterMs: 250 }).start();
     watcher = await new MachineWatcher(env).start();
+    playInPlaceUpdates(env, watcher, updateTimers);
+    // The bootstrap provider of the generic bootstrap configs, for in-place rollouts.
+    bus = await EventBusConnection.connect({ servers: testNatsUrl(), name: 'md-test' });
+    responder = serveCanUpdateMachine(
+      bus.nc,
+      env.topology.root,
+      'GenericBootstrapConfig',
+      (request) => {
+        asked.push(`${request.machine.name}@${request.currentVersion}`);
+        return Promise.resolve(answer(request));
+      },
+      silentLogger(),
+    );
   });
   afterAll(async () => {
+    for (const timer of updateTimers) clearTimeout(timer);
+    responder?.unsubscribe();
+    await bus?.close();
     await watcher?.stop();
     await player?.stop();
     await env?.stop();
@@ -353,5 +427,100 @@ describe('MachineDeployment controller', () => {
       );
       return !left && sets.length === 0 && ms.length === 0;
     });
+  });
+
+  const versioned = (name: string, version: string, rollout: MachineDeployment['spec']['rollout']) => {
+    const template = machineTemplate(cluster, 'v1', { pool: name });
+    template.spec.version = version;
+    return createDeployment(name, 2, { template, rollout });
+  };
+  const machinesOf = async (name: string) =>
+    (await machines.list({ namespace: ns() })).items.filter((m) => m.metadata.labels?.[LABELS.deploymentName] === name);
+  /** `replicas` Machines, all in the set of `version`, serving and on that version. */
+  const settledOn = (name: string, replicas: number, version: string) =>
+    eventually(
+      `${name}: ${replicas} Machines on ${version}`,
+      async () => {
+        const set = (await setsOf(name)).find((s) => s.spec.template.spec.version === version);
+        const all = await machinesOf(name);
+        const ok =
+          set !== undefined &&
+          all.length === replicas &&
+          all.every((m) => getControllerOf(m)?.uid === set.metadata.uid && servesNow(m) && m.spec.version === version);
+        return ok ? all : false;
+      },
+      60_000,
+    );
+  const uidsByName = (list: readonly Machine[]) => Object.fromEntries(list.map((m) => [m.metadata.name!, m.metadata.uid!]));
+
+  it('in place with maxUnavailable 0: drops the surge Machine at the end, never the serving ones below replicas', async () => {
+    answer = () => ({ inPlace: true, restart: true });
+    await versioned('surge-ip', 'v1.34.4', {
+      inPlace: 'Preferred',
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
+    });
+    const before = uidsByName(await settledOn('surge-ip', 2, 'v1.34.4'));
+    watcher.record('surge-ip');
+
+    await patch('surge-ip', { spec: { template: { spec: { version: 'v1.35.4' } } } });
+    const after = await settledOn('surge-ip', 2, 'v1.35.4');
+
+    // Both Machines were updated where they stand; the one surged for the rollout is the one that went.
+    expect(uidsByName(after)).toEqual(before);
+    const moments = watcher.moments.get('surge-ip')!;
+    expect(Math.max(...moments.map((m) => m.total))).toBe(3);
+    expect(Math.min(...moments.map((m) => m.serving))).toBe(2);
+  });
+
+  it('in place, asks about each Machine on its own: one the provider refuses is replaced, the other updated', async () => {
+    // After a partial failure the Machines run different versions: v1.35 may go to v1.36, v1.34 may not (a skip).
+    answer = (request) => {
+      const minor = (v: string | undefined) => Number(/^v\d+\.(\d+)\./.exec(v ?? '')?.[1]);
+      return minor(request.desiredVersion) - minor(request.currentVersion) <= 1
+        ? { inPlace: true, restart: true }
+        : { inPlace: false, reason: `skips a minor (${request.currentVersion} -> ${request.desiredVersion})`, fields: ['spec.version'] };
+    };
+    await versioned('mixed-ip', 'v1.34.4', {
+      inPlace: 'Preferred',
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: 1 } },
+    });
+    const [first, second] = (await settledOn('mixed-ip', 2, 'v1.34.4')).sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : 1));
+    // The kubelet versions the Machines report, written as another field manager than the player's conditions.
+    const kubelet = (m: Machine, version: string) =>
+      machines.applyStatus(
+        { metadata: { name: m.metadata.name, namespace: ns() }, status: { nodeInfo: { kubeletVersion: `${version}+k3s1` } } } as unknown as Machine,
+        { fieldManager: 'capstan-test-node-info' },
+      );
+    await kubelet(first!, 'v1.35.4');
+    await kubelet(second!, 'v1.34.4');
+    asked.length = 0;
+
+    await patch('mixed-ip', { spec: { template: { spec: { version: 'v1.36.0' } } } });
+    const after = await settledOn('mixed-ip', 2, 'v1.36.0');
+
+    expect(asked).toEqual(expect.arrayContaining([`${first!.metadata.name}@v1.35.4`, `${second!.metadata.name}@v1.34.4`]));
+    expect(after.find((m) => m.metadata.name === first!.metadata.name)?.metadata.uid).toBe(first!.metadata.uid);
+    expect(after.map((m) => m.metadata.name)).not.toContain(second!.metadata.name);
+  });
+
+  it('clears a moving-to an aborted reconcile left, and puts the Machine’s bootstrap config back', async () => {
+    await versioned('stale-ip', 'v1.34.4', undefined);
+    const [machine] = await settledOn('stale-ip', 2, 'v1.34.4');
+    const configRef = machine!.spec.bootstrap.configRef!;
+    const configs = env.client.resource(resourceOf(configRef.kind));
+    // An aborted move: its bootstrap config already given another spec, the Machine marked for a set that never got it.
+    await configs.jsonPatch({ namespace: ns(), name: configRef.name }, [{ op: 'add', path: '/spec', value: { flavor: 'v2' } }]);
+    await machines.mergePatch(
+      { namespace: ns(), name: machine!.metadata.name! },
+      { metadata: { annotations: { [IN_PLACE_ANNOTATIONS.movingTo]: 'stale-ip-abandoned' } } },
+    );
+
+    // A set frozen by the mark would never grow.
+    await patch('stale-ip', { spec: { replicas: 3 } });
+    await settledOn('stale-ip', 3, 'v1.34.4');
+
+    const cleared = await machines.get({ namespace: ns(), name: machine!.metadata.name! });
+    expect(cleared.metadata.annotations?.[IN_PLACE_ANNOTATIONS.movingTo]).toBeUndefined();
+    expect(((await configs.get({ namespace: ns(), name: configRef.name })) as { spec?: unknown }).spec).toEqual({ flavor: 'v1' });
   });
 });

@@ -140,11 +140,26 @@ export class MachineDeploymentReconciler {
   }
 
   private async rollout(
-    observed: Observed,
+    initial: Observed,
     limits: RolloutLimits,
     now: Date,
     rc: ReconcileContext,
   ): Promise<InPlaceOutcome | undefined> {
+    let observed = initial;
+    const inPlaceRollout = new InPlaceRollout({
+      workload: this.workload,
+      machinesApi: this.machinesApi,
+      scaleSet: (ms, replicas) => this.updateSet(observed.deployment, ms, { replicas, limits }, rc),
+      rc,
+    });
+    // A move a cut-off reconcile left unfinished freezes both its sets: undone first, whatever the rollout does next.
+    const abandoned = await inPlaceRollout.clearAbandonedMoves(
+      observed.deployment,
+      findCurrentMachineSet(observed.deployment, observed.sets, now),
+      observed.sets,
+      observed.machinesBySet,
+    );
+    if (abandoned) observed = this.observe(observed.deployment, observed.cluster);
     const { deployment, sets } = observed;
     const current = findCurrentMachineSet(deployment, sets, now);
     const old = sets.filter((ms) => ms !== current);
@@ -184,17 +199,14 @@ export class MachineDeploymentReconciler {
 
     const inPlace = deployment.spec.rollout?.inPlace ?? 'Never';
     const oldMachines = old.some((ms) => (observed.machinesBySet.get(ms.metadata.uid!) ?? []).length > 0);
-    if (inPlace !== 'Never' && deployment.spec.rollout?.strategy?.type !== 'OnDelete' && oldMachines) {
+    // The surge of an in-place rollout is dropped by the in-place step too, once no moved Machine is updating: it
+    // picks the Machine that goes (surplusToDrop); only an in-place rollout leaves the current set above replicas.
+    const surplus = current !== undefined && (current.spec.replicas ?? 1) > limits.replicas;
+    if (inPlace !== 'Never' && deployment.spec.rollout?.strategy?.type !== 'OnDelete' && (oldMachines || surplus)) {
       let currentSet = current ?? (await this.createSet(deployment, hash, revision, 0, limits, rc));
       if (revisionOf(currentSet) < revision) await this.updateSet(deployment, currentSet, { revision }, rc);
       currentSet = this.workload.machineSets.get(objectKey(currentSet)) ?? currentSet;
-      const outcome = await new InPlaceRollout({
-        workload: this.workload,
-        machinesApi: this.machinesApi,
-        setsApi: this.setsApi,
-        scaleSet: (ms, replicas) => this.updateSet(deployment, ms, { replicas, limits }, rc),
-        rc,
-      }).step(deployment, currentSet, old, observed.machinesBySet, limits);
+      const outcome = await inPlaceRollout.step(deployment, currentSet, old, observed.machinesBySet, limits);
       if (outcome.kind !== 'replace') {
         this.recordRevision(deployment, this.workload.machineSets.get(objectKey(currentSet)) ?? currentSet);
         return outcome;
