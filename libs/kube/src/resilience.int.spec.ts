@@ -98,7 +98,7 @@ describe('informer and controller across API server restarts and 410 Gone', () =
       // Without the watch cache, watches read etcd directly: a compacted revision is answered with 410.
       flags: ['--watch-cache=false'],
       whileStopped: async () => {
-        await compactEtcd(env.etcdUrl);
+        await compactEtcd(env.managementEtcdUrl);
       },
     });
     const fresh = Array.from({ length: 5 }, (_, i) => `d-${i}`);

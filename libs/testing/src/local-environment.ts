@@ -46,6 +46,8 @@ export interface LocalEnvironment {
    * cluster's, so nothing a workload API server is made to do can touch the management cluster's data.
    */
   etcdUrl: string;
+  /** The management kube-apiserver's own etcd (tests that compact or inspect it; never for workload clusters). */
+  managementEtcdUrl: string;
   natsUrl: string;
   binaries: ControlPlaneBinaries;
   processes: { name: string; pid: number; logFile: string }[];
@@ -108,6 +110,7 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions = {
       adminToken: api.token,
       ...(api.auditLogPath ? { auditLogPath: api.auditLogPath } : {}),
       etcdUrl: etcdUrl!,
+      managementEtcdUrl: managementEtcdUrl!,
       natsUrl,
       binaries,
       processes: started.map((p) => ({ name: p.name, pid: p.pid, logFile: p.logFile })),
