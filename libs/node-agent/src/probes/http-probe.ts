@@ -1,10 +1,17 @@
-import { readFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { readBeneath } from '../apply/beneath-root.js';
 import type { HostRoot } from '../apply/host-root.js';
 import { PLAN_DEFAULTS, type PlanProbe } from '../plan/plan.js';
 
-/** One try of an HTTP(S) GET probe: healthy on a 2xx/3xx answer within the timeout. */
+/** The most a probe's CA bundle, certificate or key file may hold (they are a few KiB). */
+const MAX_PROBE_FILE_BYTES = 1024 * 1024;
+
+/**
+ * One try of an HTTP(S) GET probe: healthy on a 2xx/3xx answer within the timeout. Its CA, certificate and key are
+ * the machine's files, read without following a symlink: on the sim a link could name a host key, which the agent
+ * would then present to a URL the plan's owner chose.
+ */
 export async function probeOnce(root: HostRoot, probe: PlanProbe): Promise<boolean> {
   const { url, insecure, caCert, clientCert, clientKey } = probe.httpGet;
   const target = new URL(url);
@@ -13,9 +20,9 @@ export async function probeOnce(root: HostRoot, probe: PlanProbe): Promise<boole
   if (target.protocol === 'https:') {
     try {
       tls = {
-        ...(caCert && { ca: await readFile(root.resolve(caCert)) }),
-        ...(clientCert && { cert: await readFile(root.resolve(clientCert)) }),
-        ...(clientKey && { key: await readFile(root.resolve(clientKey)) }),
+        ...(caCert && { ca: readBeneath(root, caCert, MAX_PROBE_FILE_BYTES) }),
+        ...(clientCert && { cert: readBeneath(root, clientCert, MAX_PROBE_FILE_BYTES) }),
+        ...(clientKey && { key: readBeneath(root, clientKey, MAX_PROBE_FILE_BYTES) }),
       };
     } catch {
       return false; // the files the plan promised are not there (yet): not healthy
