@@ -18,7 +18,7 @@ import {
   text,
   type MachinePlan,
 } from '@capstan/node-agent';
-import { repoRoot, restartApiServer, type LocalEnvironment } from '@capstan/testing';
+import { eventually, repoRoot, restartApiServer, type LocalEnvironment } from '@capstan/testing';
 import { startProcess, stopPid, type ManagedProcess } from '@capstan/testing/local-host';
 import type { Random } from './random.js';
 
@@ -138,20 +138,12 @@ function startAgent(agent: Omit<ChaosAgent, 'process'> & { process?: ManagedProc
   });
 }
 
-/** Polls `check` until it holds (true) or the time is up (false); a check that throws counts as not yet. */
-async function until(check: () => Promise<boolean> | boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await Promise.resolve().then(check).catch(() => false)) return true;
-    await sleep(250);
-  }
-  return false;
-}
-
-/** The agent tokens of the phase: needles for the secret scan. */
-export function agentTokens(agents: readonly { token: string }[]): string[] {
-  return agents.map((a) => a.token);
-}
+/** Whether `check` holds within the time (`eventually`, with a timeout as an answer rather than an error). */
+const until = (check: () => Promise<boolean> | boolean, timeoutMs: number): Promise<boolean> =>
+  eventually(check, { timeoutMs, intervalMs: 250 }).then(
+    () => true,
+    () => false,
+  );
 
 export async function runAgentFaults(input: AgentFaultsInput): Promise<{ report: AgentFaultsReport; tokens: string[] }> {
   const began = Date.now();
@@ -267,5 +259,5 @@ export async function runAgentFaults(input: AgentFaultsInput): Promise<{ report:
     }
     report.elapsedMs = Date.now() - began;
   }
-  return { report, tokens: agentTokens(agents) };
+  return { report, tokens: agents.map((agent) => agent.token) };
 }
