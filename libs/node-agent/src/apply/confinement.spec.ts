@@ -69,6 +69,17 @@ describe('a confined machine instruction', () => {
     expect(readFileSync(hostSecret, 'utf8')).toBe('management token');
   });
 
+  it("cannot change the host kernel's settings through /proc: they are read-only inside", async () => {
+    // Only looked at, never written: a write that got through would change (or reboot) the test host.
+    const result = await run(
+      `for p in sys sysrq-trigger irq bus fs; do [ -e /proc/$p ] && echo "$p $(grep " /proc/$p " /proc/mounts | cut -d' ' -f4 | cut -d, -f1)"; done; true`,
+    );
+    const modes = Object.fromEntries(out(result).trim().split('\n').map((line) => line.split(' ')));
+    // sysrq-trigger and others exist only on some kernels; /proc/sys everywhere.
+    expect(modes).toMatchObject({ sys: 'ro' });
+    expect(Object.values(modes).every((mode) => mode === 'ro')).toBe(true);
+  });
+
   it('cannot see or signal a host process', async () => {
     const host = spawn('sleep', ['60'], { stdio: 'ignore' });
     try {

@@ -21,7 +21,9 @@ const MACHINE_ROOT_CAPABILITIES = [
  * Runs inside a new mount and PID namespace (made by `unshare`), as the namespace's first process: makes the
  * machine's directory the root of the namespace and runs the instruction there. The host's program directories
  * are bind-mounted read-only (a machine needs `sh`, `sed`, `mkdir`; it must not change them), `/proc` shows only
- * the namespace's processes, `/dev` holds four harmless devices, and after `pivot_root` the host's root is
+ * the namespace's processes, with the kernel's knobs in it read-only (`/proc/sys`, `/proc/sysrq-trigger`, `irq`,
+ * `bus`, `fs`: they are the host kernel's, and root may write them without any capability, as container runtimes
+ * know), `/dev` holds four harmless devices, and after `pivot_root` the host's root is
  * unmounted, so no path, symlink or `..` inside leads out. The instruction then runs with the capabilities a
  * machine's root needs for its own files and processes, and without CAP_SYS_ADMIN (no mount, no unmount of the
  * read-only binds), CAP_SYS_CHROOT (no chroot escape), CAP_SYS_PTRACE or CAP_SYS_MODULE, and with no_new_privs.
@@ -47,6 +49,11 @@ for d in usr bin sbin lib lib64; do
 done
 mkdir -p "$root/proc" "$root/dev" "$root/tmp"
 mount -t proc proc "$root/proc"
+for p in sys sysrq-trigger irq bus fs; do
+  [ -e "$root/proc/$p" ] || continue
+  mount --bind "$root/proc/$p" "$root/proc/$p"
+  mount -o remount,bind,ro "$root/proc/$p"
+done
 mount -t tmpfs -o size=64k,mode=755 tmpfs "$root/dev"
 for n in null zero random urandom; do : > "$root/dev/$n"; mount --bind "/dev/$n" "$root/dev/$n"; done
 cd "$root"
