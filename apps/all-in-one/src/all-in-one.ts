@@ -56,6 +56,7 @@ export function serviceOptionsAt(options: ServiceOptions, name: string, index: n
     ...options,
     leaderElectionId: `capstan-${name}`,
     httpPort: options.httpPort === 0 ? 0 : options.httpPort + index,
+    adminPort: options.adminPort === 0 ? 0 : options.adminPort + index,
   };
 }
 

@@ -35,7 +35,7 @@ import {
 import {
   createTestNamespace,
   eventually,
-  installCapstanCrds,
+  installCapstanDefinitions,
   testKubeConfig,
   testNatsUrl,
   type TestNamespace,
@@ -205,7 +205,7 @@ describe('bootstrap-provider with a real API server and event bus', () => {
     // Agent heartbeat Leases of 3 s, so a silent agent shows within seconds (read when the service sets up).
     process.env['CAPSTAN_AGENT_LEASE_SECONDS'] = '3';
     const kc = testKubeConfig();
-    await installCapstanCrds(kc);
+    await installCapstanDefinitions(kc);
     client = createKubeClient(kc);
     ns = await createTestNamespace('boot');
     service = await startService(observed, {

@@ -13,7 +13,7 @@ import { defaultServiceOptions, startService, type RunningService } from '@capst
 import { lastPublishedEvent } from '@capstan/sim';
 import {
   createTestNamespace,
-  installCapstanCrds,
+  installCapstanDefinitions,
   testKubeConfig,
   testNatsUrl,
   type TestNamespace,
@@ -29,7 +29,7 @@ describe('cluster-provider: SimCluster', () => {
   const portRange = { min: 31000, max: 31999 };
 
   beforeAll(async () => {
-    await installCapstanCrds(testKubeConfig());
+    await installCapstanDefinitions(testKubeConfig());
     ns = await createTestNamespace('simcl');
     client = createKubeClient(testKubeConfig());
     service = await startService(createClusterProviderService({ endpointHost: '127.0.0.1', portRange }), {

@@ -34,7 +34,7 @@ import {
   eventually,
   freePort,
   genericProviderKind,
-  installCapstanCrds,
+  installCapstanDefinitions,
   installGenericProviderCrds,
   testKubeConfig,
   testNatsUrl,
@@ -157,7 +157,7 @@ describe('control-plane-provider with a real API server, event bus and workload 
 
   beforeAll(async () => {
     const kc = testKubeConfig();
-    await installCapstanCrds(kc);
+    await installCapstanDefinitions(kc);
     await installGenericProviderCrds(kc);
     client = createKubeClient(kc);
     ns = await createTestNamespace('kcp');

@@ -1,8 +1,8 @@
 import 'reflect-metadata';
-import { readFileSync } from 'node:fs';
 import { getCondition, RESOURCES, type Cluster, type Machine } from '@capstan/api';
 import { createKubeClient, rendezvousOwner, type KubeClient } from '@capstan/kube';
-import { eventually, LOCAL_SERVICES, startCapstan, type CapstanUnderTest, type LocalServiceName } from '@capstan/testing';
+import { ADMIN_API_AUDIENCE } from '@capstan/observability';
+import { adminApiRequest, clusterAdminToken, eventually, LOCAL_SERVICES, startCapstan, type CapstanUnderTest, type LocalServiceName } from '@capstan/testing';
 import { createSimK3sCluster } from './sim-cluster-fixture.js';
 
 // Two replicas of every service, sharded (docs/reliability.md): every replica works on its own clusters, and a replica
@@ -23,14 +23,12 @@ interface ShardsView {
 describe('sharded replicas of every service', () => {
   let capstan: CapstanUnderTest;
   let client: KubeClient;
-  const token = (JSON.parse(readFileSync(process.env['CAPSTAN_TEST_KUBECONFIG']!, 'utf8')) as { users: { user: { token: string } }[] })
-    .users[0]!.user.token;
+  let token: string;
 
   const replicaIds = (service: LocalServiceName) => [`${service}-0`, `${service}-1`];
   const shardsOf = async (service: LocalServiceName, replica: number): Promise<ShardsView> => {
-    const url = capstan.services.find((s) => s.name === service && s.replica === replica)!.url;
-    const response = await fetch(`${url}/admin/shards`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(5000) });
-    return (await response.json()) as ShardsView;
+    const running = capstan.services.find((s) => s.name === service && s.replica === replica)!;
+    return (await adminApiRequest(running, '/admin/shards', { token })).json<ShardsView>();
   };
 
   /** Cluster names (deterministic for this namespace) such that every service's two replicas each own some. */
@@ -73,6 +71,7 @@ describe('sharded replicas of every service', () => {
       },
     });
     client = createKubeClient(capstan.namespace.kc);
+    token = await clusterAdminToken(capstan.namespace.kc, ADMIN_API_AUDIENCE);
   }, 300_000);
 
   afterAll(async () => {

@@ -10,7 +10,7 @@ import {
 } from '@capstan/sim';
 import {
   createTestNamespace,
-  installCapstanCrds,
+  installCapstanDefinitions,
   testKubeConfig,
   type TestNamespace,
   eventually,
@@ -33,7 +33,7 @@ describe('machine-provider restart', () => {
   const agents = ['beta-md-0', 'beta-md-1'];
 
   beforeAll(async () => {
-    await installCapstanCrds(testKubeConfig());
+    await installCapstanDefinitions(testKubeConfig());
     ns = await createTestNamespace('simrs');
     client = createKubeClient(testKubeConfig());
     options = testSimOptions({ etcdUrl: undefined });

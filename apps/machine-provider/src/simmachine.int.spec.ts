@@ -11,7 +11,7 @@ import {
 } from '@capstan/sim';
 import {
   createTestNamespace,
-  installCapstanCrds,
+  installCapstanDefinitions,
   testKubeConfig,
   type TestNamespace,
   eventually,
@@ -31,7 +31,7 @@ describe('machine-provider: SimMachine', () => {
   const topology = uniqueEventTopology('simma');
 
   beforeAll(async () => {
-    await installCapstanCrds(testKubeConfig());
+    await installCapstanDefinitions(testKubeConfig());
     ns = await createTestNamespace('simma');
     client = createKubeClient(testKubeConfig());
     options = testSimOptions();

@@ -26,6 +26,11 @@ describe('deploy/ manifests', () => {
     }
     expect(names('StatefulSet')).toContain('capstan-nats');
     expect(names('ValidatingWebhookConfiguration')).toEqual(['capstan-core-validating']);
+    // The node agent's report-only writes (deploy/admission): a policy and the binding that makes it deny.
+    expect(names('ValidatingAdmissionPolicy')).toEqual(['capstan-machine-plan-agent-restriction']);
+    expect(manifests.find((m) => m.kind === 'ValidatingAdmissionPolicyBinding')).toMatchObject({
+      spec: { policyName: 'capstan-machine-plan-agent-restriction', validationActions: ['Deny'] },
+    });
     expect(names('CustomResourceDefinition').sort()).toEqual([
       'clusterclasses.cluster.x-k8s.io',
       'clusterresourcesetbindings.addons.cluster.x-k8s.io',

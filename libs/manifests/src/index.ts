@@ -1,3 +1,4 @@
 export * from './apply.js';
+export * from './install-admission-policies.js';
 export * from './install-crds.js';
 export * from './manifests.js';

@@ -1,6 +1,8 @@
 /** What a TokenReview says about a bearer token (authentication.k8s.io/v1 TokenReviewStatus, the fields read). */
 export interface TokenReviewResult {
   authenticated?: boolean;
+  /** The audiences asked for that the token is valid for (empty or absent: none of them). */
+  audiences?: string[];
   user?: { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> };
 }
 
@@ -44,7 +46,8 @@ export type AccessQuestion = {
  * depends on no Kubernetes client: the services pass one over their own (libs/provider-kit), tests over client-node.
  */
 export interface AccessReviews {
-  reviewToken(token: string): Promise<TokenReviewResult | undefined>;
+  /** A TokenReview asking whether `token` is valid for any of `audiences`. */
+  reviewToken(token: string, audiences: string[]): Promise<TokenReviewResult | undefined>;
   reviewAccess(question: AccessQuestion): Promise<{ allowed?: boolean } | undefined>;
 }
 

@@ -19,6 +19,13 @@ import {
 } from './access-reviews.js';
 import { ExpiringLru, type Clock } from './expiring-lru.js';
 
+/**
+ * The audience an admin API token must be issued for (`kubectl create token <account> --audience capstan-admin`): a
+ * token the API server takes, such as any pod's mounted ServiceAccount token, is no admin token, so one that leaks
+ * from a workload cannot be replayed here.
+ */
+export const ADMIN_API_AUDIENCE = 'capstan-admin';
+
 /** The clock the admin guard's caches expire by (Nest token, optional: `Date.now` without it). Tests move it. */
 export const ADMIN_AUTH_CLOCK = Symbol('ADMIN_AUTH_CLOCK');
 
@@ -71,7 +78,7 @@ export const CurrentAdminCaller = createParamDecorator(
 
 /**
  * Admin routes trust the management cluster's own identities: the bearer token is checked with a
- * TokenReview and the caller's right to the route with a SubjectAccessReview on the non-resource URL, so
+ * TokenReview for the admin audience and the caller's right to the route with a SubjectAccessReview on the non-resource URL, so
  * access is granted with ordinary RBAC (`nonResourceURLs: ["/admin/*"]`). Actions on an object ask again for that
  * object through the AdminCaller left on the request: the route alone says nothing about a namespace.
  */
@@ -99,7 +106,9 @@ export class KubernetesAdminGuard implements CanActivate {
     if (!token) throw new UnauthorizedException('a bearer token is required');
 
     const user = await this.authenticate(token);
-    if (!user) throw new UnauthorizedException('the token was not accepted by the Kubernetes API');
+    if (!user) {
+      throw new UnauthorizedException(`the Kubernetes API did not accept the token for the audience ${ADMIN_API_AUDIENCE}`);
+    }
     const path = (request.path ?? request.url).split('?')[0]!;
     const verb = request.method === 'GET' || request.method === 'HEAD' ? 'get' : request.method.toLowerCase();
     if (!(await this.allowed(user, { nonResourceAttributes: { path, verb } }))) {
@@ -121,8 +130,11 @@ export class KubernetesAdminGuard implements CanActivate {
     const known = this.acceptedTokens.get(key);
     if (known) return known;
     if (this.refusedTokens.get(key)) return undefined;
-    const review = await this.reviews.reviewToken(token);
-    const reviewed = review?.authenticated ? review.user : undefined;
+    const review = await this.reviews.reviewToken(token, [ADMIN_API_AUDIENCE]);
+    // The API server answers with the audiences the token is valid for; an authenticator that cannot tell (a static
+    // token file) is accepted only when the asked audience is the API server's own, which this one is not.
+    const forAdmin = review?.authenticated === true && (review.audiences ?? []).includes(ADMIN_API_AUDIENCE);
+    const reviewed = forAdmin ? review.user : undefined;
     if (!reviewed?.username) {
       this.refusedTokens.set(key, true, ADMIN_AUTH_CACHE.refusedTokenMs);
       return undefined;

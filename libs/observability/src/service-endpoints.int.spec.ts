@@ -12,7 +12,7 @@ import { NestFactory } from '@nestjs/core';
 import { Counter, Registry } from 'prom-client';
 import { createTestNamespace, type TestNamespace } from '@capstan/testing';
 import { ACCESS_REVIEWS, type AccessReviews } from './access-reviews.js';
-import { ADMIN_AUTH_CACHE, ADMIN_AUTH_CLOCK, KubernetesAdminGuard } from './admin-auth.guard.js';
+import { ADMIN_API_AUDIENCE, ADMIN_AUTH_CACHE, ADMIN_AUTH_CLOCK, KubernetesAdminGuard } from './admin-auth.guard.js';
 import { Readiness } from './readiness.js';
 import { ServiceEndpointsModule } from './service-endpoints.js';
 
@@ -30,8 +30,8 @@ function clientNodeReviews(kc: KubeConfig): AccessReviews {
   const authentication = kc.makeApiClient(AuthenticationV1Api);
   const authorization = kc.makeApiClient(AuthorizationV1Api);
   return {
-    reviewToken: async (token) =>
-      (await authentication.createTokenReview({ body: { spec: { token } } })).status,
+    reviewToken: async (token, audiences) =>
+      (await authentication.createTokenReview({ body: { spec: { token, audiences } } })).status,
     reviewAccess: async (spec) => (await authorization.createSubjectAccessReview({ body: { spec } })).status,
   };
 }
@@ -42,9 +42,9 @@ function counted(
   calls: { tokenReviews: number; accessReviews: number },
 ): AccessReviews {
   return {
-    reviewToken: (token) => {
+    reviewToken: (token, audiences) => {
       calls.tokenReviews++;
-      return reviews.reviewToken(token);
+      return reviews.reviewToken(token, audiences);
     },
     reviewAccess: (question) => {
       calls.accessReviews++;
@@ -92,13 +92,14 @@ describe('service endpoints and admin authorization', () => {
     await ns.delete();
   });
 
-  const tokenFor = async (name: string) => {
+  /** A new ServiceAccount's token for the admin API, or with `audiences: []` for the API server (as pods mount). */
+  const tokenFor = async (name: string, audiences = [ADMIN_API_AUDIENCE]) => {
     const core = ns.kc.makeApiClient(CoreV1Api);
     await core.createNamespacedServiceAccount({ namespace: ns.name, body: { metadata: { name } } });
     const request = await core.createNamespacedServiceAccountToken({
       namespace: ns.name,
       name,
-      body: { spec: { audiences: [], expirationSeconds: 600 } },
+      body: { spec: { audiences, expirationSeconds: 600 } },
     });
     const token = request.status?.token;
     if (!token) throw new Error(`no token issued for ${name}`);
@@ -163,6 +164,28 @@ describe('service endpoints and admin authorization', () => {
     expect(await refused.text()).not.toContain(stranger);
 
     await disallow();
+  });
+
+  it("refuses a token issued for the API server's audience, such as a pod's, even to an account RBAC allows", async () => {
+    const apiServerToken = await tokenFor('workload', []);
+    const disallow = await allowAdmin('workload', ['get']);
+    try {
+      const refused = await fetch(`${base}/admin/controllers`, { headers: { authorization: `Bearer ${apiServerToken}` } });
+      expect(refused.status).toBe(401);
+      expect(await refused.text()).toContain(`audience ${ADMIN_API_AUDIENCE}`);
+      // The same account with a token for the admin API gets in.
+      const core = ns.kc.makeApiClient(CoreV1Api);
+      const adminToken = (
+        await core.createNamespacedServiceAccountToken({
+          namespace: ns.name,
+          name: 'workload',
+          body: { spec: { audiences: [ADMIN_API_AUDIENCE], expirationSeconds: 600 } },
+        })
+      ).status!.token;
+      expect((await fetch(`${base}/admin/controllers`, { headers: { authorization: `Bearer ${adminToken}` } })).status).toBe(200);
+    } finally {
+      await disallow();
+    }
   });
 
   it('asks the API server once per token and route within the TTL, and again after it', async () => {

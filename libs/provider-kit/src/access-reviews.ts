@@ -4,11 +4,11 @@ import type { AccessQuestion, AccessReviews, TokenReviewResult } from '@capstan/
 /** The admin API's TokenReviews and SubjectAccessReviews (route and object), sent through the service's own client. */
 export function kubeAccessReviews(client: KubeClient): AccessReviews {
   return {
-    async reviewToken(token: string) {
+    async reviewToken(token: string, audiences: string[]) {
       const review = await client.request<{ status?: TokenReviewResult }>({
         method: 'POST',
         path: '/apis/authentication.k8s.io/v1/tokenreviews',
-        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } },
+        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token, audiences } },
       });
       return review.status;
     },

@@ -9,6 +9,11 @@ export interface ServiceOptions {
   httpHost: string;
   /** 0 picks a free port (tests, local runs). */
   httpPort: number;
+  /** The admin API's HTTPS port, on `httpHost` (0 picks a free port); /admin is not served on `httpPort`. */
+  adminPort: number;
+  /** The admin API's certificate and key (PEM); a self-signed pair made at start when absent. */
+  adminTlsCertFile?: string;
+  adminTlsKeyFile?: string;
   leaderElect: boolean;
   /** Active-active: every replica reconciles the clusters rendezvous hashing gives it (docs/reliability.md). */
   sharding: boolean;
@@ -52,6 +57,9 @@ export function defaultServiceOptions(service: string, env: NodeJS.ProcessEnv = 
     natsUrl: env['NATS_URL'] || 'nats://127.0.0.1:4222',
     httpHost: env['HTTP_HOST'] || '0.0.0.0',
     httpPort: env['HTTP_PORT'] ? positiveInteger(env['HTTP_PORT']) : 8080,
+    adminPort: env['ADMIN_PORT'] ? positiveInteger(env['ADMIN_PORT']) : 8443,
+    adminTlsCertFile: env['ADMIN_TLS_CERT_FILE'] || undefined,
+    adminTlsKeyFile: env['ADMIN_TLS_KEY_FILE'] || undefined,
     leaderElect: env['LEADER_ELECT'] === 'true',
     sharding: env['SHARDING'] === 'true',
     leaderElectionNamespace: env['LEADER_ELECTION_NAMESPACE'] || 'capstan-system',
@@ -82,7 +90,10 @@ export function parseServiceOptions(
     .option('--kubeconfig <path>', 'management cluster kubeconfig (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)')
     .option('--nats-url <url>', 'NATS server with JetStream', defaults.natsUrl)
     .option('--http-host <host>', 'address of the health, metrics and admin endpoints', defaults.httpHost)
-    .option('--http-port <port>', 'port of the health, metrics and admin endpoints (0: any free port)', positiveInteger, defaults.httpPort)
+    .option('--http-port <port>', 'port of the health and metrics endpoints (0: any free port)', positiveInteger, defaults.httpPort)
+    .option('--admin-port <port>', 'HTTPS port of the admin API (0: any free port)', positiveInteger, defaults.adminPort)
+    .option('--admin-tls-cert-file <path>', "the admin API's certificate, PEM (default: self-signed at start)", defaults.adminTlsCertFile)
+    .option('--admin-tls-key-file <path>', "the admin API's private key, PEM", defaults.adminTlsKeyFile)
     .option('--leader-elect', 'run the controllers only on the replica that holds the Lease', defaults.leaderElect)
     .option('--sharding', 'every replica works: clusters are shared out among the replicas by their membership Leases', defaults.sharding)
     .option('--leader-election-namespace <namespace>', 'namespace of the Lease (and of the membership Leases)', defaults.leaderElectionNamespace)
@@ -109,6 +120,9 @@ export function parseServiceOptions(
     natsUrl: string;
     httpHost: string;
     httpPort: number;
+    adminPort: number;
+    adminTlsCertFile?: string;
+    adminTlsKeyFile?: string;
     leaderElect: boolean;
     sharding: boolean;
     leaderElectionNamespace: string;
@@ -129,6 +143,9 @@ export function parseServiceOptions(
     natsUrl: flags.natsUrl,
     httpHost: flags.httpHost,
     httpPort: flags.httpPort,
+    adminPort: flags.adminPort,
+    adminTlsCertFile: flags.adminTlsCertFile,
+    adminTlsKeyFile: flags.adminTlsKeyFile,
     leaderElect: flags.leaderElect,
     sharding: flags.sharding,
     leaderElectionNamespace: flags.leaderElectionNamespace,

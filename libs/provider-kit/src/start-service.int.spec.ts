@@ -1,12 +1,11 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { Global, Module } from '@nestjs/common';
 import { RESOURCES, type Cluster } from '@capstan/api';
 import { uniqueEventTopology } from '@capstan/events';
-import { ADMIN_AUTH_CACHE, ADMIN_AUTH_CLOCK } from '@capstan/observability';
-import { createTestNamespace, installCapstanCrds, type TestNamespace } from '@capstan/testing';
+import { ADMIN_API_AUDIENCE, ADMIN_AUTH_CACHE, ADMIN_AUTH_CLOCK } from '@capstan/observability';
+import { adminApiRequest, clusterAdminToken, createTestNamespace, installCapstanDefinitions, type TestNamespace } from '@capstan/testing';
 import { CONFIG_MAPS } from '@capstan/kube';
 import { type ServiceDefinition } from './service-definition.js';
 import { testServiceOptions } from './testing/test-service-options.js';
@@ -35,10 +34,7 @@ describe('startService', () => {
   let ns: TestNamespace;
   let service: RunningService;
   const topology = uniqueEventTopology('kit');
-  const kubeconfigPath = process.env['CAPSTAN_TEST_KUBECONFIG']!;
-  const adminToken = (
-    JSON.parse(readFileSync(kubeconfigPath, 'utf8')) as { users: { user: { token: string } }[] }
-  ).users[0]!.user.token;
+  let adminToken: string;
 
   const definition: ServiceDefinition = {
     name: 'kit-test',
@@ -58,7 +54,8 @@ describe('startService', () => {
 
   beforeAll(async () => {
     ns = await createTestNamespace('kit');
-    await installCapstanCrds(ns.kc);
+    await installCapstanDefinitions(ns.kc);
+    adminToken = await clusterAdminToken(ns.kc, ADMIN_API_AUDIENCE);
     service = await startService(
       definition,
       testServiceOptions('kit-test', { namespace: ns.name, topology }),
@@ -113,28 +110,32 @@ describe('startService', () => {
     const core = ns.kc.makeApiClient(CoreV1Api);
     await core.createNamespacedConfigMap({ namespace: ns.name, body: { metadata: { name: 'broken' } } });
     await eventually(() => reconciled.includes(`${ns.name}/broken`));
-    expect((await fetch(`${service.url}/admin/controllers`)).status).toBe(401);
-    const auth = { headers: { authorization: `Bearer ${adminToken}` } };
+    expect((await adminApiRequest(service, '/admin/controllers')).status).toBe(401);
+    // Served over TLS only: the plain port, where health and metrics answer, has no admin API.
+    const plain = await fetch(`${service.url}/admin/controllers`, { headers: { authorization: `Bearer ${adminToken}` } });
+    expect(plain.status).toBe(404);
+    expect(await plain.text()).toContain('HTTPS');
+    const admin = (path: string, method: 'GET' | 'POST' = 'GET') => adminApiRequest(service, path, { token: adminToken, method });
     await eventually(async () => {
-      const body = (await (await fetch(`${service.url}/admin/controllers`, auth)).json()) as {
+      const body = (await admin('/admin/controllers')).json<{
         leader: boolean;
         controllers: { name: string; failures: number; lastError?: { key: string; message: string } }[];
-      };
+      }>();
       const configmap = body.controllers.find((c) => c.name === 'configmap');
       return (
         body.leader && (configmap?.failures ?? 0) > 0 && configmap?.lastError?.key === `${ns.name}/broken`
       );
     });
     // Readiness in detail is for an authorised token only; /readyz says ready or not.
-    expect((await fetch(`${service.url}/admin/readiness`)).status).toBe(401);
-    expect(await (await fetch(`${service.url}/admin/readiness`, auth)).json()).toMatchObject({
+    expect((await adminApiRequest(service, '/admin/readiness')).status).toBe(401);
+    expect((await admin('/admin/readiness')).json()).toMatchObject({
       ready: true,
       checks: { caches: { ready: true } },
     });
     expect(await (await fetch(`${service.url}/readyz`)).json()).toEqual({ status: 'ok' });
-    const resync = await fetch(`${service.url}/admin/resync`, { method: 'POST', ...auth });
+    const resync = await admin('/admin/resync', 'POST');
     expect(resync.status).toBe(201);
-    expect(((await resync.json()) as { enqueued: number }).enqueued).toBeGreaterThanOrEqual(2);
+    expect(resync.json<{ enqueued: number }>().enqueued).toBeGreaterThanOrEqual(2);
   });
 
   it('pauses and resumes a Cluster only for a caller allowed to patch that Cluster', async () => {
@@ -155,7 +156,7 @@ describe('startService', () => {
       await core.createNamespacedServiceAccountToken({
         namespace: ns.name,
         name: 'operator',
-        body: { spec: { audiences: [], expirationSeconds: 600 } },
+        body: { spec: { audiences: [ADMIN_API_AUDIENCE], expirationSeconds: 600 } },
       })
     ).status!.token;
     // Everything on the admin API, nothing on Clusters.
@@ -174,14 +175,11 @@ describe('startService', () => {
       },
     });
     const act = (action: 'pause' | 'resume') =>
-      fetch(`${service.url}/admin/clusters/${ns.name}/demo/${action}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}` },
-      });
+      adminApiRequest(service, `/admin/clusters/${ns.name}/demo/${action}`, { method: 'POST', token });
     try {
       const refused = await act('pause');
       expect(refused.status).toBe(403);
-      const message = await refused.text();
+      const message = refused.body;
       expect(message).toContain(`patch clusters.cluster.x-k8s.io ${ns.name}/demo`);
       expect(message).not.toContain(token);
       expect((await clusters.get({ namespace: ns.name, name: 'demo' })).spec?.paused).toBeUndefined();
@@ -205,7 +203,7 @@ describe('startService', () => {
       clockOffsetMs += ADMIN_AUTH_CACHE.deniedMs;
       const paused = await act('pause');
       expect(paused.status).toBe(201);
-      expect(await paused.json()).toEqual({ paused: true });
+      expect(paused.json()).toEqual({ paused: true });
       expect((await clusters.get({ namespace: ns.name, name: 'demo' })).spec?.paused).toBe(true);
       expect((await act('resume')).status).toBe(201);
       expect((await clusters.get({ namespace: ns.name, name: 'demo' })).spec?.paused).toBe(false);

@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { type IncomingMessage, type ServerResponse } from 'node:http';
+import { type Server as HttpsServer } from 'node:https';
 import { type AddressInfo } from 'node:net';
 import { type KubernetesObject } from '@kubernetes/client-node';
 import { Global, Module, type INestApplication } from '@nestjs/common';
@@ -17,6 +19,7 @@ import {
 } from '@capstan/events';
 import { ACCESS_REVIEWS, createLogger, KubernetesAdminGuard, Readiness, ServiceEndpointsModule } from '@capstan/observability';
 import { kubeAccessReviews } from './access-reviews.js';
+import { adminServer, cameOverTls, loadAdminTls } from './admin-tls.js';
 import { AdminController, OpenApiController } from './admin.controller.js';
 import { clusterShardKey, shardKeyOfCluster } from './sharding/cluster-shard-key.js';
 import { EventOutbox } from './reconciler-kit/event-outbox.js';
@@ -32,8 +35,12 @@ import { SERVICE_CONTEXT } from './tokens.js';
 export interface RunningService {
   readonly context: ServiceContext;
   readonly app: INestApplication;
-  /** Where /healthz, /readyz, /metrics and /admin answer. */
+  /** Where /healthz, /readyz and /metrics answer (plain HTTP). */
   readonly url: string;
+  /** Where /admin answers (HTTPS only). */
+  readonly adminUrl: string;
+  /** The CA that verifies the admin API's certificate (its own CA when self-signed). */
+  readonly adminCaPem: string;
   stop(): Promise<void>;
 }
 
@@ -113,9 +120,11 @@ export async function startService(
   });
   const bus = await EventBusConnection.connect({ servers: options.natsUrl, name: `capstan-${definition.name}`, logger });
   let app: INestApplication | undefined;
+  let admin: HttpsServer | undefined;
   let stopHook: void | (() => Promise<void>);
   // Shutdown order: stop taking events and requests, drain the reconciles, the service's own hook, the bus.
   const cleanups: (() => Promise<void>)[] = [
+    async () => closeServer(admin),
     async () => app?.close(),
     () => manager.stop(),
     // Sharded: the replica's own durable goes once the replica has left (its clusters' new owners resync them).
@@ -175,6 +184,17 @@ export async function startService(
     class ServiceAppModule {}
 
     app = await NestFactory.create(ServiceAppModule, { logger: false, abortOnError: false });
+    // One request handler, two listeners: health and metrics in the clear, the admin API (bearer tokens) on TLS only.
+    app.use((request: IncomingMessage, response: ServerResponse, next: () => void) => {
+      if (!request.url?.startsWith('/admin') || cameOverTls(request.socket)) return next();
+      response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'the admin API is served over HTTPS on the admin port' }));
+    });
+    const adminTls = await loadAdminTls({
+      certFile: options.adminTlsCertFile,
+      keyFile: options.adminTlsKeyFile,
+      host: options.httpHost,
+      service: definition.name,
+    });
     if (definition.consumes) {
       strategy = new JetStreamTransportStrategy({
         connection: bus,
@@ -205,24 +225,45 @@ export async function startService(
     }
     await app.startAllMicroservices();
     await app.listen(options.httpPort, options.httpHost);
+    admin = adminServer(adminTls, app.getHttpAdapter().getInstance());
+    await listen(admin, options.adminPort, options.httpHost);
     await manager.start();
     // Sharded: hints are taken once the replica has joined (routed by a known assignment); its durable kept them.
     if (shards) await strategy?.resume();
     const address = app.getHttpServer().address() as AddressInfo;
     const host = options.httpHost === '0.0.0.0' ? '127.0.0.1' : options.httpHost;
     const url = `http://${host}:${address.port}`;
-    logger.info({ url, leaderElect: options.leaderElect, sharding: options.sharding }, 'service started');
+    const adminUrl = `https://${host.includes(':') ? `[${host}]` : host}:${(admin.address() as AddressInfo).port}`;
+    logger.info({ url, adminUrl, adminTlsSelfSigned: adminTls.selfSigned, leaderElect: options.leaderElect, sharding: options.sharding }, 'service started');
     let stopped: Promise<void> | undefined;
     return {
       context,
       app,
       url,
+      adminUrl,
+      adminCaPem: adminTls.caPem,
       stop: () => (stopped ??= runCleanups(cleanups, logger)),
     };
   } catch (error) {
     await runCleanups(cleanups, logger);
     throw error;
   }
+}
+
+function listen(server: HttpsServer, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+async function closeServer(server: HttpsServer | undefined): Promise<void> {
+  if (!server?.listening) return;
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
 }
 
 /** A killed sharded replica's durable goes after this long without a consumer (its clusters moved long before). */

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { installCapstanCrds } from './capstan-crds.js';
+import { installCapstanDefinitions } from './capstan-definitions.js';
 import {
   killAndRestartLocalService,
   startLocalServices,
@@ -42,7 +42,7 @@ export async function startCapstan(
 ): Promise<CapstanUnderTest> {
   execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: repoRoot(), stdio: 'ignore' });
   const namespace = await createTestNamespace(prefix);
-  await installCapstanCrds(namespace.kc);
+  await installCapstanDefinitions(namespace.kc);
   const id = randomBytes(3).toString('hex');
   const logDir = mkdtempSync(join(tmpdir(), `capstan-${prefix}-logs-`));
   // The sim hosts of this run keep their state apart from any other run's (a caller's own dir is kept).

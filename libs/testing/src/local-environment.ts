@@ -285,9 +285,10 @@ function httpsGet(url: string, token?: string, ca?: string): Promise<number> {
 
 /**
  * The controllers whose absence a user would notice on a management cluster: owner references collect dependents,
- * a deleted namespace is emptied, aggregated ClusterRoles get their rules. Nothing schedules or runs pods here.
+ * a deleted namespace is emptied, aggregated ClusterRoles get their rules, admission policies get their expressions
+ * type-checked (what `capstan init` waits for). Nothing schedules or runs pods here.
  */
-const MANAGEMENT_CONTROLLERS = ['garbagecollector', 'namespace', 'clusterrole-aggregation'];
+const MANAGEMENT_CONTROLLERS = ['garbagecollector', 'namespace', 'clusterrole-aggregation', 'validatingadmissionpolicy-status-controller'];
 
 async function startControllerManager(
   binary: string,

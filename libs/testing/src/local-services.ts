@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { localAdminTls, type LocalAdminTls } from './admin-api.js';
 import { freePort, isPortFree } from './ports.js';
 import { isAlive, stopPid } from './processes.js';
 
@@ -36,7 +37,12 @@ export interface LocalService {
   /** Which replica of the service (0 unless `replicas` > 1); its identity is `<name>-<replica>`. */
   replica: number;
   pid: number;
+  /** Health and metrics (plain HTTP). */
   url: string;
+  /** The admin API (HTTPS). */
+  adminUrl: string;
+  /** The CA that verifies the admin API's certificate. */
+  adminCaPem: string;
   logFile: string;
   child: ChildProcess;
   /** The machine-provider's sim state dir; stopLocalServices stops what its pid files still name. */
@@ -118,10 +124,13 @@ async function waitReady(service: LocalService, timeoutMs: number): Promise<void
 
 /**
  * Runs the services as local processes against a management cluster (the embedded default): each logs
- * pino JSON to `<logDir>/<service>.log` and serves /healthz, /readyz, /metrics and /admin on a free port.
+ * pino JSON to `<logDir>/<service>.log` and serves /healthz, /readyz and /metrics on a free port, and the admin API
+ * over HTTPS on another, with the certificate in `<logDir>/admin-tls` (its CA is `ca.crt` there).
  */
 export async function startLocalServices(options: StartLocalServicesOptions): Promise<LocalService[]> {
   mkdirSync(options.logDir, { recursive: true });
+  // Made once before any replica starts: replicas starting together would each make one.
+  await localAdminTls(options.logDir);
   const started: LocalService[] = [];
   if (options.allInOne) return startAllInOneProcess(options);
   try {
@@ -152,17 +161,20 @@ function simStateDirOf(options: StartLocalServicesOptions): string {
  * are several; appended), ready when this returns.
  */
 async function startLocalService(name: LocalServiceName, options: StartLocalServicesOptions, replica = 0): Promise<LocalService> {
-  const port = await freePort();
+  const [port, adminPort] = [await freePort(), await freePort()];
   const several = (options.replicas ?? 1) > 1;
   const sharded = several || options.sharding === true;
   const logFile = join(options.logDir, several ? `${name}-${replica}.log` : `${name}.log`);
-  const args = await serviceArgs(name === 'core', options, port, sharded, `${name}-${replica}`);
+  const tls = await localAdminTls(options.logDir);
+  const args = await serviceArgs(name === 'core', options, { port, adminPort, tls }, sharded, `${name}-${replica}`);
   const { child, simStateDir } = spawnServiceProcess(name, args, logFile, options);
   const service: LocalService = {
     name,
     replica,
     pid: child.pid!,
     url: `http://127.0.0.1:${port}`,
+    adminUrl: `https://127.0.0.1:${adminPort}`,
+    adminCaPem: tls.caPem,
     logFile,
     child,
     ...(name === 'machine-provider' ? { simStateDir } : {}),
@@ -194,7 +206,7 @@ function spawnServiceProcess(app: string, args: string[], logFile: string, optio
 async function serviceArgs(
   withCore: boolean,
   options: StartLocalServicesOptions,
-  port: number,
+  ports: { port: number; adminPort: number; tls: LocalAdminTls },
   sharded: boolean,
   identity: string,
 ): Promise<string[]> {
@@ -206,7 +218,13 @@ async function serviceArgs(
     '--http-host',
     '127.0.0.1',
     '--http-port',
-    String(port),
+    String(ports.port),
+    '--admin-port',
+    String(ports.adminPort),
+    '--admin-tls-cert-file',
+    ports.tls.certFile,
+    '--admin-tls-key-file',
+    ports.tls.keyFile,
     ...(options.syncPeriodSeconds ? ['--sync-period', String(options.syncPeriodSeconds)] : []),
     ...(options.namespace ? ['--namespace', options.namespace] : []),
     ...(options.subjectRoot ? ['--subject-root', options.subjectRoot] : []),
@@ -256,14 +274,18 @@ async function startAllInOneProcess(options: StartLocalServicesOptions): Promise
   const names = LOCAL_SERVICES.filter((s) => options.services?.includes(s) ?? true);
   if (names.length !== LOCAL_SERVICES.length) throw new LocalServiceError('all-in-one', 'runs all five services');
   const port = await freePortRun(names.length);
+  const adminPort = await freePortRun(names.length);
+  const tls = await localAdminTls(options.logDir);
   const logFile = join(options.logDir, 'all-in-one.log');
-  const args = await serviceArgs(true, options, port, options.sharding === true, 'all-in-one-0');
+  const args = await serviceArgs(true, options, { port, adminPort, tls }, options.sharding === true, 'all-in-one-0');
   const { child, simStateDir } = spawnServiceProcess('all-in-one', args, logFile, options);
   const services: LocalService[] = names.map((name, index) => ({
     name,
     replica: 0,
     pid: child.pid!,
     url: `http://127.0.0.1:${port + index}`,
+    adminUrl: `https://127.0.0.1:${adminPort + index}`,
+    adminCaPem: tls.caPem,
     logFile,
     child,
     ...(name === 'machine-provider' ? { simStateDir } : {}),
@@ -331,10 +353,12 @@ export async function stopLocalServices(services: LocalService[], graceMs = 15_0
   for (const dir of simStateDirs) await stopRecordedSimProcesses(dir);
 }
 
-/** One line per service: name, URL (health, metrics, admin API) and pid, as `capstan init --local` prints them. */
+/** One line per service: name, URLs (health and metrics, admin API) and pid, as `capstan init --local` prints them. */
 export function localServiceLines(services: readonly LocalService[]): string[] {
   const several = new Set(services.filter((s) => s.replica > 0).map((s) => s.name));
-  return services.map((s) => `  ${(several.has(s.name) ? `${s.name}-${s.replica}` : s.name).padEnd(24)} ${s.url}  pid ${s.pid}`);
+  return services.map(
+    (s) => `  ${(several.has(s.name) ? `${s.name}-${s.replica}` : s.name).padEnd(24)} ${s.url}  admin ${s.adminUrl}  pid ${s.pid}`,
+  );
 }
 
 /** A process a sim state dir's pid file (`<name>.pid.json`, libs/sim's OwnedProcess) names and that still runs it. */

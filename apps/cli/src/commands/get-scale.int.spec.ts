@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { CustomObjectsApi, setHeaderOptions } from '@kubernetes/client-node';
 import { PatchStrategy } from '@capstan/kube';
 import { RESOURCES } from '@capstan/api';
-import { createTestNamespace, installCapstanCrds, repoRoot, type TestNamespace } from '@capstan/testing';
+import { createTestNamespace, installCapstanDefinitions, repoRoot, type TestNamespace } from '@capstan/testing';
 
 interface Run {
   status: number | null;
@@ -58,7 +58,7 @@ describe('capstan get clusters / get machines / scale / generate / get kubeconfi
     execFileSync(process.execPath, ['scripts/build.mjs', 'cli'], { cwd: repoRoot(), stdio: 'ignore' });
     [a, b] = await Promise.all([createTestNamespace('cli-get'), createTestNamespace('cli-get')]);
     api = a.kc.makeApiClient(CustomObjectsApi);
-    await installCapstanCrds(a.kc);
+    await installCapstanDefinitions(a.kc);
     const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     const condition = (type: string, status = 'True') => ({ type, status, reason: type, message: '', lastTransitionTime: now });
     const labels = { 'cluster.x-k8s.io/cluster-name': 'alpha' };

@@ -1,6 +1,6 @@
 import { AppsV1Api } from '@kubernetes/client-node';
 import { Command } from 'commander';
-import { applyOrder, deployDir, installCrds, loadKustomization, ManifestApplier } from '@capstan/manifests';
+import { applyOrder, deployDir, installAdmissionPolicies, installCrds, isAdmissionPolicy, loadKustomization, ManifestApplier } from '@capstan/manifests';
 import { kubeconfigFile, loadKubeConfig, resolveKubeconfigSource, type KubeconfigOptions } from '../kubeconfig.js';
 import { startLocalServices, stopLocalServices } from '@capstan/testing';
 import { CliError, type Output } from '../output.js';
@@ -42,20 +42,22 @@ export function initCommand(output: Output): Command {
       const applier = new ManifestApplier(kc);
       const manifests = applyOrder(loadKustomization(deployDir()));
       const crds = manifests.filter((m) => m.kind === 'CustomResourceDefinition');
-      const progress = output.progress(`Installing ${crds.length} CRDs`);
+      const policies = manifests.filter(isAdmissionPolicy);
+      const progress = output.progress(`Installing ${crds.length} CRDs and ${policies.length} admission policy objects`);
       try {
         await installCrds(kc, applier, crds, { fieldManager: FIELD_MANAGER, timeoutMs: opts.waitTimeout * 1000 });
+        await installAdmissionPolicies(applier, policies, { fieldManager: FIELD_MANAGER, timeoutMs: opts.waitTimeout * 1000 });
       } catch (error) {
         progress.fail();
         throw error;
       }
-      progress.done(`Installed ${crds.length} CRDs`);
+      progress.done(`Installed ${crds.length} CRDs and ${policies.length} admission policy objects`);
 
       if (local) {
         await runLocally(opts, output, local);
         return;
       }
-      const rest = manifests.filter((m) => m.kind !== 'CustomResourceDefinition');
+      const rest = manifests.filter((m) => m.kind !== 'CustomResourceDefinition' && !isAdmissionPolicy(m));
       const applying = output.progress(`Applying ${rest.length} objects`);
       for (const manifest of rest) {
         applying.update(`Applying ${manifest.kind} ${manifest.metadata.name}`);

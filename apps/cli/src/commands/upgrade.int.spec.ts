@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { CustomObjectsApi, setHeaderOptions } from '@kubernetes/client-node';
 import { PatchStrategy } from '@capstan/kube';
 import { LABELS, RESOURCES } from '@capstan/api';
-import { createTestNamespace, installCapstanCrds, repoRoot, type TestNamespace } from '@capstan/testing';
+import { createTestNamespace, installCapstanDefinitions, repoRoot, type TestNamespace } from '@capstan/testing';
 
 interface Run {
   status: number | null;
@@ -101,7 +101,7 @@ describe('capstan upgrade cluster (the built CLI)', () => {
     execFileSync(process.execPath, ['scripts/build.mjs', 'cli'], { cwd: repoRoot(), stdio: 'ignore' });
     ns = await createTestNamespace('cli-upgrade');
     api = ns.kc.makeApiClient(CustomObjectsApi);
-    await installCapstanCrds(ns.kc);
+    await installCapstanDefinitions(ns.kc);
     const clusterLabel = { [LABELS.clusterName]: 'alpha' };
 
     await create(RESOURCES.Cluster, {

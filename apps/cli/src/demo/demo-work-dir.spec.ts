@@ -59,6 +59,8 @@ describe('demo work dirs', () => {
         replica: 0,
         pid: 0,
         url: '',
+        adminUrl: '',
+        adminCaPem: '',
         logFile: '',
         child: exited,
         simStateDir: first.simStateDir,

@@ -4,7 +4,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { applyOrder, deployDir, installCrds, loadKustomization, ManifestApplier, type Manifest } from '@capstan/manifests';
+import { applyOrder, deployDir, installAdmissionPolicies, installCrds, isAdmissionPolicy, loadKustomization, ManifestApplier, type Manifest } from '@capstan/manifests';
 
 import { workloadKubeconfig } from '../commands/get.js';
 import { getCluster } from '../describe/fetch.js';
@@ -68,11 +68,13 @@ async function main(): Promise<void> {
     const kc = new KubeConfig();
     kc.loadFromString(environment.kubeconfig);
 
-    const crdProgress = output.progress('Installing the Capstan CRDs');
-    const crds = applyOrder(loadKustomization(deployDir())).filter((m) => m.kind === 'CustomResourceDefinition');
+    const crdProgress = output.progress('Installing the Capstan CRDs and admission policies');
+    const manifests = applyOrder(loadKustomization(deployDir()));
+    const crds = manifests.filter((m) => m.kind === 'CustomResourceDefinition');
     const applier = new ManifestApplier(kc);
     await installCrds(kc, applier, crds, { fieldManager: 'capstan-cli' });
-    crdProgress.done(`Installed ${crds.length} CRDs`);
+    await installAdmissionPolicies(applier, manifests, { fieldManager: 'capstan-cli' });
+    crdProgress.done(`Installed ${crds.length} CRDs and ${manifests.filter(isAdmissionPolicy).length} admission policy objects`);
 
     const serviceProgress = output.progress('Starting the five Capstan services');
     services = await startLocalServices({

@@ -1,6 +1,6 @@
 import { FINALIZERS, LABELS, RESOURCES, type Cluster, type SimCluster, type SimMachine } from '@capstan/api';
 import { OWED_EVENTS_ANNOTATION } from '@capstan/provider-kit';
-import { installCapstanCrds, testKubeConfig } from '@capstan/testing';
+import { installCapstanDefinitions, testKubeConfig } from '@capstan/testing';
 import { SimClusterTestServer } from '../testing/simcluster-harness.js';
 
 // The SimCluster reconciler against the real API server and JetStream, its caches caught up before each
@@ -15,7 +15,7 @@ describe('SimCluster reconciler', () => {
   let server: SimClusterTestServer;
 
   beforeAll(async () => {
-    await installCapstanCrds(testKubeConfig());
+    await installCapstanDefinitions(testKubeConfig());
   });
   beforeEach(async () => {
     server = await SimClusterTestServer.start();

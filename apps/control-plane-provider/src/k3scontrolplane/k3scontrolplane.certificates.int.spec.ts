@@ -8,7 +8,7 @@ import {
   type ClusterCertificates,
   type KeyPairPem,
 } from '@capstan/pki';
-import { installCapstanCrds, testKubeConfig } from '@capstan/testing';
+import { installCapstanDefinitions, testKubeConfig } from '@capstan/testing';
 import { ServerSecrets } from '../testing/server-secrets.js';
 import { TestScope } from '../testing/control-plane-scope.js';
 import { reconcileCertificates } from './k3scontrolplane.certificates.js';
@@ -32,7 +32,7 @@ describe('the certificates phase', () => {
   let kcp: K3sControlPlane;
 
   beforeAll(async () => {
-    await installCapstanCrds(testKubeConfig());
+    await installCapstanDefinitions(testKubeConfig());
     existing = await generateClusterCertificates('demo');
   });
   beforeEach(async () => {

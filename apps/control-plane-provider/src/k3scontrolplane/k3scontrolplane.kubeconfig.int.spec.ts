@@ -2,7 +2,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import type { K3sControlPlane } from '@capstan/api';
 import { getControllerOf } from '@capstan/kube';
 import { generateClusterCertificates, type ClusterCertificates } from '@capstan/pki';
-import { installCapstanCrds, testKubeConfig } from '@capstan/testing';
+import { installCapstanDefinitions, testKubeConfig } from '@capstan/testing';
 import { ServerSecrets } from '../testing/server-secrets.js';
 import { TestScope } from '../testing/control-plane-scope.js';
 import { reconcileKubeconfig } from './k3scontrolplane.kubeconfig.js';
@@ -21,7 +21,7 @@ describe('the kubeconfig phase', () => {
   let kcp: K3sControlPlane;
 
   beforeAll(async () => {
-    await installCapstanCrds(testKubeConfig());
+    await installCapstanDefinitions(testKubeConfig());
     certificates = await generateClusterCertificates('demo');
   });
   beforeEach(async () => {

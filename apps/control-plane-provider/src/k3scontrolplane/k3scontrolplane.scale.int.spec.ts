@@ -18,7 +18,7 @@ import {
   type ResourceType,
   type WriteOptions,
 } from '@capstan/kube';
-import { createTestNamespace, eventually, installCapstanCrds, type TestNamespace } from '@capstan/testing';
+import { createTestNamespace, eventually, installCapstanDefinitions, type TestNamespace } from '@capstan/testing';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import pino from 'pino';
 import { TestScope, testKcp } from '../testing/control-plane-scope.js';
@@ -64,7 +64,7 @@ describe('ControlPlaneScaler against the API server', () => {
 
   beforeAll(async () => {
     ns = await createTestNamespace('kcp-scale');
-    await installCapstanCrds(ns.kc);
+    await installCapstanDefinitions(ns.kc);
     client = new KubeClient(ns.kc, { fieldManager: 'kcp-scale-test' });
     machineClient = new InterceptedMachines(client, RESOURCES.Machine);
     await client

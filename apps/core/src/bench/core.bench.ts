@@ -32,7 +32,7 @@ import { defaultServiceOptions, startService, type RunningService } from '@capst
 import {
   apiserverRequestsByResource,
   genericProviderKind,
-  installCapstanCrds,
+  installCapstanDefinitions,
   installGenericProviderCrds,
   startTestEnvironment,
 } from '@capstan/testing';
@@ -317,7 +317,7 @@ async function main(): Promise<void> {
   let bus: EventBusConnection | undefined;
   const machinesTotal = CLUSTERS * MACHINES;
   try {
-    await installCapstanCrds(kubeConfig);
+    await installCapstanDefinitions(kubeConfig);
     await installGenericProviderCrds(kubeConfig);
     await client
       .resource({ group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false })
@@ -330,6 +330,7 @@ async function main(): Promise<void> {
       natsUrl: env.natsUrl,
       httpHost: '127.0.0.1',
       httpPort: 0,
+      adminPort: 0,
       namespace,
       subjectRoot: topology.root,
       streamName: topology.stream,

@@ -32,7 +32,7 @@ import {
   createTestNamespace,
   eventually as pollUntil,
   genericProviderKind,
-  installCapstanCrds,
+  installCapstanDefinitions,
   installGenericProviderCrds,
   testNatsUrl,
   type TestNamespace,
@@ -92,7 +92,7 @@ export async function startCoreHarness(options: CoreHarnessOptions): Promise<Cor
   if (!kubeconfigPath)
     throw new Error('CAPSTAN_TEST_KUBECONFIG is not set: run integration tests through jest');
   const ns = await createTestNamespace(options.prefix);
-  await installCapstanCrds(ns.kc);
+  await installCapstanDefinitions(ns.kc);
   await installGenericProviderCrds(ns.kc);
   const topology = uniqueEventTopology(options.prefix);
   const service = await startService(
@@ -103,6 +103,7 @@ export async function startCoreHarness(options: CoreHarnessOptions): Promise<Cor
       natsUrl: options.natsUrl ?? testNatsUrl(),
       httpHost: '127.0.0.1',
       httpPort: 0,
+      adminPort: 0,
       namespace: ns.name,
       subjectRoot: topology.root,
       streamName: topology.stream,

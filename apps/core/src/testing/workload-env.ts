@@ -22,7 +22,7 @@ import {
   createTestNamespace,
   eventually as pollUntil,
   genericProviderKind,
-  installCapstanCrds,
+  installCapstanDefinitions,
   installGenericProviderCrds,
   testNatsUrl,
   type TestNamespace,
@@ -51,7 +51,7 @@ export interface WorkloadEnv {
 
 export async function startWorkloadEnv(prefix: string): Promise<WorkloadEnv> {
   const ns = await createTestNamespace(prefix);
-  await installCapstanCrds(ns.kc);
+  await installCapstanDefinitions(ns.kc);
   await installGenericProviderCrds(ns.kc);
   const kubeconfig = process.env['CAPSTAN_TEST_KUBECONFIG']!;
   const client = createKubeClient({ kubeconfigPath: kubeconfig }, { fieldManager: TEST_FIELD_MANAGER });
@@ -72,6 +72,7 @@ export async function startWorkloadEnv(prefix: string): Promise<WorkloadEnv> {
       natsUrl: testNatsUrl(),
       httpHost: '127.0.0.1',
       httpPort: 0,
+      adminPort: 0,
       namespace: ns.name,
       subjectRoot: topology.root,
       streamName: topology.stream,

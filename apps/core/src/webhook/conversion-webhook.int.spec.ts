@@ -5,7 +5,7 @@ import {
   createTestNamespace,
   eventually,
   freePort,
-  installCapstanCrds,
+  installCapstanDefinitions,
   type TestNamespace,
 } from '@capstan/testing';
 import { request as httpsRequest } from 'node:https';
@@ -78,7 +78,7 @@ describe('the conversion webhook', () => {
 
   beforeAll(async () => {
     ns = await createTestNamespace('convert');
-    await installCapstanCrds(ns.kc);
+    await installCapstanDefinitions(ns.kc);
     client = createKubeClient(ns.kc);
     webhook = await startWebhook();
   }, 120_000);

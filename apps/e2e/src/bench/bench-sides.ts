@@ -8,7 +8,7 @@ import type { KubeClient, ResourceType } from '@capstan/kube';
 import { installCrds, ManifestApplier, type Manifest } from '@capstan/manifests';
 import {
   inMemoryQuickStart,
-  installCapstanCrds,
+  installCapstanDefinitions,
   startLocalServices,
   startUpstreamManagers,
   stopLocalServices,
@@ -66,7 +66,7 @@ async function startCapstanSide(
   shape: BenchClusterShape,
   allInOne: boolean,
 ): Promise<SideUnderTest> {
-  await installCapstanCrds(kc);
+  await installCapstanDefinitions(kc);
   const logDir = join(workDir, 'logs');
   // No CAPSTAN_SIM_ETCD_URL: the sim runs its own etcd, so the management servers serve the management cluster only,
   // as on the upstream side.

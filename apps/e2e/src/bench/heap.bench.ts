@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { createKubeClient } from '@capstan/kube';
-import { installCapstanCrds, repoRoot, startLocalEnvironment, startLocalServices, stopLocalServices, type LocalService } from '@capstan/testing';
+import { installCapstanDefinitions, repoRoot, startLocalEnvironment, startLocalServices, stopLocalServices, type LocalService } from '@capstan/testing';
 import { createSimK3sCluster } from '../sim-cluster-fixture.js';
 import { log, readProc, sleep } from './bench-machine.js';
 import { BENCH_SIM_ENV, ClusterWorkload, metricsText } from './cluster-workload.js';
@@ -96,7 +96,7 @@ async function main(): Promise<void> {
   let services: LocalService[] = [];
   const workload = new ClusterWorkload(client, 'default');
   try {
-    await installCapstanCrds(kc);
+    await installCapstanDefinitions(kc);
     services = await startLocalServices({
       kubeconfigPath: env.kubeconfigPath,
       natsUrl: env.natsUrl,

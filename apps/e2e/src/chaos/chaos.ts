@@ -12,9 +12,11 @@ import { appendFileSync, copyFileSync, existsSync, mkdirSync, readdirSync, readF
 import { cpus, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createKubeClient, type KubeClient, HttpMethod } from '@capstan/kube';
+import { ADMIN_API_AUDIENCE } from '@capstan/observability';
 import {
+  clusterAdminToken,
   createTestNamespace,
-  installCapstanCrds,
+  installCapstanDefinitions,
   LOCAL_SERVICES,
   repoRoot,
   startLocalEnvironment,
@@ -82,6 +84,8 @@ interface Run {
   fakeSecretPem: string;
   /** The node agent tokens of the agent phase: needles for the secret scan. */
   agentTokens: string[];
+  /** The observer's admin API token (audience capstan-admin): a needle too. */
+  adminApiToken?: string;
   /** When the first fault was injected (epoch ms): the start-up window of the hand-over count ends there. */
   firstFaultAt?: number;
   streams?: { root: string; stream: string; deadLetterStream: string };
@@ -142,7 +146,7 @@ async function setUp(run: Run): Promise<void> {
   process.env['CAPSTAN_TEST_NATS_URL'] = env.natsUrl;
   const namespace = await createTestNamespace('chaos');
   run.namespace = namespace;
-  await installCapstanCrds(namespace.kc);
+  await installCapstanDefinitions(namespace.kc);
   const id = randomBytes(3).toString('hex');
   run.streams = {
     root: `chaos${id}`,
@@ -178,11 +182,12 @@ async function setUp(run: Run): Promise<void> {
     controlPlanes: options.controlPlanes,
     workers: options.workers,
   };
+  run.adminApiToken = await clusterAdminToken(namespace.kc, ADMIN_API_AUDIENCE);
   run.observer = new Observer({
     client: run.client,
     namespace: namespace.name,
     services: () => run.services,
-    adminToken: env.adminToken,
+    adminToken: run.adminApiToken,
     expected: { clusters: run.clusters, controlPlanes: options.controlPlanes, workers: options.workers },
     progress: log,
     abortWhen: () => {
@@ -485,6 +490,7 @@ async function secretScan(run: Run): Promise<void> {
     [...observer.secretsSeen.values()],
     [
       { source: 'the management admin token', value: env.adminToken },
+      ...(run.adminApiToken ? [{ source: 'the admin API token', value: run.adminApiToken }] : []),
       { source: 'the private key in the secret-like malformed events', value: run.fakeSecretPem },
       ...run.agentTokens.map((value) => ({ source: 'a node agent token of the agent phase', value })),
     ],

@@ -4,7 +4,7 @@
 import { KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import { RESOURCES } from '@capstan/api';
 import { createKubeClient, NODES, SECRETS, type KubeClient, type ResourceType, HttpMethod } from '@capstan/kube';
-import type { LocalService } from '@capstan/testing';
+import { adminApiRequest, type LocalService } from '@capstan/testing';
 import {
   emptyObjects,
   fleetReasons,
@@ -59,19 +59,6 @@ export interface ObserverOptions {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-async function fetchJson<T>(url: string, token?: string): Promise<{ status: number; body?: T }> {
-  const response = await fetch(url, {
-    headers: token ? { authorization: `Bearer ${token}` } : {},
-    signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
-  });
-  const text = await response.text();
-  try {
-    return { status: response.status, body: JSON.parse(text) as T };
-  } catch {
-    return { status: response.status };
-  }
-}
-
 export class Observer {
   /** Nodes left in the shared workload API server by deleted clusters (reported, not a convergence failure). */
   nodesOfDeletedClusters: string[] = [];
@@ -101,8 +88,8 @@ export class Observer {
           probe.ready = (
             await fetch(`${s.url}/readyz`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) })
           ).ok;
-          const shards = await fetchJson<ShardView>(`${s.url}/admin/shards`, this.options.adminToken);
-          if (shards.status === 200) probe.shards = shards.body;
+          const shards = await adminApiRequest(s, '/admin/shards', { token: this.options.adminToken, timeoutMs: PROBE_TIMEOUT_MS });
+          if (shards.status === 200) probe.shards = shards.json<ShardView>();
           else probe.error = `/admin/shards answered ${shards.status}`;
         } catch (error) {
           probe.error = (error as Error).message;

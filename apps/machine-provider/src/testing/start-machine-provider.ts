@@ -36,6 +36,7 @@ export function testServiceOptions(
     natsUrl: testNatsUrl(),
     httpHost: '127.0.0.1',
     httpPort: 0,
+    adminPort: 0,
     namespace,
     subjectRoot: topology.root,
     streamName: topology.stream,

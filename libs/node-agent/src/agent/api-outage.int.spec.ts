@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig, type V1Secret } from '@kubernetes/client-node';
+import { type V1Secret } from '@kubernetes/client-node';
 import pino from 'pino';
 import { KubeClient, SECRETS } from '@capstan/kube';
-import { createTestNamespace, eventually, type TestNamespace } from '@capstan/testing';
+import { createTestNamespace, eventually, kubeConfigForToken, type TestNamespace } from '@capstan/testing';
 import { HostRoot } from '../apply/host-root.js';
 import { planChecksum } from '../plan/parse-plan.js';
 import { decodeSecretData, PLAN_KEYS, text } from '../report/plan-secret.js';
@@ -60,13 +60,7 @@ describe('the node agent through an API server outage', () => {
     const server = new URL(ns.kc.getCurrentCluster()!.server);
     const relay = new CuttableRelay({ host: server.hostname, port: Number(server.port) });
     await relay.open();
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ ...ns.kc.getCurrentCluster()!, name: 'relay', server: `https://127.0.0.1:${relay.port}` }],
-      users: [{ name: 'agent', token }],
-      contexts: [{ name: 'agent', cluster: 'relay', user: 'agent' }],
-      currentContext: 'agent',
-    });
+    const kc = kubeConfigForToken(ns.kc, token, { server: `https://127.0.0.1:${relay.port}` });
     const client = new KubeClient(kc, { requestTimeoutMs: 2_000 });
     const root = mkdtempSync(join(tmpdir(), 'capstan-agent-outage-'));
     const agent = new NodeAgent({ client, namespace: ns.name, secretName, root: new HostRoot(root), stateDir: `${root}-state`, logger: pino({ level: 'silent' }), probePeriodMs: 200 });

@@ -3,10 +3,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig, type KubernetesObject, type V1Secret } from '@kubernetes/client-node';
+import { type KubeConfig, type KubernetesObject, type V1Secret } from '@kubernetes/client-node';
 import pino from 'pino';
 import { KubeClient, SECRETS, type KubeRequest, type ResourceClient, HttpMethod } from '@capstan/kube';
-import { createTestNamespace, eventually, type TestNamespace } from '@capstan/testing';
+import { createTestNamespace, eventually, kubeConfigForToken, type TestNamespace } from '@capstan/testing';
 import { ensurePlanAccess, requestAgentToken } from '../access/plan-access.js';
 import { agentKubeConfig, DEFAULT_AGENT_CONFIG_PATH, loadAgentConfig, readAgentToken } from './agent-config.js';
 import { tokenClaims } from './token-renewer.js';
@@ -39,15 +39,7 @@ class CountingClient extends KubeClient {
 
 /** A client that authenticates as `token` against the test API server (the admin kubeconfig's cluster). */
 function clientWithToken(admin: KubeConfig, token: string): CountingClient {
-  const cluster = admin.getCurrentCluster()!;
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ ...cluster, name: 'test' }],
-    users: [{ name: 'agent', token }],
-    contexts: [{ name: 'agent', cluster: 'test', user: 'agent' }],
-    currentContext: 'agent',
-  });
-  return new CountingClient(kc);
+  return new CountingClient(kubeConfigForToken(admin, token));
 }
 
 describe('the node agent on the real API server', () => {

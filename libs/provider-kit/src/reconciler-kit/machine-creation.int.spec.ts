@@ -12,7 +12,7 @@ import {
   createTestNamespace,
   eventually,
   genericProviderKind,
-  installCapstanCrds,
+  installCapstanDefinitions,
   installGenericProviderCrds,
   type TestNamespace,
 } from '@capstan/testing';
@@ -51,7 +51,7 @@ describe('createMachineUnit', () => {
 
   beforeAll(async () => {
     ns = await createTestNamespace('kit-create');
-    await installCapstanCrds(ns.kc);
+    await installCapstanDefinitions(ns.kc);
     await installGenericProviderCrds(ns.kc);
     client = new KubeClient(ns.kc, { fieldManager: 'kit-test' });
     machines = client.resource<Machine>(RESOURCES.Machine);

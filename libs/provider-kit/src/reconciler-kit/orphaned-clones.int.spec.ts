@@ -10,7 +10,7 @@ import {
 import {
   createTestNamespace,
   genericProviderKind,
-  installCapstanCrds,
+  installCapstanDefinitions,
   installGenericProviderCrds,
   type TestNamespace,
 } from '@capstan/testing';
@@ -40,7 +40,7 @@ describe('orphaned clones', () => {
 
   beforeAll(async () => {
     ns = await createTestNamespace('kit-orphans');
-    await installCapstanCrds(ns.kc);
+    await installCapstanDefinitions(ns.kc);
     await installGenericProviderCrds(ns.kc);
     client = new KubeClient(ns.kc, { fieldManager: 'kit-test' });
     owner = await client

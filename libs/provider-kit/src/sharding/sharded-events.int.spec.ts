@@ -1,9 +1,9 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { uniqueEventTopology } from '@capstan/events';
 import { CONFIG_MAPS, rendezvousOwner } from '@capstan/kube';
-import { createTestNamespace, eventually, type TestNamespace } from '@capstan/testing';
+import { adminApiRequest, clusterAdminToken, createTestNamespace, eventually, type TestNamespace } from '@capstan/testing';
+import { ADMIN_API_AUDIENCE } from '@capstan/observability';
 import { eventHandlerModule } from '../reconciler-kit/event-handlers.js';
 import { type ServiceDefinition } from '../service-definition.js';
 import { testServiceOptions } from '../testing/test-service-options.js';
@@ -13,9 +13,6 @@ import { startService, type RunningService } from '../start-service.js';
 // hint is lost when replicas join or leave: the object it names is reconciled after it by the cluster's owner,
 // through the hint (handed back until the owner can take it) or the resync a new owner runs at once.
 
-const adminToken = () =>
-  (JSON.parse(readFileSync(process.env['CAPSTAN_TEST_KUBECONFIG']!, 'utf8')) as { users: { user: { token: string } }[] }).users[0]!.user
-    .token;
 
 /** Which replicas acted on each hint (by object name). */
 const handledBy = new Map<string, string[]>();
@@ -146,14 +143,15 @@ describe('hand-off hints with sharded replicas', () => {
     expect([...leaving.keys()].flatMap((n) => (reconciles.get(n) ?? []).map((r) => r.by))).not.toContain('s-b');
 
     // The admin API shows the membership and where each cluster it knows of lands (to an authorised token only).
-    const url = `${replicas.get('s-a')!.url}/admin/shards`;
-    expect((await fetch(url)).status).toBe(401);
+    const replicaA = replicas.get('s-a')!;
+    expect((await adminApiRequest(replicaA, '/admin/shards')).status).toBe(401);
+    const token = await clusterAdminToken(ns.kc, ADMIN_API_AUDIENCE);
     await eventually(async () => {
-      const body = (await (await fetch(url, { headers: { authorization: `Bearer ${adminToken()}` } })).json()) as {
+      const body = (await adminApiRequest(replicaA, '/admin/shards', { token })).json<{
         sharded: boolean;
         view: string[];
         members: { identity: string; live: boolean }[];
-      };
+      }>();
       return body.sharded && body.view.join() === 's-a,s-c' && body.members.some((m) => m.identity === 's-c' && m.live);
     }, { message: 'the admin API shows s-a and s-c', timeoutMs: 10_000 });
   });

@@ -16,6 +16,7 @@ export function testServiceOptions(
     natsUrl: testNatsUrl(),
     httpHost: '127.0.0.1',
     httpPort: 0,
+    adminPort: 0,
     namespace: scope.namespace,
     subjectRoot: scope.topology.root,
     streamName: scope.topology.stream,

@@ -6,7 +6,7 @@ import {
   createTestNamespace,
   eventually,
   genericProviderKind,
-  installCapstanCrds,
+  installCapstanDefinitions,
   installGenericProviderCrds,
   type TestNamespace,
 } from '@capstan/testing';
@@ -27,7 +27,7 @@ describe('templates read through the cache', () => {
 
   beforeAll(async () => {
     ns = await createTestNamespace('core-templates');
-    await installCapstanCrds(ns.kc);
+    await installCapstanDefinitions(ns.kc);
     await installGenericProviderCrds(ns.kc);
     client = new CountingClient(ns.kc);
     writer = new KubeClient(ns.kc);
