@@ -62,6 +62,7 @@ export async function startCapstan(
     replicas: options.replicas,
     leaseTimings: options.leaseTimings,
     conversionWebhook: options.conversionWebhook,
+    webhookClientCaFile: process.env['CAPSTAN_TEST_WEBHOOK_CLIENT_CA_FILE'] || undefined,
     allInOne: options.allInOne,
   };
   const services = await startLocalServices(serviceOptions);

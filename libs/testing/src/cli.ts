@@ -22,6 +22,8 @@ interface EnvFile {
   workDir: string;
   /** The sim state dir for `capstan init --local` against this environment (absent in files from older checkouts). */
   simStateDir?: string;
+  /** The CA of the API server's admission webhook client certificate (the core's --webhook-client-ca-file). */
+  webhookClientCaPath?: string;
   pids: Record<string, number>;
 }
 
@@ -48,6 +50,7 @@ async function up(): Promise<void> {
     apiServerUrl: env.apiServerUrl,
     workDir: env.workDir,
     simStateDir: env.simStateDir,
+    webhookClientCaPath: env.webhookClientCaPath,
     pids: Object.fromEntries(env.processes.map((p) => [p.name, p.pid])),
   };
   writeFileSync(envFile, JSON.stringify(state, null, 2));

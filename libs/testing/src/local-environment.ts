@@ -10,6 +10,7 @@ import {
   resolveKubeComponent,
 } from './binaries.js';
 import { TestEnvironmentError } from './errors.js';
+import { writeWebhookClientCredentials } from './webhook-client-credentials.js';
 import { renderKubeconfig } from './kubeconfig.js';
 import { freePort } from './ports.js';
 import { stopRecordedSimProcesses } from './local-services.js';
@@ -53,6 +54,8 @@ export interface LocalEnvironment {
   processes: { name: string; pid: number; logFile: string }[];
   /** With `auditLog`: kube-apiserver's audit log (JSON lines, audit.k8s.io/v1 Events). */
   auditLogPath?: string;
+  /** The CA of the client certificate kube-apiserver presents to admission webhooks (the core's --webhook-client-ca-file). */
+  webhookClientCaPath: string;
   stop(): Promise<void>;
 }
 
@@ -108,6 +111,7 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions = {
       kubeconfig: api.kubeconfig,
       apiServerUrl: api.url,
       adminToken: api.token,
+      webhookClientCaPath: api.webhookClientCaPath,
       ...(api.auditLogPath ? { auditLogPath: api.auditLogPath } : {}),
       etcdUrl: etcdUrl!,
       managementEtcdUrl: managementEtcdUrl!,
@@ -189,7 +193,7 @@ async function startApiServer(
   etcdUrl: string,
   options: LocalEnvironmentOptions,
   track: (p: ManagedProcess) => ManagedProcess,
-): Promise<{ url: string; token: string; kubeconfig: string; auditLogPath?: string }> {
+): Promise<{ url: string; token: string; kubeconfig: string; auditLogPath?: string; webhookClientCaPath: string }> {
   const certDir = join(workDir, `apiserver-${port}`);
   mkdirSync(certDir, { recursive: true });
   const { publicKey, privateKey } = generateKeyPairSync('rsa', {
@@ -203,6 +207,7 @@ async function startApiServer(
   writeFileSync(join(certDir, 'tokens.csv'), `${token},capstan-admin,capstan-admin,"system:masters"\n`, {
     mode: 0o600,
   });
+  const webhookClient = await writeWebhookClientCredentials(certDir);
   const auditLogPath = options.auditLog ? join(workDir, `kube-apiserver-${port}-audit.log`) : undefined;
   const auditArgs: string[] = [];
   if (auditLogPath) {
@@ -232,6 +237,7 @@ async function startApiServer(
         '--enable-priority-and-fairness=false',
         '--profiling=false',
         '--v=0',
+        webhookClient.apiServerArg,
         ...auditArgs,
       ],
       logFile: join(workDir, `kube-apiserver-${port}.log`),
@@ -258,7 +264,7 @@ async function startApiServer(
     caData: Buffer.from(ca!).toString('base64'),
     user: { token },
   });
-  return { url, token, kubeconfig, ...(auditLogPath ? { auditLogPath } : {}) };
+  return { url, token, kubeconfig, webhookClientCaPath: webhookClient.caPath, ...(auditLogPath ? { auditLogPath } : {}) };
 }
 
 /** One event per request, when it has finished (watches too), without bodies. */

@@ -86,6 +86,8 @@ export interface StartLocalServicesOptions {
    * --local` and the demo do). Off for tests: every core start would repoint the CRDs all tests share.
    */
   conversionWebhook?: boolean;
+  /** With `conversionWebhook`: the core refuses admission reviews without a client certificate this CA signed. */
+  webhookClientCaFile?: string;
   /**
    * Run the five services in one process (apps/all-in-one, for small installs) instead of one process each: every
    * returned LocalService then names that process, with the service's own endpoint URL. One replica only.
@@ -251,6 +253,7 @@ async function serviceArgs(
       '127.0.0.1',
       '--webhook-url',
       `https://127.0.0.1:${webhookPort}/convert`,
+      ...(options.webhookClientCaFile ? ['--webhook-client-ca-file', options.webhookClientCaFile] : []),
       // Its certificates go into a Secret of the core's namespace: one that exists here.
       ...(sharded ? [] : ['--leader-election-namespace', options.namespace ?? 'default']),
     );

@@ -14,6 +14,8 @@ export interface TestEnvironment {
   natsUrl: string;
   /** Set for the local kind: the workload clusters' etcd (never the management cluster's), for the sim's API servers. */
   etcdUrl?: string;
+  /** Set for the local kind: the CA of the client certificate the API server presents to admission webhooks. */
+  webhookClientCaPath?: string;
   processes: { name: string; pid: number }[];
   stop(): Promise<void>;
 }
@@ -41,6 +43,7 @@ export async function startTestEnvironment(options: StartTestEnvironmentOptions 
       kubeconfig: readFileSync(kubeconfigPath, 'utf8'),
       natsUrl,
       etcdUrl: process.env['CAPSTAN_TEST_ETCD_URL'] || undefined,
+      webhookClientCaPath: process.env['CAPSTAN_TEST_WEBHOOK_CLIENT_CA_FILE'] || undefined,
       processes: [],
       stop: async () => undefined,
     };
@@ -55,6 +58,7 @@ export async function startTestEnvironment(options: StartTestEnvironmentOptions 
     kubeconfig: local.kubeconfig,
     natsUrl: local.natsUrl,
     etcdUrl: local.etcdUrl,
+    webhookClientCaPath: local.webhookClientCaPath,
     processes: local.processes,
     stop: local.stop,
   };

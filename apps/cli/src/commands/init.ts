@@ -2,7 +2,7 @@ import { AppsV1Api } from '@kubernetes/client-node';
 import { Command } from 'commander';
 import { applyOrder, deployDir, installAdmissionPolicies, installCrds, isAdmissionPolicy, loadKustomization, ManifestApplier } from '@capstan/manifests';
 import { kubeconfigFile, loadKubeConfig, resolveKubeconfigSource, type KubeconfigOptions } from '../kubeconfig.js';
-import { startLocalServices, stopLocalServices } from '@capstan/testing';
+import { localServiceLines, startLocalServices, stopLocalServices } from '@capstan/testing';
 import { CliError, type Output } from '../output.js';
 import { connectEventBus, printableNatsUrl } from '../runtime/event-bus.js';
 import { NATS_URL_DEFAULTS, readLocalEnv, resolveNatsTarget, type NatsTarget } from '../runtime/local-env.js';
@@ -92,6 +92,8 @@ interface LocalRun {
   kubeconfigPath: string;
   nats: NatsTarget;
   env: NodeJS.ProcessEnv;
+  /** Known for `npm run env:up`'s cluster only: the CA of its API server's admission webhook client certificate. */
+  webhookClientCaFile?: string;
 }
 
 /** What --local's services get, checked before anything is installed. */
@@ -115,10 +117,10 @@ async function prepareLocal(opts: InitOptions, output: Output): Promise<LocalRun
     throw error;
   }
   probe.done();
-  return { kubeconfigPath, nats, env };
+  return { kubeconfigPath, nats, env, ...(localEnv?.webhookClientCaPath ? { webhookClientCaFile: localEnv.webhookClientCaPath } : {}) };
 }
 
-async function runLocally(opts: InitOptions, output: Output, { kubeconfigPath, nats, env }: LocalRun): Promise<void> {
+async function runLocally(opts: InitOptions, output: Output, { kubeconfigPath, nats, env, webhookClientCaFile }: LocalRun): Promise<void> {
   const progress = output.progress('Starting the services');
   const services = await startLocalServices({
     kubeconfigPath,
@@ -126,6 +128,7 @@ async function runLocally(opts: InitOptions, output: Output, { kubeconfigPath, n
     env,
     logDir: opts.logDir,
     conversionWebhook: true,
+    webhookClientCaFile,
     allInOne: opts.allInOne,
     onProgress: (name, state) => progress.update(`${state === 'ready' ? 'Started' : 'Starting'} ${name}`),
     readyTimeoutMs: opts.waitTimeout * 1000,
@@ -134,7 +137,7 @@ async function runLocally(opts: InitOptions, output: Output, { kubeconfigPath, n
     throw error;
   });
   progress.done(`Running ${services.length} services${opts.allInOne ? ' in one process' : ''} (logs in ${opts.logDir})`);
-  for (const s of services) output.line(`  ${s.name.padEnd(24)} ${s.url}  pid ${s.pid}`);
+  for (const line of localServiceLines(services)) output.line(line);
   output.line('Press Ctrl-C to stop.');
   await new Promise<void>((resolveWait) => {
     process.once('SIGINT', () => resolveWait());

@@ -85,6 +85,7 @@ async function main(): Promise<void> {
       env: environment.etcdUrl ? { CAPSTAN_SIM_ETCD_URL: environment.etcdUrl } : {},
       syncPeriodSeconds: 30,
       conversionWebhook: true,
+      webhookClientCaFile: environment.webhookClientCaPath,
       onProgress: (name, state) => serviceProgress.update(`${state === 'ready' ? 'Started' : 'Starting'} ${name}`),
     });
     serviceProgress.done(`Running ${services.length} services (logs in ${shown(workDir.logDir)}, sim state in ${shown(workDir.simStateDir)})`);

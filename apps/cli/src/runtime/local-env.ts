@@ -18,6 +18,8 @@ export interface LocalEnv {
   etcdUrl?: string;
   /** Where a machine-provider run against this environment keeps its state (`env:down` stops what it records). */
   simStateDir?: string;
+  /** The CA of the client certificate its API server presents to admission webhooks. */
+  webhookClientCaPath?: string;
 }
 
 export interface LocateOptions {
@@ -82,6 +84,7 @@ export function readLocalEnv(options: LocateOptions = {}): LocalEnv | undefined 
     natsUrl: text('natsUrl'),
     etcdUrl: text('etcdUrl'),
     simStateDir: fromRoot(text('simStateDir')),
+    webhookClientCaPath: fromRoot(text('webhookClientCaPath')),
   };
 }
 

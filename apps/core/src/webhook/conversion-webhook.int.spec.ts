@@ -42,6 +42,8 @@ const deployments = (version: string): ResourceType => ({
   namespaced: true,
 });
 
+const webhookClientCaFile = process.env['CAPSTAN_TEST_WEBHOOK_CLIENT_CA_FILE'];
+
 describe('the conversion webhook', () => {
   let ns: TestNamespace;
   let client: KubeClient;
@@ -58,6 +60,8 @@ describe('the conversion webhook', () => {
         clientConfig: { url: `https://127.0.0.1:${port}/convert` },
         namespace: ns.name,
         secretName: 'capstan-core-webhook-tls',
+        // The local test environment's API server presents a client certificate to admission webhooks.
+        ...(webhookClientCaFile ? { clientCaFile: webhookClientCaFile } : {}),
       },
       logger,
     );
@@ -255,6 +259,31 @@ describe('the conversion webhook', () => {
         },
         { message: 'the ValidatingWebhookConfiguration pointed at the webhook', timeoutMs: 60_000 },
       );
+    });
+
+    // Only the local environment configures the API server's webhook client certificate.
+    (webhookClientCaFile ? it : it.skip)("admits reviews from the API server's client certificate only", async () => {
+      const created = await client.resource<Obj>(clusterClasses).create(clusterClass('through-the-api-server'));
+      expect(created.metadata?.name).toBe('through-the-api-server');
+      const direct = await new Promise<number>((resolve, reject) => {
+        const req = httpsRequest(
+          {
+            host: '127.0.0.1',
+            port: webhook.port,
+            path: CLUSTER_CLASS_VALIDATION_PATH,
+            method: 'POST',
+            rejectUnauthorized: false,
+            headers: { 'content-type': 'application/json' },
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        req.on('error', reject);
+        req.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'x' } }));
+      });
+      expect(direct).toBe(403);
     });
 
     it('refuses duplicate variable names through the API server, naming the rule', async () => {

@@ -1,4 +1,4 @@
-import { createCertificateAuthority, issueServerCertificate } from '@capstan/pki';
+import { createCertificateAuthority, issueClientCertificate, issueServerCertificate } from '@capstan/pki';
 import { eventually } from '@capstan/testing';
 import { request as httpsRequest } from 'node:https';
 import { connect, type TLSSocket } from 'node:tls';
@@ -60,11 +60,14 @@ interface Answer {
   body: string;
 }
 
-/** A review sent as the API server sends it: the whole body with its Content-Length, on a connection of its own. */
-function post(port: number, ca: string, path: string, body: string): Promise<Answer> {
+/**
+ * A review sent as the API server sends it: the whole body with its Content-Length, on a connection of its own, with
+ * the API server's client certificate when given.
+ */
+function post(port: number, ca: string, path: string, body: string, client?: { cert: string; key: string }): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = httpsRequest(
-      { host: '127.0.0.1', port, path, method: 'POST', ca, agent: false, headers: { 'content-type': 'application/json' } },
+      { host: '127.0.0.1', port, path, method: 'POST', ca, agent: false, headers: { 'content-type': 'application/json' }, ...client },
       (res) => {
         let text = '';
         res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
@@ -178,7 +181,7 @@ describe('the webhook server within its limits', () => {
   const started: ConversionWebhook[] = [];
   const connections: RawConnection[] = [];
 
-  const startWebhook = async (limits?: Partial<WebhookLimits>) => {
+  const startWebhook = async (limits?: Partial<WebhookLimits>, clientCaPem?: string) => {
     const webhook = new ConversionWebhook({
       port: 0,
       bindAddress: '127.0.0.1',
@@ -186,6 +189,7 @@ describe('the webhook server within its limits', () => {
       resolve: async ({ group }) => `${group}/v1alpha1`,
       logger: pino({ level: 'silent' }),
       limits,
+      ...(clientCaPem ? { clientCaPem } : {}),
     });
     started.push(webhook);
     return { webhook, port: await webhook.start() };
@@ -216,6 +220,23 @@ describe('the webhook server within its limits', () => {
   afterEach(async () => {
     for (const connection of connections.splice(0)) connection.close();
     await Promise.all(started.splice(0).map((webhook) => webhook.stop()));
+  });
+
+  it("with a client CA, refuses an admission review without the API server's certificate, and converts without one", async () => {
+    const clientAuthority = await createCertificateAuthority({ commonName: 'webhook-client-test-ca' });
+    const apiServer = await issueClientCertificate(clientAuthority, { commonName: 'kube-apiserver-webhook-client' });
+    const stranger = await issueClientCertificate(await createCertificateAuthority({ commonName: 'other-ca' }), { commonName: 'pod' });
+    const { port } = await startWebhook(undefined, clientAuthority.certPem);
+
+    const anonymous = await post(port, ca, ADMIT, admissionReview);
+    expect(anonymous.status).toBe(403);
+    expect(JSON.parse(anonymous.body)).toEqual({ message: "an admission review needs the API server's client certificate" });
+    expect((await post(port, ca, ADMIT, admissionReview, { cert: stranger.certPem, key: stranger.keyPem })).status).toBe(403);
+    const admitted = await post(port, ca, ADMIT, admissionReview, { cert: apiServer.certPem, key: apiServer.keyPem });
+    expect(admitted.status).toBe(200);
+    expect(JSON.parse(admitted.body)).toMatchObject({ response: { uid: 'u-1', allowed: true } });
+    // The API server sends conversion reviews without credentials (kubernetes/kubernetes#131810).
+    expect((await post(port, ca, CONVERT, conversionReview)).status).toBe(200);
   });
 
   it.each([

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:https';
+import type { TLSSocket } from 'node:tls';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -78,6 +79,12 @@ export interface ConversionWebhookOptions {
   logger: Logger;
   /** WEBHOOK_LIMITS where unset. */
   limits?: Partial<WebhookLimits>;
+  /**
+   * The CA of the API server's webhook client certificate (its AdmissionConfiguration's kubeconfig). With it, an
+   * admission review without a certificate it signed is refused 403. Conversion reviews cannot require one: the API
+   * server sends CRD conversion webhooks no credentials (kubernetes/kubernetes#131810).
+   */
+  clientCaPem?: string;
 }
 
 /** Problems of an object converted into the stored version, which the API server does not validate itself. */
@@ -124,6 +131,8 @@ export class ConversionWebhook {
       {
         cert: tls.certPem,
         key: tls.keyPem,
+        // Asked, not required, at the handshake: conversion reviews come without one; admission reviews are checked.
+        ...(this.options.clientCaPem ? { requestCert: true, rejectUnauthorized: false, ca: this.options.clientCaPem } : {}),
         handshakeTimeout: limits.handshakeTimeoutMs,
         headersTimeout: limits.headersTimeoutMs,
         requestTimeout: limits.requestTimeoutMs,
@@ -167,6 +176,8 @@ export class ConversionWebhook {
     const path = req.url?.split('?')[0];
     if (req.method !== 'POST' || (path !== '/convert' && path !== CLUSTER_CLASS_VALIDATION_PATH))
       return refuse(req, res, 404, { message: 'not found' });
+    if (path === CLUSTER_CLASS_VALIDATION_PATH && this.options.clientCaPem && !(req.socket as TLSSocket).authorized)
+      return refuse(req, res, 403, { message: "an admission review needs the API server's client certificate" });
     const maxBytes = path === '/convert' ? this.limits.maxConversionBodyBytes : this.limits.maxAdmissionBodyBytes;
     const declared = declaredBodyBytes(req);
     if (declared !== undefined && declared > maxBytes) return this.tooLarge(req, res, path, maxBytes);

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { ConversionError } from '@capstan/api';
 import type { KubeClient } from '@capstan/kube';
@@ -16,6 +17,8 @@ export interface CoreWebhookOptions {
   /** The core's namespace: its replicas share the certificates through a Secret there. */
   namespace: string;
   secretName: string;
+  /** `--webhook-client-ca-file`: admission reviews must come with a client certificate this CA signed. */
+  clientCaFile?: string;
 }
 
 /** How often the certificates are checked for renewal (they are renewed a month before they expire). */
@@ -99,6 +102,7 @@ export class CoreWebhook {
           port: this.options.port,
           bindAddress: this.options.bindAddress,
           tls,
+          ...(this.options.clientCaFile ? { clientCaPem: readFileSync(this.options.clientCaFile, 'utf8') } : {}),
           resolve: (gk) => this.resolve(gk),
           logger: this.logger,
         });

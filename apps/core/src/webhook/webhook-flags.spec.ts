@@ -22,6 +22,12 @@ describe('parseWebhookFlags', () => {
     expect(parseWebhookFlags([], { WEBHOOK_PORT: '9443' }).webhook?.port).toBe(9443);
   });
 
+  it('takes the CA of the API server client certificate admission reviews must carry, by flag or environment', () => {
+    expect(parseWebhookFlags(['--webhook-port=9443', '--webhook-client-ca-file', '/ca.crt'], {}).webhook?.clientCaFile).toBe('/ca.crt');
+    expect(parseWebhookFlags(['--webhook-port=9443'], { WEBHOOK_CLIENT_CA_FILE: '/env-ca.crt' }).webhook?.clientCaFile).toBe('/env-ca.crt');
+    expect(parseWebhookFlags(['--webhook-port=9443'], {}).webhook).not.toHaveProperty('clientCaFile');
+  });
+
   it('refuses values it cannot use, naming the flag', () => {
     expect(() => parseWebhookFlags(['--webhook-port', 'soon'], {})).toThrow('--webhook-port must be a port number (1-65535)');
     expect(() => parseWebhookFlags(['--webhook-port', '1', '--webhook-url', 'http://x'], {})).toThrow('--webhook-url must be an https:// URL');

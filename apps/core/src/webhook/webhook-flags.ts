@@ -8,6 +8,9 @@ export const WEBHOOK_FLAGS_HELP = [
   '  --webhook-bind-address <ip>    where the webhook listens (default 0.0.0.0)',
   `  --webhook-service <ns/name>    the Service the API server reaches it through (default ${CONVERSION_WEBHOOK_SERVICE.namespace}/${CONVERSION_WEBHOOK_SERVICE.name})`,
   '  --webhook-url <url>            instead of a Service, this URL (a core running outside the cluster)',
+  '  --webhook-client-ca-file <path>',
+  '                                 admission reviews must carry a client certificate this CA signed (the API',
+  "                                 server's AdmissionConfiguration; also WEBHOOK_CLIENT_CA_FILE)",
 ].join('\n');
 
 /** The webhook's options as flags give them; the Secret's namespace is the core's own. */
@@ -20,7 +23,7 @@ export class WebhookFlagError extends Error {
   }
 }
 
-const FLAGS = ['--webhook-port', '--webhook-bind-address', '--webhook-service', '--webhook-url'] as const;
+const FLAGS = ['--webhook-port', '--webhook-bind-address', '--webhook-service', '--webhook-url', '--webhook-client-ca-file'] as const;
 type Flag = (typeof FLAGS)[number];
 
 /**
@@ -50,6 +53,7 @@ export function parseWebhookFlags(
   if (!Number.isInteger(port) || port < 1 || port > 65535) throw new WebhookFlagError('--webhook-port must be a port number (1-65535)');
   const url = values.get('--webhook-url');
   if (url !== undefined && !/^https:\/\/[^/]+(\/.*)?$/.test(url)) throw new WebhookFlagError('--webhook-url must be an https:// URL');
+  const clientCaFile = values.get('--webhook-client-ca-file') ?? (env['WEBHOOK_CLIENT_CA_FILE'] || undefined);
   const service = values.get('--webhook-service');
   const [serviceNamespace, serviceName] = service?.split('/') ?? [CONVERSION_WEBHOOK_SERVICE.namespace, CONVERSION_WEBHOOK_SERVICE.name];
   if (!serviceNamespace || !serviceName) throw new WebhookFlagError('--webhook-service must be <namespace>/<name>');
@@ -61,6 +65,7 @@ export function parseWebhookFlags(
         ? { url }
         : { service: { name: serviceName, namespace: serviceNamespace, path: CONVERSION_WEBHOOK_SERVICE.path, port: CONVERSION_WEBHOOK_SERVICE.port } },
       secretName: 'capstan-core-webhook-tls',
+      ...(clientCaFile ? { clientCaFile } : {}),
     },
     rest,
   };

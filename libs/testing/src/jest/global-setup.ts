@@ -13,4 +13,5 @@ export default async function globalSetup(): Promise<void> {
   process.env['CAPSTAN_TEST_KUBECONFIG'] = environment.kubeconfigPath;
   process.env['CAPSTAN_TEST_NATS_URL'] = environment.natsUrl;
   if (environment.etcdUrl) process.env['CAPSTAN_TEST_ETCD_URL'] = environment.etcdUrl;
+  if (environment.webhookClientCaPath) process.env['CAPSTAN_TEST_WEBHOOK_CLIENT_CA_FILE'] = environment.webhookClientCaPath;
 }
