@@ -1,4 +1,9 @@
-import { rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { parse, stringify } from 'yaml';
 import { ConditionReason, FINALIZERS, RESOURCES, type SimMachine } from '@capstan/api';
 import { uniqueEventTopology } from '@capstan/events';
 import { createKubeClient, type KubeClient } from '@capstan/kube';
@@ -159,6 +164,42 @@ describe('machine-provider: SimMachine', () => {
       message: 'the rack caught fire',
     });
     expect((await alpha.simMachine('alpha-doomed')).status?.initialization?.provisioned).toBeUndefined();
+  });
+
+  it("refuses bootstrap data its owner wrote (not rendered) that climbs out of the machine, inflates past the limit or passes host flags to the API server", async () => {
+    // `spec.bootstrap.dataSecretName` names a Secret the cluster owner wrote: none of the bootstrap provider's rules
+    // ran on it, so the sim's own checks are all that stand between it and the management host.
+    const escapee = join(tmpdir(), `capstan-owner-data-escape-${randomBytes(4).toString('hex')}`);
+    const withFile = (data: string, file: Record<string, unknown>) => {
+      const document = parse(data) as { write_files: Record<string, unknown>[] };
+      document.write_files.push(file);
+      return `#cloud-config\n${stringify(document)}`;
+    };
+    await alpha.machine('alpha-climber', {
+      role: 'agent',
+      data: withFile(alpha.render('agent'), { path: `/../../../../../..${escapee}`, content: 'written by a tenant' }),
+    });
+    const climbed = await alpha.condition('alpha-climber', 'Ready', SimConditionReason.BootstrapDataInvalid);
+    expect(climbed.message).toContain("without '..' segments");
+    expect(existsSync(escapee)).toBe(false);
+
+    await alpha.machine('alpha-bomb', {
+      role: 'agent',
+      data: withFile(alpha.render('agent'), {
+        path: '/var/lib/bomb',
+        encoding: 'gzip+base64',
+        content: gzipSync(Buffer.alloc(64 * 1024 * 1024)).toString('base64'),
+      }),
+    });
+    expect((await alpha.condition('alpha-bomb', 'Ready', SimConditionReason.BootstrapDataInvalid)).message).toContain('decodes to more than');
+
+    const server = parse(alpha.render('join-server')) as { write_files: { path: string; content: string }[] };
+    const k3sConfig = server.write_files.find((f) => f.path === '/etc/rancher/k3s/config.yaml')!;
+    k3sConfig.content += 'kube-apiserver-arg:\n  - token-auth-file=/etc/capstan-tenant-tokens.csv\n';
+    await alpha.machine('alpha-flags', { role: 'join-server', data: `#cloud-config\n${stringify(server)}` });
+    const flagged = await alpha.condition('alpha-flags', 'Ready', SimConditionReason.BootstrapDataInvalid);
+    expect(flagged.message).toContain('sets --token-auth-file, which the sim does not pass');
+    expect(flagged.message).not.toContain('/etc/capstan-tenant-tokens.csv');
   });
 
   it('plays injected node faults: NotReady, then gone', async () => {

@@ -13,6 +13,7 @@ export * from './reconciler-kit/event-handlers.js';
 export * from './reconciler-kit/machine-condition-writer.js';
 export * from './reconciler-kit/machine-creation.js';
 export * from './reconciler-kit/orphaned-clones.js';
+export * from './reconciler-kit/provider-kinds.js';
 export * from './reconciler-kit/stranded-machines.js';
 export * from './reconciler-kit/template-ownership.js';
 export * from './sharding/cluster-shard-key.js';

@@ -9,7 +9,7 @@ import { TestScope, testCluster, testKcp } from '../testing/control-plane-scope.
 import { ControlPlaneInPlace, type InPlaceDeps } from './k3scontrolplane.in-place.js';
 import { machineFacts } from './k3scontrolplane.machines.js';
 import { planInputFor } from './k3scontrolplane.scale.js';
-import { ProviderKinds } from './provider-kinds.js';
+import { ProviderKinds } from '@capstan/provider-kit';
 
 // The control plane's in-place updates on the in-memory API server: each machine is asked about on its own (after a
 // partial failure machines run different versions), and starting an update never leaves a K3sConfig ahead of its

@@ -14,7 +14,7 @@ import { CONTROL_PLANE_ANNOTATIONS } from '../planning/annotations.js';
 import type { InPlaceVerdict } from '../planning/planner.js';
 import { machineSpecHash } from '../planning/spec-hash.js';
 import type { ControlPlaneScope } from './k3scontrolplane.scope.js';
-import type { ProviderKinds } from './provider-kinds.js';
+import type { ProviderKinds } from '@capstan/provider-kit';
 
 // The control plane's in-place updates (docs/in-place-updates.md): whether out-of-date machines can be updated in
 // place (asked of the bootstrap provider per machine and spec, recorded on each Machine), and starting one update:
@@ -232,7 +232,7 @@ const refOf = (machine: Machine) => ({ namespace: machine.metadata.namespace, na
 /** The template the machine's infrastructure machine was cloned from, if it says so. */
 async function infrastructureTemplateOf(machine: Machine, deps: InPlaceDeps): Promise<string | undefined> {
   const ref = machine.spec.infrastructureRef;
-  const type = await deps.kinds.resolve(ref.apiGroup, ref.kind);
+  const type = await deps.kinds.resourceOf(ref.apiGroup, ref.kind);
   const infra = await deps.client.resource(type).getIfExists({ namespace: machine.metadata.namespace, name: ref.name });
   return infra?.metadata?.annotations?.[ANNOTATIONS.clonedFromName];
 }

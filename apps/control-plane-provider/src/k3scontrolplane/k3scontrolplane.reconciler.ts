@@ -55,7 +55,7 @@ import {
   statusInputsOf,
   writeControlPlaneStatus,
 } from './k3scontrolplane.status.js';
-import { ProviderKinds } from './provider-kinds.js';
+import { ProviderKinds } from '@capstan/provider-kit';
 import { SECRETS, type SecretAccess } from './secrets.js';
 
 /**
@@ -105,7 +105,7 @@ export class K3sControlPlaneReconciler {
     const kinds = new ProviderKinds(deps.client);
     this.templateOwnership = new TemplateClusterOwnership(
       deps.client,
-      (ref) => kinds.resolve(ref.apiGroup, ref.kind),
+      (ref) => kinds.resourceOf(ref.apiGroup, ref.kind),
       deps.templateCacheOf,
     );
     this.scaler = new ControlPlaneScaler({

@@ -24,7 +24,7 @@ import pino from 'pino';
 import { TestScope, testKcp } from '../testing/control-plane-scope.js';
 import { MachineExpectations } from './expectations.js';
 import { ControlPlaneScaler } from './k3scontrolplane.scale.js';
-import { ProviderKinds } from './provider-kinds.js';
+import { ProviderKinds } from '@capstan/provider-kit';
 
 // The control plane's machine creation and the repair of a stranded Machine against the real API server: the
 // requests are real; the test decides when the Machine's create reaches the server and what the scaler hears.

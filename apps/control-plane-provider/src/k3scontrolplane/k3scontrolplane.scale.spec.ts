@@ -13,7 +13,7 @@ import {
   TEMPLATE_RECHECK_MS,
   type ScaleResult,
 } from './k3scontrolplane.scale.js';
-import type { ProviderKinds } from './provider-kinds.js';
+import type { ProviderKinds } from '@capstan/provider-kit';
 
 const now = Date.parse('2026-01-01T00:00:00Z');
 

@@ -38,7 +38,7 @@ import {
   TEMPLATE_FIELD_MANAGER,
 } from './machine-objects.js';
 import { ControlPlaneInPlace, type AskCanUpdate, type InPlaceDeps } from './k3scontrolplane.in-place.js';
-import { machineKindOf, type ProviderKinds } from './provider-kinds.js';
+import { machineKindOf, type ProviderKinds } from '@capstan/provider-kit';
 
 /** How soon to look again while the cache has not caught up with this controller's own machine changes. */
 export const EXPECTATION_RECHECK_MS = 2_000;
@@ -139,7 +139,7 @@ export class ControlPlaneScaler {
     this.strandedMachines = new StrandedMachines({
       client: deps.client,
       machinesApi: deps.machineClient,
-      resolve: (apiGroup, kind) => deps.kinds.resolve(apiGroup, kind),
+      resolve: (apiGroup, kind) => deps.kinds.resourceOf(apiGroup, kind),
       recorder: deps.recorder,
       ...(deps.strandedGraceMs !== undefined && { graceMs: deps.strandedGraceMs }),
     });
@@ -201,7 +201,7 @@ export class ControlPlaneScaler {
     const locate = async () => ({
       types: [
         RESOURCES.K3sConfig,
-        await this.deps.kinds.resolve(templateRef.apiGroup, machineKindOf(templateRef.kind)),
+        await this.deps.kinds.resourceOf(templateRef.apiGroup, machineKindOf(templateRef.kind)),
       ],
       labelSelector: `${LABELS.clusterName}=${scope.clusterName},${LABELS.controlPlaneName}=${formatLabelValue(kcp.metadata.name!)}`,
     });
@@ -309,8 +309,8 @@ export class ControlPlaneScaler {
     const namespace = kcp.metadata.namespace!;
     const clusterName = scope.clusterName;
     const templateRef = kcp.spec.machineTemplate.spec.infrastructureRef;
-    const templateType = await kinds.resolve(templateRef.apiGroup, templateRef.kind);
-    const machineType = await kinds.resolve(templateRef.apiGroup, machineKindOf(templateRef.kind));
+    const templateType = await kinds.resourceOf(templateRef.apiGroup, templateRef.kind);
+    const machineType = await kinds.resourceOf(templateRef.apiGroup, machineKindOf(templateRef.kind));
     const cache = this.deps.templateCacheOf?.(templateType);
     const template = (await (cache
       ? cache.getOrFetch(namespace, templateRef.name)

@@ -11,7 +11,7 @@ import {
   type Manager,
 } from '@capstan/kube';
 import { ProviderHints, type ProviderObjectName } from './provider-hints.js';
-import { ProviderKindError, ProviderKinds, type ProviderKind } from './provider-kinds.js';
+import { ProviderKindError, ProviderKinds, type ProviderKind } from '@capstan/provider-kit';
 
 /** A provider object as JSON: the core knows only the contract fields, which the readers in @capstan/api pick. */
 export type ProviderObject = KubernetesObject & Record<string, unknown>;

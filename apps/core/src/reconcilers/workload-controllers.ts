@@ -8,7 +8,7 @@ import {
 } from '@capstan/api';
 import { askCanUpdateMachine } from '@capstan/events';
 import { TemplateClusterOwnership, type ServiceContext } from '@capstan/provider-kit';
-import { ProviderKinds } from '../external/provider-kinds.js';
+import { ProviderKinds } from '@capstan/provider-kit';
 import type { WorkloadClusters } from '../remote/workload-clusters.js';
 import { registerMachineDeploymentController } from './machinedeployment/machinedeployment.controller.js';
 import { registerMachineHealthCheckController } from './machinehealthcheck/machinehealthcheck.controller.js';

@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import { ConversionError } from '@capstan/api';
 import type { KubeClient } from '@capstan/kube';
 import type { Logger } from 'pino';
-import { ProviderKinds } from '../external/provider-kinds.js';
+import { ProviderKinds } from '@capstan/provider-kit';
 import { ConversionWebhook } from './conversion-webhook.js';
 import { configureCrdConversion, type WebhookClientConfig } from './crd-conversion-config.js';
 import { configureValidatingWebhook, removeValidatingWebhook, VALIDATING_WEBHOOK_CONFIGURATION } from './validating-webhook-config.js';

@@ -30,7 +30,7 @@ import {
   type DeletionResult,
   type ReconcileScope,
 } from '@capstan/provider-kit';
-import { ProviderKindError } from '../../external/provider-kinds.js';
+import { ProviderKindError } from '@capstan/provider-kit';
 import { selectorMatches } from '../shared/label-selector.js';
 import { cloneKindOf } from '../shared/template-cloner.js';
 import {

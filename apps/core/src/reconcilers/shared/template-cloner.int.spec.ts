@@ -10,7 +10,7 @@ import {
   installGenericProviderCrds,
   type TestNamespace,
 } from '@capstan/testing';
-import { ProviderKinds } from '../../external/provider-kinds.js';
+import { ProviderKinds } from '@capstan/provider-kit';
 import { TemplateCloner, type TemplateObject } from './template-cloner.js';
 import { CountingClient } from '../../testing/counting-client.js';
 

@@ -7,7 +7,7 @@ import {
   type WriteOptions,
 } from '@capstan/kube';
 import type { KubernetesObject, V1OwnerReference } from '@kubernetes/client-node';
-import { guessPlural, type ProviderKinds } from '../../external/provider-kinds.js';
+import { guessPlural, type ProviderKinds } from '@capstan/provider-kit';
 
 // Objects created from provider templates (upstream external.CreateFromTemplate / GenerateTemplate): a MachineSet
 // clones an infrastructure machine and a bootstrap config per Machine; a MachineHealthCheck clones a remediation
@@ -88,7 +88,7 @@ export class TemplateCloner {
    */
   async resolve(apiGroup: string, kind: string, version?: string): Promise<ResourceType> {
     if (version) return { group: apiGroup, version, kind, plural: guessPlural(kind), namespaced: true };
-    return (await this.kinds.resolve({ apiGroup, kind })).resource;
+    return this.kinds.resourceOf(apiGroup, kind);
   }
 
   /** The template (shared with the cache: not to be changed); NotFound when it does not exist. */

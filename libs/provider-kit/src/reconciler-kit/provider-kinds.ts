@@ -1,6 +1,7 @@
 import {
   ContractLabelError,
   contractFromCrd,
+  findResource,
   type ContractVersion,
   type ContractVersionedObjectReference,
 } from '@capstan/api';
@@ -54,6 +55,9 @@ export class ProviderKinds {
   ) {}
 
   async resolve(ref: Pick<ContractVersionedObjectReference, 'apiGroup' | 'kind'>): Promise<ProviderKind> {
+    // Capstan's own kinds: their CRDs are generated from libs/api, all with the v1beta2 contract label.
+    const own = findResource(ref.apiGroup, ref.kind);
+    if (own) return { resource: own, contract: 'v1beta2' };
     const key = `${ref.kind}.${ref.apiGroup}`;
     const cached = this.cache.get(key);
     if (cached) {
@@ -83,6 +87,11 @@ export class ProviderKinds {
     const value = await pending;
     if (value instanceof ProviderKindError) throw value;
     return value;
+  }
+
+  /** The resource of a provider kind (what most callers need of `resolve`). */
+  async resourceOf(apiGroup: string, kind: string): Promise<ResourceType> {
+    return (await this.resolve({ apiGroup, kind })).resource;
   }
 
   private async lookup(apiGroup: string, kind: string): Promise<ProviderKind> {
@@ -127,7 +136,15 @@ export class ProviderKinds {
   }
 }
 
-/** The plural most CRDs use (upstream's contract requires flect's pluralisation); irregular ones are listed. */
+/** The machine kind cloned from an infrastructure machine template kind (`SimMachineTemplate` -> `SimMachine`). */
+export function machineKindOf(templateKind: string): string {
+  if (!templateKind.endsWith('Template') || templateKind === 'Template') {
+    throw new TypeError(`${templateKind} is not a machine template kind (<Kind>Template)`);
+  }
+  return templateKind.slice(0, -'Template'.length);
+}
+
+/** The plural most CRDs use (upstream's contract requires flect's pluralisation); irregular ones are found by listing. */
 export function guessPlural(kind: string): string {
   const lower = kind.toLowerCase();
   if (/(s|x|z|ch|sh)$/.test(lower)) return `${lower}es`;
