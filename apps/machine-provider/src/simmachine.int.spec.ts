@@ -166,9 +166,10 @@ describe('machine-provider: SimMachine', () => {
     expect((await alpha.simMachine('alpha-doomed')).status?.initialization?.provisioned).toBeUndefined();
   });
 
-  it("refuses bootstrap data its owner wrote (not rendered) that climbs out of the machine, inflates past the limit or passes host flags to the API server", async () => {
+  it('refuses bootstrap data its owner wrote (not rendered) that climbs out of the machine or inflates past the limit', async () => {
     // `spec.bootstrap.dataSecretName` names a Secret the cluster owner wrote: none of the bootstrap provider's rules
-    // ran on it, so the sim's own checks are all that stand between it and the management host.
+    // ran on it, so the sim's own checks are all that stand between it and the management host. (Its
+    // kube-apiserver-arg reach an API server only through a later install, where machine-root.spec.ts covers them.)
     const escapee = join(tmpdir(), `capstan-owner-data-escape-${randomBytes(4).toString('hex')}`);
     const withFile = (data: string, file: Record<string, unknown>) => {
       const document = parse(data) as { write_files: Record<string, unknown>[] };
@@ -180,7 +181,7 @@ describe('machine-provider: SimMachine', () => {
       data: withFile(alpha.render('agent'), { path: `/../../../../../..${escapee}`, content: 'written by a tenant' }),
     });
     const climbed = await alpha.condition('alpha-climber', 'Ready', SimConditionReason.BootstrapDataInvalid);
-    expect(climbed.message).toContain("without '..' segments");
+    expect(climbed.message).toContain(".path must be an absolute path without '..' segments");
     expect(existsSync(escapee)).toBe(false);
 
     await alpha.machine('alpha-bomb', {
@@ -192,14 +193,6 @@ describe('machine-provider: SimMachine', () => {
       }),
     });
     expect((await alpha.condition('alpha-bomb', 'Ready', SimConditionReason.BootstrapDataInvalid)).message).toContain('decodes to more than');
-
-    const server = parse(alpha.render('join-server')) as { write_files: { path: string; content: string }[] };
-    const k3sConfig = server.write_files.find((f) => f.path === '/etc/rancher/k3s/config.yaml')!;
-    k3sConfig.content += 'kube-apiserver-arg:\n  - token-auth-file=/etc/capstan-tenant-tokens.csv\n';
-    await alpha.machine('alpha-flags', { role: 'join-server', data: `#cloud-config\n${stringify(server)}` });
-    const flagged = await alpha.condition('alpha-flags', 'Ready', SimConditionReason.BootstrapDataInvalid);
-    expect(flagged.message).toContain('sets --token-auth-file, which the sim does not pass');
-    expect(flagged.message).not.toContain('/etc/capstan-tenant-tokens.csv');
   });
 
   it('plays injected node faults: NotReady, then gone', async () => {

@@ -224,6 +224,16 @@ describe('parseK3sCloudConfig', () => {
       { reason: 'TooLarge', field: 'write_files[2].content' },
     ],
     [
+      'a file path climbing out of the machine',
+      () => agentDocument().replace('path: /opt/blob.gz', `path: /../../../etc/${TOKEN}`),
+      { reason: 'InvalidField', field: 'write_files[2].path' },
+    ],
+    [
+      'a relative file path',
+      () => agentDocument().replace('path: /opt/blob.gz', 'path: opt/blob.gz'),
+      { reason: 'InvalidField', field: 'write_files[2].path' },
+    ],
+    [
       'a CA certificate without its key',
       () => serverDocument().replace('tls/client-ca.key', 'tls/client-ca.key.bak'),
       { reason: 'MissingCertificate', field: '/var/lib/rancher/k3s/server/tls/client-ca.key' },

@@ -104,6 +104,9 @@ function readFiles(writeFiles: unknown): ParsedFile[] {
       throw fail('InvalidStructure', field, 'is not a mapping');
     const { path, content = '', encoding, owner, permissions } = entry as Record<string, unknown>;
     if (typeof path !== 'string' || path === '') throw fail('MissingField', `${field}.path`, 'is missing');
+    // Refused, not skipped: bootstrap data a cluster owner wrote himself never met the bootstrap provider's rules.
+    if (!path.startsWith('/') || path.split('/').includes('..') || path.includes('\0'))
+      throw fail('InvalidField', `${field}.path`, "must be an absolute path without '..' segments");
     if (typeof content !== 'string') throw fail('InvalidField', `${field}.content`, 'is not text');
     const decoded = budget.decode(content, encoding, `${field}.content`);
     return {

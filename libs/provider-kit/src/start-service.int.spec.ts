@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
-import { CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { AuthorizationV1Api, CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { Global, Module } from '@nestjs/common';
 import { RESOURCES, type Cluster } from '@capstan/api';
 import { uniqueEventTopology } from '@capstan/events';
@@ -199,7 +199,22 @@ describe('startService', () => {
           subjects: [{ kind: 'ServiceAccount', name: 'operator', namespace: ns.name }],
         },
       });
-      // The denial above is remembered briefly; past that the new Role counts.
+      // The API server's authorizer learns of a new binding from its informers, a moment after it is stored.
+      const authorization = ns.kc.makeApiClient(AuthorizationV1Api);
+      await eventually(
+        async () =>
+          (
+            await authorization.createSubjectAccessReview({
+              body: {
+                spec: {
+                  user: `system:serviceaccount:${ns.name}:operator`,
+                  resourceAttributes: { group: 'cluster.x-k8s.io', resource: 'clusters', verb: 'patch', namespace: ns.name, name: 'demo' },
+                },
+              },
+            })
+          ).status?.allowed === true,
+      );
+      // The guard remembers its denial above briefly; past that the new Role counts.
       clockOffsetMs += ADMIN_AUTH_CACHE.deniedMs;
       const paused = await act('pause');
       expect(paused.status).toBe(201);

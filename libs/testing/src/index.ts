@@ -23,3 +23,4 @@ export * from './upstream-cluster-api.js';
 export * from './upstream-managers.js';
 export * from './in-memory-quick-start.js';
 export * from './stale-webhooks.js';
+export * from './webhook-client-credentials.js';

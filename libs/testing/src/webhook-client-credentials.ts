@@ -1,5 +1,5 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { createCertificateAuthority, issueClientCertificate } from '@capstan/pki';
 
 /**
@@ -49,4 +49,10 @@ export async function writeWebhookClientCredentials(dir: string): Promise<{ apiS
     ].join('\n'),
   );
   return { apiServerArg: `--admission-control-config-file=${path('admission-config.yaml')}`, caPath: path('webhook-client-ca.crt') };
+}
+
+/** The API server's webhook client certificate and key, next to the CA `writeWebhookClientCredentials` wrote: a test that talks to a webhook as the API server does. */
+export function webhookClientCertificate(caPath: string): { cert: string; key: string } {
+  const dir = dirname(caPath);
+  return { cert: readFileSync(join(dir, 'webhook-client.crt'), 'utf8'), key: readFileSync(join(dir, 'webhook-client.key'), 'utf8') };
 }

@@ -2,6 +2,7 @@ import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import { CONVERSION_DATA_ANNOTATION, CONVERSION_WEBHOOK_SERVICE, V1BETA1 } from '@capstan/api';
 import { createKubeClient, CUSTOM_RESOURCE_DEFINITIONS, KubeApiError, SECRETS, type KubeClient, type ResourceType } from '@capstan/kube';
 import {
+  webhookClientCertificate,
   createTestNamespace,
   eventually,
   freePort,
@@ -336,10 +337,12 @@ describe('the conversion webhook', () => {
     it('answers a malformed review with 400 and a clear message', async () => {
       const secret = await client.resource<V1Secret>(SECRETS).get({ namespace: ns.name, name: 'capstan-core-webhook-tls' });
       const ca = Buffer.from(secret.data!['ca.crt']!, 'base64').toString('utf8');
+      // As the API server sends them: with its client certificate where the environment gave it one.
+      const asApiServer = webhookClientCaFile ? webhookClientCertificate(webhookClientCaFile) : {};
       const post = (body: string) =>
         new Promise<{ status: number; body: string }>((resolve, reject) => {
           const req = httpsRequest(
-            { host: '127.0.0.1', port: webhook.port, path: CLUSTER_CLASS_VALIDATION_PATH, method: 'POST', ca, headers: { 'content-type': 'application/json' } },
+            { host: '127.0.0.1', port: webhook.port, path: CLUSTER_CLASS_VALIDATION_PATH, method: 'POST', ca, headers: { 'content-type': 'application/json' }, ...asApiServer },
             (res) => {
               let text = '';
               res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
