@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { localAdminTls, type LocalAdminTls } from './admin-api.js';
@@ -94,6 +94,8 @@ export interface StartLocalServicesOptions {
    */
   allInOne?: boolean;
   onProgress?(service: LocalServiceName, state: 'starting' | 'ready'): void;
+  /** How a free port is chosen (default `freePort`); a test hands out a taken one to see the start retried. */
+  choosePort?: () => Promise<number>;
 }
 
 export class LocalServiceError extends Error {
@@ -117,7 +119,8 @@ async function waitReady(service: LocalService, timeoutMs: number): Promise<void
     if (service.child.exitCode !== null) {
       throw new LocalServiceError(service.name, `exited with code ${service.child.exitCode}; see ${service.logFile}`);
     }
-    const ready = await fetch(`${service.url}/readyz`).then((r) => r.ok, () => false);
+    // Bounded: whatever holds the port may accept the connection and never answer (another process bound it first).
+    const ready = await fetch(`${service.url}/readyz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok, () => false);
     if (ready) return;
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -158,15 +161,34 @@ function simStateDirOf(options: StartLocalServicesOptions): string {
   );
 }
 
+/** Starts of one replica before a port taken between choosing and binding it counts as a failure. */
+const PORT_ATTEMPTS = 3;
+
 /**
  * One service replica as a local process, logging to `<logDir>/<service>.log` (`<service>-<replica>.log` when there
- * are several; appended), ready when this returns.
+ * are several; appended), ready when this returns. Its ports are chosen free, but another process can bind one
+ * before the service does: a start that exits on EADDRINUSE is made again with other ports.
  */
 async function startLocalService(name: LocalServiceName, options: StartLocalServicesOptions, replica = 0): Promise<LocalService> {
-  const [port, adminPort] = [await freePort(), await freePort()];
   const several = (options.replicas ?? 1) > 1;
-  const sharded = several || options.sharding === true;
   const logFile = join(options.logDir, several ? `${name}-${replica}.log` : `${name}.log`);
+  for (let attempt = 1; ; attempt++) {
+    const logOffset = existsSync(logFile) ? statSync(logFile).size : 0;
+    try {
+      return await startLocalServiceOnce(name, options, replica, logFile);
+    } catch (error) {
+      const tail = existsSync(logFile) ? readFileSync(logFile).subarray(logOffset).toString('utf8') : '';
+      if (attempt >= PORT_ATTEMPTS || !tail.includes('EADDRINUSE')) throw error;
+    }
+  }
+}
+
+async function startLocalServiceOnce(name: LocalServiceName, options: StartLocalServicesOptions, replica: number, logFile: string): Promise<LocalService> {
+  const choose = options.choosePort ?? (() => freePort());
+  const port = await choose();
+  let adminPort = await choose();
+  while (adminPort === port) adminPort = await choose();
+  const sharded = (options.replicas ?? 1) > 1 || options.sharding === true;
   const tls = await localAdminTls(options.logDir);
   const args = await serviceArgs(name === 'core', options, { port, adminPort, tls }, sharded, `${name}-${replica}`);
   const { child, simStateDir } = spawnServiceProcess(name, args, logFile, options);
@@ -184,7 +206,8 @@ async function startLocalService(name: LocalServiceName, options: StartLocalServ
   try {
     await waitReady(service, options.readyTimeoutMs ?? 60_000);
   } catch (error) {
-    await stopLocalServices([service]);
+    // This process only: the sim state dir may be another replica's too, and its workload servers still serve.
+    await stopLocalServices([{ ...service, simStateDir: undefined }]);
     throw error;
   }
   return service;
