@@ -29,7 +29,7 @@ describe('a host that cannot confine', () => {
       const result = await runCommand(
         new HostRoot(${JSON.stringify(join(dir, 'machine'))}, { confined: ${confined} }),
         // A bare command: an absolute one is a program of the machine, under its root.
-        { name: 'tenant', command: 'sh', args: ['-c', ${JSON.stringify(script)}], workingDirectory: '/' },
+        { name: 'tenant', command: 'sh', args: ['-c', ${JSON.stringify(script)}], workingDirectory: '/', timeoutSeconds: 30 },
         '/var/lib/capstan/agent/work',
         { PATH: '/usr/bin:/bin' },
       );
