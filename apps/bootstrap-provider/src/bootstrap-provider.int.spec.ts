@@ -214,6 +214,7 @@ describe('bootstrap-provider with a real API server and event bus', () => {
       natsUrl: testNatsUrl(),
       httpHost: '127.0.0.1',
       httpPort: 0,
+      adminPort: 0,
       namespace: ns.name,
       subjectRoot: topology.root,
       streamName: topology.stream,

@@ -79,10 +79,9 @@ export const bootstrapProviderService: ServiceDefinition = {
       secrets,
       liveness,
       ...(agentLeaseSeconds !== undefined && { agentLeaseSeconds }),
-      publisher: context.publisher,
+      outbox: context.outbox,
       recorder: context.recorder(K3SCONFIG_CONTROLLER),
       logger: context.logger,
-      bus: context.bus,
       agentConnection: agentConnectionOf(context.connection, process.env['CAPSTAN_AGENT_API_SERVER']),
     });
     const ofCluster = (namespace: string | undefined, clusterName: string | undefined) =>

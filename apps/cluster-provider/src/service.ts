@@ -1,6 +1,6 @@
 import { RESOURCES, type Cluster, type SimCluster, type SimMachine } from '@capstan/api';
 import { BY_CLUSTER_NAME, clusterIndexValue, isBeingDeleted, objectKey, OwnWrites } from '@capstan/kube';
-import { clusterChangesProvidersRead, EventOutbox, type ServiceDefinition } from '@capstan/provider-kit';
+import { clusterChangesProvidersRead, type ServiceDefinition } from '@capstan/provider-kit';
 import { referencedSimKey, simClusterOptionsFromEnv, type SimClusterOptions } from '@capstan/sim';
 import { ClusterLifecycleModule } from './events/cluster-lifecycle.handler.js';
 import { SIM_CLUSTER_CONTROLLER, SimClusterReconciler } from './reconcilers/simcluster.reconciler.js';
@@ -26,7 +26,7 @@ export function createClusterProviderService(
         simClusters,
         clusters,
         simMachines,
-        outbox: new EventOutbox({ publisher: context.publisher, bus: context.bus, logger: context.logger }),
+        outbox: context.outbox,
         ownWrites,
       });
       context.addController<SimCluster>({

@@ -38,6 +38,7 @@ describe('cluster-provider: SimCluster', () => {
       natsUrl: testNatsUrl(),
       httpHost: '127.0.0.1',
       httpPort: 0,
+      adminPort: 0,
       namespace: ns.name,
       subjectRoot: topology.root,
       streamName: topology.stream,

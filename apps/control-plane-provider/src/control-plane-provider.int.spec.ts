@@ -168,6 +168,7 @@ describe('control-plane-provider with a real API server, event bus and workload 
       natsUrl: testNatsUrl(),
       httpHost: '127.0.0.1',
       httpPort: 0,
+      adminPort: 0,
       namespace: ns.name,
       subjectRoot: topology.root,
       streamName: topology.stream,

@@ -28,10 +28,9 @@ export const controlPlaneProviderService: ServiceDefinition = {
       clusters,
       machines,
       secrets,
-      publisher: context.publisher,
+      outbox: context.outbox,
       recorder: context.recorder(K3SCONTROLPLANE_CONTROLLER),
       logger: context.logger,
-      bus: context.bus,
       askCanUpdate: (request) => askCanUpdateMachine(context.bus.nc, context.topology.root, request),
       templateCacheOf: (type) => manager.informer(type),
     });

@@ -7,7 +7,7 @@ import {
   type SimMachine,
 } from '@capstan/api';
 import { BY_CLUSTER_NAME, clusterIndexValue, objectKey, OwnWrites, specOrMetadataChanged } from '@capstan/kube';
-import { clusterChangesProvidersRead, clusterShardKey, EventOutbox, type ServiceDefinition } from '@capstan/provider-kit';
+import { clusterChangesProvidersRead, clusterShardKey, type ServiceDefinition } from '@capstan/provider-kit';
 import { referencedSimKey, SimRuntime, simMachineOptionsFromEnv, type SimMachineOptions } from '@capstan/sim';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { MachineLifecycleModule } from './events/machine-lifecycle.handler.js';
@@ -72,7 +72,7 @@ export function createMachineProviderService(
         machines,
         clusters,
         simClusters,
-        outbox: new EventOutbox({ publisher: context.publisher, bus: context.bus, logger: context.logger }),
+        outbox: context.outbox,
         ownWrites,
       });
       context.addController<SimMachine>({

@@ -12,7 +12,7 @@ import {
   type K3sControlPlane,
   type Machine,
 } from '@capstan/api';
-import { eventDataBase, type EventPublisher } from '@capstan/events';
+import { eventDataBase } from '@capstan/events';
 import { BootstrapDataError, BootstrapRenderError, renderK3sCloudConfig, type K3sRole } from '@capstan/k3s-bootstrap';
 import {
   deepEqual,
@@ -29,7 +29,7 @@ import {
   type Reconciler,
   type ResourceClient,
 } from '@capstan/kube';
-import { EventOutbox, objectReconciler, type OwedEvent, type ReconcileScope } from '@capstan/provider-kit';
+import { objectReconciler, type EventOutbox, type OwedEvent, type ReconcileScope } from '@capstan/provider-kit';
 import { planSecretName, type MachinePlan } from '@capstan/node-agent';
 import type { AgentLiveness } from './agent-liveness.js';
 import { decideBootstrap, WaitingReason } from './bootstrap-role.js';
@@ -71,11 +71,10 @@ export interface K3sConfigReconcilerDeps {
   liveness?: AgentLiveness;
   /** The duration of the agents' heartbeat Leases (default AGENT_LEASE_SECONDS; tests shorten it). */
   agentLeaseSeconds?: number;
-  publisher: EventPublisher;
+  /** The service's one outbox: events owed while the bus is down are recorded on the K3sConfig. */
+  outbox: EventOutbox;
   recorder: EventRecorder;
   logger: Logger;
-  /** While the bus is down, events are recorded as owed on the K3sConfig without trying to publish them. */
-  bus?: { readonly isConnected: boolean };
   /** How node agents reach the management cluster; without it the bootstrap data installs no node agent. */
   agentConnection?: AgentConnection;
 }
@@ -100,7 +99,7 @@ export class K3sConfigReconciler {
       resources: deps.client.resource<K3sConfig>(RESOURCES.K3sConfig),
       ownedConditions: [...K3SCONFIG_CONDITIONS, ConditionType.PlanApplied],
       ownWrites: new OwnWrites(),
-      outbox: new EventOutbox({ publisher: deps.publisher, bus: deps.bus, logger: deps.logger }),
+      outbox: deps.outbox,
       clusterOf: (config) => this.clusterOf(config),
       reconcileNormal: (scope) => this.reconcileNormal(scope),
     });

@@ -10,7 +10,6 @@ import {
   type K3sControlPlane,
   type Machine,
 } from '@capstan/api';
-import type { EventPublisher } from '@capstan/events';
 import {
   groupOf,
   hasFinalizer,
@@ -26,10 +25,10 @@ import {
 } from '@capstan/kube';
 import {
   CONFLICT_REQUEUE_MS,
-  EventOutbox,
   objectReconciler,
   TemplateClusterOwnership,
   type DeletionResult,
+  type EventOutbox,
   type ReconcileScope,
 } from '@capstan/provider-kit';
 import type { StatusInputs } from '../planning/control-plane-status.js';
@@ -71,11 +70,10 @@ export interface K3sControlPlaneReconcilerDeps {
   machines: Informer<Machine>;
   /** Secrets with the cluster-name label (certificates, kubeconfig). */
   secrets: Informer<V1Secret>;
-  publisher: EventPublisher;
+  /** The service's one outbox: events owed while the bus is down are recorded on the K3sControlPlane. */
+  outbox: EventOutbox;
   recorder: EventRecorder;
   logger: Logger;
-  /** While the bus is down, events are recorded as owed on the K3sControlPlane without trying to publish them. */
-  bus?: { readonly isConnected: boolean };
   /** Whether the workload API answers through a kubeconfig; a real HTTPS probe by default. */
   probe?: WorkloadProbe;
   /** Asks a machine's bootstrap provider whether a change can be applied in place (docs/in-place-updates.md). */
@@ -126,7 +124,7 @@ export class K3sControlPlaneReconciler {
       ownedConditions: CONTROL_PLANE_CONDITIONS,
       finalizer: FINALIZERS.k3sControlPlane,
       ownWrites: new OwnWrites(),
-      outbox: new EventOutbox({ publisher: deps.publisher, bus: deps.bus, logger: deps.logger }),
+      outbox: deps.outbox,
       clusterOf: (kcp) => this.clusterOf(kcp),
       reconcileNormal: (kit) => this.reconcileNormal(kit),
       reconcileDelete: (kit) => this.reconcileDelete(kit),

@@ -1,6 +1,6 @@
 import { RESOURCES, type Machine, type MachineHealthCheck } from '@capstan/api';
 import { BY_PROVIDER_ID, objectKey } from '@capstan/kube';
-import { EventOutbox, type ServiceContext } from '@capstan/provider-kit';
+import { type ServiceContext } from '@capstan/provider-kit';
 import type { WorkloadClusters } from '../../remote/workload-clusters.js';
 import type { WorkloadContext } from '../shared/workload-context.js';
 import { MachineHealthCheckReconciler, selectsMachine } from './machinehealthcheck.reconciler.js';
@@ -30,7 +30,7 @@ export function registerMachineHealthCheckController(
   workload: WorkloadContext,
   workloadClusters: WorkloadClusters,
 ): void {
-  const outbox = new EventOutbox({ publisher: ctx.publisher, bus: ctx.bus, logger: ctx.logger });
+  const outbox = ctx.outbox;
   const reconciler = new MachineHealthCheckReconciler(
     workload,
     workloadClusters,
