@@ -21,8 +21,7 @@ const shared = {
     '^@capstan/cluster-provider/service$': '<rootDir>/apps/cluster-provider/src/service.ts',
     '^@capstan/machine-provider/service$': '<rootDir>/apps/machine-provider/src/service.ts',
     '^@capstan/bootstrap-provider/service$': '<rootDir>/apps/bootstrap-provider/src/bootstrap-service.ts',
-    '^@capstan/control-plane-provider/service$':
-      '<rootDir>/apps/control-plane-provider/src/control-plane-service.ts',
+    '^@capstan/control-plane-provider/service$': '<rootDir>/apps/control-plane-provider/src/control-plane-service.ts',
     '^@capstan/testing/local-host$': '<rootDir>/libs/testing/src/local-host.ts',
     '^@capstan/kube/testing$': '<rootDir>/libs/kube/src/testing/in-memory/index.ts',
     '^@capstan/([a-z0-9-]+)$': '<rootDir>/libs/$1/src/index.ts',
@@ -49,22 +48,24 @@ const phase = process.env.CAPSTAN_JEST_PHASE;
 if (phase !== undefined && phase !== 'parallel' && phase !== 'serial') {
   throw new Error(`CAPSTAN_JEST_PHASE must be parallel or serial, not ${phase}`);
 }
+
+/** @param {string} text a file path, as a pattern matching exactly it */
 const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** The project's files for this phase: its own, less the serial files or only those (which end with `serialSuffix`). */
+/**
+ * The project's files for this phase: its own, less the serial files or only those (which end with `serialSuffix`).
+ * @param {import('jest').Config & { testPathIgnorePatterns: string[] }} project
+ * @param {string} [serialSuffix] absent: the project has no serial files
+ * @returns {import('jest').Config}
+ */
 function phased(project, serialSuffix) {
   if (phase === 'parallel') {
-    return {
-      ...project,
-      testPathIgnorePatterns: [...project.testPathIgnorePatterns, ...SERIAL_TEST_FILES.map(escape)],
-    };
+    return { ...project, testPathIgnorePatterns: [...project.testPathIgnorePatterns, ...SERIAL_TEST_FILES.map(escape)] };
   }
   if (phase === 'serial') {
     const own = serialSuffix ? SERIAL_TEST_FILES.filter((file) => file.endsWith(serialSuffix)) : [];
     // A project without serial files ignores everything, so `--selectProjects` still finds it.
-    return own.length > 0
-      ? { ...project, testMatch: own.map((file) => `<rootDir>/${file}`) }
-      : { ...project, testPathIgnorePatterns: ['.*'] };
+    return own.length > 0 ? { ...project, testMatch: own.map((file) => `<rootDir>/${file}`) } : { ...project, testPathIgnorePatterns: ['.*'] };
   }
   return project;
 }
@@ -76,20 +77,12 @@ export default {
   // several GB over the suite. (With one core to spare Jest would otherwise run everything in its own process.)
   workerIdleMemoryLimit: '1.5GB',
   projects: [
-    phased(
-      {
-        ...shared,
-        displayName: 'unit',
-        testMatch: ['**/*.spec.ts'],
-        testPathIgnorePatterns: [
-          '/node_modules/',
-          '/dist/',
-          '\\.int\\.spec\\.ts$',
-          '\\.upstream\\.spec\\.ts$',
-        ],
-      },
-      undefined,
-    ),
+    phased({
+      ...shared,
+      displayName: 'unit',
+      testMatch: ['**/*.spec.ts'],
+      testPathIgnorePatterns: ['/node_modules/', '/dist/', '\\.int\\.spec\\.ts$', '\\.upstream\\.spec\\.ts$'],
+    }),
     phased(
       {
         ...shared,

@@ -12,7 +12,7 @@ import {
 import { TestEnvironmentError } from './errors.js';
 import { writeWebhookClientCredentials } from './webhook-client-credentials.js';
 import { renderKubeconfig } from './kubeconfig.js';
-import { freePort } from './ports.js';
+import { freePort, PORT_START_ATTEMPTS, retryWhilePortTaken } from './ports.js';
 import { stopRecordedSimProcesses } from './local-services.js';
 import { startProcess, stopPid, waitUntilReady, type ManagedProcess } from './processes.js';
 import { forgetProcesses, recordProcesses, reapOrphans } from './reaper.js';
@@ -58,8 +58,6 @@ export interface LocalEnvironment {
   webhookClientCaPath: string;
   stop(): Promise<void>;
 }
-
-const START_ATTEMPTS = 3;
 
 /**
  * Starts etcd, kube-apiserver (RBAC, service-account keys, TLS), kube-controller-manager (the garbage collector,
@@ -128,18 +126,13 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions = {
 
 /** A port can be taken between choosing it and binding it; then choose another. */
 async function withPortRetry<T>(what: string, start: (port: number) => Promise<T>): Promise<T> {
-  let lastError: unknown;
-  for (let attempt = 0; attempt < START_ATTEMPTS; attempt++) {
-    try {
-      return await start(await freePort());
-    } catch (error) {
-      lastError = error;
-      if (!(error instanceof TestEnvironmentError) || !/address already in use|bind/i.test(error.message)) throw error;
-    }
+  const portTaken = (error: unknown) => error instanceof TestEnvironmentError && /address already in use|bind/i.test(error.message);
+  try {
+    return await retryWhilePortTaken(async () => start(await freePort()), portTaken);
+  } catch (error) {
+    if (!portTaken(error)) throw error;
+    throw new TestEnvironmentError(`${what} could not bind a free port after ${PORT_START_ATTEMPTS} attempts`, { cause: String(error) });
   }
-  throw new TestEnvironmentError(`${what} could not bind a free port after ${START_ATTEMPTS} attempts`, {
-    cause: String(lastError),
-  });
 }
 
 async function startEtcd(

@@ -3,7 +3,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, 
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { localAdminTls, type LocalAdminTls } from './admin-api.js';
-import { freePort, isPortFree } from './ports.js';
+import { freePort, isPortFree, retryWhilePortTaken } from './ports.js';
 import { isAlive, stopPid } from './processes.js';
 
 /** The five services `capstan init --local`, the demo and the end-to-end tests run, in start order. */
@@ -161,9 +161,6 @@ function simStateDirOf(options: StartLocalServicesOptions): string {
   );
 }
 
-/** Starts of one replica before a port taken between choosing and binding it counts as a failure. */
-const PORT_ATTEMPTS = 3;
-
 /**
  * One service replica as a local process, logging to `<logDir>/<service>.log` (`<service>-<replica>.log` when there
  * are several; appended), ready when this returns. Its ports are chosen free, but another process can bind one
@@ -172,15 +169,10 @@ const PORT_ATTEMPTS = 3;
 async function startLocalService(name: LocalServiceName, options: StartLocalServicesOptions, replica = 0): Promise<LocalService> {
   const several = (options.replicas ?? 1) > 1;
   const logFile = join(options.logDir, several ? `${name}-${replica}.log` : `${name}.log`);
-  for (let attempt = 1; ; attempt++) {
-    const logOffset = existsSync(logFile) ? statSync(logFile).size : 0;
-    try {
-      return await startLocalServiceOnce(name, options, replica, logFile);
-    } catch (error) {
-      const tail = existsSync(logFile) ? readFileSync(logFile).subarray(logOffset).toString('utf8') : '';
-      if (attempt >= PORT_ATTEMPTS || !tail.includes('EADDRINUSE')) throw error;
-    }
-  }
+  return retryWhilePortTaken(
+    () => startLocalServiceOnce(name, options, replica, logFile),
+    (error) => error instanceof LocalServiceError && error.message.includes('EADDRINUSE'),
+  );
 }
 
 async function startLocalServiceOnce(name: LocalServiceName, options: StartLocalServicesOptions, replica: number, logFile: string): Promise<LocalService> {
@@ -191,6 +183,7 @@ async function startLocalServiceOnce(name: LocalServiceName, options: StartLocal
   const sharded = (options.replicas ?? 1) > 1 || options.sharding === true;
   const tls = await localAdminTls(options.logDir);
   const args = await serviceArgs(name === 'core', options, { port, adminPort, tls }, sharded, `${name}-${replica}`);
+  const logOffset = existsSync(logFile) ? statSync(logFile).size : 0;
   const { child, simStateDir } = spawnServiceProcess(name, args, logFile, options);
   const service: LocalService = {
     name,
@@ -208,6 +201,9 @@ async function startLocalServiceOnce(name: LocalServiceName, options: StartLocal
   } catch (error) {
     // This process only: the sim state dir may be another replica's too, and its workload servers still serve.
     await stopLocalServices([{ ...service, simStateDir: undefined }]);
+    // The service says in its log (the part this start appended) when a port it was given was taken.
+    const tail = readFileSync(logFile).subarray(logOffset).toString('utf8');
+    if (tail.includes('EADDRINUSE')) throw new LocalServiceError(name, `a port it was given was taken (EADDRINUSE); see ${logFile}`);
     throw error;
   }
   return service;

@@ -57,3 +57,20 @@ export function isPortFree(port: number, host?: string): Promise<boolean> {
     server.listen({ port, host }, () => server.close(() => resolve(true)));
   });
 }
+
+/** Starts made of one thing whose chosen ports can be taken between choosing and binding them. */
+export const PORT_START_ATTEMPTS = 3;
+
+/**
+ * Runs `start` (which chooses its ports anew each time) again while it fails because a port it chose was taken
+ * before it bound it (`portTaken` says so of the error), PORT_START_ATTEMPTS times in all.
+ */
+export async function retryWhilePortTaken<T>(start: () => Promise<T>, portTaken: (error: unknown) => boolean): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (error) {
+      if (attempt >= PORT_START_ATTEMPTS || !portTaken(error)) throw error;
+    }
+  }
+}

@@ -4,7 +4,7 @@ import { parse } from 'yaml';
 import { loadManifestFile, type Manifest } from '@capstan/manifests';
 import { createCertificateAuthority, issueServerCertificate } from '@capstan/pki';
 import { TestEnvironmentError } from './errors.js';
-import { freePort, isPortFree } from './ports.js';
+import { freePort, isPortFree, retryWhilePortTaken } from './ports.js';
 import { sleep, startProcess, stopPid, waitUntilReady, type ManagedProcess } from './processes.js';
 import type { UpstreamClusterApi, UpstreamCommand } from './upstream-cluster-api.js';
 
@@ -73,20 +73,13 @@ export interface StartUpstreamManagersOptions {
  * (19000 for its debug server, 20000 and up for the clusters), so only one runs on a host at a time.
  */
 export async function startUpstreamManagers(options: StartUpstreamManagersOptions): Promise<UpstreamManagerProcess[]> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startManagersOnce(options);
-    } catch (error) {
-      // A port chosen free can be taken before the manager binds it (its webhook server listens on every
-      // interface, the check looks at loopback): start them all again on other ports.
-      const portTaken = error instanceof TestEnvironmentError && /address already in use/.test(error.message);
-      if (!portTaken || attempt >= START_ATTEMPTS) throw error;
-    }
-  }
+  // A port chosen free can be taken before the manager binds it (its webhook server listens on every interface, the
+  // check looks at loopback): start them all again on other ports.
+  return retryWhilePortTaken(
+    () => startManagersOnce(options),
+    (error) => error instanceof TestEnvironmentError && /address already in use/.test(error.message),
+  );
 }
-
-/** Attempts at starting the managers when a port they were given turns out to be taken. */
-const START_ATTEMPTS = 3;
 
 async function startManagersOnce(options: StartUpstreamManagersOptions): Promise<UpstreamManagerProcess[]> {
   const certDir = join(options.workDir, 'upstream-webhook-certs');
