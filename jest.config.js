@@ -24,6 +24,7 @@ const shared = {
     '^@capstan/control-plane-provider/service$': '<rootDir>/apps/control-plane-provider/src/control-plane-service.ts',
     '^@capstan/testing/local-host$': '<rootDir>/libs/testing/src/local-host.ts',
     '^@capstan/kube/testing$': '<rootDir>/libs/kube/src/testing/in-memory/index.ts',
+    '^@capstan/provider-kit/testing$': '<rootDir>/libs/provider-kit/src/testing/index.ts',
     '^@capstan/([a-z0-9-]+)$': '<rootDir>/libs/$1/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },

@@ -178,21 +178,10 @@ describe('bootstrap-provider with a real API server and event bus', () => {
   const finished: string[] = [];
   const observed: ServiceDefinition = {
     ...bootstrapProviderService,
-    setup: (context) =>
-      bootstrapProviderService.setup({
-        ...context,
-        addController: (spec) =>
-          context.addController({
-            ...spec,
-            reconcile: async (key, ctx) => {
-              try {
-                return await spec.reconcile(key, ctx);
-              } finally {
-                finished.push(key);
-              }
-            },
-          }),
-      }),
+    setup: (context) => {
+      context.controllers.onReconciled(({ key }) => finished.push(key));
+      return bootstrapProviderService.setup(context);
+    },
   };
   /** Reconciles `key` once more and waits until that reconcile finished. */
   const reconcileAgain = async (key: string) => {

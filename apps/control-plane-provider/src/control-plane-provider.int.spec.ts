@@ -19,7 +19,6 @@ import {
   Informer,
   isNotFound,
   type KubeClient,
-  type ReconcileResult,
   type ResourceType,
 } from '@capstan/kube';
 import { keyPairFromSecretData, type ClusterCertificates } from '@capstan/pki';
@@ -106,24 +105,13 @@ describe('control-plane-provider with a real API server, event bus and workload 
 
   const observed: ServiceDefinition = {
     ...controlPlaneProviderService,
-    setup: (context) =>
-      controlPlaneProviderService.setup({
-        ...context,
-        addController: (spec) =>
-          context.addController({
-            ...spec,
-            // A reconcile that only waited for the cache to show its own last write did nothing: not counted.
-            reconcile: async (key, ctx) => {
-              let result: ReconcileResult | void = undefined;
-              try {
-                result = await spec.reconcile(key, ctx);
-                return result;
-              } finally {
-                if (result?.requeueAfter !== OWN_WRITE_RECHECK_MS) finished.push(key);
-              }
-            },
-          }),
-      }),
+    setup: (context) => {
+      // A reconcile that only waited for the cache to show its own last write did nothing: not counted.
+      context.controllers.onReconciled(({ key, result }) => {
+        if (result?.requeueAfter !== OWN_WRITE_RECHECK_MS) finished.push(key);
+      });
+      return controlPlaneProviderService.setup(context);
+    },
   };
   /** Lets the control plane reconcile twice more from the current state: whatever it would do, it has done. */
   const settle = async () => {

@@ -1,12 +1,11 @@
-import { RESOURCES, type Cluster, type Machine, type MachineDeployment, type MachineSet } from '@capstan/api';
+import { RESOURCES, type Cluster, type Machine } from '@capstan/api';
 import { type ServiceContext, type ServiceDefinition } from '@capstan/provider-kit';
 import { ExternalObjects } from './external/external-objects.js';
 import { ProviderHints } from './external/provider-hints.js';
-import { indexReferences, ownerKeysOf } from './external/reference-index.js';
-import { CLUSTER_CONTROLLER, MACHINE_CONTROLLER } from './handoff/controller-names.js';
+import { indexReferences } from './external/reference-index.js';
 import { handoffModule } from './handoff/handoff.listener.js';
-import { registerClusterController } from './reconcilers/cluster/cluster.controller.js';
-import { registerMachineController } from './reconcilers/machine/machine.controller.js';
+import { clusterController } from './reconcilers/cluster/cluster.controller.js';
+import { machineController } from './reconcilers/machine/machine.controller.js';
 import { HEALTH_CHECK_READS_MANAGED_FIELDS_OF } from './reconcilers/machinehealthcheck/machine-health-conditions.js';
 import { registerWorkloadControllers } from './reconcilers/workload-controllers.js';
 import { WorkloadClusters } from './remote/workload-clusters.js';
@@ -46,11 +45,7 @@ export function createCoreService(options: CoreServiceOptions = {}): ServiceDefi
     keepManagedFieldsOf: HEALTH_CHECK_READS_MANAGED_FIELDS_OF,
     setup(context: ServiceContext) {
       const { manager } = context;
-      const clusters = manager.informer<Cluster>(RESOURCES.Cluster);
-      const machines = manager.informer<Machine>(RESOURCES.Machine);
-      const machineSets = manager.informer<MachineSet>(RESOURCES.MachineSet);
-      const machineDeployments = manager.informer<MachineDeployment>(RESOURCES.MachineDeployment);
-      indexReferences(clusters, machines);
+      indexReferences(manager.informer<Cluster>(RESOURCES.Cluster), manager.informer<Machine>(RESOURCES.Machine));
 
       const workloadClusters = new WorkloadClusters({
         manager,
@@ -64,23 +59,9 @@ export function createCoreService(options: CoreServiceOptions = {}): ServiceDefi
         logger: context.logger,
         watch: watchExternalProviders,
         hints,
-        onChange: (object) => {
-          const keys = ownerKeysOf(object, { clusters, machines });
-          for (const key of keys.clusters) context.controllers.enqueue(CLUSTER_CONTROLLER, key);
-          for (const key of keys.machines) context.controllers.enqueue(MACHINE_CONTROLLER, key);
-        },
       });
-      const shared = {
-        clusters,
-        machines,
-        machineSets,
-        machineDeployments,
-        external,
-        workloads: workloadClusters,
-      };
-
-      registerClusterController(context, shared);
-      registerMachineController(context, shared);
+      context.addController(clusterController({ external, workloads: workloadClusters }));
+      context.addController(machineController({ external, workloads: workloadClusters }));
       registerWorkloadControllers(context, { workloadClusters });
       const webhook =
         options.webhook &&

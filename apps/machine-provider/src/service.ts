@@ -1,17 +1,8 @@
-import {
-  LABELS,
-  RESOURCES,
-  type Cluster,
-  type Machine,
-  type SimCluster,
-  type SimMachine,
-} from '@capstan/api';
-import { BY_CLUSTER_NAME, clusterIndexValue, objectKey, OwnWrites, specOrMetadataChanged } from '@capstan/kube';
-import { clusterChangesProvidersRead, clusterShardKey, type ServiceDefinition } from '@capstan/provider-kit';
-import { referencedSimKey, SimRuntime, simMachineOptionsFromEnv, type SimMachineOptions } from '@capstan/sim';
-import type { KubernetesObject } from '@kubernetes/client-node';
+import { RESOURCES, type SimMachine } from '@capstan/api';
+import { clusterShardKey, type ServiceDefinition } from '@capstan/provider-kit';
+import { SimRuntime, simMachineOptionsFromEnv, type SimMachineOptions } from '@capstan/sim';
 import { MachineLifecycleModule } from './events/machine-lifecycle.handler.js';
-import { SIM_MACHINE_CONTROLLER, SimMachineReconciler } from './reconcilers/simmachine.reconciler.js';
+import { simMachineController } from './reconcilers/simmachine.controller.js';
 
 export const MACHINE_PROVIDER = 'machine-provider';
 
@@ -35,23 +26,11 @@ export function createMachineProviderService(
     modules: [MachineLifecycleModule],
     setup(context) {
       const simMachines = context.manager.informer<SimMachine>(RESOURCES.SimMachine);
-      const machines = context.manager.informer<Machine>(RESOURCES.Machine);
-      const clusters = context.manager.informer<Cluster>(RESOURCES.Cluster);
-      const simClusters = context.manager.informer<SimCluster>(RESOURCES.SimCluster);
-      const machinesOfCluster = (namespace: string | undefined, clusterName: string | undefined): string[] =>
-        clusterName
-          ? simMachines.byIndex(BY_CLUSTER_NAME, clusterIndexValue(namespace, clusterName)).map(objectKey)
-          : [];
       const shards = context.manager.shards;
       const runtime = new SimRuntime({
         options,
         logger: context.logger,
         binaries: overrides.binaries,
-        onClusterDown: (clusterKey) => {
-          const [namespace, name] = clusterKey.split('/');
-          for (const key of machinesOfCluster(namespace, name))
-            context.controllers.enqueue(SIM_MACHINE_CONTROLLER, key);
-        },
         // Admitted, not merely owned by the view: mid hand-over the old owner still serves the cluster.
         sharding: shards ? { owns: (clusterKey) => shards.admits(clusterKey) } : undefined,
       });
@@ -63,55 +42,7 @@ export function createMachineProviderService(
         }),
       );
       runtime.start();
-      const ownWrites = new OwnWrites();
-      const reconciler = new SimMachineReconciler({
-        context,
-        options,
-        runtime,
-        simMachines,
-        machines,
-        clusters,
-        simClusters,
-        outbox: context.outbox,
-        ownWrites,
-      });
-      context.addController<SimMachine>({
-        name: SIM_MACHINE_CONTROLLER,
-        for: simMachines,
-        reconcile: (key, rc) => reconciler.reconcile(key, rc),
-        // A state this controller wrote needs no second reconcile; status writes are its own (only spec, metadata
-        // and deletion changes need one).
-        predicate: (event) =>
-          (event.type !== 'update' || !ownWrites.isOwn(event.object)) && specOrMetadataChanged(event),
-        watches: [
-          {
-            // The Machine carries the bootstrap data secret name.
-            for: RESOURCES.Machine,
-            map: (obj: KubernetesObject) =>
-              referencedSimKey(
-                obj.metadata?.namespace,
-                (obj as Machine).spec?.infrastructureRef,
-                RESOURCES.SimMachine.kind,
-              ),
-            // Its spec and metadata: the core's status writes say nothing the SimMachine reads.
-            predicate: specOrMetadataChanged,
-          },
-          {
-            // The SimCluster's endpoint, once provisioned, lets the machines boot.
-            for: RESOURCES.SimCluster,
-            map: (obj: KubernetesObject) =>
-              machinesOfCluster(obj.metadata?.namespace, obj.metadata?.labels?.[LABELS.clusterName]),
-          },
-          {
-            // Pausing.
-            for: RESOURCES.Cluster,
-            map: (obj: KubernetesObject) => machinesOfCluster(obj.metadata?.namespace, obj.metadata?.name),
-            predicate: clusterChangesProvidersRead,
-          },
-        ],
-        maxConcurrentReconciles: context.options.concurrency,
-        resyncPeriodMs: context.options.syncPeriodSeconds * 1000,
-      });
+      context.addController(simMachineController(options, runtime));
       return () => runtime.shutdown();
     },
   };

@@ -52,6 +52,12 @@ export interface WatchEvent<T extends KubernetesObject = KubernetesObject> {
   oldObject?: T;
 }
 
+/** Enqueues a primary key, at once or after `delayMs` (a burst of wake-ups then reconciles the key once). */
+export type Wake = (key: string, delayMs?: number) => void;
+
+/** A source of wake-ups other than an informer (controller-runtime's raw source): subscribes, returns the unsubscribe. */
+export type WakeSource = (wake: Wake) => () => void;
+
 /** What a controller needs of an informer (Informer implements it). */
 export interface ControllerSource<T extends KubernetesObject = KubernetesObject> {
   readonly resource: ResourceType;
@@ -71,7 +77,18 @@ export interface ControllerOptions<T extends KubernetesObject = KubernetesObject
    * Other kinds whose events map to primary keys; `predicate` skips the events the controller does not read (as
    * controller-runtime's per-watch predicates), e.g. status-only updates of a kind whose spec alone matters.
    */
-  watches?: { informer: ControllerSource; map: MapFunc; predicate?: (event: WatchEvent) => boolean }[];
+  watches?: {
+    informer: ControllerSource;
+    map: MapFunc;
+    predicate?: (event: WatchEvent) => boolean;
+    /** Reconcile the mapped keys this long after the event: a burst of changes becomes one reconcile per key. */
+    delayMs?: number;
+  }[];
+  /**
+   * Wake-ups that come from outside the informers (e.g. a workload cluster's connection coming up): each is started
+   * with a function that enqueues a key, at once or after a delay, and returns what stops it.
+   */
+  sources?: WakeSource[];
   /** Skip primary events the controller does not care about (e.g. status-only updates). */
   predicate?: (event: WatchEvent<T>) => boolean;
   /** Parallel workers; a key still never runs twice at once. Default 1. */
@@ -143,8 +160,12 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
       );
     }
     for (const watch of options.watches ?? []) {
-      this.unregister.push(watch.informer.addEventHandler(mappingHandler(watch.map, this, watch.predicate)));
+      const delayMs = watch.delayMs ?? 0;
+      const target = delayMs > 0 ? { enqueue: (key: string) => this.enqueueAfter(key, delayMs) } : this;
+      this.unregister.push(watch.informer.addEventHandler(mappingHandler(watch.map, target, watch.predicate)));
     }
+    const wake: Wake = (key, delayMs) => (delayMs && delayMs > 0 ? this.enqueueAfter(key, delayMs) : this.enqueue(key));
+    for (const source of options.sources ?? []) this.unregister.push(source(wake));
   }
 
   get running(): boolean {

@@ -7,7 +7,7 @@ import type {
   ClusterConnection,
   KubeConfigSource,
 } from './connection/cluster-connection.js';
-import { Controller, type MapFunc, type Reconciler, type WatchEvent } from './controller.js';
+import { Controller, type MapFunc, type Reconciler, type WakeSource, type WatchEvent } from './controller.js';
 import { EventRecorder } from './event-recorder.js';
 import { STANDARD_INDEXERS } from './indexers.js';
 import { Informer, type InformerOptions } from './informer.js';
@@ -26,7 +26,8 @@ export interface CacheScope {
   fieldSelector?: string;
 }
 
-type InformerRef<T extends KubernetesObject> = ResourceType | Informer<T>;
+/** A kind (its shared informer in the manager's scope) or a given informer (e.g. one scoped by label). */
+export type InformerRef<T extends KubernetesObject = KubernetesObject> = ResourceType | Informer<T>;
 
 export interface ControllerSpec<T extends KubernetesObject = KubernetesObject> {
   name: string;
@@ -37,7 +38,9 @@ export interface ControllerSpec<T extends KubernetesObject = KubernetesObject> {
     for: InformerRef<KubernetesObject>;
     map: MapFunc;
     predicate?: (event: WatchEvent) => boolean;
+    delayMs?: number;
   }[];
+  sources?: WakeSource[];
   predicate?: (event: WatchEvent<T>) => boolean;
   maxConcurrentReconciles?: number;
   resyncPeriodMs?: number;
@@ -187,7 +190,13 @@ export class Manager {
       for: primary,
       reconcile: spec.reconcile,
       owns: spec.owns?.map(resolve),
-      watches: spec.watches?.map((w) => ({ informer: resolve(w.for), map: w.map, predicate: w.predicate })),
+      watches: spec.watches?.map((w) => ({
+        informer: resolve(w.for),
+        map: w.map,
+        predicate: w.predicate,
+        delayMs: w.delayMs,
+      })),
+      sources: spec.sources,
       predicate: spec.predicate,
       maxConcurrentReconciles: spec.maxConcurrentReconciles,
       resyncPeriodMs: spec.resyncPeriodMs,

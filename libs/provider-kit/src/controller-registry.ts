@@ -1,5 +1,5 @@
 import { type KubernetesObject } from '@kubernetes/client-node';
-import { type Controller, type ControllerSpec, type Manager, type ResourceType } from '@capstan/kube';
+import { type Controller, type ControllerSpec, type Manager, type ReconcileResult, type ResourceType } from '@capstan/kube';
 
 export interface ReconcileFailure {
   key: string;
@@ -23,6 +23,15 @@ interface Counters {
   lastError?: ReconcileFailure;
 }
 
+/** One finished reconcile, as `onReconciled` listeners see it. */
+export interface FinishedReconcile {
+  controller: string;
+  key: string;
+  /** What the reconcile returned (undefined when it threw). */
+  result?: ReconcileResult | void;
+  failed: boolean;
+}
+
 interface Entry {
   controller: Controller;
   resource?: ResourceType;
@@ -37,18 +46,26 @@ const describeResource = (r?: ResourceType) => (r ? `${r.plural}.${r.group || 'c
  */
 export class ControllerRegistry {
   private readonly entries = new Map<string, Entry>();
+  private readonly finishedListeners = new Set<(finished: FinishedReconcile) => void>();
 
   constructor(private readonly manager: Manager) {}
 
+  /** Adds a controller as given; services declare theirs with defineController, which comes through here. */
   add<T extends KubernetesObject>(spec: ControllerSpec<T>): Controller<T> {
     const counters: Counters = { reconciles: 0, failures: 0 };
+    const finish = (finished: FinishedReconcile) => {
+      for (const listener of this.finishedListeners) listener(finished);
+    };
     const reconcile: ControllerSpec<T>['reconcile'] = async (key, ctx) => {
       counters.reconciles++;
       try {
-        return await spec.reconcile(key, ctx);
+        const result = await spec.reconcile(key, ctx);
+        finish({ controller: spec.name, key, result, failed: false });
+        return result;
       } catch (error) {
         counters.failures++;
         counters.lastError = { key, message: error instanceof Error ? error.message : String(error), at: new Date().toISOString() };
+        finish({ controller: spec.name, key, failed: true });
         throw error;
       }
     };
@@ -56,6 +73,12 @@ export class ControllerRegistry {
     const resource = 'plural' in spec.for ? (spec.for as ResourceType) : (spec.for as { resource: ResourceType }).resource;
     this.entries.set(spec.name, { controller: controller as unknown as Controller, resource, counters });
     return controller;
+  }
+
+  /** Tells `listener` of every reconcile that finishes (tests wait on them); returns the unsubscribe. */
+  onReconciled(listener: (finished: FinishedReconcile) => void): () => void {
+    this.finishedListeners.add(listener);
+    return () => this.finishedListeners.delete(listener);
   }
 
   get(name: string): Controller | undefined {

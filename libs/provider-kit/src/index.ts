@@ -18,3 +18,7 @@ export * from './reconciler-kit/stranded-machines.js';
 export * from './reconciler-kit/template-ownership.js';
 export * from './sharding/cluster-shard-key.js';
 export * from './cluster-watch.js';
+export * from './controller-builder/condition-policy.js';
+export * from './controller-builder/define-controller.js';
+export * from './controller-builder/own-status-changes.js';
+export * from './controller-builder/watch.js';

@@ -31,7 +31,7 @@ describe('hand-off events with leader election', () => {
       consumes: 'handoff.>',
       modules: [HandoffModule],
       setup(context) {
-        context.addController({ name: 'configmap', for: CONFIG_MAPS, reconcile: (key) => void seen.push(key) });
+        context.controllers.add({ name: 'configmap', for: CONFIG_MAPS, reconcile: (key) => void seen.push(key) });
       },
     };
     return startService(

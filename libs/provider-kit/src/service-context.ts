@@ -1,10 +1,11 @@
-import { type KubernetesObject } from '@kubernetes/client-node';
-import { type ClusterConnection, type Controller, type ControllerSpec, type EventRecorder, type KubeClient, type Manager } from '@capstan/kube';
+import { type ClusterConnection, type Controller, type EventRecorder, type KubeClient, type Manager } from '@capstan/kube';
 import { type EventBusConnection, type EventPublisher, type EventTopology } from '@capstan/events';
 import { type Readiness } from '@capstan/observability';
 import { type Logger } from 'pino';
 import { type Registry } from 'prom-client';
+import { type DeclaredController } from './controller-builder/define-controller.js';
 import { type EventOutbox } from './reconciler-kit/event-outbox.js';
+import { type ReconciledObject } from './reconciler-kit/object-reconciler.js';
 import { type ControllerRegistry } from './controller-registry.js';
 import { type ServiceOptions } from './service-options.js';
 
@@ -27,8 +28,8 @@ export interface ServiceContext {
   readonly outbox: EventOutbox;
   readonly readiness: Readiness;
   readonly controllers: ControllerRegistry;
-  /** Adds a controller to the manager, counted and shown on /admin/controllers. */
-  addController<T extends KubernetesObject>(spec: ControllerSpec<T>): Controller<T>;
+  /** Adds a declared controller (see defineController) to the manager, counted and shown on /admin/controllers. */
+  addController<T extends ReconciledObject>(controller: DeclaredController<T>): Controller<T>;
   /** Kubernetes Events on objects, reported as `capstan.dev/<controller>`. */
   recorder(controller: string): EventRecorder;
 }

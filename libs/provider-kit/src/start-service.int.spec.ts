@@ -41,7 +41,7 @@ describe('startService', () => {
     consumes: 'handoff.>',
     modules: [HandoffModule, TestClockModule],
     setup(context) {
-      context.addController({
+      context.controllers.add({
         name: 'configmap',
         for: CONFIG_MAPS,
         reconcile: (key) => {

@@ -2,12 +2,11 @@ import { createHash } from 'node:crypto';
 import { type IncomingMessage, type ServerResponse } from 'node:http';
 import { type Server as HttpsServer } from 'node:https';
 import { type AddressInfo } from 'node:net';
-import { type KubernetesObject } from '@kubernetes/client-node';
 import { Global, Module, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { type MicroserviceOptions } from '@nestjs/microservices';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { Manager, type ControllerSpec, type SharedInformers } from '@capstan/kube';
+import { Manager, type SharedInformers } from '@capstan/kube';
 import {
   EventBusConnection,
   EventBusMetrics,
@@ -22,7 +21,9 @@ import { kubeAccessReviews } from './access-reviews.js';
 import { adminServer, cameOverTls, loadAdminTls } from './admin-tls.js';
 import { AdminController, OpenApiController } from './admin.controller.js';
 import { clusterShardKey, shardKeyOfCluster } from './sharding/cluster-shard-key.js';
+import { type DeclaredController } from './controller-builder/define-controller.js';
 import { EventOutbox } from './reconciler-kit/event-outbox.js';
+import { type ReconciledObject } from './reconciler-kit/object-reconciler.js';
 
 /** How long a publish waits for the stream's acknowledgement. */
 export const PUBLISH_TIMEOUT_MS = 5_000;
@@ -161,7 +162,7 @@ export async function startService(
       outbox: new EventOutbox({ publisher, bus, logger }),
       readiness,
       controllers,
-      addController: <T extends KubernetesObject>(spec: ControllerSpec<T>) => controllers.add(spec),
+      addController: <T extends ReconciledObject>(controller: DeclaredController<T>) => controller.register(context),
       recorder: (controller: string) => manager.eventRecorder(`capstan.dev/${controller}`, options.identity),
     };
     stopHook = await definition.setup(context);

@@ -29,8 +29,6 @@ export interface SimRuntimeOptions {
   logger: Logger;
   /** kube-apiserver and etcd binaries; found like the test environment's when unset. */
   binaries?: { kubeApiserver: string; etcd: string };
-  /** A cluster's API server stopped on its own: its server machines should reconcile (and restart it). */
-  onClusterDown?: (clusterKey: string) => void;
   /**
    * Sharded provider: several replicas share this host and state dir, each serving the clusters it owns. What runs
    * on the host (API servers, the shared server, etcd, agent processes) then outlives a replica: a stopping replica
@@ -83,6 +81,7 @@ export class SimRuntime {
   private orphanTimer: NodeJS.Timeout | undefined;
   private readonly log: Logger;
   private closed = false;
+  private readonly clusterDownListeners = new Set<(clusterKey: string) => void>();
 
   constructor(private readonly runtime: SimRuntimeOptions) {
     this.stateDir = new SimStateDir(runtime.options.stateDir);
@@ -370,6 +369,16 @@ export class SimRuntime {
     this.log.info('sim runtime replica stopped; API servers, etcd and agent processes left running for the others');
   }
 
+  /** Called when a cluster's API server stops on its own: its machines should reconcile (and restart it). */
+  onClusterDown(listener: (clusterKey: string) => void): () => void {
+    this.clusterDownListeners.add(listener);
+    return () => this.clusterDownListeners.delete(listener);
+  }
+
+  private clusterDown(clusterKey: string): void {
+    for (const listener of this.clusterDownListeners) listener(clusterKey);
+  }
+
   private createClusterApi(spec: ClusterApiSpec): ClusterApi {
     const host: ApiServerHost = {
       kubeApiserver: this.resolveBinaries().kubeApiserver,
@@ -384,9 +393,9 @@ export class SimRuntime {
         this.log.warn({ cluster: key }, 'a workload API server exited on its own');
         if (key === 'shared') {
           for (const api of this.clusters.values())
-            if (api.spec.mode === 'shared') this.runtime.onClusterDown?.(api.key);
+            if (api.spec.mode === 'shared') this.clusterDown(api.key);
         } else {
-          this.runtime.onClusterDown?.(key);
+          this.clusterDown(key);
         }
       },
     };

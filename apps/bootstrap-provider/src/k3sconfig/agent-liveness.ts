@@ -24,26 +24,27 @@ const SWEEP_MS = 2_000;
  */
 export class AgentLiveness {
   private readonly seen = new Map<string, Seen>();
-  private timer: NodeJS.Timeout | undefined;
+  private enqueue: (configKey: string) => void = () => undefined;
 
   constructor(
     private readonly leases: ControllerSource<Lease>,
-    private readonly enqueue: (configKey: string) => void,
     private readonly now: () => number = Date.now,
   ) {}
 
-  start(): void {
-    this.leases.addEventHandler({
+  /** Watches the Leases and wakes the K3sConfig whose agent goes silent or comes back (a controller's WakeSource). */
+  start(wake: (configKey: string) => void): () => void {
+    this.enqueue = wake;
+    const off = this.leases.addEventHandler({
       onAdd: (lease) => this.observe(lease),
       onUpdate: (_old, lease) => this.observe(lease),
       onDelete: (lease) => this.seen.delete(keyOf(lease)),
     });
-    this.timer = setInterval(() => this.sweep(), SWEEP_MS);
-    this.timer.unref();
-  }
-
-  stop(): void {
-    clearInterval(this.timer);
+    const timer = setInterval(() => this.sweep(), SWEEP_MS);
+    timer.unref();
+    return () => {
+      off();
+      clearInterval(timer);
+    };
   }
 
   /**

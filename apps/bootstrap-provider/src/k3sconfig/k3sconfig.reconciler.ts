@@ -20,16 +20,14 @@ import {
   groupOf,
   isAlreadyExists,
   objectKey,
-  OwnWrites,
   type EventRecorder,
   type Informer,
   type KubeClient,
   type ReconcileContext,
   type ReconcileResult,
-  type Reconciler,
   type ResourceClient,
 } from '@capstan/kube';
-import { objectReconciler, type EventOutbox, type OwedEvent, type ReconcileScope } from '@capstan/provider-kit';
+import { type OwedEvent, type ReconcilerParts, type ReconcileScope } from '@capstan/provider-kit';
 import { planSecretName, type MachinePlan } from '@capstan/node-agent';
 import type { AgentLiveness } from './agent-liveness.js';
 import { decideBootstrap, WaitingReason } from './bootstrap-role.js';
@@ -38,9 +36,9 @@ import { bootstrapDataSecret, dataSecretNameFor } from './data-secret.js';
 import { resolveFiles } from './file-sources.js';
 import { ensureJoinToken } from './join-token.js';
 import {
+  K3SCONFIG_CONDITIONS,
   desiredK3sConfigStatus,
   InvalidReason,
-  K3SCONFIG_CONDITIONS,
   type BootstrapOutcome,
 } from './k3sconfig-status.js';
 import {
@@ -55,6 +53,9 @@ import {
 import { probesDeadlineIn, requestedUpdate, updateOutcome, updatePlanFor, writePlan } from './in-place-update.js';
 import { bootstrapInputFor, k3sReleaseFor } from './render-input.js';
 import { getSecretIfExists, SECRETS } from './secrets.js';
+
+/** The conditions this controller writes (the reconciler kit adds `Paused` and `ReconcileSucceeded`). */
+export const K3SCONFIG_CONTROLLER_CONDITIONS = [...K3SCONFIG_CONDITIONS, ConditionType.PlanApplied];
 
 /** How often to look again for what no watched object announces (secrets without the cluster-name label). */
 export const UNWATCHED_RETRY_MS = 15_000;
@@ -71,8 +72,6 @@ export interface K3sConfigReconcilerDeps {
   liveness?: AgentLiveness;
   /** The duration of the agents' heartbeat Leases (default AGENT_LEASE_SECONDS; tests shorten it). */
   agentLeaseSeconds?: number;
-  /** The service's one outbox: events owed while the bus is down are recorded on the K3sConfig. */
-  outbox: EventOutbox;
   recorder: EventRecorder;
   logger: Logger;
   /** How node agents reach the management cluster; without it the bootstrap data installs no node agent. */
@@ -86,26 +85,16 @@ type Step = { outcome: BootstrapOutcome; result?: ReconcileResult; created?: boo
  * cluster infrastructure, the control plane (for joiners) and the certificates (for servers), then writes
  * the secret, the contract status fields and the `bootstrap.data-secret-created` hand-off event. Data
  * already written is never rendered again unless its secret is deleted. Pausing, the status write and the
- * owed events are the reconciler kit's (objectReconciler).
+ * owed events are the reconciler kit's (k3sConfigController).
  */
-export class K3sConfigReconciler {
+export class K3sConfigReconciler implements ReconcilerParts<K3sConfig> {
   private readonly secretClient: ResourceClient<V1Secret>;
-  readonly reconcile: Reconciler;
 
   constructor(private readonly deps: K3sConfigReconcilerDeps) {
     this.secretClient = deps.client.resource<V1Secret>(SECRETS);
-    this.reconcile = objectReconciler<K3sConfig>({
-      cache: deps.configs,
-      resources: deps.client.resource<K3sConfig>(RESOURCES.K3sConfig),
-      ownedConditions: [...K3SCONFIG_CONDITIONS, ConditionType.PlanApplied],
-      ownWrites: new OwnWrites(),
-      outbox: deps.outbox,
-      clusterOf: (config) => this.clusterOf(config),
-      reconcileNormal: (scope) => this.reconcileNormal(scope),
-    });
   }
 
-  private async reconcileNormal(scope: ReconcileScope<K3sConfig>): Promise<ReconcileResult | void> {
+  async reconcileNormal(scope: ReconcileScope<K3sConfig>): Promise<ReconcileResult | void> {
     const config = scope.obj;
     const machine = this.owningMachine(config);
     if (!machine) {
@@ -428,7 +417,7 @@ export class K3sConfigReconciler {
   }
 
   /** The Cluster of the owning Machine: it pauses the K3sConfig, and its state decides the role. */
-  private clusterOf(config: K3sConfig): Cluster | undefined {
+  clusterOf(config: K3sConfig): Cluster | undefined {
     const machine = this.owningMachine(config);
     return machine && this.clusterOfMachine(machine);
   }

@@ -1,29 +1,13 @@
 import {
   ConditionType,
-  FINALIZERS,
   LABELS,
-  RESOURCES,
   type Cluster,
   type SimCluster,
   type SimClusterStatus,
   type SimMachine,
 } from '@capstan/api';
-import {
-  BY_CLUSTER_NAME,
-  clusterIndexValue,
-  type Informer,
-  type OwnWrites,
-  type ReconcileContext,
-  type ReconcileResult,
-  type Reconciler,
-} from '@capstan/kube';
-import {
-  objectReconciler,
-  type DeletionResult,
-  type EventOutbox,
-  type ReconcileScope,
-  type ServiceContext,
-} from '@capstan/provider-kit';
+import { BY_CLUSTER_NAME, clusterIndexValue, type EventRecorder, type Informer, type ReconcileResult } from '@capstan/kube';
+import { type DeletionResult, type ReconcilerParts, type ReconcileScope } from '@capstan/provider-kit';
 import {
   isSimError,
   PortAllocator,
@@ -43,14 +27,11 @@ const WAIT_FOR_MACHINES_MS = 5_000;
 const RETRY_ALLOCATION_MS = 30_000;
 
 export interface SimClusterReconcilerDeps {
-  context: ServiceContext;
   options: SimClusterOptions;
   simClusters: Informer<SimCluster>;
   clusters: Informer<Cluster>;
   simMachines: Informer<SimMachine>;
-  /** Publishes the hand-off events; those it cannot publish yet are recorded on the SimCluster. */
-  outbox: EventOutbox;
-  ownWrites: OwnWrites;
+  recorder: EventRecorder;
 }
 
 /** The Cluster a SimCluster belongs to: its cluster-name label, else its owner reference to a Cluster. */
@@ -68,37 +49,21 @@ export function clusterNameOf(simCluster: SimCluster): string | undefined {
  * `spec.controlPlaneEndpoint` so it never changes), reports the v1beta2 contract (`initialization.provisioned`,
  * `failureDomains`, `Ready`) and announces `infrastructure-cluster.provisioned`. Deletion waits until no
  * SimMachine of the cluster is left, then frees the endpoint and announces `infrastructure-cluster.deleted`.
- * Pausing, the finalizer and the writes are the reconciler kit's.
+ * Pausing, the finalizer, the writes and the hand-off events' delivery are the reconciler kit's (simClusterController).
  */
-export class SimClusterReconciler {
+export class SimClusterReconciler implements ReconcilerParts<SimCluster> {
   private readonly allocator: PortAllocator;
-  private readonly run: Reconciler;
 
   constructor(private readonly deps: SimClusterReconcilerDeps) {
     this.allocator = new PortAllocator(deps.options.portRange, deps.options.endpointHost);
-    this.run = objectReconciler<SimCluster>({
-      cache: deps.simClusters,
-      resources: deps.context.client.resource<SimCluster>(RESOURCES.SimCluster),
-      ownedConditions: SIM_CLUSTER_CONDITIONS,
-      finalizer: FINALIZERS.simCluster,
-      ownWrites: deps.ownWrites,
-      outbox: deps.outbox,
-      clusterOf: (simCluster) => this.clusterOf(simCluster),
-      reconcileNormal: (scope) => this.reconcileNormal(scope),
-      reconcileDelete: (scope) => this.reconcileDelete(scope),
-    });
   }
 
-  async reconcile(key: string, rc: ReconcileContext): Promise<ReconcileResult | void> {
-    return this.run(key, rc);
-  }
-
-  private clusterOf(simCluster: SimCluster): Cluster | undefined {
+  clusterOf(simCluster: SimCluster): Cluster | undefined {
     const name = clusterNameOf(simCluster);
     return name ? this.deps.clusters.getByName(simCluster.metadata!.namespace!, name) : undefined;
   }
 
-  private async reconcileNormal(scope: ReconcileScope<SimCluster>): Promise<ReconcileResult | void> {
+  async reconcileNormal(scope: ReconcileScope<SimCluster>): Promise<ReconcileResult | void> {
     const now = new Date();
     const clusterName = clusterNameOf(scope.obj);
     if (!clusterName) {
@@ -134,7 +99,7 @@ export class SimClusterReconciler {
     if (allocated !== undefined) {
       this.allocator.recorded(allocated);
       scope.rc.log.info({ endpoint }, 'control plane endpoint allocated');
-      void this.deps.context.recorder(SIM_CLUSTER_CONTROLLER).event(written, {
+      void this.deps.recorder.event(written, {
         type: 'Normal',
         reason: SimEventReason.EndpointAllocated,
         action: 'Allocate',
@@ -144,7 +109,7 @@ export class SimClusterReconciler {
     if (becameProvisioned(scope.original, written)) scope.announce(provisionedEvent(written, clusterName));
   }
 
-  private async reconcileDelete(scope: ReconcileScope<SimCluster>): Promise<DeletionResult> {
+  async reconcileDelete(scope: ReconcileScope<SimCluster>): Promise<DeletionResult> {
     const simCluster = scope.obj;
     const clusterName = clusterNameOf(simCluster);
     const machines = clusterName

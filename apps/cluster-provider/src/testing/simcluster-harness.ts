@@ -12,7 +12,6 @@ import {
   EventRecorder,
   Informer,
   KubeClient,
-  OwnWrites,
   STANDARD_INDEXERS,
   type KubeRequest,
   type ReconcileContext,
@@ -21,9 +20,9 @@ import {
   type ResourceType,
   HttpMethod,
 } from '@capstan/kube';
-import { EventOutbox, type OwedEvent, type ServiceContext } from '@capstan/provider-kit';
+import { EventOutbox, type ControllerHost, type OwedEvent } from '@capstan/provider-kit';
 import { createTestNamespace, eventually, testNatsUrl, type TestNamespace } from '@capstan/testing';
-import { SimClusterReconciler } from '../reconcilers/simcluster.reconciler.js';
+import { simClusterController } from '../reconcilers/simcluster.controller.js';
 
 const logger = pino({ level: 'silent' });
 
@@ -136,36 +135,37 @@ export class SimClusterTestServer {
       topology: options.busDown ? uniqueEventTopology('nowhere') : this.topology,
       timeoutMs: 2_000,
     });
-    // The reconciler reaches the API through the context's client, and records Kubernetes Events with its recorder.
-    const context: Pick<ServiceContext, 'client' | 'recorder'> = {
-      client: this.client,
-      recorder: (controller) =>
-        new EventRecorder({
-          client: this.client,
-          reportingController: `capstan.dev/${controller}`,
-          reportingInstance: 'test',
-          logger,
-        }),
-    };
-    const reconciler = new SimClusterReconciler({
-      context: context as ServiceContext,
-      options: { endpointHost: '127.0.0.1', portRange: { min: 31000, max: 31999 } },
-      simClusters: this.simClusters,
-      clusters: this.clusters,
-      simMachines: this.simMachines,
-      outbox: new EventOutbox({
-        publisher: {
-          publish: async (name, data) => {
-            const result = await publisher.publish(name, data);
-            published.push({ name, data } as OwedEvent);
-            return result;
-          },
+    // The reconciler reaches the API through the context's client, records Kubernetes Events with its recorder and
+    // delivers its events through the context's outbox (here one that also notes what it published).
+    const outbox = new EventOutbox({
+      publisher: {
+        publish: async (name, data) => {
+          const result = await publisher.publish(name, data);
+          published.push({ name, data } as OwedEvent);
+          return result;
         },
+      },
+      logger,
+    });
+    const context: Pick<ControllerHost, 'client' | 'outbox'> = { client: this.client, outbox };
+    const declared = simClusterController({ endpointHost: '127.0.0.1', portRange: { min: 31000, max: 31999 } });
+    const caches = new Map<string, Informer>([
+      [RESOURCES.Cluster.kind, this.clusters as unknown as Informer],
+      [RESOURCES.SimMachine.kind, this.simMachines as unknown as Informer],
+    ]);
+    const reconciler = declared.reconcilerOn({
+      // Only what the SimCluster controller's wiring reads of its service.
+      context: context as ControllerHost,
+      primary: this.simClusters,
+      recorder: new EventRecorder({
+        client: this.client,
+        reportingController: `capstan.dev/${declared.definition.name}`,
+        reportingInstance: 'test',
         logger,
       }),
-      ownWrites: new OwnWrites(),
+      informer: <O extends KubernetesObject>(type: ResourceType) => caches.get(type.kind) as unknown as Informer<O>,
     });
-    const reconcile = (name: string) => {
+    const reconcile = async (name: string) => {
       const key = `${this.namespace}/${name}`;
       const rc: ReconcileContext = {
         key,
@@ -175,7 +175,7 @@ export class SimClusterTestServer {
         log: logger,
         signal: new AbortController().signal,
       };
-      return reconciler.reconcile(key, rc);
+      return reconciler(key, rc);
     };
     return { reconcile, published };
   }

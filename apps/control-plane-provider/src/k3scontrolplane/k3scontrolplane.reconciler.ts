@@ -14,21 +14,18 @@ import {
   groupOf,
   hasFinalizer,
   isBeingDeleted,
-  OwnWrites,
   type EventRecorder,
   type Informer,
   type KubeClient,
   type ReconcileResult,
-  type Reconciler,
   type ResourceClient,
   type ResourceType,
 } from '@capstan/kube';
 import {
   CONFLICT_REQUEUE_MS,
-  objectReconciler,
   TemplateClusterOwnership,
   type DeletionResult,
-  type EventOutbox,
+  type ReconcilerParts,
   type ReconcileScope,
 } from '@capstan/provider-kit';
 import type { StatusInputs } from '../planning/control-plane-status.js';
@@ -49,11 +46,7 @@ import {
 } from './k3scontrolplane.probes.js';
 import { ControlPlaneScaler, scaleRequeueDelays } from './k3scontrolplane.scale.js';
 import { recordOn, type ControlPlaneScope } from './k3scontrolplane.scope.js';
-import {
-  CONTROL_PLANE_CONDITIONS,
-  statusInputsOf,
-  writeControlPlaneStatus,
-} from './k3scontrolplane.status.js';
+import { statusInputsOf, writeControlPlaneStatus } from './k3scontrolplane.status.js';
 import { ProviderKinds } from '@capstan/provider-kit';
 import { SECRETS, type SecretAccess } from './secrets.js';
 
@@ -65,13 +58,10 @@ export const OWN_WRITE_RECHECK_MS = CONFLICT_REQUEUE_MS;
 
 export interface K3sControlPlaneReconcilerDeps {
   client: KubeClient;
-  controlPlanes: Informer<K3sControlPlane>;
   clusters: Informer<Cluster>;
   machines: Informer<Machine>;
   /** Secrets with the cluster-name label (certificates, kubeconfig). */
   secrets: Informer<V1Secret>;
-  /** The service's one outbox: events owed while the bus is down are recorded on the K3sControlPlane. */
-  outbox: EventOutbox;
   recorder: EventRecorder;
   logger: Logger;
   /** Whether the workload API answers through a kubeconfig; a real HTTPS probe by default. */
@@ -88,8 +78,7 @@ export interface K3sControlPlaneReconcilerDeps {
  * initialization probes, scaling one machine at a time (see planning/planner.ts), then the contract status
  * and the hand-off events. Deletion deletes its Machines and lets the K3sControlPlane go once they are gone.
  */
-export class K3sControlPlaneReconciler {
-  readonly reconcile: Reconciler;
+export class K3sControlPlaneReconciler implements ReconcilerParts<K3sControlPlane> {
   private readonly secrets: SecretAccess;
   private readonly machineClient: ResourceClient<Machine>;
   private readonly expectations = new MachineExpectations();
@@ -118,21 +107,13 @@ export class K3sControlPlaneReconciler {
       ...(deps.templateCacheOf && { templateCacheOf: deps.templateCacheOf }),
     });
     this.probe = deps.probe ?? ((kubeconfig) => probeWorkloadApi(kubeconfig));
-    this.reconcile = objectReconciler<K3sControlPlane>({
-      cache: deps.controlPlanes,
-      resources: deps.client.resource<K3sControlPlane>(RESOURCES.K3sControlPlane),
-      ownedConditions: CONTROL_PLANE_CONDITIONS,
-      finalizer: FINALIZERS.k3sControlPlane,
-      ownWrites: new OwnWrites(),
-      outbox: deps.outbox,
-      clusterOf: (kcp) => this.clusterOf(kcp),
-      reconcileNormal: (kit) => this.reconcileNormal(kit),
-      reconcileDelete: (kit) => this.reconcileDelete(kit),
-      forget: (key) => this.expectations.forget(key),
-    });
   }
 
-  private async reconcileNormal(kit: ReconcileScope<K3sControlPlane>): Promise<ReconcileResult | void> {
+  forget(key: string): void {
+    this.expectations.forget(key);
+  }
+
+  async reconcileNormal(kit: ReconcileScope<K3sControlPlane>): Promise<ReconcileResult | void> {
     const cluster = this.clusterOf(kit.obj);
     if (!cluster) {
       kit.rc.log.debug('waiting for the Cluster of this control plane');
@@ -178,7 +159,7 @@ export class K3sControlPlaneReconciler {
   }
 
   /** The whole control plane goes: every machine at once, each through the core's deletion (drain, infrastructure). */
-  private async reconcileDelete(kit: ReconcileScope<K3sControlPlane>): Promise<DeletionResult> {
+  async reconcileDelete(kit: ReconcileScope<K3sControlPlane>): Promise<DeletionResult> {
     const kcp = kit.obj;
     this.scaler.forget(kcp);
     const owned = ownedMachines(this.deps.machines, kcp);
@@ -218,7 +199,7 @@ export class K3sControlPlaneReconciler {
   }
 
   /** The owning Cluster (owner reference, else the cluster-name label, else the Cluster referring to it). */
-  private clusterOf(kcp: K3sControlPlane): Cluster | undefined {
+  clusterOf(kcp: K3sControlPlane): Cluster | undefined {
     const namespace = kcp.metadata.namespace;
     const isCluster = (ref: V1OwnerReference) =>
       ref.kind === RESOURCES.Cluster.kind && groupOf(ref.apiVersion) === RESOURCES.Cluster.group;

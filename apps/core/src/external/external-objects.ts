@@ -34,12 +34,10 @@ export interface ExternalObjectsOptions {
   manager: Manager;
   logger: Logger;
   /**
-   * Reconcile owners on every change of a provider object (`onChange`), not only on hand-off events and resyncs:
-   * for providers that publish no hand-off events.
+   * Tell `onChange` listeners of every change of a provider object, so owners reconcile on it and not only on
+   * hand-off events and resyncs: for providers that publish no hand-off events.
    */
   watch: boolean;
-  /** Called with each provider object that changed, in watch mode (maps it to the keys to reconcile). */
-  onChange?: (object: ProviderObject) => void;
   /** The versions hand-off events named (recorded by the hand-off routes); the reads here settle them. */
   hints?: ProviderHints;
   kinds?: ProviderKinds;
@@ -56,6 +54,7 @@ export class ExternalObjects {
   readonly kinds: ProviderKinds;
   private readonly hints: ProviderHints;
   private readonly informers = new Map<string, Informer<ProviderObject>>();
+  private readonly changeListeners = new Set<(object: ProviderObject) => void>();
 
   constructor(private readonly options: ExternalObjectsOptions) {
     this.kinds = options.kinds ?? new ProviderKinds(options.client);
@@ -151,16 +150,21 @@ export class ExternalObjects {
     return true;
   }
 
+  /** Called with each provider object that changes, in watch mode (a controller maps it to its keys); returns the unsubscribe. */
+  onChange(listener: (object: ProviderObject) => void): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
+  }
+
   private informerFor(kind: ProviderKind): Informer<ProviderObject> {
     const id = resourceId(kind.resource);
     let informer = this.informers.get(id);
     if (!informer) {
       informer = this.options.manager.informer<ProviderObject>(kind.resource);
-      const onChange = this.options.watch ? this.options.onChange : undefined;
       const changed = (object: ProviderObject, deleted = false) => {
         const { namespace = '', name = '', resourceVersion } = object.metadata ?? {};
         this.hints.seen(nameOf(kind, namespace, name), resourceVersion, deleted);
-        onChange?.(object);
+        if (this.options.watch) for (const listener of this.changeListeners) listener(object);
       };
       informer.addEventHandler({
         onAdd: (object) => changed(object),

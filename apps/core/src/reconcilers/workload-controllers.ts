@@ -10,9 +10,9 @@ import { askCanUpdateMachine } from '@capstan/events';
 import { TemplateClusterOwnership, type ServiceContext } from '@capstan/provider-kit';
 import { ProviderKinds } from '@capstan/provider-kit';
 import type { WorkloadClusters } from '../remote/workload-clusters.js';
-import { registerMachineDeploymentController } from './machinedeployment/machinedeployment.controller.js';
-import { registerMachineHealthCheckController } from './machinehealthcheck/machinehealthcheck.controller.js';
-import { registerMachineSetController } from './machineset/machineset.controller.js';
+import { machineDeploymentController } from './machinedeployment/machinedeployment.controller.js';
+import { machineHealthCheckController } from './machinehealthcheck/machinehealthcheck.controller.js';
+import { machineSetController } from './machineset/machineset.controller.js';
 import { TemplateCloner, type TemplateObject } from './shared/template-cloner.js';
 import { ORPHANS_BY_NAMESPACE, orphansByNamespace, type WorkloadContext } from './shared/workload-context.js';
 
@@ -50,7 +50,7 @@ export function registerWorkloadControllers(
   if (!workload.machineSets.hasIndexer(ORPHANS_BY_NAMESPACE)) {
     workload.machineSets.addIndexer(ORPHANS_BY_NAMESPACE, orphansByNamespace);
   }
-  registerMachineSetController(ctx, workload);
-  registerMachineDeploymentController(ctx, workload);
-  registerMachineHealthCheckController(ctx, workload, deps.workloadClusters);
+  ctx.addController(machineSetController(workload));
+  ctx.addController(machineDeploymentController(workload));
+  ctx.addController(machineHealthCheckController(workload, deps.workloadClusters));
 }

@@ -1,6 +1,5 @@
 import {
   ConditionType,
-  FINALIZERS,
   INFRASTRUCTURE_GROUP,
   LABELS,
   RESOURCES,
@@ -14,19 +13,12 @@ import {
   clusterIndexValue,
   getControllerOf,
   isBeingDeleted,
+  type EventRecorder,
   type Informer,
-  type OwnWrites,
-  type ReconcileContext,
+  type KubeClient,
   type ReconcileResult,
-  type Reconciler,
 } from '@capstan/kube';
-import {
-  objectReconciler,
-  type DeletionResult,
-  type EventOutbox,
-  type ReconcileScope,
-  type ServiceContext,
-} from '@capstan/provider-kit';
+import { type DeletionResult, type ReconcilerParts, type ReconcileScope } from '@capstan/provider-kit';
 import {
   clusterKeyOf,
   SimConditionReason,
@@ -58,16 +50,16 @@ export const SIM_MACHINE_CONDITIONS = [
 ] as const;
 
 export interface SimMachineReconcilerDeps {
-  context: ServiceContext;
+  client: KubeClient;
+  recorder: EventRecorder;
+  /** Reconciles a SimMachine again soon (its boot time has come). */
+  enqueue: (key: string) => void;
   options: SimMachineOptions;
   runtime: SimRuntime;
   simMachines: Informer<SimMachine>;
   machines: Informer<Machine>;
   clusters: Informer<Cluster>;
   simClusters: Informer<SimCluster>;
-  /** Publishes the hand-off events; those it cannot publish yet are recorded on the SimMachine. */
-  outbox: EventOutbox;
-  ownWrites: OwnWrites;
 }
 
 interface Owners {
@@ -83,52 +75,38 @@ interface Owners {
  * keeps it fresh), reports the v1beta2 contract (`spec.providerID`, `status.addresses`,
  * `status.initialization.provisioned`, `Ready`) and announces the hand-off events. What runs is derived from
  * the objects on every reconcile, so a restarted provider brings back the API servers and nodes. The phases are
- * in simmachine.phases.ts; pausing, the finalizer and the writes are the reconciler kit's.
+ * in simmachine.phases.ts; pausing, the finalizer, the writes and the hand-off events' delivery are the reconciler
+ * kit's (simMachineController).
  */
-export class SimMachineReconciler {
+export class SimMachineReconciler implements ReconcilerParts<SimMachine> {
   private readonly bootAt = new Map<string, number>();
   private readonly plans = new Map<string, ParsedK3sBootstrap>();
   private readonly phases: MachinePhaseDeps;
-  private readonly run: Reconciler;
 
   constructor(private readonly deps: SimMachineReconcilerDeps) {
     this.phases = {
-      client: deps.context.client,
+      client: deps.client,
       runtime: deps.runtime,
       provisioningJitter: deps.options.provisioningJitter,
       bootAt: this.bootAt,
       plans: this.plans,
       otherServersProvisioned: (simMachine) =>
         this.otherServersProvisioned(simMachine, this.owners(simMachine).clusterName),
-      enqueue: (simMachine) =>
-        deps.context.controllers.enqueue(
-          SIM_MACHINE_CONTROLLER,
-          `${simMachine.metadata!.namespace}/${simMachine.metadata!.name}`,
-        ),
+      enqueue: (simMachine) => deps.enqueue(`${simMachine.metadata!.namespace}/${simMachine.metadata!.name}`),
     };
-    this.run = objectReconciler<SimMachine>({
-      cache: deps.simMachines,
-      resources: deps.context.client.resource<SimMachine>(RESOURCES.SimMachine),
-      ownedConditions: SIM_MACHINE_CONDITIONS,
-      finalizer: FINALIZERS.simMachine,
-      ownWrites: deps.ownWrites,
-      outbox: deps.outbox,
-      clusterOf: (simMachine) => this.owners(simMachine).cluster,
-      reconcileNormal: (scope) => this.reconcileNormal(scope),
-      reconcileDelete: (scope) => this.reconcileDelete(scope),
-    });
   }
 
-  async reconcile(key: string, rc: ReconcileContext): Promise<ReconcileResult | void> {
-    // Gone without our finalizer (forced): the host goes too, its Node is the core's to delete.
-    if (!this.deps.simMachines.get(key)) {
-      await this.deps.runtime.removeNodeAgent(key, { deleteNode: false });
-      await this.deps.runtime.machineAgents.remove(key);
-    }
-    return this.run(key, rc);
+  clusterOf(simMachine: SimMachine): Cluster | undefined {
+    return this.owners(simMachine).cluster;
   }
 
-  private async reconcileNormal(scope: ReconcileScope<SimMachine>): Promise<ReconcileResult | void> {
+  /** Gone without our finalizer (forced): the host goes too, its Node is the core's to delete. */
+  async forget(key: string): Promise<void> {
+    await this.deps.runtime.removeNodeAgent(key, { deleteNode: false });
+    await this.deps.runtime.machineAgents.remove(key);
+  }
+
+  async reconcileNormal(scope: ReconcileScope<SimMachine>): Promise<ReconcileResult | void> {
     const owners = this.owners(scope.obj);
     const now = new Date();
     if (!owners.machine) {
@@ -164,7 +142,7 @@ export class SimMachineReconciler {
     const written = await scope.patchNow();
     const transitions = machineTransitions(scope.original, written);
     scope.announce(...transitionEvents(written, transitions, owners));
-    const recorder = this.deps.context.recorder(SIM_MACHINE_CONTROLLER);
+    const recorder = this.deps.recorder;
     if (transitions.provisioned) {
       const role = this.plans.get(written.metadata!.uid!)?.role;
       scope.rc.log.info({ role, providerID: written.spec?.providerID }, 'machine provisioned');
@@ -193,7 +171,7 @@ export class SimMachineReconciler {
     }
   }
 
-  private async reconcileDelete(scope: ReconcileScope<SimMachine>): Promise<DeletionResult> {
+  async reconcileDelete(scope: ReconcileScope<SimMachine>): Promise<DeletionResult> {
     const simMachine = scope.obj;
     const owners = this.owners(simMachine);
     const namespace = simMachine.metadata!.namespace!;
@@ -206,7 +184,7 @@ export class SimMachineReconciler {
     if (server && owners.clusterName && !this.otherServersProvisioned(simMachine, owners.clusterName)) {
       // The last server of the cluster: its API server stops and the cluster's data goes with it.
       await this.deps.runtime.releaseClusterApi(clusterKeyOf(namespace, owners.clusterName));
-      void this.deps.context.recorder(SIM_MACHINE_CONTROLLER).event(simMachine, {
+      void this.deps.recorder.event(simMachine, {
         type: 'Normal',
         reason: SimEventReason.APIServerStopped,
         action: 'Delete',

@@ -63,13 +63,13 @@ describe('objectReconciler', () => {
   /** Runs the reconciler once on the object as the API server has it now (what a synced cache would hold). */
   async function reconcileOnce(
     name: string,
-    definition: Omit<ObjectReconcilerDefinition<SimCluster>, 'cache' | 'resources' | 'ownedConditions'> & {
-      ownedConditions?: string[];
+    definition: Omit<ObjectReconcilerDefinition<SimCluster>, 'cache' | 'resources' | 'conditions'> & {
+      conditions?: ObjectReconcilerDefinition<SimCluster>['conditions'];
     },
   ): Promise<ReconcileResult | undefined | void> {
     const current = await get(name);
     const reconciler: Reconciler = objectReconciler<SimCluster>({
-      ownedConditions: ['Ready'],
+      conditions: { owned: ['Ready'] },
       ...definition,
       cache: { get: () => current },
       resources: resources(),
@@ -174,7 +174,7 @@ describe('objectReconciler', () => {
     const reconciler = objectReconciler<SimCluster>({
       cache: { get: () => created },
       resources: resources(),
-      ownedConditions: ['Ready'],
+      conditions: { owned: ['Ready'] },
       finalizer: FINALIZER,
       ownWrites,
       reconcileNormal: async () => {
@@ -193,7 +193,7 @@ describe('objectReconciler', () => {
     const second = objectReconciler<SimCluster>({
       cache: { get: () => fresh },
       resources: resources(),
-      ownedConditions: ['Ready'],
+      conditions: { owned: ['Ready'] },
       finalizer: FINALIZER,
       ownWrites,
       reconcileNormal: () => Promise.resolve(),

@@ -20,15 +20,17 @@ import {
   type Reconciler,
   type ResourceClient,
 } from '@capstan/kube';
+import { RECONCILE_SUCCEEDED_CONDITION, type ConditionPolicy } from '../controller-builder/condition-policy.js';
+import { conditionsWrittenBy } from '../controller-builder/own-status-changes.js';
 import type { EventOutbox, OwedEvent } from './event-outbox.js';
 
-/** The condition the kit sets False when a reconcile fails part way, and True again once one succeeds. */
-export const RECONCILE_SUCCEEDED_CONDITION = 'ReconcileSucceeded';
+export { RECONCILE_SUCCEEDED_CONDITION } from '../controller-builder/condition-policy.js';
 
 /** How soon a reconcile that lost a write race, or found the cache behind its own write, runs again. */
 export const CONFLICT_REQUEUE_MS = 50;
 
-type ReconciledObject = PatchableObject & { status?: { conditions?: Condition[] } };
+/** An object the kit reconciles: patchable, with conditions in its status. */
+export type ReconciledObject = PatchableObject & { status?: { conditions?: Condition[] } };
 
 const PAUSED = 'Paused';
 
@@ -57,8 +59,8 @@ export interface ObjectReconcilerDefinition<T extends ReconciledObject> {
   /** Where the object is read from: the shared informer of its kind. */
   cache: { get(key: string): T | undefined };
   resources: ResourceClient<T>;
-  /** The condition types this controller owns (see PatchHelper); `Paused` and `ReconcileSucceeded` are added. */
-  ownedConditions: readonly string[];
+  /** The conditions this controller writes (see ConditionPolicy). */
+  conditions: ConditionPolicy;
   /** Added before the first reconcile, removed when `reconcileDelete` is done. */
   finalizer?: string;
   ownWrites?: OwnWrites;
@@ -68,8 +70,8 @@ export interface ObjectReconcilerDefinition<T extends ReconciledObject> {
   reconcileNormal(scope: ReconcileScope<T>): Promise<ReconcileResult | void>;
   /** Without it, a deleting object only has its finalizer removed. */
   reconcileDelete?(scope: ReconcileScope<T>): Promise<DeletionResult | void>;
-  /** Called once the object is gone from the cache (to drop per-object state). */
-  forget?(key: string): void;
+  /** Called once the object is gone from the cache (to drop per-object state, or stop what runs for it). */
+  forget?(key: string): void | Promise<void>;
   now?: () => Date;
 }
 
@@ -84,13 +86,14 @@ export interface ObjectReconcilerDefinition<T extends ReconciledObject> {
 export function objectReconciler<T extends ReconciledObject>(
   definition: ObjectReconcilerDefinition<T>,
 ): Reconciler {
-  const owned = [...definition.ownedConditions, PAUSED, RECONCILE_SUCCEEDED_CONDITION];
+  const failureCondition = failureConditionOf(definition.conditions);
+  const owned = conditionsWrittenBy(definition.conditions);
   const now = definition.now ?? (() => new Date());
   return async (key: string, rc: ReconcileContext): Promise<ReconcileResult | undefined> => {
     const cached = definition.cache.get(key);
     if (!cached) {
       definition.ownWrites?.forget(key);
-      definition.forget?.(key);
+      await definition.forget?.(key);
       const flushed = (await definition.outbox?.flushGone(definition.resources.type.kind, key)) ?? true;
       return flushed ? undefined : { requeue: true };
     }
@@ -139,7 +142,7 @@ export function objectReconciler<T extends ReconciledObject>(
       }
       if (isNotFound(error) && scope.obj.metadata?.deletionTimestamp) return undefined;
       // Outside the reconcile's signal: a reconcile that ran past its deadline still records why.
-      await runWithoutCallSignal(() => writeFailure(scope, error, now())).catch((writeError: unknown) =>
+      await runWithoutCallSignal(() => writeFailure(scope, error, failureCondition, now())).catch((writeError: unknown) =>
         rc.log.warn(
           { err: { message: describeFailure(writeError) } },
           'the failed reconcile could not write its status',
@@ -157,13 +160,14 @@ async function runBranch<T extends ReconciledObject>(
   now: Date,
 ): Promise<ReconcileResult | void> {
   const obj = scope.obj;
-  setObjectCondition(obj, pausedCondition(cluster, obj), now);
+  const failureCondition = failureConditionOf(definition.conditions);
+  if (!definition.conditions.secondary) setObjectCondition(obj, pausedCondition(cluster, obj), now);
   if (pausedBecause(cluster, obj)) return undefined;
   const finalizer = definition.finalizer;
   if (obj.metadata?.deletionTimestamp) {
     if (finalizer && !(obj.metadata.finalizers ?? []).includes(finalizer)) return undefined;
     const result = definition.reconcileDelete ? await definition.reconcileDelete(scope) : { done: true };
-    markSucceeded(scope.obj, now);
+    markSucceeded(scope.obj, failureCondition, now);
     if (!result?.done) return result;
     await scope.patchNow();
     if (finalizer) {
@@ -176,7 +180,7 @@ async function runBranch<T extends ReconciledObject>(
     obj.metadata = { ...obj.metadata, finalizers: [...(obj.metadata?.finalizers ?? []), finalizer] };
   }
   const result = await definition.reconcileNormal(scope);
-  markSucceeded(scope.obj, now);
+  markSucceeded(scope.obj, failureCondition, now);
   return result;
 }
 
@@ -211,28 +215,28 @@ function withoutLoneNotPaused<T extends ReconciledObject>(patch: PatchHelper<T>,
   return patch.hasChanges(candidate) ? obj : candidate;
 }
 
-/** `ReconcileSucceeded` goes back to True once a reconcile succeeds after a failure; it is never added otherwise. */
-function markSucceeded(obj: ReconciledObject, now: Date): void {
+const failureConditionOf = (policy: ConditionPolicy) =>
+  policy.secondary?.failureCondition ?? RECONCILE_SUCCEEDED_CONDITION;
+
+/** The failure condition goes back to True once a reconcile succeeds after a failure; it is never added otherwise. */
+function markSucceeded(obj: ReconciledObject, failureCondition: string, now: Date): void {
   const conditions = (obj.status?.conditions ?? []) as Condition[];
-  const current = conditions.find((c) => c.type === RECONCILE_SUCCEEDED_CONDITION);
+  const current = conditions.find((c) => c.type === failureCondition);
   if (!current || current.status === ConditionStatus.True) return;
-  setObjectCondition(
-    obj,
-    { type: RECONCILE_SUCCEEDED_CONDITION, status: ConditionStatus.True, reason: 'ReconcileSucceeded' },
-    now,
-  );
+  setObjectCondition(obj, { type: failureCondition, status: ConditionStatus.True, reason: 'ReconcileSucceeded' }, now);
 }
 
 async function writeFailure<T extends ReconciledObject>(
   scope: ReconcileScope<T>,
   error: unknown,
+  failureCondition: string,
   now: Date,
 ): Promise<void> {
   if (scope.obj.metadata?.deletionTimestamp && (scope.obj.metadata.finalizers ?? []).length === 0) return;
   setObjectCondition(
     scope.obj,
     {
-      type: RECONCILE_SUCCEEDED_CONDITION,
+      type: failureCondition,
       status: ConditionStatus.False,
       reason: 'ReconcileError',
       message: describeFailure(error),

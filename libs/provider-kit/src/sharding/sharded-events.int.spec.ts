@@ -38,7 +38,7 @@ describe('hand-off hints with sharded replicas', () => {
       consumes: 'handoff.>',
       modules: [HintModule],
       setup(context) {
-        context.addController({
+        context.controllers.add({
           name: 'configmap',
           for: CONFIG_MAPS,
           reconcile: (key) => {

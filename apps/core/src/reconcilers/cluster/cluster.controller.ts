@@ -1,6 +1,8 @@
 import {
   ConditionType,
+  FINALIZERS,
   LABELS,
+  RESOURCES,
   getCondition,
   type Cluster,
   type Condition,
@@ -8,12 +10,13 @@ import {
   type MachineDeployment,
   type MachineSet,
 } from '@capstan/api';
-import { type Controller, OwnWrites } from '@capstan/kube';
-import { type ServiceContext } from '@capstan/provider-kit';
+import { defineController, watch } from '@capstan/provider-kit';
+import { type ExternalObjects } from '../../external/external-objects.js';
+import { ownerKeysOf } from '../../external/reference-index.js';
 import { CLUSTER_CONTROLLER } from '../../handoff/controller-names.js';
-import { onRelevantChange, worthReconciling } from '../shared/object-changes.js';
+import { type WorkloadClusters } from '../../remote/workload-clusters.js';
 import { DESCENDANT_BATCH_MS } from '../shared/requeue-delays.js';
-import { ClusterReconciler, clusterKeyOf, type ClusterReconcilerDeps } from './cluster.reconciler.js';
+import { ClusterReconciler, clusterKeyOf } from './cluster.reconciler.js';
 import { CLUSTER_OWN_CONDITIONS } from './cluster.status.js';
 
 const conditionStatus = (obj: { status?: { conditions?: Condition[] } }, type: string) => {
@@ -50,32 +53,51 @@ const keysOf = (obj: { metadata?: { namespace?: string }; spec?: { clusterName?:
   return key ? [key] : [];
 };
 
-/** Registers the Cluster controller and the watches that map descendants and workload connections to Clusters. */
-export function registerClusterController(
-  context: ServiceContext,
-  deps: Omit<ClusterReconcilerDeps, 'recorder' | 'client' | 'ownWrites' | 'outbox'>,
-): Controller<Cluster> {
-  const ownWrites = new OwnWrites();
-  const reconciler = new ClusterReconciler({
-    ...deps,
-    ownWrites,
-    outbox: context.outbox,
-    client: context.client,
-    recorder: context.recorder(CLUSTER_CONTROLLER),
-  });
-  const controller = context.addController<Cluster>({
+export interface ClusterControllerDeps {
+  external: ExternalObjects;
+  workloads: WorkloadClusters;
+}
+
+/**
+ * The Cluster controller: woken by its Clusters, by descendants (Machines, MachineSets, MachineDeployments) whose
+ * counted fields change, batched so a burst reconciles each Cluster once, by its provider objects (in watch mode),
+ * and by its workload cluster's connection.
+ */
+export function clusterController(deps: ClusterControllerDeps) {
+  return defineController<Cluster>({
     name: CLUSTER_CONTROLLER,
-    for: deps.clusters,
-    reconcile: reconciler.reconcile,
-    // A change of a condition the controller does not own is someone else's, and worth a reconcile.
-    predicate: worthReconciling(ownWrites, CLUSTER_OWN_CONDITIONS),
-    maxConcurrentReconciles: context.options.concurrency,
-    resyncPeriodMs: context.options.syncPeriodSeconds * 1000,
+    for: RESOURCES.Cluster,
+    conditions: { owned: CLUSTER_OWN_CONDITIONS },
+    finalizer: FINALIZERS.cluster,
+    wire: (kit) => {
+      const machines = kit.informer<Machine>(RESOURCES.Machine);
+      return {
+        reconciler: new ClusterReconciler({
+          ...deps,
+          clusters: kit.primary,
+          machines,
+          machineSets: kit.informer<MachineSet>(RESOURCES.MachineSet),
+          machineDeployments: kit.informer<MachineDeployment>(RESOURCES.MachineDeployment),
+          client: kit.context.client,
+          recorder: kit.recorder,
+        }),
+        watches: [
+          watch<Machine>(RESOURCES.Machine, { map: keysOf, fingerprint: machineFingerprint, batchMs: DESCENDANT_BATCH_MS }),
+          watch<MachineSet>(RESOURCES.MachineSet, { map: keysOf, fingerprint: scalableFingerprint, batchMs: DESCENDANT_BATCH_MS }),
+          watch<MachineDeployment>(RESOURCES.MachineDeployment, {
+            map: keysOf,
+            fingerprint: scalableFingerprint,
+            batchMs: DESCENDANT_BATCH_MS,
+          }),
+        ],
+        sources: [
+          (wake) => deps.workloads.onClusterChange((namespace, name) => wake(`${namespace}/${name}`)),
+          (wake) =>
+            deps.external.onChange((object) => {
+              for (const key of ownerKeysOf(object, { clusters: kit.primary, machines }).clusters) wake(key);
+            }),
+        ],
+      };
+    },
   });
-  const later = (key: string) => controller.enqueueAfter(key, DESCENDANT_BATCH_MS);
-  deps.machines.addEventHandler(onRelevantChange(machineFingerprint, keysOf, later));
-  deps.machineSets.addEventHandler(onRelevantChange(scalableFingerprint, keysOf, later));
-  deps.machineDeployments.addEventHandler(onRelevantChange(scalableFingerprint, keysOf, later));
-  deps.workloads.onClusterChange((namespace, name) => controller.enqueue(`${namespace}/${name}`));
-  return controller;
 }

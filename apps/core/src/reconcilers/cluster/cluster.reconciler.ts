@@ -1,6 +1,4 @@
 import {
-  FINALIZERS,
-  RESOURCES,
   readControlPlane,
   readInfrastructureCluster,
   type Cluster,
@@ -12,20 +10,8 @@ import {
   type MachineDeployment,
   type MachineSet,
 } from '@capstan/api';
-import {
-  type EventRecorder,
-  type Informer,
-  type KubeClient,
-  type OwnWrites,
-  type ReconcileResult,
-  type Reconciler,
-} from '@capstan/kube';
-import {
-  objectReconciler,
-  type DeletionResult,
-  type EventOutbox,
-  type ReconcileScope,
-} from '@capstan/provider-kit';
+import { type EventRecorder, type Informer, type KubeClient, type ReconcileResult } from '@capstan/kube';
+import { type DeletionResult, type ReconcilerParts, type ReconcileScope } from '@capstan/provider-kit';
 import { type ExternalObjects, type ExternalRead } from '../../external/external-objects.js';
 import { observe, type ExternalObservation } from '../../external/observation.js';
 import { WorkloadClusterUnavailableError, type WorkloadClusters } from '../../remote/workload-clusters.js';
@@ -33,7 +19,6 @@ import { DELETION_POLL_MS, MISSING_REFERENCE_REQUEUE_MS } from '../shared/requeu
 import { nextDeletionStep } from './cluster.deletion.js';
 import { clusterEvent, clusterTransitions } from './cluster.events.js';
 import {
-  CLUSTER_OWN_CONDITIONS,
   computeClusterStatus,
   endpointToCopy,
   type ClusterObservation,
@@ -47,11 +32,7 @@ export interface ClusterReconcilerDeps {
   client: KubeClient;
   external: ExternalObjects;
   workloads: WorkloadClusters;
-  /** Where the lifecycle events go: published after the write that made them true, owed while the bus is down. */
-  outbox: EventOutbox;
   recorder: EventRecorder;
-  /** Versions of Clusters this controller wrote (their watch events need no reconcile). */
-  ownWrites?: OwnWrites;
 }
 
 interface ExternalReads {
@@ -63,26 +44,16 @@ interface ExternalReads {
  * The Cluster controller (upstream core/reconcilers/cluster): finalizer, ownership and cluster-name label on
  * the infrastructure and control plane objects, contract fields copied onto the Cluster, conditions,
  * phases, replica counters, and deletion of everything the Cluster holds, in order. Reading, pausing, the
- * finalizer and writing are the reconciler kit's (objectReconciler).
+ * finalizer, writing and the lifecycle events' delivery are the reconciler kit's (see clusterController).
  */
-export class ClusterReconciler {
-  readonly reconcile: Reconciler;
+export class ClusterReconciler implements ReconcilerParts<Cluster> {
+  constructor(private readonly deps: ClusterReconcilerDeps) {}
 
-  constructor(private readonly deps: ClusterReconcilerDeps) {
-    this.reconcile = objectReconciler<Cluster>({
-      cache: deps.clusters,
-      resources: deps.client.resource<Cluster>(RESOURCES.Cluster),
-      ownedConditions: CLUSTER_OWN_CONDITIONS,
-      finalizer: FINALIZERS.cluster,
-      ownWrites: deps.ownWrites,
-      outbox: deps.outbox,
-      clusterOf: (cluster) => cluster,
-      reconcileNormal: (scope) => this.reconcileNormal(scope),
-      reconcileDelete: (scope) => this.reconcileDelete(scope),
-    });
+  clusterOf(cluster: Cluster): Cluster {
+    return cluster;
   }
 
-  private async reconcileNormal(scope: ReconcileScope<Cluster>): Promise<ReconcileResult | undefined> {
+  async reconcileNormal(scope: ReconcileScope<Cluster>): Promise<ReconcileResult | undefined> {
     const cluster = scope.obj;
     const reads = await this.readReferences(cluster);
     for (const [read, ref] of [
@@ -117,7 +88,7 @@ export class ClusterReconciler {
     return undefined;
   }
 
-  private async reconcileDelete(scope: ReconcileScope<Cluster>): Promise<DeletionResult | undefined> {
+  async reconcileDelete(scope: ReconcileScope<Cluster>): Promise<DeletionResult | undefined> {
     const cluster = scope.obj;
     const reads = await this.readReferences(cluster);
     const observation = this.observation(cluster, reads);

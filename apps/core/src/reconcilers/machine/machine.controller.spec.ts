@@ -1,6 +1,11 @@
 import { type Machine } from '@capstan/api';
 import { OwnWrites } from '@capstan/kube';
-import { machineWorthReconciling } from './machine.controller.js';
+import { primaryPredicate } from '@capstan/provider-kit';
+import { providerIdChanged } from './machine.controller.js';
+import { MACHINE_OWN_CONDITIONS } from './machine.status.js';
+
+const machineWorthReconciling = (ownWrites: OwnWrites) =>
+  primaryPredicate<Machine>({ conditions: { owned: MACHINE_OWN_CONDITIONS }, reconcileOwnWrite: providerIdChanged }, ownWrites);
 
 function machine(resourceVersion: string, providerID?: string, labels: Record<string, string> = {}): Machine {
   return {
@@ -11,7 +16,7 @@ function machine(resourceVersion: string, providerID?: string, labels: Record<st
   } as Machine;
 }
 
-describe('machineWorthReconciling', () => {
+describe('the Machine controller\'s primary predicate', () => {
   it("reconciles the Machine's own write that first sets spec.providerID: a Node may have registered meanwhile", () => {
     const ownWrites = new OwnWrites();
     const predicate = machineWorthReconciling(ownWrites);

@@ -1,11 +1,13 @@
 import { type V1Node } from '@kubernetes/client-node';
-import { ANNOTATIONS, type Cluster, type Machine } from '@capstan/api';
-import { BY_PROVIDER_ID, type Controller, deepEqual, OwnWrites, type WatchEvent } from '@capstan/kube';
-import { type ServiceContext } from '@capstan/provider-kit';
+import { ANNOTATIONS, FINALIZERS, RESOURCES, type Cluster, type Machine } from '@capstan/api';
+import { BY_PROVIDER_ID, deepEqual, objectKey, type WatchEvent } from '@capstan/kube';
+import { defineController, watch } from '@capstan/provider-kit';
+import { type ExternalObjects } from '../../external/external-objects.js';
+import { ownerKeysOf } from '../../external/reference-index.js';
 import { MACHINE_CONTROLLER } from '../../handoff/controller-names.js';
-import { onRelevantChange, worthReconciling } from '../shared/object-changes.js';
+import { type WorkloadClusters } from '../../remote/workload-clusters.js';
 import { DESCENDANT_BATCH_MS } from '../shared/requeue-delays.js';
-import { MachineReconciler, type MachineReconcilerDeps } from './machine.reconciler.js';
+import { MachineReconciler } from './machine.reconciler.js';
 import { MACHINE_OWN_CONDITIONS } from './machine.status.js';
 
 /** What a Machine reads of its Cluster: pausing, infrastructure and control plane progress, deletion. */
@@ -33,62 +35,67 @@ const nodeFingerprint = (n: V1Node) => [
 ];
 
 /**
- * Which Machine changes start a reconcile: those worth it (not the controller's own status), and also the own write
- * that first sets spec.providerID. A Node registered after the reconcile looked for it but before the Machine cache
- * holds the providerID maps to no Machine (the Node watch finds Machines by that index), so without this reconcile
- * the Machine would wait for the resync to see its Node.
+ * The own write that first sets spec.providerID still needs a reconcile. A Node registered after the reconcile looked
+ * for it but before the Machine cache holds the providerID maps to no Machine (the Node watch finds Machines by that
+ * index), so without this reconcile the Machine would wait for the resync to see its Node.
  */
-export function machineWorthReconciling(ownWrites: OwnWrites): (event: WatchEvent<Machine>) => boolean {
-  const worth = worthReconciling<Machine>(ownWrites, MACHINE_OWN_CONDITIONS);
-  return (event) =>
-    worth(event) ||
-    (event.type === 'update' && event.oldObject?.spec?.providerID !== event.object.spec?.providerID);
+export const providerIdChanged = (event: WatchEvent<Machine>): boolean =>
+  event.type === 'update' && event.oldObject?.spec?.providerID !== event.object.spec?.providerID;
+
+export interface MachineControllerDeps {
+  external: ExternalObjects;
+  workloads: WorkloadClusters;
 }
 
-/** Registers the Machine controller and the watches mapping Clusters and Nodes to Machines. */
-export function registerMachineController(
-  context: ServiceContext,
-  deps: Omit<MachineReconcilerDeps, 'recorder' | 'client' | 'ownWrites' | 'outbox'>,
-): Controller<Machine> {
-  const ownWrites = new OwnWrites();
-  const reconciler = new MachineReconciler({
-    ...deps,
-    ownWrites,
-    outbox: context.outbox,
-    client: context.client,
-    recorder: context.recorder(MACHINE_CONTROLLER),
-  });
-  const controller = context.addController<Machine>({
+/**
+ * The Machine controller: woken by its Machines (and the own write that sets a providerID), by its Cluster's
+ * changes, batched so a cluster-wide burst reconciles each Machine once, by its Node (in the workload cluster), by its
+ * provider objects (in watch mode), and by its workload cluster's connection.
+ */
+export function machineController(deps: MachineControllerDeps) {
+  return defineController<Machine>({
     name: MACHINE_CONTROLLER,
-    for: deps.machines,
-    reconcile: reconciler.reconcile,
-    // A change of a condition the controller does not own (HealthCheckSucceeded, UpToDate) is worth a reconcile.
-    predicate: machineWorthReconciling(ownWrites),
-    maxConcurrentReconciles: context.options.concurrency,
-    resyncPeriodMs: context.options.syncPeriodSeconds * 1000,
+    for: RESOURCES.Machine,
+    conditions: { owned: MACHINE_OWN_CONDITIONS },
+    finalizer: FINALIZERS.machine,
+    reconcileOwnWrite: providerIdChanged,
+    wire: (kit) => {
+      const machines = kit.primary;
+      const clusters = kit.informer<Cluster>(RESOURCES.Cluster);
+      const machinesOf = (namespace: string | undefined, clusterName: string | undefined) =>
+        machines
+          .list(namespace)
+          .filter((m) => m.spec?.clusterName === clusterName)
+          .map(objectKey);
+      return {
+        reconciler: new MachineReconciler({ ...deps, clusters, machines, client: kit.context.client, recorder: kit.recorder }),
+        watches: [
+          // Cluster-wide changes come in bursts (infrastructure provisioned, control plane initialized, kubeconfig
+          // written): each Machine of the Cluster is reconciled once for a burst.
+          watch<Cluster>(clusters, {
+            map: (c) => machinesOf(c.metadata?.namespace, c.metadata?.name),
+            fingerprint: clusterFingerprint,
+            batchMs: DESCENDANT_BATCH_MS,
+          }),
+        ],
+        sources: [
+          (wake) =>
+            deps.workloads.onClusterChange((namespace, cluster) => {
+              for (const key of machinesOf(namespace, cluster)) wake(key, DESCENDANT_BATCH_MS);
+            }),
+          (wake) =>
+            deps.workloads.onNodeChange((node, previous) => {
+              if (previous && deepEqual(nodeFingerprint(previous), nodeFingerprint(node))) return;
+              const providerID = node.spec?.providerID ?? previous?.spec?.providerID;
+              if (!providerID) return;
+              for (const machine of machines.byIndex(BY_PROVIDER_ID, providerID)) wake(objectKey(machine));
+            }),
+          (wake) =>
+            deps.external.onChange((object) => {
+              for (const key of ownerKeysOf(object, { clusters, machines }).machines) wake(key);
+            }),
+        ],
+      };
+    },
   });
-  const machinesOf = (namespace: string | undefined, clusterName: string | undefined) =>
-    deps.machines
-      .list(namespace)
-      .filter((m) => m.spec?.clusterName === clusterName)
-      .map((m) => `${m.metadata!.namespace}/${m.metadata!.name}`);
-
-  // Cluster-wide changes come in bursts (infrastructure provisioned, control plane initialized, kubeconfig written):
-  // each Machine of the Cluster is reconciled once for a burst.
-  const later = (key: string) => controller.enqueueAfter(key, DESCENDANT_BATCH_MS);
-  deps.clusters.addEventHandler(
-    onRelevantChange(clusterFingerprint, (c) => machinesOf(c.metadata?.namespace, c.metadata?.name), later),
-  );
-  deps.workloads.onClusterChange((namespace, cluster) => {
-    for (const key of machinesOf(namespace, cluster)) later(key);
-  });
-  deps.workloads.onNodeChange((node, previous) => {
-    if (previous && deepEqual(nodeFingerprint(previous), nodeFingerprint(node))) return;
-    const providerID = node.spec?.providerID ?? previous?.spec?.providerID;
-    if (!providerID) return;
-    for (const machine of deps.machines.byIndex(BY_PROVIDER_ID, providerID)) {
-      controller.enqueue(`${machine.metadata!.namespace}/${machine.metadata!.name}`);
-    }
-  });
-  return controller;
 }

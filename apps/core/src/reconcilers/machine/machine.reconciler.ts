@@ -1,8 +1,6 @@
 import { type KubernetesObject, type V1OwnerReference } from '@kubernetes/client-node';
 import {
-  FINALIZERS,
   LABELS,
-  RESOURCES,
   readBootstrapConfig,
   readInfrastructureMachine,
   type Cluster,
@@ -17,17 +15,10 @@ import {
   type EventRecorder,
   type Informer,
   type KubeClient,
-  type OwnWrites,
   type ReconcileContext,
   type ReconcileResult,
-  type Reconciler,
 } from '@capstan/kube';
-import {
-  objectReconciler,
-  type DeletionResult,
-  type EventOutbox,
-  type ReconcileScope,
-} from '@capstan/provider-kit';
+import { type DeletionResult, type ReconcilerParts, type ReconcileScope } from '@capstan/provider-kit';
 import { type ExternalObjects, type ExternalRead } from '../../external/external-objects.js';
 import { observe } from '../../external/observation.js';
 import { type WorkloadClusters } from '../../remote/workload-clusters.js';
@@ -39,7 +30,6 @@ import { lookUpNode, syncNode } from './machine.node.js';
 import {
   availableIn,
   computeMachineStatus,
-  MACHINE_OWN_CONDITIONS,
   type MachineObservation,
 } from './machine.status.js';
 
@@ -49,11 +39,7 @@ export interface MachineReconcilerDeps {
   client: KubeClient;
   external: ExternalObjects;
   workloads: WorkloadClusters;
-  /** Where the lifecycle events go: published after the write that made them true, owed while the bus is down. */
-  outbox: EventOutbox;
   recorder: EventRecorder;
-  /** Versions of Machines this controller wrote (their watch events need no reconcile). */
-  ownWrites?: OwnWrites;
   now?: () => Date;
 }
 
@@ -65,34 +51,21 @@ interface ExternalReads {
 /**
  * The Machine controller (upstream core/reconcilers/machine): finalizer, labels and ownership, the bootstrap
  * and infrastructure contract fields copied onto the Machine, its Node found by providerID, conditions and
- * phases, and deletion with hooks, drain, provider object and Node deletion. Reading, pausing, the finalizer and
- * writing are the reconciler kit's (objectReconciler).
+ * phases, and deletion with hooks, drain, provider object and Node deletion. Reading, pausing, the finalizer,
+ * writing and the lifecycle events' delivery are the reconciler kit's (see machineController).
  */
-export class MachineReconciler {
-  readonly reconcile: Reconciler;
-  private readonly now: () => Date;
+export class MachineReconciler implements ReconcilerParts<Machine> {
+  readonly now: () => Date;
 
   constructor(private readonly deps: MachineReconcilerDeps) {
     this.now = deps.now ?? (() => new Date());
-    this.reconcile = objectReconciler<Machine>({
-      cache: deps.machines,
-      resources: deps.client.resource<Machine>(RESOURCES.Machine),
-      ownedConditions: MACHINE_OWN_CONDITIONS,
-      finalizer: FINALIZERS.machine,
-      ownWrites: deps.ownWrites,
-      outbox: deps.outbox,
-      clusterOf: (machine) => this.clusterOf(machine),
-      reconcileNormal: (scope) => this.reconcileNormal(scope),
-      reconcileDelete: (scope) => this.reconcileDelete(scope),
-      now: this.now,
-    });
   }
 
-  private clusterOf(machine: Machine): Cluster | undefined {
+  clusterOf(machine: Machine): Cluster | undefined {
     return this.deps.clusters.getByName(machine.metadata!.namespace!, machine.spec.clusterName);
   }
 
-  private async reconcileNormal(scope: ReconcileScope<Machine>): Promise<ReconcileResult | undefined> {
+  async reconcileNormal(scope: ReconcileScope<Machine>): Promise<ReconcileResult | undefined> {
     const machine = scope.obj;
     const cluster = this.clusterOf(machine);
     machine.metadata!.labels = {
@@ -142,7 +115,7 @@ export class MachineReconciler {
     return waits.length === 0 ? undefined : { requeueAfter: Math.min(...waits) };
   }
 
-  private async reconcileDelete(scope: ReconcileScope<Machine>): Promise<DeletionResult | undefined> {
+  async reconcileDelete(scope: ReconcileScope<Machine>): Promise<DeletionResult | undefined> {
     const machine = scope.obj;
     const cluster = this.clusterOf(machine);
     const reads = await this.readReferences(machine);

@@ -1,8 +1,8 @@
-import { LABELS, RESOURCES, type Machine, type MachineDeployment, type MachineSet } from '@capstan/api';
+import { FINALIZERS, LABELS, RESOURCES, type Cluster, type Machine, type MachineDeployment, type MachineSet } from '@capstan/api';
 import { getControllerOf, objectKey } from '@capstan/kube';
-import type { ServiceContext } from '@capstan/provider-kit';
+import { defineController, watch } from '@capstan/provider-kit';
 import type { WorkloadContext } from '../shared/workload-context.js';
-import { MachineDeploymentReconciler } from './machinedeployment.reconciler.js';
+import { MACHINE_DEPLOYMENT_CONDITIONS, MachineDeploymentReconciler } from './machinedeployment.reconciler.js';
 
 export const MACHINE_DEPLOYMENT_CONTROLLER = 'machinedeployment';
 
@@ -23,27 +23,28 @@ function orphanSetToDeployment(set: MachineSet): string[] {
   return name ? [`${set.metadata.namespace}/${name}`] : [];
 }
 
-export function registerMachineDeploymentController(ctx: ServiceContext, workload: WorkloadContext): void {
-  const reconciler = new MachineDeploymentReconciler(workload, ctx.recorder(MACHINE_DEPLOYMENT_CONTROLLER));
-  ctx.addController<MachineDeployment>({
+/** The MachineDeployment controller: its deployments, the sets they own or may adopt, their Machines and Cluster. */
+export function machineDeploymentController(workload: WorkloadContext) {
+  return defineController<MachineDeployment>({
     name: MACHINE_DEPLOYMENT_CONTROLLER,
-    for: workload.machineDeployments,
-    owns: [RESOURCES.MachineSet],
-    watches: [
-      { for: RESOURCES.MachineSet, map: (ms) => orphanSetToDeployment(ms as MachineSet) },
-      { for: RESOURCES.Machine, map: (m) => machineToDeployment(workload, m as Machine) },
-      {
-        for: RESOURCES.Cluster,
-        // By spec.clusterName: a deployment paused from the start has no cluster-name label yet.
-        map: (cluster) =>
-          workload.machineDeployments
-            .list(cluster.metadata?.namespace)
-            .filter((md) => md.spec.clusterName === cluster.metadata?.name)
-            .map(objectKey),
-      },
-    ],
-    reconcile: reconciler.reconcile,
-    maxConcurrentReconciles: ctx.options.concurrency,
-    resyncPeriodMs: ctx.options.syncPeriodSeconds * 1000,
+    for: RESOURCES.MachineDeployment,
+    conditions: { owned: MACHINE_DEPLOYMENT_CONDITIONS },
+    finalizer: FINALIZERS.machineDeployment,
+    wire: (kit) => ({
+      reconciler: new MachineDeploymentReconciler(workload, kit.recorder),
+      owns: [RESOURCES.MachineSet],
+      watches: [
+        watch<MachineSet>(RESOURCES.MachineSet, { map: orphanSetToDeployment }),
+        watch<Machine>(RESOURCES.Machine, { map: (m) => machineToDeployment(workload, m) }),
+        watch<Cluster>(RESOURCES.Cluster, {
+          // By spec.clusterName: a deployment paused from the start has no cluster-name label yet.
+          map: (cluster) =>
+            workload.machineDeployments
+              .list(cluster.metadata?.namespace)
+              .filter((md) => md.spec.clusterName === cluster.metadata?.name)
+              .map(objectKey),
+        }),
+      ],
+    }),
   });
 }

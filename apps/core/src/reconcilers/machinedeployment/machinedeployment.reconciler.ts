@@ -5,7 +5,6 @@ import {
   ConditionType,
   setCondition,
   updateInProgress,
-  FINALIZERS,
   RESOURCES,
   type Cluster,
   type Machine,
@@ -22,17 +21,15 @@ import {
   type EventRecorder,
   type ReconcileContext,
   type ReconcileResult,
-  type Reconciler,
   type ResourceClient,
 } from '@capstan/kube';
-import type { DeletionResult, ReconcileScope } from '@capstan/provider-kit';
+import type { DeletionResult, ReconcilerParts, ReconcileScope } from '@capstan/provider-kit';
 import { waitForCache } from '../shared/cache-wait.js';
 import { selectorMatches } from '../shared/label-selector.js';
 import { MACHINE_SUMMARY_CONDITIONS } from '../shared/machine-conditions.js';
 import { timeMs } from '../shared/machine-state.js';
 import { deleteIfPresent, ownerReferenceTo, setClusterLabelAndOwner } from '../shared/ownership.js';
-import { controlledBy, ORPHANS_BY_NAMESPACE, type WorkloadContext } from '../shared/workload-context.js';
-import { clusterOf, workloadReconciler } from '../shared/workload-reconciler.js';
+import { clusterOf, controlledBy, ORPHANS_BY_NAMESPACE, type WorkloadContext } from '../shared/workload-context.js';
 import { computeMachineDeploymentStatus } from './machinedeployment.status.js';
 import {
   createdAtOf,
@@ -74,10 +71,10 @@ export const MACHINE_DEPLOYMENT_CONDITIONS = [
  * sets (and so their Machines) before its finalizer goes. Runs in the reconciler kit, which handles pausing, the
  * finalizer, the write of the deployment and conflicts.
  */
-export class MachineDeploymentReconciler {
+export class MachineDeploymentReconciler implements ReconcilerParts<MachineDeployment> {
   private readonly setsApi: ResourceClient<MachineSet>;
   private readonly machinesApi: ResourceClient<Machine>;
-  readonly reconcile: Reconciler;
+  readonly now: () => Date;
 
   constructor(
     private readonly workload: WorkloadContext,
@@ -85,16 +82,14 @@ export class MachineDeploymentReconciler {
   ) {
     this.setsApi = workload.client.resource<MachineSet>(RESOURCES.MachineSet);
     this.machinesApi = workload.client.resource<Machine>(RESOURCES.Machine);
-    this.reconcile = workloadReconciler<MachineDeployment>(workload, RESOURCES.MachineDeployment, {
-      cache: workload.machineDeployments,
-      ownedConditions: MACHINE_DEPLOYMENT_CONDITIONS,
-      finalizer: FINALIZERS.machineDeployment,
-      reconcileNormal: (scope) => this.reconcileNormal(scope),
-      reconcileDelete: (scope) => this.reconcileDelete(scope),
-    });
+    this.now = workload.now;
   }
 
-  private async reconcileNormal(
+  clusterOf(deployment: MachineDeployment): Cluster | undefined {
+    return clusterOf(this.workload, deployment);
+  }
+
+  async reconcileNormal(
     scope: ReconcileScope<MachineDeployment>,
   ): Promise<ReconcileResult | undefined> {
     const { rc } = scope;
@@ -385,7 +380,7 @@ export class MachineDeploymentReconciler {
   }
 
   /** Deletes the deployment's sets; the kit removes the finalizer once none is left. */
-  private async reconcileDelete(scope: ReconcileScope<MachineDeployment>): Promise<DeletionResult> {
+  async reconcileDelete(scope: ReconcileScope<MachineDeployment>): Promise<DeletionResult> {
     const deployment = scope.obj;
     const observed = this.observe(deployment, clusterOf(this.workload, deployment));
     for (const ms of observed.sets) {

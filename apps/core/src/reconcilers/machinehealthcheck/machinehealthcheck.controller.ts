@@ -1,9 +1,13 @@
-import { RESOURCES, type Machine, type MachineHealthCheck } from '@capstan/api';
+import { RESOURCES, type Cluster, type Machine, type MachineHealthCheck } from '@capstan/api';
 import { BY_PROVIDER_ID, objectKey } from '@capstan/kube';
-import { type ServiceContext } from '@capstan/provider-kit';
+import { defineController, watch } from '@capstan/provider-kit';
 import type { WorkloadClusters } from '../../remote/workload-clusters.js';
 import type { WorkloadContext } from '../shared/workload-context.js';
-import { MachineHealthCheckReconciler, selectsMachine } from './machinehealthcheck.reconciler.js';
+import {
+  MACHINE_HEALTH_CHECK_CONDITIONS,
+  MachineHealthCheckReconciler,
+  selectsMachine,
+} from './machinehealthcheck.reconciler.js';
 
 export const MACHINE_HEALTH_CHECK_CONTROLLER = 'machinehealthcheck';
 
@@ -25,41 +29,38 @@ function checksOfCluster(
     .map(objectKey);
 }
 
-export function registerMachineHealthCheckController(
-  ctx: ServiceContext,
-  workload: WorkloadContext,
-  workloadClusters: WorkloadClusters,
-): void {
-  const outbox = ctx.outbox;
-  const reconciler = new MachineHealthCheckReconciler(
-    workload,
-    workloadClusters,
-    outbox,
-    ctx.recorder(MACHINE_HEALTH_CHECK_CONTROLLER),
-  );
-  const controller = ctx.addController<MachineHealthCheck>({
+/**
+ * The MachineHealthCheck controller: its checks, the Machines they select, their Cluster, the Nodes of the workload
+ * cluster (by the providerID of the Node's Machine) and the workload cluster's connection.
+ */
+export function machineHealthCheckController(workload: WorkloadContext, workloadClusters: WorkloadClusters) {
+  return defineController<MachineHealthCheck>({
     name: MACHINE_HEALTH_CHECK_CONTROLLER,
-    for: workload.machineHealthChecks,
-    watches: [
-      { for: RESOURCES.Machine, map: (m) => checksOfMachine(workload, m as Machine) },
-      {
-        for: RESOURCES.Cluster,
-        map: (cluster) => checksOfCluster(workload, cluster.metadata?.namespace, cluster.metadata!.name!),
-      },
-    ],
-    reconcile: reconciler.reconcile,
-    maxConcurrentReconciles: ctx.options.concurrency,
-    resyncPeriodMs: ctx.options.syncPeriodSeconds * 1000,
-  });
-  // Node conditions change in the workload clusters: the Node's Machine (by providerID) names the checks to run.
-  workloadClusters.onNodeChange((node) => {
-    const providerID = node.spec?.providerID;
-    if (!providerID) return;
-    for (const machine of workload.machines.byIndex(BY_PROVIDER_ID, providerID)) {
-      for (const key of checksOfMachine(workload, machine)) controller.enqueue(key);
-    }
-  });
-  workloadClusters.onClusterChange((namespace, cluster) => {
-    for (const key of checksOfCluster(workload, namespace, cluster)) controller.enqueue(key);
+    for: RESOURCES.MachineHealthCheck,
+    conditions: { owned: MACHINE_HEALTH_CHECK_CONDITIONS },
+    wire: (kit) => ({
+      reconciler: new MachineHealthCheckReconciler(workload, workloadClusters, kit.recorder),
+      watches: [
+        watch<Machine>(RESOURCES.Machine, { map: (m) => checksOfMachine(workload, m) }),
+        watch<Cluster>(RESOURCES.Cluster, {
+          map: (cluster) => checksOfCluster(workload, cluster.metadata?.namespace, cluster.metadata!.name!),
+        }),
+      ],
+      sources: [
+        // Node conditions change in the workload clusters: the Node's Machine (by providerID) names the checks to run.
+        (wake) =>
+          workloadClusters.onNodeChange((node) => {
+            const providerID = node.spec?.providerID;
+            if (!providerID) return;
+            for (const machine of workload.machines.byIndex(BY_PROVIDER_ID, providerID)) {
+              for (const key of checksOfMachine(workload, machine)) wake(key);
+            }
+          }),
+        (wake) =>
+          workloadClusters.onClusterChange((namespace, cluster) => {
+            for (const key of checksOfCluster(workload, namespace, cluster)) wake(key);
+          }),
+      ],
+    }),
   });
 }

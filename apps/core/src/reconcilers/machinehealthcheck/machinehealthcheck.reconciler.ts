@@ -4,6 +4,7 @@ import {
   ConditionType,
   LABELS,
   RESOURCES,
+  type Cluster,
   getCondition,
   type Machine,
   type MachineHealthCheck,
@@ -14,10 +15,9 @@ import {
   type EventRecorder,
   type ReconcileContext,
   type ReconcileResult,
-  type Reconciler,
 } from '@capstan/kube';
 import { eventDataBase } from '@capstan/events';
-import type { EventOutbox, OwedEvent, ReconcileScope } from '@capstan/provider-kit';
+import type { OwedEvent, ReconcilerParts, ReconcileScope } from '@capstan/provider-kit';
 import {
   WorkloadClusterUnavailableError,
   type WorkloadClusterAccess,
@@ -27,8 +27,7 @@ import { selectorMatches } from '../shared/label-selector.js';
 import { MachineConditionWriter } from '@capstan/provider-kit';
 import { withConditions } from '../shared/machine-conditions.js';
 import { setClusterLabelAndOwner } from '../shared/ownership.js';
-import type { WorkloadContext } from '../shared/workload-context.js';
-import { clusterOf, workloadReconciler } from '../shared/workload-reconciler.js';
+import { clusterOf, type WorkloadContext } from '../shared/workload-context.js';
 import { computeMachineHealthCheckV1Beta1Status } from './machinehealthcheck.v1beta1-status.js';
 import {
   evaluateTarget,
@@ -78,29 +77,28 @@ export const MACHINE_HEALTH_CHECK_CONDITIONS = [ConditionType.RemediationAllowed
  * creates an external remediation request. Requeues itself for the earliest timeout still running. Runs in the
  * reconciler kit, which handles pausing, the write of the health check, its lifecycle events and conflicts.
  */
-export class MachineHealthCheckReconciler {
+export class MachineHealthCheckReconciler implements ReconcilerParts<MachineHealthCheck> {
   private readonly machineConditions: MachineConditionWriter;
-  readonly reconcile: Reconciler;
+  readonly now: () => Date;
 
   constructor(
     private readonly workload: WorkloadContext,
     private readonly workloadClusters: WorkloadClusters,
-    outbox: EventOutbox,
     private readonly recorder: EventRecorder,
   ) {
     this.machineConditions = new MachineConditionWriter(
       new HealthCheckMachines(workload.client, RESOURCES.Machine),
       MHC_CONDITION_TYPES,
     );
-    this.reconcile = workloadReconciler<MachineHealthCheck>(workload, RESOURCES.MachineHealthCheck, {
-      cache: workload.machineHealthChecks,
-      ownedConditions: MACHINE_HEALTH_CHECK_CONDITIONS,
-      outbox,
-      reconcileNormal: (scope) => this.check(scope),
-    });
+    this.now = workload.now;
   }
 
-  private async check(scope: ReconcileScope<MachineHealthCheck>): Promise<ReconcileResult | undefined> {
+  clusterOf(healthCheck: MachineHealthCheck): Cluster | undefined {
+    return clusterOf(this.workload, healthCheck);
+  }
+
+  /** Judges the selected Machines and has the unhealthy remediated. */
+  async reconcileNormal(scope: ReconcileScope<MachineHealthCheck>): Promise<ReconcileResult | undefined> {
     const { rc } = scope;
     const namespace = scope.obj.metadata.namespace!;
     const cluster = clusterOf(this.workload, scope.obj);

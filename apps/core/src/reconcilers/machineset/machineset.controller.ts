@@ -1,8 +1,8 @@
-import { RESOURCES, type Machine, type MachineSet } from '@capstan/api';
+import { FINALIZERS, RESOURCES, type Cluster, type Machine, type MachineDeployment, type MachineSet } from '@capstan/api';
 import { getControllerOf, objectKey } from '@capstan/kube';
-import type { ServiceContext } from '@capstan/provider-kit';
+import { defineController, watch } from '@capstan/provider-kit';
 import { selectorMatches } from '../shared/label-selector.js';
-import { MachineSetReconciler } from './machineset.reconciler.js';
+import { MACHINE_SET_CONDITIONS, MachineSetReconciler } from './machineset.reconciler.js';
 import { controlledBy, type WorkloadContext } from '../shared/workload-context.js';
 
 export const MACHINE_SET_CONTROLLER = 'machineset';
@@ -20,32 +20,32 @@ function orphanToMachineSets(workload: WorkloadContext, machine: Machine): strin
     .map(objectKey);
 }
 
-export function registerMachineSetController(ctx: ServiceContext, workload: WorkloadContext): void {
-  const reconciler = new MachineSetReconciler(workload, ctx.recorder(MACHINE_SET_CONTROLLER));
-  ctx.addController<MachineSet>({
+/** The MachineSet controller: its sets, the Machines they own or may adopt, their deployment and their Cluster. */
+export function machineSetController(workload: WorkloadContext) {
+  return defineController<MachineSet>({
     name: MACHINE_SET_CONTROLLER,
-    for: workload.machineSets,
-    owns: [RESOURCES.Machine],
-    watches: [
-      { for: RESOURCES.Machine, map: (m) => orphanToMachineSets(workload, m as Machine) },
-      // Revision and remediation.maxInFlight come from the deployment.
-      {
-        for: RESOURCES.MachineDeployment,
-        map: (md) => controlledBy(workload.machineSets, md).map(objectKey),
-      },
-      // Pause, unpause and deletion of the cluster.
-      {
-        for: RESOURCES.Cluster,
-        // By spec.clusterName: a set paused from the start has no cluster-name label yet.
-        map: (cluster) =>
-          workload.machineSets
-            .list(cluster.metadata?.namespace)
-            .filter((ms) => ms.spec.clusterName === cluster.metadata?.name)
-            .map(objectKey),
-      },
-    ],
-    reconcile: reconciler.reconcile,
-    maxConcurrentReconciles: ctx.options.concurrency,
-    resyncPeriodMs: ctx.options.syncPeriodSeconds * 1000,
+    for: RESOURCES.MachineSet,
+    conditions: { owned: MACHINE_SET_CONDITIONS },
+    finalizer: FINALIZERS.machineSet,
+    wire: (kit) => ({
+      reconciler: new MachineSetReconciler(workload, kit.recorder),
+      owns: [RESOURCES.Machine],
+      watches: [
+        watch<Machine>(RESOURCES.Machine, { map: (m) => orphanToMachineSets(workload, m) }),
+        // Revision and remediation.maxInFlight come from the deployment.
+        watch<MachineDeployment>(RESOURCES.MachineDeployment, {
+          map: (md) => controlledBy(workload.machineSets, md).map(objectKey),
+        }),
+        // Pause, unpause and deletion of the cluster.
+        watch<Cluster>(RESOURCES.Cluster, {
+          // By spec.clusterName: a set paused from the start has no cluster-name label yet.
+          map: (cluster) =>
+            workload.machineSets
+              .list(cluster.metadata?.namespace)
+              .filter((ms) => ms.spec.clusterName === cluster.metadata?.name)
+              .map(objectKey),
+        }),
+      ],
+    }),
   });
 }

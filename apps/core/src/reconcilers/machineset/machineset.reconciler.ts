@@ -3,7 +3,6 @@ import {
   ConditionReason,
   ConditionStatus,
   ConditionType,
-  FINALIZERS,
   isFalse,
   LABELS,
   RESOURCES,
@@ -21,13 +20,13 @@ import {
   isNotFound,
   type EventRecorder,
   type ReconcileContext,
-  type Reconciler,
   type ReconcileResult,
   type ResourceClient,
 } from '@capstan/kube';
 import {
   OrphanedClones,
   type DeletionResult,
+  type ReconcilerParts,
   type ReconcileScope,
 } from '@capstan/provider-kit';
 import { ProviderKindError } from '@capstan/provider-kit';
@@ -42,8 +41,7 @@ import {
 import { MACHINE_SUMMARY_CONDITIONS } from '../shared/machine-conditions.js';
 import { isDeleting } from '../shared/machine-state.js';
 import { deleteIfPresent, ownerReferenceTo, setClusterLabelAndOwner } from '../shared/ownership.js';
-import { controlledBy, ORPHANS_BY_NAMESPACE, type WorkloadContext } from '../shared/workload-context.js';
-import { clusterOf, workloadReconciler } from '../shared/workload-reconciler.js';
+import { clusterOf, controlledBy, ORPHANS_BY_NAMESPACE, type WorkloadContext } from '../shared/workload-context.js';
 import { inPlacePatch, isMovingMachines } from './machineset.machines.js';
 import { remediateMachines } from './machineset.remediation.js';
 import { creationStageOf, scaleDown, scaleUp, type ScaleDeps } from './machineset.scale.js';
@@ -86,12 +84,12 @@ export function isCurrentRevision(machineSet: MachineSet, deployment: MachineDep
  * Machines before its finalizer goes. Runs in the reconciler kit, which handles pausing, the finalizer, the
  * write of the set and conflicts.
  */
-export class MachineSetReconciler {
+export class MachineSetReconciler implements ReconcilerParts<MachineSet> {
   private readonly machinesApi: ResourceClient<Machine>;
   private readonly machineConditions: MachineConditionWriter;
   private readonly orphanedClones: OrphanedClones;
   private readonly strandedMachines: StrandedMachines;
-  readonly reconcile: Reconciler;
+  readonly now: () => Date;
 
   constructor(
     private readonly workload: WorkloadContext,
@@ -114,16 +112,14 @@ export class MachineSetReconciler {
       recorder,
       ...(strandedGraceMs !== undefined && { graceMs: strandedGraceMs }),
     });
-    this.reconcile = workloadReconciler<MachineSet>(workload, RESOURCES.MachineSet, {
-      cache: workload.machineSets,
-      ownedConditions: MACHINE_SET_CONDITIONS,
-      finalizer: FINALIZERS.machineSet,
-      reconcileNormal: (scope) => this.reconcileNormal(scope),
-      reconcileDelete: (scope) => this.reconcileDelete(scope),
-    });
+    this.now = workload.now;
   }
 
-  private async reconcileNormal(scope: ReconcileScope<MachineSet>): Promise<ReconcileResult | undefined> {
+  clusterOf(machineSet: MachineSet): Cluster | undefined {
+    return clusterOf(this.workload, machineSet);
+  }
+
+  async reconcileNormal(scope: ReconcileScope<MachineSet>): Promise<ReconcileResult | undefined> {
     const { rc } = scope;
     const cluster = clusterOf(this.workload, scope.obj);
     // A set no MachineDeployment controls is owned by its Cluster (upstream reconcileMachineSetOwnerAndLabels).
@@ -350,7 +346,7 @@ export class MachineSetReconciler {
   }
 
   /** Deletes the set's Machines; the kit removes the finalizer once none is left. */
-  private async reconcileDelete(scope: ReconcileScope<MachineSet>): Promise<DeletionResult> {
+  async reconcileDelete(scope: ReconcileScope<MachineSet>): Promise<DeletionResult> {
     const machineSet = scope.obj;
     // Its clones go with it (owner references): nothing is left to sweep.
     this.orphanedClones.forget(machineSet.metadata.uid);

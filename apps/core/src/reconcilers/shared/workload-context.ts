@@ -21,6 +21,14 @@ export interface WorkloadContext {
   now: () => Date;
 }
 
+/** The Cluster a MachineSet, MachineDeployment or MachineHealthCheck names in `spec.clusterName`, as the cache shows it. */
+export function clusterOf(
+  workload: WorkloadContext,
+  obj: MachineSet | MachineDeployment | MachineHealthCheck,
+): Cluster | undefined {
+  return workload.clusters.getByName(obj.metadata.namespace, obj.spec.clusterName);
+}
+
 /** Index of objects no controller owns, by namespace: the candidates for adoption, found without a full scan. */
 export const ORPHANS_BY_NAMESPACE = 'capstan.dev/orphans-by-namespace';
 

@@ -1,7 +1,7 @@
 import { type Cluster, type Condition } from '@capstan/api';
 import { OwnWrites } from '@capstan/kube';
-import { RECONCILE_SUCCEEDED_CONDITION } from '@capstan/provider-kit';
-import { worthReconciling } from './object-changes.js';
+import { RECONCILE_SUCCEEDED_CONDITION } from './condition-policy.js';
+import { worthReconciling } from './own-status-changes.js';
 
 const condition = (type: string, status: Condition['status']): Condition => ({
   type,
@@ -25,7 +25,7 @@ describe('worthReconciling', () => {
   const before = cluster('1', [condition('Available', 'False'), condition('Foreign', 'False')]);
 
   it('reconciles adds and deletes, and updates of spec or of a condition someone else owns', () => {
-    const predicate = worthReconciling<Cluster>(new OwnWrites(), ['Available']);
+    const predicate = worthReconciling<Cluster>(new OwnWrites(), { owned: ['Available'] });
     expect(predicate({ type: 'add', object: before })).toBe(true);
     expect(predicate({ type: 'delete', object: before })).toBe(true);
     const foreign = cluster('2', [condition('Available', 'False'), condition('Foreign', 'True')]);
@@ -36,7 +36,7 @@ describe('worthReconciling', () => {
 
   it("skips status writes touching only the controller's conditions and the kit's, and the controller's own writes", () => {
     const ownWrites = new OwnWrites();
-    const predicate = worthReconciling<Cluster>(ownWrites, ['Available']);
+    const predicate = worthReconciling<Cluster>(ownWrites, { owned: ['Available'] });
     const owned = cluster('2', [
       condition('Available', 'True'),
       condition('Foreign', 'False'),

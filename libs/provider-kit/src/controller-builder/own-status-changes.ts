@@ -1,7 +1,7 @@
 import { type KubernetesObject } from '@kubernetes/client-node';
 import { ConditionType, type Condition } from '@capstan/api';
-import { deepEqual, type InformerEventHandler, type OwnWrites, type WatchEvent } from '@capstan/kube';
-import { RECONCILE_SUCCEEDED_CONDITION } from '@capstan/provider-kit';
+import { deepEqual, type OwnWrites, type WatchEvent } from '@capstan/kube';
+import { RECONCILE_SUCCEEDED_CONDITION, type ConditionPolicy } from './condition-policy.js';
 
 type Watched = KubernetesObject & { spec?: unknown; status?: { conditions?: Condition[] } };
 
@@ -32,40 +32,24 @@ export function changedBeyondOwnStatus(
   return !deepEqual(foreign(before), foreign(after));
 }
 
-/**
- * The watch predicate of a controller run by the reconciler kit: adds and deletes, and updates but for the
- * controller's own writes and status writes that touch only conditions it owns (with the kit's `Paused` and
- * `ReconcileSucceeded`), which would only reconcile the state it just computed.
- */
-export function worthReconciling<T extends Watched>(
-  ownWrites: OwnWrites,
-  ownConditions: Iterable<string>,
-): (event: WatchEvent<T>) => boolean {
-  const own = new Set([...ownConditions, ConditionType.Paused, RECONCILE_SUCCEEDED_CONDITION]);
-  return (event) =>
-    event.type !== 'update' ||
-    (!ownWrites.isOwn(event.object) && changedBeyondOwnStatus(event.oldObject, event.object, own));
+/** Every condition type a controller writes under its policy: its own, and the kit's `Paused` and failure condition. */
+export function conditionsWrittenBy(policy: ConditionPolicy): string[] {
+  return policy.secondary
+    ? [...policy.owned, policy.secondary.failureCondition]
+    : [...policy.owned, ConditionType.Paused, RECONCILE_SUCCEEDED_CONDITION];
 }
 
 /**
- * An informer handler that enqueues the keys `keysOf` names when an object is added or deleted, or when its
- * `fingerprint` (the fields the target reconciler reads) changes.
+ * The primary watch predicate of a controller run by the reconciler kit: adds and deletes, and updates but for the
+ * controller's own writes and status writes that touch only conditions it writes (see conditionsWrittenBy), which
+ * would only reconcile the state it just computed.
  */
-export function onRelevantChange<T extends KubernetesObject>(
-  fingerprint: (obj: T) => unknown,
-  keysOf: (obj: T) => string[],
-  enqueue: (key: string) => void,
-): InformerEventHandler<T> {
-  const all = (obj: T) => {
-    for (const key of keysOf(obj)) enqueue(key);
-  };
-  return {
-    onAdd: all,
-    onDelete: all,
-    onUpdate: (before, after) => {
-      if (deepEqual(fingerprint(before), fingerprint(after))) return;
-      all(before);
-      all(after);
-    },
-  };
+export function worthReconciling<T extends Watched>(
+  ownWrites: OwnWrites,
+  policy: ConditionPolicy,
+): (event: WatchEvent<T>) => boolean {
+  const own = new Set(conditionsWrittenBy(policy));
+  return (event) =>
+    event.type !== 'update' ||
+    (!ownWrites.isOwn(event.object) && changedBeyondOwnStatus(event.oldObject, event.object, own));
 }
