@@ -57,11 +57,9 @@ export const bootstrapProviderService: ServiceDefinition = {
       context.logger,
     );
     const agentLeaseSeconds = agentLeaseSecondsOf(process.env['CAPSTAN_AGENT_LEASE_SECONDS']);
-    context.addController(
-      k3sConfigController({
-        agentConnection: agentConnectionOf(context.connection, process.env['CAPSTAN_AGENT_API_SERVER']),
-        ...(agentLeaseSeconds !== undefined && { agentLeaseSeconds }),
-      }),
-    );
+    k3sConfigController({
+      agentConnection: agentConnectionOf(context.connection, process.env['CAPSTAN_AGENT_API_SERVER']),
+      ...(agentLeaseSeconds !== undefined && { agentLeaseSeconds }),
+    }).register(context);
   },
 };

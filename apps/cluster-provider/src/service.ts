@@ -14,7 +14,7 @@ export function createClusterProviderService(
     consumes: 'lifecycle.cluster.>',
     modules: [ClusterLifecycleModule],
     setup(context) {
-      context.addController(simClusterController(options));
+      simClusterController(options).register(context);
     },
   };
 }

@@ -13,10 +13,8 @@ export { K3SCONTROLPLANE_CONTROLLER } from './k3scontrolplane/k3scontrolplane.co
 export const controlPlaneProviderService: ServiceDefinition = {
   name: CONTROL_PLANE_PROVIDER_SERVICE,
   setup(context) {
-    context.addController(
-      k3sControlPlaneController({
-        askCanUpdate: (request) => askCanUpdateMachine(context.bus.nc, context.topology.root, request),
-      }),
-    );
+    k3sControlPlaneController({
+      askCanUpdate: (request) => askCanUpdateMachine(context.bus.nc, context.topology.root, request),
+    }).register(context);
   },
 };

@@ -1,3 +1,4 @@
+import { askCanUpdateMachine } from '@capstan/events';
 import { RESOURCES, type Cluster, type Machine } from '@capstan/api';
 import { type ServiceContext, type ServiceDefinition } from '@capstan/provider-kit';
 import { ExternalObjects } from './external/external-objects.js';
@@ -60,9 +61,12 @@ export function createCoreService(options: CoreServiceOptions = {}): ServiceDefi
         watch: watchExternalProviders,
         hints,
       });
-      context.addController(clusterController({ external, workloads: workloadClusters }));
-      context.addController(machineController({ external, workloads: workloadClusters }));
-      registerWorkloadControllers(context, { workloadClusters });
+      clusterController({ external, workloads: workloadClusters }).register(context);
+      machineController({ external, workloads: workloadClusters }).register(context);
+      registerWorkloadControllers(context, {
+        workloadClusters,
+        askCanUpdate: (request) => askCanUpdateMachine(context.bus.nc, context.topology.root, request),
+      });
       const webhook =
         options.webhook &&
         new CoreWebhook(

@@ -42,7 +42,7 @@ export function createMachineProviderService(
         }),
       );
       runtime.start();
-      context.addController(simMachineController(options, runtime));
+      simMachineController(options, runtime).register(context);
       return () => runtime.shutdown();
     },
   };

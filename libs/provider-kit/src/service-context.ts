@@ -1,11 +1,9 @@
-import { type ClusterConnection, type Controller, type EventRecorder, type KubeClient, type Manager } from '@capstan/kube';
+import { type ClusterConnection, type EventRecorder, type KubeClient, type Manager } from '@capstan/kube';
 import { type EventBusConnection, type EventPublisher, type EventTopology } from '@capstan/events';
 import { type Readiness } from '@capstan/observability';
 import { type Logger } from 'pino';
 import { type Registry } from 'prom-client';
-import { type DeclaredController } from './controller-builder/define-controller.js';
 import { type EventOutbox } from './reconciler-kit/event-outbox.js';
-import { type ReconciledObject } from './reconciler-kit/object-reconciler.js';
 import { type ControllerRegistry } from './controller-registry.js';
 import { type ServiceOptions } from './service-options.js';
 
@@ -28,8 +26,6 @@ export interface ServiceContext {
   readonly outbox: EventOutbox;
   readonly readiness: Readiness;
   readonly controllers: ControllerRegistry;
-  /** Adds a declared controller (see defineController) to the manager, counted and shown on /admin/controllers. */
-  addController<T extends ReconciledObject>(controller: DeclaredController<T>): Controller<T>;
   /** Kubernetes Events on objects, reported as `capstan.dev/<controller>`. */
   recorder(controller: string): EventRecorder;
 }

@@ -21,9 +21,7 @@ import { kubeAccessReviews } from './access-reviews.js';
 import { adminServer, cameOverTls, loadAdminTls } from './admin-tls.js';
 import { AdminController, OpenApiController } from './admin.controller.js';
 import { clusterShardKey, shardKeyOfCluster } from './sharding/cluster-shard-key.js';
-import { type DeclaredController } from './controller-builder/define-controller.js';
 import { EventOutbox } from './reconciler-kit/event-outbox.js';
-import { type ReconciledObject } from './reconciler-kit/object-reconciler.js';
 
 /** How long a publish waits for the stream's acknowledgement. */
 export const PUBLISH_TIMEOUT_MS = 5_000;
@@ -162,7 +160,6 @@ export async function startService(
       outbox: new EventOutbox({ publisher, bus, logger }),
       readiness,
       controllers,
-      addController: <T extends ReconciledObject>(controller: DeclaredController<T>) => controller.register(context),
       recorder: (controller: string) => manager.eventRecorder(`capstan.dev/${controller}`, options.identity),
     };
     stopHook = await definition.setup(context);

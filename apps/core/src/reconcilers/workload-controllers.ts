@@ -6,9 +6,8 @@ import {
   type MachineHealthCheck,
   type MachineSet,
 } from '@capstan/api';
-import { askCanUpdateMachine } from '@capstan/events';
-import { TemplateClusterOwnership, type ServiceContext } from '@capstan/provider-kit';
-import { ProviderKinds } from '@capstan/provider-kit';
+import { type CanUpdateMachineRequest, type CanUpdateMachineResponse } from '@capstan/events';
+import { ProviderKinds, TemplateClusterOwnership, type ControllerHost } from '@capstan/provider-kit';
 import type { WorkloadClusters } from '../remote/workload-clusters.js';
 import { machineDeploymentController } from './machinedeployment/machinedeployment.controller.js';
 import { machineHealthCheckController } from './machinehealthcheck/machinehealthcheck.controller.js';
@@ -21,8 +20,13 @@ import { ORPHANS_BY_NAMESPACE, orphansByNamespace, type WorkloadContext } from '
  * the service's client and caches. The MachineHealthCheck reads Nodes through `workloadClusters`.
  */
 export function registerWorkloadControllers(
-  ctx: ServiceContext,
-  deps: { workloadClusters: WorkloadClusters },
+  ctx: ControllerHost,
+  deps: {
+    workloadClusters: WorkloadClusters;
+    /** Asks a Machine's bootstrap provider whether a change can be applied in place (NATS request/reply). */
+    askCanUpdate: (request: CanUpdateMachineRequest) => Promise<CanUpdateMachineResponse>;
+    now?: () => Date;
+  },
 ): void {
   const templates = new TemplateCloner(ctx.client, new ProviderKinds(ctx.client), (type) =>
     ctx.manager.informer<TemplateObject>(type),
@@ -40,8 +44,8 @@ export function registerWorkloadControllers(
       (ref) => templates.resolve(ref.apiGroup, ref.kind),
       (type) => ctx.manager.informer(type),
     ),
-    askCanUpdate: (request) => askCanUpdateMachine(ctx.bus.nc, ctx.topology.root, request),
-    now: () => new Date(),
+    askCanUpdate: deps.askCanUpdate,
+    now: deps.now ?? (() => new Date()),
   };
   // Adoption looks at objects no controller owns: indexed, so no reconcile scans the whole namespace.
   if (!workload.machines.hasIndexer(ORPHANS_BY_NAMESPACE)) {
@@ -50,7 +54,7 @@ export function registerWorkloadControllers(
   if (!workload.machineSets.hasIndexer(ORPHANS_BY_NAMESPACE)) {
     workload.machineSets.addIndexer(ORPHANS_BY_NAMESPACE, orphansByNamespace);
   }
-  ctx.addController(machineSetController(workload));
-  ctx.addController(machineDeploymentController(workload));
-  ctx.addController(machineHealthCheckController(workload, deps.workloadClusters));
+  machineSetController(workload).register(ctx);
+  machineDeploymentController(workload).register(ctx);
+  machineHealthCheckController(workload, deps.workloadClusters).register(ctx);
 }

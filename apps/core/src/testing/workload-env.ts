@@ -1,3 +1,4 @@
+import { askCanUpdateMachine } from '@capstan/events';
 import { readFileSync } from 'node:fs';
 import {
   CLUSTER_SECRET_TYPE,
@@ -62,7 +63,10 @@ export async function startWorkloadEnv(prefix: string): Promise<WorkloadEnv> {
       keepManagedFieldsOf: HEALTH_CHECK_READS_MANAGED_FIELDS_OF,
       setup(ctx) {
         const workloadClusters = new WorkloadClusters({ manager: ctx.manager, logger: ctx.logger });
-        registerWorkloadControllers(ctx, { workloadClusters });
+        registerWorkloadControllers(ctx, {
+          workloadClusters,
+          askCanUpdate: (request) => askCanUpdateMachine(ctx.bus.nc, ctx.topology.root, request),
+        });
         return () => workloadClusters.stop();
       },
     },

@@ -83,7 +83,7 @@ export interface ControllerDefinition<T extends ReconciledObject> {
   wire(kit: ControllerKit<T>): ControllerWiring<T>;
 }
 
-/** A declared controller: registered on a service with `context.addController`. */
+/** A declared controller: registered on a service with `register(context)` in its setup. */
 export interface DeclaredController<T extends ReconciledObject> {
   readonly definition: ControllerDefinition<T>;
   /**
