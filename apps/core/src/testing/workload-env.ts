@@ -42,9 +42,14 @@ export const TEST_FIELD_MANAGER = 'capstan-test';
 /** The Machine controller's part, played by the tests. */
 export const PLAYER_FIELD_MANAGER = 'capstan-test-machine-controller';
 
-export interface WorkloadEnv {
-  ns: TestNamespace;
+/** What the helpers below write through: a client playing everyone but the controllers, and their namespace. */
+export interface WorkloadTestBed {
+  ns: { name: string };
   client: KubeClient;
+}
+
+export interface WorkloadEnv extends WorkloadTestBed {
+  ns: TestNamespace;
   service: RunningService;
   topology: EventTopology;
   stop(): Promise<void>;
@@ -111,7 +116,7 @@ export const resourceOf = (kind: string): ResourceType => {
 };
 
 /** A Cluster whose infrastructure is ready and control plane initialized, as the Cluster controller would say. */
-export async function createReadyCluster(env: WorkloadEnv, name: string): Promise<Cluster> {
+export async function createReadyCluster(env: WorkloadTestBed, name: string): Promise<Cluster> {
   const clusters = env.client.resource<Cluster>(RESOURCES.Cluster);
   const created = await clusters.create({
     apiVersion: RESOURCES.Cluster.apiVersion,
@@ -146,7 +151,7 @@ export async function createReadyCluster(env: WorkloadEnv, name: string): Promis
 
 /** An infrastructure machine template and a bootstrap config template of the generic providers. */
 export async function createTemplates(
-  env: WorkloadEnv,
+  env: WorkloadTestBed,
   name: string,
   spec: Record<string, unknown> = { flavor: name },
 ): Promise<void> {
@@ -209,7 +214,7 @@ export class MachinePlayer {
   private stopped = false;
 
   constructor(
-    private readonly env: WorkloadEnv,
+    private readonly env: WorkloadTestBed,
     private readonly options: PlayerOptions,
   ) {
     this.informer = new Informer<Machine>(env.client, RESOURCES.Machine, { namespace: env.ns.name });
@@ -305,7 +310,7 @@ export class MachinePlayer {
 }
 
 /** The test environment's kubeconfig as the `<cluster>-kubeconfig` Secret: the test API server is the workload cluster. */
-export async function createKubeconfigSecret(env: WorkloadEnv, clusterName: string): Promise<void> {
+export async function createKubeconfigSecret(env: WorkloadTestBed, clusterName: string): Promise<void> {
   const content = readFileSync(process.env['CAPSTAN_TEST_KUBECONFIG']!, 'utf8');
   await env.client
     .resource(SECRETS)
