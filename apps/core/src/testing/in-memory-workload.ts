@@ -5,7 +5,7 @@ import {
   type CanUpdateMachineRequest,
   type CanUpdateMachineResponse,
 } from '@capstan/events';
-import { CUSTOM_RESOURCE_DEFINITIONS, EVENTS_V1, SECRETS, type KubeClient } from '@capstan/kube';
+import { CUSTOM_RESOURCE_DEFINITIONS, EVENTS_V1, SECRETS } from '@capstan/kube';
 import { InMemoryApiServer } from '@capstan/kube/testing';
 import { inMemoryControllerHost, type InMemoryControllerHost } from '@capstan/provider-kit/testing';
 import { GENERIC_PROVIDER_CRDS, GENERIC_PROVIDER_KINDS } from '@capstan/testing';
