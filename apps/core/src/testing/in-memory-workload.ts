@@ -1,5 +1,5 @@
 import { type KubernetesObject } from '@kubernetes/client-node';
-import { RESOURCES } from '@capstan/api';
+import { RESOURCES, type Cluster, type Machine } from '@capstan/api';
 import {
   CanUpdateMachineError,
   type CanUpdateMachineRequest,
@@ -9,6 +9,11 @@ import { CUSTOM_RESOURCE_DEFINITIONS, EVENTS_V1, SECRETS } from '@capstan/kube';
 import { InMemoryApiServer } from '@capstan/kube/testing';
 import { inMemoryControllerHost, type InMemoryControllerHost } from '@capstan/provider-kit/testing';
 import { GENERIC_PROVIDER_CRDS, GENERIC_PROVIDER_KINDS } from '@capstan/testing';
+import { ExternalObjects } from '../external/external-objects.js';
+import { ProviderHints } from '../external/provider-hints.js';
+import { indexReferences } from '../external/reference-index.js';
+import { clusterController } from '../reconcilers/cluster/cluster.controller.js';
+import { machineController } from '../reconcilers/machine/machine.controller.js';
 import { registerWorkloadControllers } from '../reconcilers/workload-controllers.js';
 import { WorkloadClusters } from '../remote/workload-clusters.js';
 import { resourceOf, TEST_FIELD_MANAGER, type WorkloadTestBed } from './workload-env.js';
@@ -24,6 +29,11 @@ export interface InMemoryWorkload extends WorkloadTestBed {
 }
 
 export interface InMemoryWorkloadOptions {
+  /**
+   * Also run the Cluster and Machine controllers (the whole core), reading provider objects on every change as with
+   * `--watch-external-providers` (no hand-off events here). Default: only the workload controllers.
+   */
+  wholeCore?: boolean;
   /** The workload controllers' clock. */
   now?: () => Date;
   /** Answers a MachineSet's or MachineDeployment's in-place question; default: no provider answers, as on NATS. */
@@ -31,7 +41,8 @@ export interface InMemoryWorkloadOptions {
 }
 
 /**
- * The MachineSet, MachineDeployment and MachineHealthCheck controllers on the in-memory API server
+ * The MachineSet, MachineDeployment and MachineHealthCheck controllers (and with `wholeCore` the Cluster and Machine
+ * controllers too) on the in-memory API server
  * (`@capstan/kube/testing`, held to the real API server's contract), with the generic provider kinds and their CRDs
  * served: the seam for table tests of their reconcile orchestration. `client` plays everyone else (users, the
  * Machine controller, providers), as `startWorkloadEnv` does on the real servers; what crosses components (events on
@@ -55,6 +66,18 @@ export async function startInMemoryWorkload(options: InMemoryWorkloadOptions = {
   for (const crd of GENERIC_PROVIDER_CRDS) await crds.create(crd as KubernetesObject);
   const host = inMemoryControllerHost(server.client({ fieldManager: 'capstan-core' }), { name: 'core' });
   const workloadClusters = new WorkloadClusters({ manager: host.manager, logger: host.logger });
+  if (options.wholeCore) {
+    indexReferences(host.manager.informer<Cluster>(RESOURCES.Cluster), host.manager.informer<Machine>(RESOURCES.Machine));
+    const external = new ExternalObjects({
+      client: host.client,
+      manager: host.manager,
+      logger: host.logger,
+      watch: true,
+      hints: new ProviderHints(),
+    });
+    clusterController({ external, workloads: workloadClusters }).register(host);
+    machineController({ external, workloads: workloadClusters }).register(host);
+  }
   registerWorkloadControllers(host, {
     workloadClusters,
     askCanUpdate:
