@@ -19,6 +19,7 @@ import {
   ClusterDeprecatedStatusSchema,
   type ClusterDeprecatedStatus,
 } from './deprecated-status.js';
+import { ClusterPhase } from '../constants/phases.js';
 
 export {
   AvailabilityGatesField,
@@ -147,15 +148,6 @@ export class ClusterReplicasStatusSchema extends MachineCountersSchema {
 }
 export type ClusterReplicasStatus = ClusterReplicasStatusSchema;
 
-export const CLUSTER_PHASES = [
-  'Pending',
-  'Provisioning',
-  'Provisioned',
-  'Deleting',
-  'Failed',
-  'Unknown',
-] as const;
-
 @Description('ClusterStatus defines the observed state of Cluster.')
 export class ClusterStatusSchema {
   @ConditionsField(
@@ -189,8 +181,8 @@ export class ClusterStatusSchema {
     'phase represents the current phase of cluster actuation: Pending, Provisioning, Provisioned, Deleting (Failed is never set).',
   )
   @IsOptional()
-  @IsIn(CLUSTER_PHASES)
-  phase?: (typeof CLUSTER_PHASES)[number];
+  @IsIn(Object.values(ClusterPhase))
+  phase?: ClusterPhase;
 
   @ObservedGenerationField()
   observedGeneration?: number;

@@ -1,37 +1,15 @@
-import { IsBoolean, IsIn } from '@capstan/api';
+import { ClusterPhase, IsBoolean, IsIn, MachinePhase } from '@capstan/api';
 import { ApiEndpoint, EventData, MachineAddress } from './event-data.js';
 import { Nested, ObjectName, ProviderId, Reason, Text } from './fields.js';
 import { ContractReference } from './object-reference.js';
 
 // Lifecycle events: the core publishes one when a Cluster or Machine changes phase, for providers and
-// integrations. Phase names are upstream's (api/core/v1beta2/*_phase_types.go).
+// integrations. Phase names are upstream's (api/core/v1beta2/*_phase_types.go), as libs/api spells them.
 
-export const CLUSTER_PHASES = [
-  'Pending',
-  'Provisioning',
-  'Provisioned',
-  'Deleting',
-  'Failed',
-  'Unknown',
-] as const;
-export type ClusterPhase = (typeof CLUSTER_PHASES)[number];
-
-export const MACHINE_PHASES = [
-  'Pending',
-  'Provisioning',
-  'Provisioned',
-  'Running',
-  'Updating',
-  'Deleting',
-  'Deleted',
-  'Failed',
-  'Unknown',
-] as const;
-export type MachinePhase = (typeof MACHINE_PHASES)[number];
 
 abstract class ClusterLifecycleData extends EventData {
   /** `status.phase` when the event was published. */
-  @IsIn(CLUSTER_PHASES)
+  @IsIn(Object.values(ClusterPhase))
   phase!: ClusterPhase;
 }
 
@@ -64,7 +42,7 @@ export class ClusterDeletedData extends ClusterLifecycleData {}
 
 abstract class MachineLifecycleData extends EventData {
   /** `status.phase` when the event was published. */
-  @IsIn(MACHINE_PHASES)
+  @IsIn(Object.values(MachinePhase))
   phase!: MachinePhase;
 
   /** The Machine carries `cluster.x-k8s.io/control-plane`. */

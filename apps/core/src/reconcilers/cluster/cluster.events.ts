@@ -1,30 +1,21 @@
 import {
-  CLUSTER_API_GROUP,
   ClusterPhase,
+  RESOURCES,
   ConditionType,
   isTrue,
   type Cluster,
   type ClusterStatus,
   type ContractVersionedObjectReference,
 } from '@capstan/api';
+import { eventDataBase } from '@capstan/events';
 import { type OwedEvent } from '@capstan/provider-kit';
 
 type ClusterEventName =
   'cluster.created' | 'cluster.provisioned' | 'cluster.available' | 'cluster.deleting' | 'cluster.deleted';
 
 function base(cluster: Cluster) {
-  const meta = cluster.metadata!;
   return {
-    object: {
-      apiGroup: CLUSTER_API_GROUP,
-      kind: 'Cluster',
-      namespace: meta.namespace!,
-      name: meta.name!,
-      uid: meta.uid!,
-    },
-    generation: meta.generation ?? 0,
-    resourceVersion: meta.resourceVersion!,
-    clusterName: meta.name!,
+    ...eventDataBase(cluster, RESOURCES.Cluster, cluster.metadata!.name!),
     phase: cluster.status?.phase ?? ClusterPhase.Pending,
   };
 }

@@ -1,24 +1,15 @@
-import { CLUSTER_API_GROUP, LABELS, MachinePhase, type Machine, type MachineStatus } from '@capstan/api';
+import { LABELS, MachinePhase, RESOURCES, type Machine, type MachineStatus } from '@capstan/api';
+import { eventDataBase } from '@capstan/events';
 import { type OwedEvent } from '@capstan/provider-kit';
 
 type MachineEventName =
   'machine.provisioning' | 'machine.provisioned' | 'machine.running' | 'machine.deleting' | 'machine.deleted';
 
 function base(machine: Machine) {
-  const meta = machine.metadata!;
   return {
-    object: {
-      apiGroup: CLUSTER_API_GROUP,
-      kind: 'Machine',
-      namespace: meta.namespace!,
-      name: meta.name!,
-      uid: meta.uid!,
-    },
-    generation: meta.generation ?? 0,
-    resourceVersion: meta.resourceVersion!,
-    clusterName: machine.spec.clusterName,
+    ...eventDataBase(machine, RESOURCES.Machine, machine.spec.clusterName),
     phase: machine.status?.phase ?? MachinePhase.Pending,
-    controlPlane: meta.labels?.[LABELS.controlPlane] !== undefined,
+    controlPlane: machine.metadata?.labels?.[LABELS.controlPlane] !== undefined,
   };
 }
 
