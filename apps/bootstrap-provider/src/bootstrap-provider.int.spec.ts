@@ -283,7 +283,10 @@ describe('bootstrap-provider with a real API server and event bus', () => {
     const parsed = parseK3sCloudConfig(text(data, 'value'));
     expect(parsed.startsNodeAgent).toBe(true);
     const files = new Map((parsed.nodeAgentFiles ?? []).map((f) => [f.path, f.content.toString('utf8')]));
-    const agentConfig = parse(files.get('/etc/capstan/agent/config.yaml')!) as { secretName: string; namespace: string };
+    const agentConfig = parse(files.get('/etc/capstan/agent/config.yaml')!) as {
+      secretName: string;
+      namespace: string;
+    };
     expect(agentConfig).toMatchObject({ secretName: 'demo-md-0-plan-machine-plan', namespace: ns.name });
     const plan = await until('the plan Secret', () => getSecret('demo-md-0-plan-machine-plan'));
     expect(plan.type).toBe('capstan.dev/machine-plan');
@@ -321,11 +324,22 @@ describe('bootstrap-provider with a real API server and event bus', () => {
         const c = await getConfig('demo-md-0-plan');
         return getCondition(c.status?.conditions, 'PlanApplied')?.status === 'True' ? c : undefined;
       });
-      expect(applied.status?.plan).toMatchObject({ secretName: 'demo-md-0-plan-machine-plan', state: 'succeeded', revision: 1 });
-      const failing = JSON.stringify({ instructions: [{ name: 'upgrade', command: 'sh', args: ['-c', 'exit 7'] }] });
+      expect(applied.status?.plan).toMatchObject({
+        secretName: 'demo-md-0-plan-machine-plan',
+        state: 'succeeded',
+        revision: 1,
+      });
+      const failing = JSON.stringify({
+        instructions: [{ name: 'upgrade', command: 'sh', args: ['-c', 'exit 7'] }],
+      });
       await secrets().mergePatch(
         { namespace: ns.name, name: 'demo-md-0-plan-machine-plan' },
-        { data: { plan: Buffer.from(failing).toString('base64'), 'plan-state': Buffer.from('pending').toString('base64') } },
+        {
+          data: {
+            plan: Buffer.from(failing).toString('base64'),
+            'plan-state': Buffer.from('pending').toString('base64'),
+          },
+        },
       );
       const failed = await until('PlanApplied failed', async () => {
         const c = getCondition((await getConfig('demo-md-0-plan')).status?.conditions, 'PlanApplied');
@@ -333,7 +347,10 @@ describe('bootstrap-provider with a real API server and event bus', () => {
       });
       expect(failed.message).toBe('plan failed: instruction upgrade exited 7');
       const subjectOf = (event: string) =>
-        buildEventSubject({ source: 'handoff', kind: 'Machine', namespace: ns.name, name: 'demo-md-0-plan', event }, topology.root);
+        buildEventSubject(
+          { source: 'handoff', kind: 'Machine', namespace: ns.name, name: 'demo-md-0-plan', event },
+          topology.root,
+        );
       const jsm = await service.context.bus.jsm();
       for (const event of ['applied', 'failed']) {
         await until(`machine-plan.${event}`, async () => {
@@ -346,18 +363,30 @@ describe('bootstrap-provider with a real API server and event bus', () => {
       // with the token it was bootstrapped with, goes on: the next plan written is applied.
       await secrets().delete({ namespace: ns.name, name: 'demo-md-0-plan-machine-plan' });
       const recreated = await until('plan Secret made again', () =>
-        secrets().get({ namespace: ns.name, name: 'demo-md-0-plan-machine-plan' }).catch(() => undefined),
+        secrets()
+          .get({ namespace: ns.name, name: 'demo-md-0-plan-machine-plan' })
+          .catch(() => undefined),
       );
       expect(recreated.data?.['plan']).toBeUndefined();
       expect(recreated.metadata?.ownerReferences?.[0]?.kind).toBe('K3sConfig');
-      const next = JSON.stringify({ files: [{ path: '/after-recreate', content: Buffer.from('ok').toString('base64') }] });
+      const next = JSON.stringify({
+        files: [{ path: '/after-recreate', content: Buffer.from('ok').toString('base64') }],
+      });
       await secrets().mergePatch(
         { namespace: ns.name, name: 'demo-md-0-plan-machine-plan' },
-        { data: { plan: Buffer.from(next).toString('base64'), 'plan-state': Buffer.from('pending').toString('base64') } },
+        {
+          data: {
+            plan: Buffer.from(next).toString('base64'),
+            'plan-state': Buffer.from('pending').toString('base64'),
+          },
+        },
       );
       await until('PlanApplied True after the Secret was made again', async () => {
         const c = await getConfig('demo-md-0-plan');
-        return getCondition(c.status?.conditions, 'PlanApplied')?.status === 'True' && c.status?.plan?.state === 'succeeded';
+        return (
+          getCondition(c.status?.conditions, 'PlanApplied')?.status === 'True' &&
+          c.status?.plan?.state === 'succeeded'
+        );
       });
       expect(readFileSync(join(root, 'after-recreate'), 'utf8')).toBe('ok');
 
@@ -368,7 +397,10 @@ describe('bootstrap-provider with a real API server and event bus', () => {
         const c = getCondition((await getConfig('demo-md-0-plan')).status?.conditions, 'PlanApplied');
         return c?.reason === 'AgentNotReporting' ? c : undefined;
       });
-      expect(silent).toMatchObject({ status: 'Unknown', message: 'node agent has not renewed its heartbeat Lease within 3s' });
+      expect(silent).toMatchObject({
+        status: 'Unknown',
+        message: 'node agent has not renewed its heartbeat Lease within 3s',
+      });
       const again = new NodeAgent({
         client: agentClient,
         namespace: loaded.namespace,

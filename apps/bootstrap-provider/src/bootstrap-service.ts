@@ -13,7 +13,10 @@ export const BOOTSTRAP_PROVIDER_SERVICE = 'bootstrap-provider';
  * provider's own URL is the in-cluster service, which machines cannot reach), else the provider's API server; the
  * CA is the provider's kubeconfig CA. Without a CA no agent is installed (its connection could not be verified).
  */
-export function agentConnectionOf(connection: ClusterConnection, override?: string): AgentConnection | undefined {
+export function agentConnectionOf(
+  connection: ClusterConnection,
+  override?: string,
+): AgentConnection | undefined {
   const caPem = connection.tls.ca;
   if (!caPem) return undefined;
   return { server: override || connection.server, caPem };
@@ -24,7 +27,8 @@ export { K3SCONFIG_CONTROLLER } from './k3sconfig/k3sconfig.controller.js';
 export function agentLeaseSecondsOf(value: string | undefined): number | undefined {
   if (value === undefined || value === '') return undefined;
   const seconds = Number(value);
-  if (!Number.isInteger(seconds) || seconds < 3) throw new Error(`CAPSTAN_AGENT_LEASE_SECONDS: ${value} is not a whole number of seconds >= 3`);
+  if (!Number.isInteger(seconds) || seconds < 3)
+    throw new Error(`CAPSTAN_AGENT_LEASE_SECONDS: ${value} is not a whole number of seconds >= 3`);
   return seconds;
 }
 

@@ -426,7 +426,9 @@ describe('control-plane-provider with a real API server, event bus and workload 
     );
     await kcps().mergePatch({ namespace: ns.name, name: 'demo-cp' }, { spec: { version: 'v1.32.0' } });
     const outdated = await until('an old machine not UpToDate, saying why', async () => {
-      const c = (await live()).map((m) => getCondition(m.status?.conditions, 'UpToDate')).find((x) => x?.status === 'False');
+      const c = (await live())
+        .map((m) => getCondition(m.status?.conditions, 'UpToDate'))
+        .find((x) => x?.status === 'False');
       return c;
     });
     expect(outdated).toMatchObject({ reason: 'NotUpToDate' });

@@ -46,7 +46,10 @@ export function createCoreService(options: CoreServiceOptions = {}): ServiceDefi
     keepManagedFieldsOf: HEALTH_CHECK_READS_MANAGED_FIELDS_OF,
     setup(context: ServiceContext) {
       const { manager } = context;
-      indexReferences(manager.informer<Cluster>(RESOURCES.Cluster), manager.informer<Machine>(RESOURCES.Machine));
+      indexReferences(
+        manager.informer<Cluster>(RESOURCES.Cluster),
+        manager.informer<Machine>(RESOURCES.Machine),
+      );
 
       const workloadClusters = new WorkloadClusters({
         manager,
@@ -76,7 +79,10 @@ export function createCoreService(options: CoreServiceOptions = {}): ServiceDefi
           context.logger.child({ component: 'conversion-webhook' }),
         );
       webhook?.start();
-      context.logger.info({ watchExternalProviders, webhook: options.webhook !== undefined }, 'core controllers registered');
+      context.logger.info(
+        { watchExternalProviders, webhook: options.webhook !== undefined },
+        'core controllers registered',
+      );
       return async () => {
         await webhook?.stop();
         await workloadClusters.stop();

@@ -44,6 +44,7 @@ export * from './schema/metadata.js';
 export * from './schema/patterns.js';
 export * from './schema/validators.js';
 export * from './conditions/conditions.js';
+export * from './conditions/condition-list.js';
 export * from './conditions/paused.js';
 export * from './conditions/v1beta1.js';
 export * from './contract/unstructured.js';

@@ -162,9 +162,12 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
     for (const watch of options.watches ?? []) {
       const delayMs = watch.delayMs ?? 0;
       const target = delayMs > 0 ? { enqueue: (key: string) => this.enqueueAfter(key, delayMs) } : this;
-      this.unregister.push(watch.informer.addEventHandler(mappingHandler(watch.map, target, watch.predicate)));
+      this.unregister.push(
+        watch.informer.addEventHandler(mappingHandler(watch.map, target, watch.predicate)),
+      );
     }
-    const wake: Wake = (key, delayMs) => (delayMs && delayMs > 0 ? this.enqueueAfter(key, delayMs) : this.enqueue(key));
+    const wake: Wake = (key, delayMs) =>
+      delayMs && delayMs > 0 ? this.enqueueAfter(key, delayMs) : this.enqueue(key);
     for (const source of options.sources ?? []) this.unregister.push(source(wake));
   }
 
@@ -296,7 +299,11 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
     }
   }
 
-  private async reconcileAdmitted(run: Run, key: string, shardSignal: AbortSignal | undefined): Promise<void> {
+  private async reconcileAdmitted(
+    run: Run,
+    key: string,
+    shardSignal: AbortSignal | undefined,
+  ): Promise<void> {
     const { namespace, name } = parseKey(key);
     const reconcileId = randomBytes(4).toString('hex');
     const log = this.log.child({ reconcileID: reconcileId, namespace, name });
@@ -308,12 +315,13 @@ export class Controller<T extends KubernetesObject = KubernetesObject> {
     const timeoutMs = this.options.reconcileTimeoutMs ?? DEFAULT_RECONCILE_TIMEOUT_MS;
     const timer =
       timeoutMs > 0
-        ? setTimeout(
-            () => deadline.abort(new ReconcileTimeoutError(this.name, key, timeoutMs)),
-            timeoutMs,
-          )
+        ? setTimeout(() => deadline.abort(new ReconcileTimeoutError(this.name, key, timeoutMs)), timeoutMs)
         : undefined;
-    const signal = AbortSignal.any([run.abort.signal, deadline.signal, ...(shardSignal ? [shardSignal] : [])]);
+    const signal = AbortSignal.any([
+      run.abort.signal,
+      deadline.signal,
+      ...(shardSignal ? [shardSignal] : []),
+    ]);
     try {
       // Called through a promise so a synchronous throw is handled like a rejection.
       const outcome = await runWithCallSignal(signal, () =>

@@ -1,5 +1,11 @@
 import { type KubernetesObject } from '@kubernetes/client-node';
-import { type Controller, type ControllerSpec, type Manager, type ReconcileResult, type ResourceType } from '@capstan/kube';
+import {
+  type Controller,
+  type ControllerSpec,
+  type Manager,
+  type ReconcileResult,
+  type ResourceType,
+} from '@capstan/kube';
 
 export interface ReconcileFailure {
   key: string;
@@ -64,13 +70,18 @@ export class ControllerRegistry {
         return result;
       } catch (error) {
         counters.failures++;
-        counters.lastError = { key, message: error instanceof Error ? error.message : String(error), at: new Date().toISOString() };
+        counters.lastError = {
+          key,
+          message: error instanceof Error ? error.message : String(error),
+          at: new Date().toISOString(),
+        };
         finish({ controller: spec.name, key, failed: true });
         throw error;
       }
     };
     const controller = this.manager.addController({ ...spec, reconcile });
-    const resource = 'plural' in spec.for ? (spec.for as ResourceType) : (spec.for as { resource: ResourceType }).resource;
+    const resource =
+      'plural' in spec.for ? (spec.for as ResourceType) : (spec.for as { resource: ResourceType }).resource;
     this.entries.set(spec.name, { controller: controller as unknown as Controller, resource, counters });
     return controller;
   }

@@ -31,24 +31,38 @@ describe('hand-off events with leader election', () => {
       consumes: 'handoff.>',
       modules: [HandoffModule],
       setup(context) {
-        context.controllers.add({ name: 'configmap', for: CONFIG_MAPS, reconcile: (key) => void seen.push(key) });
+        context.controllers.add({
+          name: 'configmap',
+          for: CONFIG_MAPS,
+          reconcile: (key) => void seen.push(key),
+        });
       },
     };
     return startService(
       definition,
-      testServiceOptions('leader-test', { namespace: ns.name, topology }, {
-        leaderElect: true,
-        leaderElectionNamespace: ns.name,
-        leaderElectionId: `leader-test-${topology.root}`,
-        identity,
-      }),
+      testServiceOptions(
+        'leader-test',
+        { namespace: ns.name, topology },
+        {
+          leaderElect: true,
+          leaderElectionNamespace: ns.name,
+          leaderElectionId: `leader-test-${topology.root}`,
+          identity,
+        },
+      ),
       { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 250 },
     );
   };
 
   const publish = (from: RunningService, name: string) =>
     from.context.publisher.publish('bootstrap.data-secret-created', {
-      object: { apiGroup: 'bootstrap.capstan.dev', kind: 'K3sConfig', namespace: ns.name, name, uid: randomUUID() },
+      object: {
+        apiGroup: 'bootstrap.capstan.dev',
+        kind: 'K3sConfig',
+        namespace: ns.name,
+        name,
+        uid: randomUUID(),
+      },
       generation: 1,
       resourceVersion: '1',
       clusterName: 'demo',

@@ -5,7 +5,13 @@ import { Global, Module } from '@nestjs/common';
 import { RESOURCES, type Cluster } from '@capstan/api';
 import { uniqueEventTopology } from '@capstan/events';
 import { ADMIN_API_AUDIENCE, ADMIN_AUTH_CACHE, ADMIN_AUTH_CLOCK } from '@capstan/observability';
-import { adminApiRequest, clusterAdminToken, createTestNamespace, installCapstanDefinitions, type TestNamespace } from '@capstan/testing';
+import {
+  adminApiRequest,
+  clusterAdminToken,
+  createTestNamespace,
+  installCapstanDefinitions,
+  type TestNamespace,
+} from '@capstan/testing';
 import { CONFIG_MAPS } from '@capstan/kube';
 import { type ServiceDefinition } from './service-definition.js';
 import { testServiceOptions } from './testing/test-service-options.js';
@@ -112,10 +118,13 @@ describe('startService', () => {
     await eventually(() => reconciled.includes(`${ns.name}/broken`));
     expect((await adminApiRequest(service, '/admin/controllers')).status).toBe(401);
     // Served over TLS only: the plain port, where health and metrics answer, has no admin API.
-    const plain = await fetch(`${service.url}/admin/controllers`, { headers: { authorization: `Bearer ${adminToken}` } });
+    const plain = await fetch(`${service.url}/admin/controllers`, {
+      headers: { authorization: `Bearer ${adminToken}` },
+    });
     expect(plain.status).toBe(404);
     expect(await plain.text()).toContain('HTTPS');
-    const admin = (path: string, method: 'GET' | 'POST' = 'GET') => adminApiRequest(service, path, { token: adminToken, method });
+    const admin = (path: string, method: 'GET' | 'POST' = 'GET') =>
+      adminApiRequest(service, path, { token: adminToken, method });
     await eventually(async () => {
       const body = (await admin('/admin/controllers')).json<{
         leader: boolean;
@@ -208,7 +217,13 @@ describe('startService', () => {
               body: {
                 spec: {
                   user: `system:serviceaccount:${ns.name}:operator`,
-                  resourceAttributes: { group: 'cluster.x-k8s.io', resource: 'clusters', verb: 'patch', namespace: ns.name, name: 'demo' },
+                  resourceAttributes: {
+                    group: 'cluster.x-k8s.io',
+                    resource: 'clusters',
+                    verb: 'patch',
+                    namespace: ns.name,
+                    name: 'demo',
+                  },
                 },
               },
             })

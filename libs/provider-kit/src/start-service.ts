@@ -16,7 +16,13 @@ import {
   JetStreamTransportStrategy,
   provisionEventStreams,
 } from '@capstan/events';
-import { ACCESS_REVIEWS, createLogger, KubernetesAdminGuard, Readiness, ServiceEndpointsModule } from '@capstan/observability';
+import {
+  ACCESS_REVIEWS,
+  createLogger,
+  KubernetesAdminGuard,
+  Readiness,
+  ServiceEndpointsModule,
+} from '@capstan/observability';
 import { kubeAccessReviews } from './access-reviews.js';
 import { adminServer, cameOverTls, loadAdminTls } from './admin-tls.js';
 import { AdminController, OpenApiController } from './admin.controller.js';
@@ -92,11 +98,15 @@ export async function startService(
           retryPeriodMs: overrides.retryPeriodMs ?? options.retryPeriodMs,
           onLeadershipLost: () => {
             logger.warn('lost the lease; controllers and event consumption stopped until it is won again');
-            strategy?.pause().catch((err: unknown) => logger.warn({ err }, 'could not pause the event consumer'));
+            strategy
+              ?.pause()
+              .catch((err: unknown) => logger.warn({ err }, 'could not pause the event consumer'));
           },
           // Hand-off hints are taken only where the controllers they wake run: never acknowledged and dropped.
           onLeadershipAcquired: () =>
-            strategy?.resume().catch((err: unknown) => logger.error({ err }, 'could not resume the event consumer')),
+            strategy
+              ?.resume()
+              .catch((err: unknown) => logger.error({ err }, 'could not resume the event consumer')),
         }
       : undefined,
     sharding: options.sharding
@@ -117,7 +127,11 @@ export async function startService(
     stream: options.streamName,
     deadLetterStream: `${options.streamName}_DLQ`,
   });
-  const bus = await EventBusConnection.connect({ servers: options.natsUrl, name: `capstan-${definition.name}`, logger });
+  const bus = await EventBusConnection.connect({
+    servers: options.natsUrl,
+    name: `capstan-${definition.name}`,
+    logger,
+  });
   let app: INestApplication | undefined;
   let admin: HttpsServer | undefined;
   let stopHook: void | (() => Promise<void>);
@@ -143,7 +157,13 @@ export async function startService(
       timeoutMs: PUBLISH_TIMEOUT_MS,
     });
     const readiness = new Readiness();
-    readiness.register({ name: 'caches', check: () => ({ ready: manager.hasSynced(), detail: manager.hasSynced() ? undefined : 'informer caches syncing' }) });
+    readiness.register({
+      name: 'caches',
+      check: () => ({
+        ready: manager.hasSynced(),
+        detail: manager.hasSynced() ? undefined : 'informer caches syncing',
+      }),
+    });
     readiness.register(eventBusReadinessCheck(bus, topology));
     const controllers = new ControllerRegistry(manager);
     const context: ServiceContext = {
@@ -176,7 +196,11 @@ export async function startService(
     class ServiceContextModule {}
 
     @Module({
-      imports: [ServiceContextModule, ServiceEndpointsModule.forRoot({ registry, readiness }), ...(definition.modules ?? [])],
+      imports: [
+        ServiceContextModule,
+        ServiceEndpointsModule.forRoot({ registry, readiness }),
+        ...(definition.modules ?? []),
+      ],
       controllers: [AdminController, OpenApiController],
     })
     class ServiceAppModule {}
@@ -185,7 +209,9 @@ export async function startService(
     // One request handler, two listeners: health and metrics in the clear, the admin API (bearer tokens) on TLS only.
     app.use((request: IncomingMessage, response: ServerResponse, next: () => void) => {
       if (!request.url?.startsWith('/admin') || cameOverTls(request.socket)) return next();
-      response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'the admin API is served over HTTPS on the admin port' }));
+      response
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ message: 'the admin API is served over HTTPS on the admin port' }));
     });
     const adminTls = await loadAdminTls({
       certFile: options.adminTlsCertFile,
@@ -206,7 +232,8 @@ export async function startService(
         // the others to their owners (who hold their own copies) and takes back those of clusters it is taking over.
         ...(shards
           ? {
-              shard: (event) => shards.route(shardKeyOfCluster(event.data.object.namespace, event.data.clusterName)),
+              shard: (event) =>
+                shards.route(shardKeyOfCluster(event.data.object.namespace, event.data.clusterName)),
               provisionWhilePaused: true,
             }
           : {}),
@@ -232,7 +259,16 @@ export async function startService(
     const host = options.httpHost === '0.0.0.0' ? '127.0.0.1' : options.httpHost;
     const url = `http://${host}:${address.port}`;
     const adminUrl = `https://${host.includes(':') ? `[${host}]` : host}:${(admin.address() as AddressInfo).port}`;
-    logger.info({ url, adminUrl, adminTlsSelfSigned: adminTls.selfSigned, leaderElect: options.leaderElect, sharding: options.sharding }, 'service started');
+    logger.info(
+      {
+        url,
+        adminUrl,
+        adminTlsSelfSigned: adminTls.selfSigned,
+        leaderElect: options.leaderElect,
+        sharding: options.sharding,
+      },
+      'service started',
+    );
     let stopped: Promise<void> | undefined;
     return {
       context,
@@ -272,7 +308,10 @@ export function replicaDurableName(service: string, identity: string): string {
   return `${service.slice(0, 40)}-${createHash('sha256').update(identity).digest('hex').slice(0, 12)}`;
 }
 
-async function runCleanups(cleanups: (() => Promise<void>)[], logger: { warn: (o: object, m: string) => void }): Promise<void> {
+async function runCleanups(
+  cleanups: (() => Promise<void>)[],
+  logger: { warn: (o: object, m: string) => void },
+): Promise<void> {
   for (const cleanup of cleanups) {
     await cleanup().catch((error: unknown) => logger.warn({ err: error }, 'shutdown step failed'));
   }

@@ -127,7 +127,9 @@ export class SimRuntime {
       if (etcdUrl) return externalEtcd(etcdUrl);
       const dir = this.stateDir.ensure(this.stateDir.etcdDir);
       // Replicas sharing the state dir start it once; the later ones adopt it (its pid file).
-      const etcd = await withHostLock(join(dir, 'start.lock'), 120_000, () => startOwnedEtcd(this.resolveBinaries().etcd, dir));
+      const etcd = await withHostLock(join(dir, 'start.lock'), 120_000, () =>
+        startOwnedEtcd(this.resolveBinaries().etcd, dir),
+      );
       this.log.info({ url: etcd.url }, 'sim etcd running');
       return etcd;
     })().catch((error: unknown) => {
@@ -193,7 +195,8 @@ export class SimRuntime {
       // One API server stands in for every server machine of the cluster: it runs the newest install, so an older
       // one (another server's, seen on its next reconcile) does not restart it back.
       const current = existing.spec.installed;
-      if (current && Date.parse(current.installedAt) >= Date.parse(installed.installedAt)) return { restarted: false };
+      if (current && Date.parse(current.installedAt) >= Date.parse(installed.installedAt))
+        return { restarted: false };
       await this.stopKubelet(clusterKey);
       await existing.stop();
       const api = this.createClusterApi({ ...existing.spec, installed });
@@ -201,7 +204,10 @@ export class SimRuntime {
       this.closeClients(api.url);
       await api.start({ fresh: false });
       this.ensureKubelet(api);
-      this.log.info({ cluster: clusterKey, version: installed.version }, 'workload API server restarted for a new install');
+      this.log.info(
+        { cluster: clusterKey, version: installed.version },
+        'workload API server restarted for a new install',
+      );
       return { restarted: true };
     });
   }
@@ -217,7 +223,8 @@ export class SimRuntime {
       await api.destroy();
       this.log.info({ cluster: clusterKey }, 'workload API server stopped and its data deleted');
       // Sharded, other replicas' shared clusters may still use the shared server: it stays.
-      const lastShared = !this.runtime.sharding && ![...this.clusters.values()].some((c) => c.spec.mode === 'shared');
+      const lastShared =
+        !this.runtime.sharding && ![...this.clusters.values()].some((c) => c.spec.mode === 'shared');
       if (api.spec.mode === 'shared' && lastShared) {
         await this.sharedServer?.stop();
         await this.sharedServer?.wipe();
@@ -234,7 +241,12 @@ export class SimRuntime {
     const clientKey = `${url}|${createHash('sha256').update(token).digest('hex')}`;
     let client = this.clients.get(clientKey);
     if (!client) {
-      const node = new ClusterConnection({ context: 'node', server: url, caPem: api.spec.identity.tls.serverCA.certPem, token });
+      const node = new ClusterConnection({
+        context: 'node',
+        server: url,
+        caPem: api.spec.identity.tls.serverCA.certPem,
+        token,
+      });
       client = createKubeClient(node, { fieldManager: 'k3s' });
       this.clients.set(clientKey, client);
     }
@@ -305,7 +317,10 @@ export class SimRuntime {
       ),
     );
     if (machines.length + clusters.length > 0)
-      this.log.info({ clusters: clusters.length, machines: machines.length }, 'handed clusters over to another replica');
+      this.log.info(
+        { clusters: clusters.length, machines: machines.length },
+        'handed clusters over to another replica',
+      );
   }
 
   /** Stops the machine's node agent; with `deleteNode` its Node goes too (the host is gone). */
@@ -366,7 +381,9 @@ export class SimRuntime {
     await Promise.all([...this.clusters.values()].map((api) => api.detach()));
     this.clusters.clear();
     for (const url of new Set([...this.clients.keys()].map((k) => k.split('|')[0]!))) this.closeClients(url);
-    this.log.info('sim runtime replica stopped; API servers, etcd and agent processes left running for the others');
+    this.log.info(
+      'sim runtime replica stopped; API servers, etcd and agent processes left running for the others',
+    );
   }
 
   /** Called when a cluster's API server stops on its own: its machines should reconcile (and restart it). */
@@ -386,14 +403,15 @@ export class SimRuntime {
       stateDir: this.stateDir,
       bindAddress: this.runtime.options.bindAddress,
       memoryLimitMiB: this.runtime.options.apiServerMemoryLimitMiB,
-      workloadControllers: this.runtime.options.workloads ? () => this.resolveWorkloadControllers() : undefined,
+      workloadControllers: this.runtime.options.workloads
+        ? () => this.resolveWorkloadControllers()
+        : undefined,
       startTimeoutMs: this.runtime.options.apiServerStartTimeoutSeconds * 1000,
       logger: this.runtime.logger,
       onExit: (key) => {
         this.log.warn({ cluster: key }, 'a workload API server exited on its own');
         if (key === 'shared') {
-          for (const api of this.clusters.values())
-            if (api.spec.mode === 'shared') this.clusterDown(api.key);
+          for (const api of this.clusters.values()) if (api.spec.mode === 'shared') this.clusterDown(api.key);
         } else {
           this.clusterDown(key);
         }
@@ -413,7 +431,8 @@ export class SimRuntime {
 
   /** Dedicated clusters that run workloads get their nodes' kubelets, one pod watch per cluster. */
   private ensureKubelet(api: ClusterApi): void {
-    if (!this.runtime.options.workloads || api.spec.mode !== 'dedicated' || this.kubelets.has(api.key)) return;
+    if (!this.runtime.options.workloads || api.spec.mode !== 'dedicated' || this.kubelets.has(api.key))
+      return;
     const connection = this.connect(api.spec.endpoint, api.spec.identity.token);
     if (!connection) return;
     const kubelet = new SimKubelet({

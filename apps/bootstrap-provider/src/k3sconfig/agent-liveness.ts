@@ -62,7 +62,8 @@ export class AgentLiveness {
     const renewTime = lease.spec?.renewTime;
     const previous = this.seen.get(key);
     const owner = getControllerOf(lease);
-    const config = owner?.kind === RESOURCES.K3sConfig.kind ? `${lease.metadata?.namespace}/${owner.name}` : undefined;
+    const config =
+      owner?.kind === RESOURCES.K3sConfig.kind ? `${lease.metadata?.namespace}/${owner.name}` : undefined;
     const durationMs = (lease.spec?.leaseDurationSeconds ?? AGENT_LEASE_SECONDS) * 1000;
     if (previous && previous.renewTime === renewTime) {
       this.seen.set(key, { ...previous, durationMs, config });

@@ -1,5 +1,12 @@
 import type { V1Secret } from '@kubernetes/client-node';
-import { LABELS, RESOURCES, type Cluster, type K3sConfig, type K3sControlPlane, type Machine } from '@capstan/api';
+import {
+  LABELS,
+  RESOURCES,
+  type Cluster,
+  type K3sConfig,
+  type K3sControlPlane,
+  type Machine,
+} from '@capstan/api';
 import {
   getControllerOf,
   groupOf,
@@ -11,7 +18,11 @@ import {
 import { PLAN_SECRET_LABEL } from '@capstan/node-agent';
 import { clusterChangesProvidersRead, defineController, watch } from '@capstan/provider-kit';
 import { AgentLiveness } from './agent-liveness.js';
-import { configKeysOfCluster, K3SCONFIG_CONTROLLER_CONDITIONS, K3sConfigReconciler } from './k3sconfig.reconciler.js';
+import {
+  configKeysOfCluster,
+  K3SCONFIG_CONTROLLER_CONDITIONS,
+  K3sConfigReconciler,
+} from './k3sconfig.reconciler.js';
 import type { AgentConnection } from './machine-plan.js';
 import { SECRETS } from './secrets.js';
 
@@ -40,7 +51,9 @@ export function k3sConfigController(options: K3sConfigControllerOptions) {
       // Only cluster secrets (bootstrap data, token, certificates) are cached, never every secret of the namespace.
       const secrets = kit.informer<V1Secret>(SECRETS, { labelSelector: LABELS.clusterName });
       // The node agents' heartbeat Leases, only those of plan access (they carry its label).
-      const liveness = new AgentLiveness(kit.informer<Lease>(LEASES_V1, { labelSelector: PLAN_SECRET_LABEL }));
+      const liveness = new AgentLiveness(
+        kit.informer<Lease>(LEASES_V1, { labelSelector: PLAN_SECRET_LABEL }),
+      );
       const ofCluster = (namespace: string | undefined, clusterName: string | undefined) =>
         clusterName ? configKeysOfCluster(configs, machines, namespace, clusterName) : [];
       return {
@@ -61,7 +74,8 @@ export function k3sConfigController(options: K3sConfigControllerOptions) {
           watch<Machine>(RESOURCES.Machine, {
             map: (machine) => {
               const ref = machine.spec?.bootstrap?.configRef;
-              const ours = ref?.apiGroup === RESOURCES.K3sConfig.group && ref.kind === RESOURCES.K3sConfig.kind;
+              const ours =
+                ref?.apiGroup === RESOURCES.K3sConfig.group && ref.kind === RESOURCES.K3sConfig.kind;
               return ours ? [`${machine.metadata?.namespace}/${ref.name}`] : [];
             },
             // Its spec (version, provider ID, cluster) and metadata (role label, in-place annotations); not the status
@@ -80,7 +94,10 @@ export function k3sConfigController(options: K3sConfigControllerOptions) {
           watch<V1Secret>(secrets, {
             map: (secret) => {
               const owner = getControllerOf(secret);
-              if (owner?.kind === RESOURCES.K3sConfig.kind && groupOf(owner.apiVersion) === RESOURCES.K3sConfig.group) {
+              if (
+                owner?.kind === RESOURCES.K3sConfig.kind &&
+                groupOf(owner.apiVersion) === RESOURCES.K3sConfig.group
+              ) {
                 return [`${secret.metadata?.namespace}/${owner.name}`];
               }
               return ofCluster(secret.metadata?.namespace, secret.metadata?.labels?.[LABELS.clusterName]);

@@ -13,7 +13,12 @@ import {
   type Machine,
 } from '@capstan/api';
 import { eventDataBase } from '@capstan/events';
-import { BootstrapDataError, BootstrapRenderError, renderK3sCloudConfig, type K3sRole } from '@capstan/k3s-bootstrap';
+import {
+  BootstrapDataError,
+  BootstrapRenderError,
+  renderK3sCloudConfig,
+  type K3sRole,
+} from '@capstan/k3s-bootstrap';
 import {
   deepEqual,
   getControllerOf,
@@ -50,7 +55,13 @@ import {
   prepareNodeAgent,
   type AgentConnection,
 } from './machine-plan.js';
-import { probesDeadlineIn, requestedUpdate, updateOutcome, updatePlanFor, writePlan } from './in-place-update.js';
+import {
+  probesDeadlineIn,
+  requestedUpdate,
+  updateOutcome,
+  updatePlanFor,
+  writePlan,
+} from './in-place-update.js';
 import { bootstrapInputFor, k3sReleaseFor } from './render-input.js';
 import { getSecretIfExists, SECRETS } from './secrets.js';
 
@@ -78,7 +89,12 @@ export interface K3sConfigReconcilerDeps {
   agentConnection?: AgentConnection;
 }
 
-type Step = { outcome: BootstrapOutcome; result?: ReconcileResult; created?: boolean; planSecretName?: string };
+type Step = {
+  outcome: BootstrapOutcome;
+  result?: ReconcileResult;
+  created?: boolean;
+  planSecretName?: string;
+};
 
 /**
  * Renders one K3sConfig's bootstrap data into its data Secret, once: waits for the Machine owner, the
@@ -134,7 +150,10 @@ export class K3sConfigReconciler implements ReconcilerParts<K3sConfig> {
     const secretName = config.status?.plan?.secretName;
     if (!secretName || !config.status) return { events: [] };
     // From the cache (the plan Secret carries the cluster-name label), else from the API.
-    const secret = await this.deps.secrets.getOrFetch(config.metadata.namespace!, planSecretName(machine.metadata.name!));
+    const secret = await this.deps.secrets.getOrFetch(
+      config.metadata.namespace!,
+      planSecretName(machine.metadata.name!),
+    );
     if (!secret && config.status.dataSecretName) {
       // Deleted after the machine got its agent: made again without a plan (the agent's token is its
       // ServiceAccount's, so it goes on with the new Secret); the next plan a writer sets is applied. Until the
@@ -144,13 +163,10 @@ export class K3sConfigReconciler implements ReconcilerParts<K3sConfig> {
     const plan = planStatusFrom(secretName, secret);
     config.status.plan = plan;
     const silentPast = this.deps.liveness?.silentPast(config.metadata.namespace!, secretName);
-    config.status.conditions = setCondition(
-      config.status.conditions,
-      {
-        ...planAppliedCondition(plan, secret, silentPast),
-        observedGeneration: config.metadata.generation,
-      },
-    );
+    config.status.conditions = setCondition(config.status.conditions, {
+      ...planAppliedCondition(plan, secret, silentPast),
+      observedGeneration: config.metadata.generation,
+    });
     const events = planEvents(scope.original.status?.plan, plan, machine, secret);
     const update = config.status.inPlaceUpdate;
     let recheckInMs: number | undefined;
@@ -164,7 +180,11 @@ export class K3sConfigReconciler implements ReconcilerParts<K3sConfig> {
       const before = scope.original.status?.inPlaceUpdate;
       const newlySucceeded =
         outcome.state === 'Succeeded' &&
-        !(before?.state === 'Succeeded' && before.target === outcome.target && before.planChecksum === outcome.planChecksum);
+        !(
+          before?.state === 'Succeeded' &&
+          before.target === outcome.target &&
+          before.planChecksum === outcome.planChecksum
+        );
       if (newlySucceeded && outcome.planChecksum) {
         events.push({
           name: 'machine.updated',
@@ -195,7 +215,11 @@ export class K3sConfigReconciler implements ReconcilerParts<K3sConfig> {
         : { target: requested.target, state: 'Updating' };
     status.inPlaceUpdate = update;
     if (!status.plan?.secretName) {
-      status.inPlaceUpdate = { ...update, state: 'Failed', message: 'the machine has no node agent to apply a plan' };
+      status.inPlaceUpdate = {
+        ...update,
+        state: 'Failed',
+        message: 'the machine has no node agent to apply a plan',
+      };
       return;
     }
     if (!requested.ready || update.planChecksum) return;
@@ -207,7 +231,11 @@ export class K3sConfigReconciler implements ReconcilerParts<K3sConfig> {
     const version = k3sReleaseFor(spec.version, machine.spec.version);
     const files = await resolveFiles(namespace, spec.files, this.secretClient);
     if (!version) {
-      status.inPlaceUpdate = { ...update, state: 'Failed', message: 'neither spec.version nor the Machine spec.version names a K3s release' };
+      status.inPlaceUpdate = {
+        ...update,
+        state: 'Failed',
+        message: 'neither spec.version nor the Machine spec.version names a K3s release',
+      };
       return;
     }
     if (!files.resolved) {
@@ -234,13 +262,18 @@ export class K3sConfigReconciler implements ReconcilerParts<K3sConfig> {
     const planChecksum = await writePlan(this.secretClient, secret, plan);
     update = { target: requested.target, planChecksum, state: 'Updating' };
     status.inPlaceUpdate = update;
-    scope.rc.log.info({ target: requested.target, restart: requested.restart, version }, 'in-place update plan written');
+    scope.rc.log.info(
+      { target: requested.target, restart: requested.restart, version },
+      'in-place update plan written',
+    );
   }
 
   /** The role a running machine has in its K3s config (the init server keeps `cluster-init`). */
   private roleOf(config: K3sConfig, machine: Machine): K3sRole {
     if (!(LABELS.controlPlane in (machine.metadata.labels ?? {}))) return 'agent';
-    return config.metadata.annotations?.[K3S_INIT_SERVER_ANNOTATION] === 'true' ? 'init-server' : 'join-server';
+    return config.metadata.annotations?.[K3S_INIT_SERVER_ANNOTATION] === 'true'
+      ? 'init-server'
+      : 'join-server';
   }
 
   private async joinTokenOf(machine: Machine): Promise<string | undefined> {
@@ -369,7 +402,16 @@ export class K3sConfigReconciler implements ReconcilerParts<K3sConfig> {
     let cloudConfig: string;
     try {
       cloudConfig = renderK3sCloudConfig({
-        ...bootstrapInputFor({ role, spec, files: files.files, version, machine, cluster, token, certificates }),
+        ...bootstrapInputFor({
+          role,
+          spec,
+          files: files.files,
+          version,
+          machine,
+          cluster,
+          token,
+          certificates,
+        }),
         ...(nodeAgent && { nodeAgent }),
       });
     } catch (error) {
@@ -390,7 +432,10 @@ export class K3sConfigReconciler implements ReconcilerParts<K3sConfig> {
       if (existing !== 'ours') throw error;
       return { outcome: { state: 'created', dataSecretName } };
     }
-    ctx.log.info({ role, dataSecretName, nodeAgent: nodeAgent !== undefined }, 'bootstrap data secret created');
+    ctx.log.info(
+      { role, dataSecretName, nodeAgent: nodeAgent !== undefined },
+      'bootstrap data secret created',
+    );
     return {
       outcome: { state: 'created', dataSecretName },
       created: true,

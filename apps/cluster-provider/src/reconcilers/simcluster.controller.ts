@@ -2,7 +2,11 @@ import { FINALIZERS, RESOURCES, type Cluster, type SimCluster, type SimMachine }
 import { BY_CLUSTER_NAME, clusterIndexValue, isBeingDeleted, objectKey } from '@capstan/kube';
 import { clusterChangesProvidersRead, defineController, watch } from '@capstan/provider-kit';
 import { referencedSimKey, type SimClusterOptions } from '@capstan/sim';
-import { SIM_CLUSTER_CONDITIONS, SIM_CLUSTER_CONTROLLER, SimClusterReconciler } from './simcluster.reconciler.js';
+import {
+  SIM_CLUSTER_CONDITIONS,
+  SIM_CLUSTER_CONTROLLER,
+  SimClusterReconciler,
+} from './simcluster.reconciler.js';
 
 /** The SimCluster controller: its SimClusters, their Cluster (pausing, the name label) and the cluster's SimMachines. */
 export function simClusterController(options: SimClusterOptions) {
@@ -25,7 +29,11 @@ export function simClusterController(options: SimClusterOptions) {
           // Pausing and the cluster-name label come from the Cluster.
           watch<Cluster>(RESOURCES.Cluster, {
             map: (cluster) =>
-              referencedSimKey(cluster.metadata?.namespace, cluster.spec?.infrastructureRef, RESOURCES.SimCluster.kind),
+              referencedSimKey(
+                cluster.metadata?.namespace,
+                cluster.spec?.infrastructureRef,
+                RESOURCES.SimCluster.kind,
+              ),
             predicate: clusterChangesProvidersRead,
           }),
           // A SimCluster being deleted waits for the cluster's SimMachines to go.

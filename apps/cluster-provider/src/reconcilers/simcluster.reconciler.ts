@@ -6,7 +6,13 @@ import {
   type SimClusterStatus,
   type SimMachine,
 } from '@capstan/api';
-import { BY_CLUSTER_NAME, clusterIndexValue, type EventRecorder, type Informer, type ReconcileResult } from '@capstan/kube';
+import {
+  BY_CLUSTER_NAME,
+  clusterIndexValue,
+  type EventRecorder,
+  type Informer,
+  type ReconcileResult,
+} from '@capstan/kube';
 import { type DeletionResult, type ReconcilerParts, type ReconcileScope } from '@capstan/provider-kit';
 import {
   isSimError,

@@ -148,7 +148,10 @@ export class SimClusterTestServer {
       logger,
     });
     const context: Pick<ControllerHost, 'client' | 'outbox'> = { client: this.client, outbox };
-    const declared = simClusterController({ endpointHost: '127.0.0.1', portRange: { min: 31000, max: 31999 } });
+    const declared = simClusterController({
+      endpointHost: '127.0.0.1',
+      portRange: { min: 31000, max: 31999 },
+    });
     const caches = new Map<string, Informer>([
       [RESOURCES.Cluster.kind, this.clusters as unknown as Informer],
       [RESOURCES.SimMachine.kind, this.simMachines as unknown as Informer],
@@ -163,7 +166,8 @@ export class SimClusterTestServer {
         reportingInstance: 'test',
         logger,
       }),
-      informer: <O extends KubernetesObject>(type: ResourceType) => caches.get(type.kind) as unknown as Informer<O>,
+      informer: <O extends KubernetesObject>(type: ResourceType) =>
+        caches.get(type.kind) as unknown as Informer<O>,
     });
     const reconcile = async (name: string) => {
       const key = `${this.namespace}/${name}`;

@@ -1,5 +1,12 @@
 import type { V1Secret } from '@kubernetes/client-node';
-import { FINALIZERS, LABELS, RESOURCES, type Cluster, type K3sControlPlane, type Machine } from '@capstan/api';
+import {
+  FINALIZERS,
+  LABELS,
+  RESOURCES,
+  type Cluster,
+  type K3sControlPlane,
+  type Machine,
+} from '@capstan/api';
 import { clusterChangesProvidersRead, defineController, watch } from '@capstan/provider-kit';
 import { type AskCanUpdate } from './k3scontrolplane.in-place.js';
 import { K3sControlPlaneReconciler } from './k3scontrolplane.reconciler.js';
@@ -39,7 +46,8 @@ export function k3sControlPlaneController(deps: { askCanUpdate?: AskCanUpdate } 
             map: (cluster) => {
               const ref = cluster.spec?.controlPlaneRef;
               const ours =
-                ref?.apiGroup === RESOURCES.K3sControlPlane.group && ref.kind === RESOURCES.K3sControlPlane.kind;
+                ref?.apiGroup === RESOURCES.K3sControlPlane.group &&
+                ref.kind === RESOURCES.K3sControlPlane.kind;
               return ours ? [`${cluster.metadata?.namespace}/${ref.name}`] : [];
             },
             predicate: clusterChangesProvidersRead,

@@ -130,7 +130,10 @@ export class ExternalObjects {
       },
     );
     // The next read must not take the cached object from before this write for the current one.
-    this.hints.record(nameOf(found.kind, object.metadata?.namespace ?? '', object.metadata!.name!), patched.metadata?.resourceVersion);
+    this.hints.record(
+      nameOf(found.kind, object.metadata?.namespace ?? '', object.metadata!.name!),
+      patched.metadata?.resourceVersion,
+    );
     return patched;
   }
 
@@ -140,7 +143,9 @@ export class ExternalObjects {
     if (read.state !== 'found') return false;
     if (read.object.metadata?.deletionTimestamp) return true;
     try {
-      const deleting = await this.options.client.resource(read.kind.resource).delete({ namespace, name: ref.name });
+      const deleting = await this.options.client
+        .resource(read.kind.resource)
+        .delete({ namespace, name: ref.name });
       // Held by finalizers: the answer is the object marked for deletion, which the next poll must see.
       this.hints.record(nameOf(read.kind, namespace, ref.name), deleting.metadata?.resourceVersion);
     } catch (error) {
@@ -172,7 +177,10 @@ export class ExternalObjects {
         onDelete: (object) => changed(object, true),
       });
       this.informers.set(id, informer);
-      this.options.logger.info({ resource: id, reconcileOnChange: this.options.watch }, 'caching provider kind');
+      this.options.logger.info(
+        { resource: id, reconcileOnChange: this.options.watch },
+        'caching provider kind',
+      );
     }
     return informer;
   }

@@ -48,7 +48,9 @@ export interface InMemoryWorkloadOptions {
  * Machine controller, providers), as `startWorkloadEnv` does on the real servers; what crosses components (events on
  * NATS, workload clusters) stays on those.
  */
-export async function startInMemoryWorkload(options: InMemoryWorkloadOptions = {}): Promise<InMemoryWorkload> {
+export async function startInMemoryWorkload(
+  options: InMemoryWorkloadOptions = {},
+): Promise<InMemoryWorkload> {
   const server = new InMemoryApiServer([
     RESOURCES.Cluster,
     RESOURCES.Machine,
@@ -67,7 +69,10 @@ export async function startInMemoryWorkload(options: InMemoryWorkloadOptions = {
   const host = inMemoryControllerHost(server.client({ fieldManager: 'capstan-core' }), { name: 'core' });
   const workloadClusters = new WorkloadClusters({ manager: host.manager, logger: host.logger });
   if (options.wholeCore) {
-    indexReferences(host.manager.informer<Cluster>(RESOURCES.Cluster), host.manager.informer<Machine>(RESOURCES.Machine));
+    indexReferences(
+      host.manager.informer<Cluster>(RESOURCES.Cluster),
+      host.manager.informer<Machine>(RESOURCES.Machine),
+    );
     const external = new ExternalObjects({
       client: host.client,
       manager: host.manager,
@@ -84,7 +89,10 @@ export async function startInMemoryWorkload(options: InMemoryWorkloadOptions = {
       options.askCanUpdate ??
       ((request) =>
         Promise.reject(
-          new CanUpdateMachineError(`no answer from the ${request.bootstrapConfig.kind} provider`, 'in-memory'),
+          new CanUpdateMachineError(
+            `no answer from the ${request.bootstrapConfig.kind} provider`,
+            'in-memory',
+          ),
         )),
     now: options.now,
   });

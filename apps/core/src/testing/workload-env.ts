@@ -312,17 +312,15 @@ export class MachinePlayer {
 /** The test environment's kubeconfig as the `<cluster>-kubeconfig` Secret: the test API server is the workload cluster. */
 export async function createKubeconfigSecret(env: WorkloadTestBed, clusterName: string): Promise<void> {
   const content = readFileSync(process.env['CAPSTAN_TEST_KUBECONFIG']!, 'utf8');
-  await env.client
-    .resource(SECRETS)
-    .create({
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: {
-        name: `${clusterName}-kubeconfig`,
-        namespace: env.ns.name,
-        labels: { 'cluster.x-k8s.io/cluster-name': clusterName },
-      },
-      type: CLUSTER_SECRET_TYPE,
-      data: { value: Buffer.from(content).toString('base64') },
-    } as KubernetesObject);
+  await env.client.resource(SECRETS).create({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name: `${clusterName}-kubeconfig`,
+      namespace: env.ns.name,
+      labels: { 'cluster.x-k8s.io/cluster-name': clusterName },
+    },
+    type: CLUSTER_SECRET_TYPE,
+    data: { value: Buffer.from(content).toString('base64') },
+  } as KubernetesObject);
 }

@@ -1,8 +1,20 @@
-import { FINALIZERS, LABELS, RESOURCES, type Cluster, type Machine, type SimCluster, type SimMachine } from '@capstan/api';
+import {
+  FINALIZERS,
+  LABELS,
+  RESOURCES,
+  type Cluster,
+  type Machine,
+  type SimCluster,
+  type SimMachine,
+} from '@capstan/api';
 import { BY_CLUSTER_NAME, clusterIndexValue, objectKey, specOrMetadataChanged } from '@capstan/kube';
 import { clusterChangesProvidersRead, defineController, watch } from '@capstan/provider-kit';
 import { referencedSimKey, type SimMachineOptions, type SimRuntime } from '@capstan/sim';
-import { SIM_MACHINE_CONDITIONS, SIM_MACHINE_CONTROLLER, SimMachineReconciler } from './simmachine.reconciler.js';
+import {
+  SIM_MACHINE_CONDITIONS,
+  SIM_MACHINE_CONTROLLER,
+  SimMachineReconciler,
+} from './simmachine.reconciler.js';
 
 /**
  * The SimMachine controller: its SimMachines (spec, metadata and deletion: the status is its own), their Machine
@@ -19,7 +31,9 @@ export function simMachineController(options: SimMachineOptions, runtime: SimRun
     wire: (kit) => {
       const simMachines = kit.primary;
       const machinesOfCluster = (namespace: string | undefined, clusterName: string | undefined): string[] =>
-        clusterName ? simMachines.byIndex(BY_CLUSTER_NAME, clusterIndexValue(namespace, clusterName)).map(objectKey) : [];
+        clusterName
+          ? simMachines.byIndex(BY_CLUSTER_NAME, clusterIndexValue(namespace, clusterName)).map(objectKey)
+          : [];
       return {
         reconciler: new SimMachineReconciler({
           client: kit.context.client,
@@ -36,13 +50,20 @@ export function simMachineController(options: SimMachineOptions, runtime: SimRun
           // The Machine carries the bootstrap data secret name; the core's status writes say nothing the SimMachine reads.
           watch<Machine>(RESOURCES.Machine, {
             map: (machine) =>
-              referencedSimKey(machine.metadata?.namespace, machine.spec?.infrastructureRef, RESOURCES.SimMachine.kind),
+              referencedSimKey(
+                machine.metadata?.namespace,
+                machine.spec?.infrastructureRef,
+                RESOURCES.SimMachine.kind,
+              ),
             predicate: specOrMetadataChanged,
           }),
           // The SimCluster's endpoint, once provisioned, lets the machines boot.
           watch<SimCluster>(RESOURCES.SimCluster, {
             map: (simCluster) =>
-              machinesOfCluster(simCluster.metadata?.namespace, simCluster.metadata?.labels?.[LABELS.clusterName]),
+              machinesOfCluster(
+                simCluster.metadata?.namespace,
+                simCluster.metadata?.labels?.[LABELS.clusterName],
+              ),
           }),
           // Pausing.
           watch<Cluster>(RESOURCES.Cluster, {

@@ -1,6 +1,9 @@
 import type { Condition } from '../types/common.js';
+import { ConditionList } from './condition-list.js';
 import {
   conditionsEqual,
+  deletingCondition,
+  deletionProgress,
   getCondition,
   isFalse,
   isTrue,
@@ -10,6 +13,7 @@ import {
   setCondition,
   summarizeConditions,
   toRFC3339,
+  withConditions,
 } from './conditions.js';
 
 const t0 = new Date('2026-01-01T10:00:00.123Z');
@@ -202,5 +206,97 @@ describe('summarizeConditions', () => {
       message: '* Deleting: Drain not completed\n* NodeHealthy: Condition not yet reported',
       observedGeneration: 4,
     });
+  });
+});
+
+describe('withConditions', () => {
+  it('sets every input with the generation, moving lastTransitionTime only where the status changed', () => {
+    const before = withConditions(
+      undefined,
+      [
+        { type: 'Ready', status: 'False', reason: 'Booting' },
+        { type: 'Available', status: 'False', reason: 'NotReady' },
+      ],
+      3,
+      t0,
+    );
+    const after = withConditions(
+      before,
+      [
+        { type: 'Ready', status: 'True', reason: 'Booted' },
+        { type: 'Available', status: 'False', reason: 'StillWaiting', message: 'soon' },
+      ],
+      4,
+      t1,
+    );
+    expect(after).toEqual([
+      {
+        type: 'Ready',
+        status: 'True',
+        reason: 'Booted',
+        message: '',
+        observedGeneration: 4,
+        lastTransitionTime: toRFC3339(t1),
+      },
+      {
+        type: 'Available',
+        status: 'False',
+        reason: 'StillWaiting',
+        message: 'soon',
+        observedGeneration: 4,
+        lastTransitionTime: toRFC3339(t0),
+      },
+    ]);
+  });
+
+  it('leaves observedGeneration out when no generation is given (a condition written on another kind)', () => {
+    expect(
+      withConditions(
+        [],
+        [{ type: 'HealthCheckSucceeded', status: 'True', reason: 'Healthy' }],
+        undefined,
+        t0,
+      )[0],
+    ).not.toHaveProperty('observedGeneration');
+  });
+});
+
+describe('deletingCondition', () => {
+  it.each([
+    ['not deleting', undefined, { status: 'False', reason: 'NotDeleting' }],
+    [
+      'waiting for what is left',
+      deletionProgress('2 Machines'),
+      { status: 'True', reason: 'Deleting', message: 'Deleting 2 Machines' },
+    ],
+    [
+      'nothing left',
+      deletionProgress(undefined),
+      { status: 'True', reason: 'DeletionCompleted', message: '' },
+    ],
+    [
+      'a step of its own',
+      { reason: 'WaitingForPreDrainHook', message: 'hook x' },
+      { status: 'True', reason: 'WaitingForPreDrainHook', message: 'hook x' },
+    ],
+  ])('%s', (_name, step, expected) => {
+    expect(deletingCondition(step)).toMatchObject({ type: 'Deleting', ...expected });
+  });
+});
+
+describe('ConditionList', () => {
+  it('builds a status with one generation and clock, and removes what no longer applies', () => {
+    const list = new ConditionList(
+      [{ type: 'Stale', status: 'True', reason: 'Old', message: '', lastTransitionTime: toRFC3339(t0) }],
+      7,
+      t1,
+    );
+    list.set({ type: 'Ready', status: 'True', reason: 'Ready' });
+    list.set(deletingCondition(undefined));
+    list.remove('Stale');
+    expect(list.all.map((c) => [c.type, c.status, c.observedGeneration, c.lastTransitionTime])).toEqual([
+      ['Ready', 'True', 7, toRFC3339(t1)],
+      ['Deleting', 'False', 7, toRFC3339(t1)],
+    ]);
   });
 });

@@ -1,4 +1,4 @@
-import { ConditionReason, ConditionStatus } from '../constants/conditions.js';
+import { ConditionReason, ConditionStatus, ConditionType } from '../constants/conditions.js';
 import type { Condition } from '../types/common.js';
 
 // Pure helpers on metav1.Condition lists, with the semantics of upstream's util/conditions (v1beta2): a
@@ -59,6 +59,49 @@ export function setCondition(
   if (index >= 0) list[index] = next;
   else list.push(next);
   return list;
+}
+
+/** `conditions` with every input set (observedGeneration stamped when given), lastTransitionTime moving only on a change. */
+export function withConditions(
+  conditions: readonly Condition[] | undefined,
+  inputs: readonly ConditionInput[],
+  generation: number | undefined,
+  now: Date = new Date(),
+): Condition[] {
+  let out = [...(conditions ?? [])];
+  for (const input of inputs) {
+    out = setCondition(
+      out,
+      generation === undefined ? input : { ...input, observedGeneration: generation },
+      now,
+    );
+  }
+  return out;
+}
+
+/** Where a deletion stands: the reason and message of `Deleting=True`. */
+export interface DeletionStep {
+  reason: string;
+  message: string;
+}
+
+/** `Deleting`: True with the current deletion step, or False (NotDeleting) while the object is not being deleted. */
+export function deletingCondition(step: DeletionStep | undefined): ConditionInput {
+  return step
+    ? {
+        type: ConditionType.Deleting,
+        status: ConditionStatus.True,
+        reason: step.reason,
+        message: step.message,
+      }
+    : { type: ConditionType.Deleting, status: ConditionStatus.False, reason: ConditionReason.NotDeleting };
+}
+
+/** The step of a deletion that waits for what is left (`Deleting <remaining>`), or is done once nothing is. */
+export function deletionProgress(remaining: string | undefined): DeletionStep {
+  return remaining
+    ? { reason: ConditionReason.Deleting, message: `Deleting ${remaining}` }
+    : { reason: ConditionReason.DeletionCompleted, message: '' };
 }
 
 export function removeCondition(conditions: readonly Condition[] | undefined, type: string): Condition[] {

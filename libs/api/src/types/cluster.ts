@@ -35,7 +35,10 @@ export class NetworkRangesSchema {
     itemMinLength: 1,
     itemMaxLength: 43,
   })
-  @Cel('self.all(block, isCIDR(block))', 'cidrBlocks must be CIDR blocks such as 10.42.0.0/16 or fd00:42::/56')
+  @Cel(
+    'self.all(block, isCIDR(block))',
+    'cidrBlocks must be CIDR blocks such as 10.42.0.0/16 or fd00:42::/56',
+  )
   cidrBlocks!: string[];
 }
 export type NetworkRanges = NetworkRangesSchema;

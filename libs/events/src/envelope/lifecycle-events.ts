@@ -6,7 +6,6 @@ import { ContractReference } from './object-reference.js';
 // Lifecycle events: the core publishes one when a Cluster or Machine changes phase, for providers and
 // integrations. Phase names are upstream's (api/core/v1beta2/*_phase_types.go), as libs/api spells them.
 
-
 abstract class ClusterLifecycleData extends EventData {
   /** `status.phase` when the event was published. */
   @IsIn(Object.values(ClusterPhase))

@@ -119,13 +119,18 @@ describe('defineController', () => {
     expect(finished.length).toBe(settled);
 
     // A label is more than that: reconciled.
-    await simClusters().mergePatch({ namespace: NS, name: 'b' }, { metadata: { labels: { touched: 'yes' } } });
+    await simClusters().mergePatch(
+      { namespace: NS, name: 'b' },
+      { metadata: { labels: { touched: 'yes' } } },
+    );
     await eventually(() => finished.length > settled);
   });
 
   it('reconciles an own write when reconcileOwnWrite asks for it', async () => {
     const finished = finishedKeys(host, 'ready');
-    readyController({ reconcileOwnWrite: (event) => event.object.metadata?.finalizers?.length === 1 }).register(host);
+    readyController({
+      reconcileOwnWrite: (event) => event.object.metadata?.finalizers?.length === 1,
+    }).register(host);
     await host.manager.start();
     await create('c');
     await eventually(() => finished.length >= 2);
@@ -134,15 +139,19 @@ describe('defineController', () => {
   it('maps typed watches to keys, skips what the fingerprint says is unchanged and batches a burst', async () => {
     const finished = finishedKeys(host, 'ready');
     const clusters = () => other.resource<Cluster>(RESOURCES.Cluster);
-    readyController({}, {}, {
-      watches: [
-        watch<Cluster>(RESOURCES.Cluster, {
-          map: (cluster) => [`${cluster.metadata?.namespace}/${cluster.metadata?.name}`],
-          fingerprint: (cluster) => cluster.spec?.paused,
-          batchMs: 200,
-        }),
-      ],
-    }).register(host);
+    readyController(
+      {},
+      {},
+      {
+        watches: [
+          watch<Cluster>(RESOURCES.Cluster, {
+            map: (cluster) => [`${cluster.metadata?.namespace}/${cluster.metadata?.name}`],
+            fingerprint: (cluster) => cluster.spec?.paused,
+            batchMs: 200,
+          }),
+        ],
+      },
+    ).register(host);
     await host.manager.start();
     await create('d');
     await eventually(async () => conditionOf(await get('d'), 'Ready')?.status === 'True');
@@ -171,14 +180,18 @@ describe('defineController', () => {
   it('wakes from a declared source, and stops listening when the controller is disposed', async () => {
     const finished = finishedKeys(host, 'ready');
     let wake: Wake | undefined;
-    const controller = readyController({}, {}, {
-      sources: [
-        (w) => {
-          wake = w;
-          return () => (wake = undefined);
-        },
-      ],
-    }).register(host);
+    const controller = readyController(
+      {},
+      {},
+      {
+        sources: [
+          (w) => {
+            wake = w;
+            return () => (wake = undefined);
+          },
+        ],
+      },
+    ).register(host);
     await host.manager.start();
     await create('e');
     await eventually(() => finished.length === 1);
@@ -203,7 +216,9 @@ describe('defineController', () => {
     await create('f');
     const obj = await eventually(async () => {
       const current = await get('f');
-      return conditionOf(current, 'TopologyReconciled') && conditionOf(current, 'Ready') ? current : undefined;
+      return conditionOf(current, 'TopologyReconciled') && conditionOf(current, 'Ready')
+        ? current
+        : undefined;
     });
     expect(conditionOf(obj, 'TopologyReconciled')).toMatchObject({
       status: 'False',

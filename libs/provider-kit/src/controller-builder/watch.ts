@@ -35,5 +35,10 @@ export function watch<O extends KubernetesObject>(
         (!predicate || predicate(event))
     : predicate;
   // The informer behind `source` delivers objects of kind O only, which is what the declaration's type says.
-  return { source, map: options.map, predicate: accepts, batchMs: options.batchMs } as unknown as WatchDeclaration;
+  return {
+    source,
+    map: options.map,
+    predicate: accepts,
+    batchMs: options.batchMs,
+  } as unknown as WatchDeclaration;
 }

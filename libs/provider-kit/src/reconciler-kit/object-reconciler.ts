@@ -3,8 +3,9 @@ import {
   ConditionStatus,
   pausedBecause,
   pausedCondition,
-  setCondition,
+  withConditions,
   type Condition,
+  type ConditionInput,
   type PausingCluster,
 } from '@capstan/api';
 import {
@@ -20,7 +21,10 @@ import {
   type Reconciler,
   type ResourceClient,
 } from '@capstan/kube';
-import { RECONCILE_SUCCEEDED_CONDITION, type ConditionPolicy } from '../controller-builder/condition-policy.js';
+import {
+  RECONCILE_SUCCEEDED_CONDITION,
+  type ConditionPolicy,
+} from '../controller-builder/condition-policy.js';
 import { conditionsWrittenBy } from '../controller-builder/own-status-changes.js';
 import type { EventOutbox, OwedEvent } from './event-outbox.js';
 
@@ -142,11 +146,12 @@ export function objectReconciler<T extends ReconciledObject>(
       }
       if (isNotFound(error) && scope.obj.metadata?.deletionTimestamp) return undefined;
       // Outside the reconcile's signal: a reconcile that ran past its deadline still records why.
-      await runWithoutCallSignal(() => writeFailure(scope, error, failureCondition, now())).catch((writeError: unknown) =>
-        rc.log.warn(
-          { err: { message: describeFailure(writeError) } },
-          'the failed reconcile could not write its status',
-        ),
+      await runWithoutCallSignal(() => writeFailure(scope, error, failureCondition, now())).catch(
+        (writeError: unknown) =>
+          rc.log.warn(
+            { err: { message: describeFailure(writeError) } },
+            'the failed reconcile could not write its status',
+          ),
       );
       throw error;
     }
@@ -223,7 +228,11 @@ function markSucceeded(obj: ReconciledObject, failureCondition: string, now: Dat
   const conditions = (obj.status?.conditions ?? []) as Condition[];
   const current = conditions.find((c) => c.type === failureCondition);
   if (!current || current.status === ConditionStatus.True) return;
-  setObjectCondition(obj, { type: failureCondition, status: ConditionStatus.True, reason: 'ReconcileSucceeded' }, now);
+  setObjectCondition(
+    obj,
+    { type: failureCondition, status: ConditionStatus.True, reason: 'ReconcileSucceeded' },
+    now,
+  );
 }
 
 async function writeFailure<T extends ReconciledObject>(
@@ -246,16 +255,8 @@ async function writeFailure<T extends ReconciledObject>(
   await scope.patchNow();
 }
 
-function setObjectCondition(
-  obj: ReconciledObject,
-  input: Parameters<typeof setCondition>[1],
-  now: Date,
-): void {
+function setObjectCondition(obj: ReconciledObject, input: ConditionInput, now: Date): void {
   const status = (obj.status ?? {}) as NonNullable<ReconciledObject['status']>;
-  status.conditions = setCondition(
-    status.conditions,
-    { ...input, observedGeneration: obj.metadata?.generation },
-    now,
-  );
+  status.conditions = withConditions(status.conditions, [input], obj.metadata?.generation, now);
   (obj as KubernetesObject & { status?: object }).status = status;
 }

@@ -82,8 +82,16 @@ export function clusterController(deps: ClusterControllerDeps) {
           recorder: kit.recorder,
         }),
         watches: [
-          watch<Machine>(RESOURCES.Machine, { map: keysOf, fingerprint: machineFingerprint, batchMs: DESCENDANT_BATCH_MS }),
-          watch<MachineSet>(RESOURCES.MachineSet, { map: keysOf, fingerprint: scalableFingerprint, batchMs: DESCENDANT_BATCH_MS }),
+          watch<Machine>(RESOURCES.Machine, {
+            map: keysOf,
+            fingerprint: machineFingerprint,
+            batchMs: DESCENDANT_BATCH_MS,
+          }),
+          watch<MachineSet>(RESOURCES.MachineSet, {
+            map: keysOf,
+            fingerprint: scalableFingerprint,
+            batchMs: DESCENDANT_BATCH_MS,
+          }),
           watch<MachineDeployment>(RESOURCES.MachineDeployment, {
             map: keysOf,
             fingerprint: scalableFingerprint,

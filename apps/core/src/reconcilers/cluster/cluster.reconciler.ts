@@ -18,11 +18,7 @@ import { WorkloadClusterUnavailableError, type WorkloadClusters } from '../../re
 import { DELETION_POLL_MS, MISSING_REFERENCE_REQUEUE_MS } from '../shared/requeue-delays.js';
 import { nextDeletionStep } from './cluster.deletion.js';
 import { clusterEvent, clusterTransitions } from './cluster.events.js';
-import {
-  computeClusterStatus,
-  endpointToCopy,
-  type ClusterObservation,
-} from './cluster.status.js';
+import { computeClusterStatus, endpointToCopy, type ClusterObservation } from './cluster.status.js';
 
 export interface ClusterReconcilerDeps {
   clusters: Informer<Cluster>;

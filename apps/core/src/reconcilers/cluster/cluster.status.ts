@@ -1,11 +1,13 @@
 import {
   ClusterPhase,
+  ConditionList,
   ConditionReason,
   ConditionStatus,
   ConditionType,
-  LABELS,
+  deletingCondition,
   getCondition,
   isTrue,
+  LABELS,
   mirrorCondition,
   summarizeConditions,
   type Cluster,
@@ -18,7 +20,6 @@ import {
   type MachineDeployment,
   type MachineSet,
 } from '@capstan/api';
-import { ConditionList } from '../shared/condition-list.js';
 import { computeClusterV1Beta1Status } from './cluster.v1beta1-status.js';
 import { INVALID_REFERENCE_REASON, type ExternalObservation } from '../../external/observation.js';
 import { type WorkloadClusterProbe } from '../../remote/workload-clusters.js';
@@ -68,7 +69,11 @@ const topologyNotReconciled = (cluster: Cluster, field: string): string =>
     : `Waiting for spec.${field}: the cluster topology (spec.topology) is not reconciled by Capstan`;
 
 /** False: the object of a reference the topology would set does not exist (upstream's reason). */
-const waitingForTopology = (type: string, observation: ClusterObservation, field: string): ConditionInput => ({
+const waitingForTopology = (
+  type: string,
+  observation: ClusterObservation,
+  field: string,
+): ConditionInput => ({
   type,
   status: ConditionStatus.False,
   reason: ConditionReason.ObjectDoesNotExist,
@@ -136,25 +141,25 @@ export function computeClusterStatus(observation: ClusterObservation, now: Date 
           reason: ConditionReason.Initialized,
         }
       : awaitsTopology(cluster, cp)
-      ? {
-          type: ConditionType.ControlPlaneInitialized,
-          status: ConditionStatus.Unknown,
-          reason: ConditionReason.ObjectDoesNotExist,
-          message: topologyNotReconciled(cluster, 'controlPlaneRef'),
-        }
-      : {
-          type: ConditionType.ControlPlaneInitialized,
-          status: ConditionStatus.False,
-          reason: ConditionReason.NotInitialized,
-          message:
-            cp.state === 'unset'
-              ? 'Waiting for the first control plane machine to have status.nodeRef set'
-              : `Waiting for the ${cp.kind} to report status.initialization.controlPlaneInitialized`,
-        },
+        ? {
+            type: ConditionType.ControlPlaneInitialized,
+            status: ConditionStatus.Unknown,
+            reason: ConditionReason.ObjectDoesNotExist,
+            message: topologyNotReconciled(cluster, 'controlPlaneRef'),
+          }
+        : {
+            type: ConditionType.ControlPlaneInitialized,
+            status: ConditionStatus.False,
+            reason: ConditionReason.NotInitialized,
+            message:
+              cp.state === 'unset'
+                ? 'Waiting for the first control plane machine to have status.nodeRef set'
+                : `Waiting for the ${cp.kind} to report status.initialization.controlPlaneInitialized`,
+          },
   );
   set(workersAvailable(observation.machineDeployments));
   set(remoteConnectionProbe(observation, controlPlaneInitialized));
-  conditions.setDeleting(observation.deleting);
+  conditions.set(deletingCondition(observation.deleting));
   set(
     summarizeConditions(conditions.all, {
       targetType: ConditionType.Available,
@@ -195,7 +200,8 @@ export function clusterPhase(
 function infrastructureReady(observation: ClusterObservation, provisioned: boolean): ConditionInput {
   const infra = observation.infrastructure;
   const type = ConditionType.InfrastructureReady;
-  if (awaitsTopology(observation.cluster, infra)) return waitingForTopology(type, observation, 'infrastructureRef');
+  if (awaitsTopology(observation.cluster, infra))
+    return waitingForTopology(type, observation, 'infrastructureRef');
   switch (infra.state) {
     case 'unset':
       return {
@@ -230,7 +236,8 @@ function infrastructureReady(observation: ClusterObservation, provisioned: boole
 function controlPlaneAvailable(observation: ClusterObservation, initialized: boolean): ConditionInput {
   const cp = observation.controlPlane;
   const type = ConditionType.ControlPlaneAvailable;
-  if (awaitsTopology(observation.cluster, cp)) return waitingForTopology(type, observation, 'controlPlaneRef');
+  if (awaitsTopology(observation.cluster, cp))
+    return waitingForTopology(type, observation, 'controlPlaneRef');
   switch (cp.state) {
     case 'unset':
       return initialized

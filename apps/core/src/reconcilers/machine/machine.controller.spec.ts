@@ -5,18 +5,26 @@ import { providerIdChanged } from './machine.controller.js';
 import { MACHINE_OWN_CONDITIONS } from './machine.status.js';
 
 const machineWorthReconciling = (ownWrites: OwnWrites) =>
-  primaryPredicate<Machine>({ conditions: { owned: MACHINE_OWN_CONDITIONS }, reconcileOwnWrite: providerIdChanged }, ownWrites);
+  primaryPredicate<Machine>(
+    { conditions: { owned: MACHINE_OWN_CONDITIONS }, reconcileOwnWrite: providerIdChanged },
+    ownWrites,
+  );
 
 function machine(resourceVersion: string, providerID?: string, labels: Record<string, string> = {}): Machine {
   return {
     apiVersion: 'cluster.x-k8s.io/v1beta2',
     kind: 'Machine',
     metadata: { namespace: 'ns', name: 'm', resourceVersion, labels },
-    spec: { clusterName: 'c', bootstrap: {}, infrastructureRef: { apiGroup: 'g', kind: 'K', name: 'n' }, providerID },
+    spec: {
+      clusterName: 'c',
+      bootstrap: {},
+      infrastructureRef: { apiGroup: 'g', kind: 'K', name: 'n' },
+      providerID,
+    },
   } as Machine;
 }
 
-describe('the Machine controller\'s primary predicate', () => {
+describe("the Machine controller's primary predicate", () => {
   it("reconciles the Machine's own write that first sets spec.providerID: a Node may have registered meanwhile", () => {
     const ownWrites = new OwnWrites();
     const predicate = machineWorthReconciling(ownWrites);

@@ -68,7 +68,13 @@ export function machineController(deps: MachineControllerDeps) {
           .filter((m) => m.spec?.clusterName === clusterName)
           .map(objectKey);
       return {
-        reconciler: new MachineReconciler({ ...deps, clusters, machines, client: kit.context.client, recorder: kit.recorder }),
+        reconciler: new MachineReconciler({
+          ...deps,
+          clusters,
+          machines,
+          client: kit.context.client,
+          recorder: kit.recorder,
+        }),
         watches: [
           // Cluster-wide changes come in bursts (infrastructure provisioned, control plane initialized, kubeconfig
           // written): each Machine of the Cluster is reconciled once for a burst.

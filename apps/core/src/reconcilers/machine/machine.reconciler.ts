@@ -27,11 +27,7 @@ import { nextMachineDeletionStep } from './machine.deletion.js';
 import { machineEvent, machineTransitions } from './machine.events.js';
 import { reconcileInPlaceUpdate } from './machine.in-place.js';
 import { lookUpNode, syncNode } from './machine.node.js';
-import {
-  availableIn,
-  computeMachineStatus,
-  type MachineObservation,
-} from './machine.status.js';
+import { availableIn, computeMachineStatus, type MachineObservation } from './machine.status.js';
 
 export interface MachineReconcilerDeps {
   clusters: Informer<Cluster>;

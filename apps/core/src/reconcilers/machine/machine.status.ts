@@ -1,10 +1,12 @@
 import { type V1Node } from '@kubernetes/client-node';
 import {
+  ConditionList,
   ConditionReason,
   ConditionStatus,
   ConditionType,
-  MachinePhase,
+  deletingCondition,
   getCondition,
+  MachinePhase,
   mirrorCondition,
   summarizeConditions,
   toRFC3339,
@@ -17,7 +19,6 @@ import {
   type MachineStatus,
   type NodeSystemInfo,
 } from '@capstan/api';
-import { ConditionList } from '../shared/condition-list.js';
 import { computeMachineV1Beta1Status } from './machine.v1beta1-status.js';
 import { INVALID_REFERENCE_REASON, type ExternalObservation } from '../../external/observation.js';
 
@@ -110,7 +111,7 @@ export function computeMachineStatus(observation: MachineObservation, now: Date 
   else conditions.remove(ConditionType.PlanApplied);
   set(infrastructureReady(observation, infrastructureProvisioned));
   for (const input of nodeConditions(observation, conditions.all)) set(input);
-  conditions.setDeleting(observation.deleting);
+  conditions.set(deletingCondition(observation.deleting));
   set(
     observation.updating ?? {
       type: ConditionType.Updating,
@@ -149,7 +150,9 @@ export function machinePhase(
   if (bootstrapped && !provisioned) phase = MachinePhase.Provisioning;
   if (machine.spec?.providerID) phase = MachinePhase.Provisioned;
   if (status.nodeRef?.name && provisioned) phase = MachinePhase.Running;
-  if (status.conditions?.some((c) => c.type === ConditionType.Updating && c.status === ConditionStatus.True)) {
+  if (
+    status.conditions?.some((c) => c.type === ConditionType.Updating && c.status === ConditionStatus.True)
+  ) {
     phase = MachinePhase.Updating;
   }
   if (deleting) phase = MachinePhase.Deleting;

@@ -1,8 +1,19 @@
-import { FINALIZERS, LABELS, RESOURCES, type Cluster, type Machine, type MachineDeployment, type MachineSet } from '@capstan/api';
+import {
+  FINALIZERS,
+  LABELS,
+  RESOURCES,
+  type Cluster,
+  type Machine,
+  type MachineDeployment,
+  type MachineSet,
+} from '@capstan/api';
 import { getControllerOf, objectKey } from '@capstan/kube';
 import { defineController, watch } from '@capstan/provider-kit';
 import type { WorkloadContext } from '../shared/workload-context.js';
-import { MACHINE_DEPLOYMENT_CONDITIONS, MachineDeploymentReconciler } from './machinedeployment.reconciler.js';
+import {
+  MACHINE_DEPLOYMENT_CONDITIONS,
+  MachineDeploymentReconciler,
+} from './machinedeployment.reconciler.js';
 
 export const MACHINE_DEPLOYMENT_CONTROLLER = 'machinedeployment';
 

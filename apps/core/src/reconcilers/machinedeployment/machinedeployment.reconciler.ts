@@ -29,7 +29,12 @@ import { selectorMatches } from '../shared/label-selector.js';
 import { MACHINE_SUMMARY_CONDITIONS } from '../shared/machine-conditions.js';
 import { timeMs } from '../shared/machine-state.js';
 import { deleteIfPresent, ownerReferenceTo, setClusterLabelAndOwner } from '../shared/ownership.js';
-import { clusterOf, controlledBy, ORPHANS_BY_NAMESPACE, type WorkloadContext } from '../shared/workload-context.js';
+import {
+  clusterOf,
+  controlledBy,
+  ORPHANS_BY_NAMESPACE,
+  type WorkloadContext,
+} from '../shared/workload-context.js';
 import { computeMachineDeploymentStatus } from './machinedeployment.status.js';
 import {
   createdAtOf,
@@ -89,9 +94,7 @@ export class MachineDeploymentReconciler implements ReconcilerParts<MachineDeplo
     return clusterOf(this.workload, deployment);
   }
 
-  async reconcileNormal(
-    scope: ReconcileScope<MachineDeployment>,
-  ): Promise<ReconcileResult | undefined> {
+  async reconcileNormal(scope: ReconcileScope<MachineDeployment>): Promise<ReconcileResult | undefined> {
     const { rc } = scope;
     const cluster = clusterOf(this.workload, scope.obj);
     setClusterLabelAndOwner(scope.obj, scope.obj.spec.clusterName, cluster, true);
@@ -197,7 +200,11 @@ export class MachineDeploymentReconciler implements ReconcilerParts<MachineDeplo
     // The surge of an in-place rollout is dropped by the in-place step too, once no moved Machine is updating: it
     // picks the Machine that goes (surplusToDrop); only an in-place rollout leaves the current set above replicas.
     const surplus = current !== undefined && (current.spec.replicas ?? 1) > limits.replicas;
-    if (inPlace !== 'Never' && deployment.spec.rollout?.strategy?.type !== 'OnDelete' && (oldMachines || surplus)) {
+    if (
+      inPlace !== 'Never' &&
+      deployment.spec.rollout?.strategy?.type !== 'OnDelete' &&
+      (oldMachines || surplus)
+    ) {
       let currentSet = current ?? (await this.createSet(deployment, hash, revision, 0, limits, rc));
       if (revisionOf(currentSet) < revision) await this.updateSet(deployment, currentSet, { revision }, rc);
       currentSet = this.workload.machineSets.get(objectKey(currentSet)) ?? currentSet;

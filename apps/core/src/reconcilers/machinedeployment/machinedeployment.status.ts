@@ -2,8 +2,11 @@ import {
   ConditionReason,
   ConditionStatus,
   ConditionType,
+  deletingCondition,
+  deletionProgress,
   MachineDeploymentPhase,
   pausedCondition,
+  withConditions,
   type Cluster,
   type ConditionInput,
   type Machine,
@@ -13,14 +16,12 @@ import {
 } from '@capstan/api';
 import { statusSelector } from '../shared/label-selector.js';
 import {
-  deletingCondition,
   machinesReadyCondition,
   machinesUpToDateCondition,
   remediatingCondition,
   scalingDownCondition,
   scaleUpBlockerOf,
   scalingUpCondition,
-  withConditions,
 } from '../shared/machine-conditions.js';
 import { isDeleting } from '../shared/machine-state.js';
 import { replicaCounters } from '../shared/replica-counters.js';
@@ -67,8 +68,9 @@ export function computeMachineDeploymentStatus(
       machinesUpToDateCondition(machines, observation.isUpToDate),
       remediatingCondition(machines),
       deletingCondition(
-        deleting,
-        `${observation.machineSets.length} MachineSets and ${machines.length} Machines`,
+        deleting
+          ? deletionProgress(`${observation.machineSets.length} MachineSets and ${machines.length} Machines`)
+          : undefined,
       ),
     ],
     deployment.metadata.generation,

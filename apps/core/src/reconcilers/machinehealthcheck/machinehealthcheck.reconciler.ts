@@ -2,10 +2,11 @@ import {
   ConditionReason,
   ConditionStatus,
   ConditionType,
+  getCondition,
   LABELS,
   RESOURCES,
+  withConditions,
   type Cluster,
-  getCondition,
   type Machine,
   type MachineHealthCheck,
 } from '@capstan/api';
@@ -25,7 +26,6 @@ import {
 } from '../../remote/workload-clusters.js';
 import { selectorMatches } from '../shared/label-selector.js';
 import { MachineConditionWriter } from '@capstan/provider-kit';
-import { withConditions } from '../shared/machine-conditions.js';
 import { setClusterLabelAndOwner } from '../shared/ownership.js';
 import { clusterOf, type WorkloadContext } from '../shared/workload-context.js';
 import { computeMachineHealthCheckV1Beta1Status } from './machinehealthcheck.v1beta1-status.js';
@@ -146,7 +146,11 @@ export class MachineHealthCheckReconciler implements ReconcilerParts<MachineHeal
     const healthy = judged.filter((j) => j.verdict.state === 'healthy').length;
     const unhealthy = judged.filter((j) => j.verdict.state === 'unhealthy');
     const templateProblem = await remediationTemplateProblem(this.workload.templates, mhc);
-    const counted = remediationAllowance(mhc.spec.remediation?.triggerIf, targets.length, targets.length - healthy);
+    const counted = remediationAllowance(
+      mhc.spec.remediation?.triggerIf,
+      targets.length,
+      targets.length - healthy,
+    );
     const allowance: RemediationAllowance = templateProblem
       ? { allowed: false, remaining: 0, message: templateProblem }
       : counted;
@@ -176,7 +180,9 @@ export class MachineHealthCheckReconciler implements ReconcilerParts<MachineHeal
           allowance.allowed
             ? remediationAllowed()
             : remediationNotAllowed(
-                templateProblem ? ConditionReason.RemediationTemplateNotFound : ConditionReason.TooManyUnhealthy,
+                templateProblem
+                  ? ConditionReason.RemediationTemplateNotFound
+                  : ConditionReason.TooManyUnhealthy,
                 allowance.message ?? '',
               ),
         ],

@@ -1,4 +1,11 @@
-import { FINALIZERS, RESOURCES, type Cluster, type Machine, type MachineDeployment, type MachineSet } from '@capstan/api';
+import {
+  FINALIZERS,
+  RESOURCES,
+  type Cluster,
+  type Machine,
+  type MachineDeployment,
+  type MachineSet,
+} from '@capstan/api';
 import { getControllerOf, objectKey } from '@capstan/kube';
 import { defineController, watch } from '@capstan/provider-kit';
 import { selectorMatches } from '../shared/label-selector.js';

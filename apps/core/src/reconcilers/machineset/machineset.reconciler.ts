@@ -41,7 +41,12 @@ import {
 import { MACHINE_SUMMARY_CONDITIONS } from '../shared/machine-conditions.js';
 import { isDeleting } from '../shared/machine-state.js';
 import { deleteIfPresent, ownerReferenceTo, setClusterLabelAndOwner } from '../shared/ownership.js';
-import { clusterOf, controlledBy, ORPHANS_BY_NAMESPACE, type WorkloadContext } from '../shared/workload-context.js';
+import {
+  clusterOf,
+  controlledBy,
+  ORPHANS_BY_NAMESPACE,
+  type WorkloadContext,
+} from '../shared/workload-context.js';
 import { inPlacePatch, isMovingMachines } from './machineset.machines.js';
 import { remediateMachines } from './machineset.remediation.js';
 import { creationStageOf, scaleDown, scaleUp, type ScaleDeps } from './machineset.scale.js';

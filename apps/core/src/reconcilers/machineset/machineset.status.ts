@@ -1,5 +1,8 @@
 import {
+  deletingCondition,
+  deletionProgress,
   pausedCondition,
+  withConditions,
   type Cluster,
   type Machine,
   type MachineSet,
@@ -7,13 +10,11 @@ import {
 } from '@capstan/api';
 import { statusSelector } from '../shared/label-selector.js';
 import {
-  deletingCondition,
   machinesReadyCondition,
   machinesUpToDateCondition,
   remediatingCondition,
   scalingDownCondition,
   scalingUpCondition,
-  withConditions,
 } from '../shared/machine-conditions.js';
 import { replicaCounters } from '../shared/replica-counters.js';
 import { computeMachineSetV1Beta1Status, type MachineCreationFailure } from './machineset.v1beta1-status.js';
@@ -55,8 +56,13 @@ export function computeMachineSetStatus(observation: MachineSetObservation): Mac
       machinesUpToDateCondition(machines, observation.isUpToDate),
       remediatingCondition(machines),
       deletingCondition(
-        Boolean(machineSet.metadata.deletionTimestamp),
-        machines.length > 0 ? `${machines.length} Machine${machines.length === 1 ? '' : 's'}` : undefined,
+        machineSet.metadata.deletionTimestamp
+          ? deletionProgress(
+              machines.length > 0
+                ? `${machines.length} Machine${machines.length === 1 ? '' : 's'}`
+                : undefined,
+            )
+          : undefined,
       ),
     ],
     machineSet.metadata.generation,

@@ -3,7 +3,6 @@ import {
   ConditionStatus,
   ConditionType,
   getCondition,
-  setCondition,
   type Condition,
   type ConditionInput,
   type Machine,
@@ -228,39 +227,4 @@ export function scalingDownCondition(current: number, desired: number): Conditio
     reason: ConditionReason.ScalingDown,
     message: `Scaling down from ${current} to ${desired} replicas`,
   };
-}
-
-/** Deleting: False while the object stays; True with what is left to delete (DeletionCompleted once nothing is). */
-export function deletingCondition(deleting: boolean, remaining: string | undefined): ConditionInput {
-  if (!deleting) {
-    return {
-      type: ConditionType.Deleting,
-      status: ConditionStatus.False,
-      reason: ConditionReason.NotDeleting,
-    };
-  }
-  return {
-    type: ConditionType.Deleting,
-    status: ConditionStatus.True,
-    reason: remaining ? ConditionReason.Deleting : ConditionReason.DeletionCompleted,
-    message: remaining ? `Deleting ${remaining}` : '',
-  };
-}
-
-/** `conditions` with every input set (observedGeneration stamped), lastTransitionTime moving only on a change. */
-export function withConditions(
-  conditions: readonly Condition[] | undefined,
-  inputs: readonly ConditionInput[],
-  generation: number | undefined,
-  now: Date,
-): Condition[] {
-  let out = [...(conditions ?? [])];
-  for (const input of inputs) {
-    out = setCondition(
-      out,
-      generation === undefined ? input : { ...input, observedGeneration: generation },
-      now,
-    );
-  }
-  return out;
 }
