@@ -7,7 +7,6 @@ import { indexReferences } from './external/reference-index.js';
 import { handoffModule } from './handoff/handoff.listener.js';
 import { clusterController } from './reconcilers/cluster/cluster.controller.js';
 import { machineController } from './reconcilers/machine/machine.controller.js';
-import { HEALTH_CHECK_READS_MANAGED_FIELDS_OF } from './reconcilers/machinehealthcheck/machine-health-conditions.js';
 import { registerWorkloadControllers } from './reconcilers/workload-controllers.js';
 import { WorkloadClusters } from './remote/workload-clusters.js';
 import { CoreWebhook } from './webhook/core-webhook.js';
@@ -43,7 +42,6 @@ export function createCoreService(options: CoreServiceOptions = {}): ServiceDefi
     ].join('\n'),
     consumes: 'handoff.>',
     modules: [handoffModule(hints)],
-    keepManagedFieldsOf: HEALTH_CHECK_READS_MANAGED_FIELDS_OF,
     setup(context: ServiceContext) {
       const { manager } = context;
       indexReferences(

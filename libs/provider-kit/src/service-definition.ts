@@ -1,5 +1,4 @@
 import { type Type } from '@nestjs/common';
-import { type ResourceType } from '@capstan/kube';
 import { type ServiceContext } from './service-context.js';
 
 /** What makes a service: its controllers, its event handlers and what it consumes. */
@@ -15,8 +14,6 @@ export interface ServiceDefinition {
   modules?: Type[];
   /** Subjects of the service's durable consumer, below the root, e.g. `handoff.>`; none: no consumer. */
   consumes?: string;
-  /** Kinds whose cached objects keep `metadata.managedFields` (the caches drop it otherwise), because a controller reads it. */
-  keepManagedFieldsOf?: readonly ResourceType[];
   /** The service's own flags and environment, shown after the shared ones in `--help`. */
   helpText?: string;
 }

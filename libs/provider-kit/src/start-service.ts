@@ -86,7 +86,6 @@ export async function startService(
     logger,
     registry,
     namespace: options.namespace,
-    keepManagedFieldsOf: definition.keepManagedFieldsOf,
     sharedInformers: overrides.sharedInformers,
     leaderElection: options.leaderElect
       ? {

@@ -31,7 +31,6 @@ import {
 import type { EventTopology } from '@capstan/events';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { WorkloadClusters } from '../remote/workload-clusters.js';
-import { HEALTH_CHECK_READS_MANAGED_FIELDS_OF } from '../reconcilers/machinehealthcheck/machine-health-conditions.js';
 import { registerWorkloadControllers } from '../reconcilers/workload-controllers.js';
 
 // Integration tests of the workload controllers run them alone in a service against the real API server and NATS,
@@ -65,7 +64,6 @@ export async function startWorkloadEnv(prefix: string): Promise<WorkloadEnv> {
   const service = await startService(
     {
       name: `core-${prefix}`,
-      keepManagedFieldsOf: HEALTH_CHECK_READS_MANAGED_FIELDS_OF,
       setup(ctx) {
         const workloadClusters = new WorkloadClusters({ manager: ctx.manager, logger: ctx.logger });
         registerWorkloadControllers(ctx, {

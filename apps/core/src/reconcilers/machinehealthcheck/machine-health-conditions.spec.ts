@@ -1,7 +1,6 @@
 import { running } from '../../testing/machine-builder.js';
 import {
-  MHC_FIELD_MANAGER,
-  appliedByHealthCheck,
+  writtenByHealthCheck,
   desiredHealthConditions,
   healthConditionsChanged,
   withHealthConditions,
@@ -55,18 +54,15 @@ describe('conditions a health check writes on a Machine', () => {
       },
       now,
     );
-    // OwnerRemediated is there but someone else wrote it: nothing for the health check to do.
+    // OwnerRemediated is there but the owner took it over (a reason of its own): nothing for the health check to do.
+    const ownerRemediated = machine.status!.conditions!.find((c) => c.type === 'OwnerRemediated')!;
+    expect(writtenByHealthCheck(ownerRemediated)).toBe(false);
     expect(healthConditionsChanged(machine, healthy)).toBe(false);
-    machine.metadata.managedFields = [
-      {
-        manager: MHC_FIELD_MANAGER,
-        operation: 'Apply',
-        subresource: 'status',
-        fieldsV1: { 'f:status': { 'f:conditions': { 'k:{"type":"OwnerRemediated"}': {} } } },
-      },
-    ];
-    expect(appliedByHealthCheck(machine, 'OwnerRemediated')).toBe(true);
+    // Still the health check's request (its reason): the Machine is healthy again, so the request goes.
+    ownerRemediated.reason = 'WaitingForRemediation';
+    expect(writtenByHealthCheck(ownerRemediated)).toBe(true);
     expect(healthConditionsChanged(machine, healthy)).toBe(true);
+    expect(withHealthConditions(machine, healthy).map((c) => c.type)).not.toContain('OwnerRemediated');
   });
 });
 
@@ -75,14 +71,9 @@ describe('writing the health check conditions onto a Machine', () => {
     const machine = running('m', {
       conditions: { HealthCheckSucceeded: 'True', ExternallyRemediated: 'False' },
     });
-    machine.metadata.managedFields = [
-      {
-        manager: MHC_FIELD_MANAGER,
-        operation: 'Update',
-        subresource: 'status',
-        fieldsV1: { 'f:status': { 'f:conditions': { 'k:{"type":"ExternallyRemediated"}': {} } } },
-      },
-    ];
+    // The health check's own external remediation request, which it no longer wants.
+    machine.status!.conditions!.find((c) => c.type === 'ExternallyRemediated')!.reason =
+      'WaitingForRemediation';
     const before = structuredClone(machine.status!.conditions!);
     const desired = desiredHealthConditions(
       machine,

@@ -3,7 +3,6 @@ import {
   ConditionStatus,
   ConditionType,
   getCondition,
-  RESOURCES,
   setCondition,
   type Condition,
   type ConditionInput,
@@ -13,20 +12,15 @@ import { deepEqual, ResourceClient, type ObjectRef, type WriteOptions } from '@c
 
 // The conditions a MachineHealthCheck writes on a Machine: HealthCheckSucceeded, and on unhealthy ones
 // OwnerRemediated (or ExternallyRemediated). Every other condition of the Machine belongs to someone else: the
-// health check writes through a patch helper that owns exactly its condition types, under its own field manager,
-// whose `managedFields` entry tells which of those conditions it wrote itself.
+// health check writes through a patch helper that owns exactly its condition types, under its own field manager.
+// Which of the remediation conditions are still the health check's own is told by their reason (see
+// writtenByHealthCheck), so the core's cache needs no managedFields.
 
 /**
  * The health check's field manager on Machines. Not of the services' `capstan-<service>` form, so no service's own
  * writes can ever be taken for the health check's.
  */
 export const MHC_FIELD_MANAGER = 'capstan.dev/machinehealthcheck';
-
-/** The kinds whose cached objects must keep `metadata.managedFields` for the health check (see appliedByHealthCheck). */
-export const HEALTH_CHECK_READS_MANAGED_FIELDS_OF = [RESOURCES.Machine];
-
-/** The field manager earlier versions applied the health check's conditions under (server-side apply). */
-const LEGACY_MHC_FIELD_MANAGER = 'capstan-core-mhc';
 
 /** The conditions this health check writes; one it wrote before and no longer wants is removed. */
 export const MHC_CONDITION_TYPES = [
@@ -94,21 +88,28 @@ function pick(conditions: Condition[], type: string): Condition {
 }
 
 /**
- * Whether the health check wrote this condition type: its field manager owns the entry (written with a patch, or
- * applied with server-side apply by earlier versions). An OwnerRemediated the owner wrote is not the health
- * check's to remove.
+ * The reasons the health check writes its remediation conditions with. The owner (a MachineSet, a control plane) or
+ * the external remediation controller gives the condition a reason of its own once it takes the remediation over,
+ * and from then on the condition is theirs: the health check keeps it as it is and never removes it.
  */
-export function appliedByHealthCheck(machine: Machine, type: string): boolean {
-  const key = `k:${JSON.stringify({ type })}`;
-  return (machine.metadata.managedFields ?? []).some((entry) => {
-    const ours =
-      (entry.manager === MHC_FIELD_MANAGER &&
-        (entry.operation === 'Apply' || entry.operation === 'Update')) ||
-      (entry.manager === LEGACY_MHC_FIELD_MANAGER && entry.operation === 'Apply');
-    if (!ours) return false;
-    const fields = entry.fieldsV1 as Record<string, Record<string, Record<string, unknown>>> | undefined;
-    return fields?.['f:status']?.['f:conditions']?.[key] !== undefined;
-  });
+const HEALTH_CHECK_REASONS: Readonly<Record<string, readonly string[]>> = {
+  [ConditionType.HealthCheckSucceeded]: [],
+  [ConditionType.OwnerRemediated]: [ConditionReason.WaitingForRemediation],
+  [ConditionType.ExternallyRemediated]: [
+    ConditionReason.WaitingForRemediation,
+    ConditionReason.RemediationTemplateNotFound,
+    ConditionReason.RemediationRequestCreationFailed,
+  ],
+};
+
+/**
+ * Whether a condition on a Machine is still the health check's own: HealthCheckSucceeded always (no one else writes
+ * it), a remediation condition while it carries one of the health check's reasons.
+ */
+export function writtenByHealthCheck(condition: Condition): boolean {
+  const reasons = HEALTH_CHECK_REASONS[condition.type];
+  if (!reasons) return false;
+  return condition.type === ConditionType.HealthCheckSucceeded || reasons.includes(condition.reason);
 }
 
 /**
@@ -123,7 +124,7 @@ export function withHealthConditions(machine: Machine, desired: readonly Conditi
     const index = out.findIndex((c) => c.type === type);
     const existing = index >= 0 ? out[index] : undefined;
     if (!wanted) {
-      if (existing && appliedByHealthCheck(machine, type)) out.splice(index, 1);
+      if (existing && writtenByHealthCheck(existing)) out.splice(index, 1);
     } else if (!existing) {
       out.push(wanted);
     } else if (
