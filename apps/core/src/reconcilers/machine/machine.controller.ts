@@ -1,7 +1,7 @@
 import { type V1Node } from '@kubernetes/client-node';
 import { ANNOTATIONS, FINALIZERS, RESOURCES, type Cluster, type Machine } from '@capstan/api';
 import { BY_PROVIDER_ID, deepEqual, objectKey, type WatchEvent } from '@capstan/kube';
-import { defineController, watch } from '@capstan/provider-kit';
+import { clusterChildren, defineController, watch } from '@capstan/provider-kit';
 import { type ExternalObjects } from '../../external/external-objects.js';
 import { ownerKeysOf } from '../../external/reference-index.js';
 import { MACHINE_CONTROLLER } from '../../handoff/controller-names.js';
@@ -62,11 +62,7 @@ export function machineController(deps: MachineControllerDeps) {
     wire: (kit) => {
       const machines = kit.primary;
       const clusters = kit.informer<Cluster>(RESOURCES.Cluster);
-      const machinesOf = (namespace: string | undefined, clusterName: string | undefined) =>
-        machines
-          .list(namespace)
-          .filter((m) => m.spec?.clusterName === clusterName)
-          .map(objectKey);
+      const machinesOf = clusterChildren(machines);
       return {
         reconciler: new MachineReconciler({
           ...deps,

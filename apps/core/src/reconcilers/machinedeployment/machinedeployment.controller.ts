@@ -7,8 +7,8 @@ import {
   type MachineDeployment,
   type MachineSet,
 } from '@capstan/api';
-import { getControllerOf, objectKey } from '@capstan/kube';
-import { defineController, watch } from '@capstan/provider-kit';
+import { getControllerOf } from '@capstan/kube';
+import { clusterChildren, defineController, watch } from '@capstan/provider-kit';
 import type { WorkloadContext } from '../shared/workload-context.js';
 import {
   MACHINE_DEPLOYMENT_CONDITIONS,
@@ -41,21 +41,20 @@ export function machineDeploymentController(workload: WorkloadContext) {
     for: RESOURCES.MachineDeployment,
     conditions: { owned: MACHINE_DEPLOYMENT_CONDITIONS },
     finalizer: FINALIZERS.machineDeployment,
-    wire: (kit) => ({
-      reconciler: new MachineDeploymentReconciler(workload, kit.recorder),
-      owns: [RESOURCES.MachineSet],
-      watches: [
-        watch<MachineSet>(RESOURCES.MachineSet, { map: orphanSetToDeployment }),
-        watch<Machine>(RESOURCES.Machine, { map: (m) => machineToDeployment(workload, m) }),
-        watch<Cluster>(RESOURCES.Cluster, {
-          // By spec.clusterName: a deployment paused from the start has no cluster-name label yet.
-          map: (cluster) =>
-            workload.machineDeployments
-              .list(cluster.metadata?.namespace)
-              .filter((md) => md.spec.clusterName === cluster.metadata?.name)
-              .map(objectKey),
-        }),
-      ],
-    }),
+    wire: (kit) => {
+      // By spec.clusterName: a deployment paused from the start has no cluster-name label yet.
+      const deploymentsOfCluster = clusterChildren(workload.machineDeployments);
+      return {
+        reconciler: new MachineDeploymentReconciler(workload, kit.recorder),
+        owns: [RESOURCES.MachineSet],
+        watches: [
+          watch<MachineSet>(RESOURCES.MachineSet, { map: orphanSetToDeployment }),
+          watch<Machine>(RESOURCES.Machine, { map: (m) => machineToDeployment(workload, m) }),
+          watch<Cluster>(RESOURCES.Cluster, {
+            map: (cluster) => deploymentsOfCluster(cluster.metadata?.namespace, cluster.metadata?.name),
+          }),
+        ],
+      };
+    },
   });
 }

@@ -7,7 +7,7 @@ import {
   type MachineSet,
 } from '@capstan/api';
 import { getControllerOf, objectKey } from '@capstan/kube';
-import { defineController, watch } from '@capstan/provider-kit';
+import { clusterChildren, defineController, watch } from '@capstan/provider-kit';
 import { selectorMatches } from '../shared/label-selector.js';
 import { MACHINE_SET_CONDITIONS, MachineSetReconciler } from './machineset.reconciler.js';
 import { controlledBy, type WorkloadContext } from '../shared/workload-context.js';
@@ -34,25 +34,24 @@ export function machineSetController(workload: WorkloadContext) {
     for: RESOURCES.MachineSet,
     conditions: { owned: MACHINE_SET_CONDITIONS },
     finalizer: FINALIZERS.machineSet,
-    wire: (kit) => ({
-      reconciler: new MachineSetReconciler(workload, kit.recorder),
-      owns: [RESOURCES.Machine],
-      watches: [
-        watch<Machine>(RESOURCES.Machine, { map: (m) => orphanToMachineSets(workload, m) }),
-        // Revision and remediation.maxInFlight come from the deployment.
-        watch<MachineDeployment>(RESOURCES.MachineDeployment, {
-          map: (md) => controlledBy(workload.machineSets, md).map(objectKey),
-        }),
-        // Pause, unpause and deletion of the cluster.
-        watch<Cluster>(RESOURCES.Cluster, {
-          // By spec.clusterName: a set paused from the start has no cluster-name label yet.
-          map: (cluster) =>
-            workload.machineSets
-              .list(cluster.metadata?.namespace)
-              .filter((ms) => ms.spec.clusterName === cluster.metadata?.name)
-              .map(objectKey),
-        }),
-      ],
-    }),
+    wire: (kit) => {
+      // By spec.clusterName: a set paused from the start has no cluster-name label yet.
+      const setsOfCluster = clusterChildren(workload.machineSets);
+      return {
+        reconciler: new MachineSetReconciler(workload, kit.recorder),
+        owns: [RESOURCES.Machine],
+        watches: [
+          watch<Machine>(RESOURCES.Machine, { map: (m) => orphanToMachineSets(workload, m) }),
+          // Revision and remediation.maxInFlight come from the deployment.
+          watch<MachineDeployment>(RESOURCES.MachineDeployment, {
+            map: (md) => controlledBy(workload.machineSets, md).map(objectKey),
+          }),
+          // Pause, unpause and deletion of the cluster.
+          watch<Cluster>(RESOURCES.Cluster, {
+            map: (cluster) => setsOfCluster(cluster.metadata?.namespace, cluster.metadata?.name),
+          }),
+        ],
+      };
+    },
   });
 }
