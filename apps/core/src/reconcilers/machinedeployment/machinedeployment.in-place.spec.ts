@@ -25,7 +25,9 @@ describe('fieldsNeverInPlace', () => {
     const to = template({
       infrastructureRef: { apiGroup: 'infrastructure.capstan.dev', kind: 'SimMachineTemplate', name: 'i2' },
       failureDomain: 'zone-b',
-      bootstrap: { configRef: { apiGroup: 'bootstrap.example.com', kind: 'OtherConfigTemplate', name: 'b1' } },
+      bootstrap: {
+        configRef: { apiGroup: 'bootstrap.example.com', kind: 'OtherConfigTemplate', name: 'b1' },
+      },
     });
     expect(fieldsNeverInPlace(template(), to)).toEqual([
       'spec.template.spec.bootstrap',

@@ -14,7 +14,14 @@ import {
   type MachineTemplateSpec,
 } from '@capstan/api';
 import type { CanUpdateMachineRequest, CanUpdateMachineResponse } from '@capstan/events';
-import { canonicalJson, describeFailure, isNotFound, objectKey, type ReconcileContext, type ResourceClient } from '@capstan/kube';
+import {
+  canonicalJson,
+  describeFailure,
+  isNotFound,
+  objectKey,
+  type ReconcileContext,
+  type ResourceClient,
+} from '@capstan/kube';
 import { waitForCache } from '../shared/cache-wait.js';
 import { hasDeleteAnnotation, isAvailable, isDeleting, timeMs } from '../shared/machine-state.js';
 import { ownerReferenceTo } from '../shared/ownership.js';
@@ -56,7 +63,8 @@ export interface InPlaceRolloutDeps {
 }
 
 const movingTo = (m: Machine) => m.metadata.annotations?.[IN_PLACE_ANNOTATIONS.movingTo];
-const isUpdating = (m: Machine) => movingTo(m) !== undefined || updateInProgress(m.metadata.annotations) !== undefined;
+const isUpdating = (m: Machine) =>
+  movingTo(m) !== undefined || updateInProgress(m.metadata.annotations) !== undefined;
 
 function updateFailed(m: Machine): string | undefined {
   const failure = inPlaceUpdateFailure(m);
@@ -73,7 +81,8 @@ export function fieldsNeverInPlace(from: MachineTemplateSpec, to: MachineTemplat
   const fields = new Set<string>();
   for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
     if (UPDATABLE.has(key)) continue;
-    if (canonicalJson(a[key] ?? null) !== canonicalJson(b[key] ?? null)) fields.add(`spec.template.spec.${key}`);
+    if (canonicalJson(a[key] ?? null) !== canonicalJson(b[key] ?? null))
+      fields.add(`spec.template.spec.${key}`);
   }
   const refA = from.spec.bootstrap;
   const refB = to.spec.bootstrap;
@@ -110,7 +119,11 @@ const serving = (m: Machine) => isAvailable(m) && !isUpdating(m);
  * updated in place. Never one still moving or updating (it is about to be Available again), and only as many as keep
  * replicas - maxUnavailable Machines serving.
  */
-export function surplusToDrop(joining: readonly Machine[], limits: RolloutLimits, setCreatedAt: number | undefined): Machine[] {
+export function surplusToDrop(
+  joining: readonly Machine[],
+  limits: RolloutLimits,
+  setCreatedAt: number | undefined,
+): Machine[] {
   const surplus = joining.length - limits.replicas;
   if (surplus <= 0) return [];
   const created = (m: Machine) => timeMs(m.metadata.creationTimestamp) ?? 0;
@@ -155,7 +168,8 @@ export class InPlaceRollout {
   ): Promise<InPlaceOutcome> {
     const policy = deployment.spec.rollout?.inPlace ?? 'Never';
     const target = current.metadata.labels?.[LABELS.machineTemplateHash] ?? '';
-    const live = (ms: MachineSet) => (machinesBySet.get(ms.metadata.uid!) ?? []).filter((m) => !isDeleting(m));
+    const live = (ms: MachineSet) =>
+      (machinesBySet.get(ms.metadata.uid!) ?? []).filter((m) => !isDeleting(m));
     const all = [current, ...oldSets].flatMap(live);
     const setOf = (m: Machine) => oldSets.find((ms) => ms.metadata.uid === controllerUid(m));
     const replaceIn = (written: Machine) => {
@@ -182,7 +196,8 @@ export class InPlaceRollout {
       .find((failure) => failure !== undefined);
     if (halted) return { kind: 'in-place', halted };
 
-    const stale = (m: Machine) => updateFailed(m) !== undefined && updateInProgress(m.metadata.annotations) !== target;
+    const stale = (m: Machine) =>
+      updateFailed(m) !== undefined && updateInProgress(m.metadata.annotations) !== target;
     const able: (Candidate & { decision: InPlaceDecision })[] = [];
     const refused: (Candidate & { decision: InPlaceDecision })[] = [];
     for (const ms of oldSets) {
@@ -190,7 +205,11 @@ export class InPlaceRollout {
         const decided = await this.decisionFor({ machine, set: ms }, current, target);
         if ('waiting' in decided) return { kind: 'waiting', reason: decided.waiting };
         replaceIn(decided.machine);
-        (decided.decision.inPlace ? able : refused).push({ machine: decided.machine, set: ms, decision: decided.decision });
+        (decided.decision.inPlace ? able : refused).push({
+          machine: decided.machine,
+          set: ms,
+          decision: decided.decision,
+        });
       }
     }
     if (able.length === 0 && refused.length > 0) {
@@ -205,7 +224,8 @@ export class InPlaceRollout {
     able.sort(
       (a, b) =>
         Number(serving(a.machine)) - Number(serving(b.machine)) ||
-        (timeMs(a.machine.metadata.creationTimestamp) ?? 0) - (timeMs(b.machine.metadata.creationTimestamp) ?? 0),
+        (timeMs(a.machine.metadata.creationTimestamp) ?? 0) -
+          (timeMs(b.machine.metadata.creationTimestamp) ?? 0),
     );
     let moving = 0;
     for (const { machine, set, decision } of able) {
@@ -242,15 +262,25 @@ export class InPlaceRollout {
     machinesBySet: ReadonlyMap<string, readonly Machine[]>,
   ): Promise<boolean> {
     const inPlace =
-      (deployment.spec.rollout?.inPlace ?? 'Never') !== 'Never' && deployment.spec.rollout?.strategy?.type !== 'OnDelete';
+      (deployment.spec.rollout?.inPlace ?? 'Never') !== 'Never' &&
+      deployment.spec.rollout?.strategy?.type !== 'OnDelete';
     const kept = (m: Machine) => inPlace && current !== undefined && movingTo(m) === current.metadata.name;
-    const live = (ms: MachineSet) => (machinesBySet.get(ms.metadata.uid!) ?? []).filter((m) => !isDeleting(m));
+    const live = (ms: MachineSet) =>
+      (machinesBySet.get(ms.metadata.uid!) ?? []).filter((m) => !isDeleting(m));
     const isAbandoned = (m: Machine) => movingTo(m) !== undefined && !kept(m);
     // Read again before anything is undone: a cache behind a move that did finish must not have it undone.
     const abandoned: Machine[] = [];
     for (const cached of sets.flatMap(live).filter(isAbandoned)) {
-      const machine = await this.deps.machinesApi.getIfExists({ namespace: cached.metadata.namespace, name: cached.metadata.name! });
-      if (machine && !isDeleting(machine) && isAbandoned(machine) && controllerUid(machine) === controllerUid(cached)) {
+      const machine = await this.deps.machinesApi.getIfExists({
+        namespace: cached.metadata.namespace,
+        name: cached.metadata.name!,
+      });
+      if (
+        machine &&
+        !isDeleting(machine) &&
+        isAbandoned(machine) &&
+        controllerUid(machine) === controllerUid(cached)
+      ) {
         abandoned.push(machine);
       }
     }
@@ -310,7 +340,10 @@ export class InPlaceRollout {
     const desiredRef = current.spec.template.spec.bootstrap.configRef;
     if (!configRef || !desiredRef) {
       const reason = 'the Machine has no bootstrap config to update';
-      return { decision: { target, inPlace: false, reason, fields: ['spec.template.spec.bootstrap'] }, machine };
+      return {
+        decision: { target, inPlace: false, reason, fields: ['spec.template.spec.bootstrap'] },
+        machine,
+      };
     }
     const request: CanUpdateMachineRequest = {
       machine: { namespace: machine.metadata.namespace!, name: machine.metadata.name! },
@@ -323,7 +356,9 @@ export class InPlaceRollout {
     try {
       answer = await this.deps.workload.askCanUpdate(request);
     } catch (error) {
-      return { waiting: `asking whether Machine ${machine.metadata.name} can be updated in place: ${describeFailure(error)}` };
+      return {
+        waiting: `asking whether Machine ${machine.metadata.name} can be updated in place: ${describeFailure(error)}`,
+      };
     }
     const decision: InPlaceDecision = { target, ...answer };
     const written = await this.deps.machinesApi.mergePatch(
@@ -331,7 +366,13 @@ export class InPlaceRollout {
       { metadata: { annotations: { [IN_PLACE_ANNOTATIONS.decision]: JSON.stringify(decision) } } },
     );
     this.deps.rc.log.info(
-      { machine: machine.metadata.name, target, inPlace: decision.inPlace, restart: decision.restart, fields: decision.fields },
+      {
+        machine: machine.metadata.name,
+        target,
+        inPlace: decision.inPlace,
+        restart: decision.restart,
+        fields: decision.fields,
+      },
       'in-place decision recorded',
     );
     return { decision, machine: written };
@@ -351,13 +392,20 @@ export class InPlaceRollout {
   ): Promise<void> {
     let oldKeep = 0;
     for (const ms of oldSets) {
-      const keep = all.filter((m) => controllerUid(m) === ms.metadata.uid && movingTo(m) === undefined).length;
+      const keep = all.filter(
+        (m) => controllerUid(m) === ms.metadata.uid && movingTo(m) === undefined,
+      ).length;
       oldKeep += keep;
       if ((ms.spec.replicas ?? 1) !== keep) await this.deps.scaleSet(this.fresh(ms), keep);
     }
-    const joining = all.filter((m) => controllerUid(m) === current.metadata.uid || movingTo(m) === current.metadata.name);
+    const joining = all.filter(
+      (m) => controllerUid(m) === current.metadata.uid || movingTo(m) === current.metadata.name,
+    );
     const rolling = oldKeep > 0 || joining.some(isUpdating);
-    let replicas = Math.max(0, limits.replicas - oldKeep + (limits.maxUnavailable === 0 && rolling ? limits.maxSurge : 0));
+    let replicas = Math.max(
+      0,
+      limits.replicas - oldKeep + (limits.maxUnavailable === 0 && rolling ? limits.maxSurge : 0),
+    );
     if (!rolling) {
       const leaving = surplusToDrop(joining, limits, timeMs(current.metadata.creationTimestamp));
       for (const machine of leaving) await this.markForDeletion(machine);
@@ -375,7 +423,10 @@ export class InPlaceRollout {
     );
     // The set picks what it deletes from the same cache: it must see the mark before it sees the smaller count.
     await this.waitFor(written);
-    this.deps.rc.log.info({ machine: machine.metadata.name }, 'surplus of the in-place rollout marked for deletion');
+    this.deps.rc.log.info(
+      { machine: machine.metadata.name },
+      'surplus of the in-place rollout marked for deletion',
+    );
   }
 
   /** The Machine's bootstrap config holds its set's template spec again (a cut-off move may have replaced it). */
@@ -394,27 +445,42 @@ export class InPlaceRollout {
     } catch (error) {
       // A template deleted since cannot be put back; the mark still goes, or the sets stay frozen for good.
       if (!isNotFound(error)) throw error;
-      this.deps.rc.log.info({ machine: machine.metadata.name, template: templateRef.name }, 'bootstrap template gone: config left as it is');
+      this.deps.rc.log.info(
+        { machine: machine.metadata.name, template: templateRef.name },
+        'bootstrap template gone: config left as it is',
+      );
       return;
     }
     if (!config || canonicalJson(config.spec ?? {}) === canonicalJson(spec)) return;
     await this.replaceBootstrapSpec(machine, templateRef, spec);
-    this.deps.rc.log.info({ machine: machine.metadata.name, template: templateRef.name }, 'bootstrap config put back to its set’s template');
+    this.deps.rc.log.info(
+      { machine: machine.metadata.name, template: templateRef.name },
+      'bootstrap config put back to its set’s template',
+    );
   }
 
-  private async templateSpec(namespace: string, templateRef: { apiGroup: string; kind: string; name: string }): Promise<unknown> {
+  private async templateSpec(
+    namespace: string,
+    templateRef: { apiGroup: string; kind: string; name: string },
+  ): Promise<unknown> {
     const source = await this.deps.workload.templates.get(namespace, templateRef);
     return (source['spec'] as { template?: { spec?: unknown } } | undefined)?.template?.spec ?? {};
   }
 
   /** The whole spec is replaced (a merge patch would keep fields the template dropped), and where it came from. */
-  private async replaceBootstrapSpec(machine: Machine, templateRef: { name: string }, spec: unknown): Promise<void> {
+  private async replaceBootstrapSpec(
+    machine: Machine,
+    templateRef: { name: string },
+    spec: unknown,
+  ): Promise<void> {
     const configRef = machine.spec.bootstrap.configRef!;
     const type = await this.deps.workload.templates.resolve(configRef.apiGroup, configRef.kind);
     const configs = this.deps.workload.client.resource(type);
     const ref = { namespace: machine.metadata.namespace, name: configRef.name };
     await configs.jsonPatch(ref, [{ op: 'add', path: '/spec', value: spec }]);
-    await configs.mergePatch(ref, { metadata: { annotations: { [ANNOTATIONS.clonedFromName]: templateRef.name } } });
+    await configs.mergePatch(ref, {
+      metadata: { annotations: { [ANNOTATIONS.clonedFromName]: templateRef.name } },
+    });
   }
 
   private fresh(ms: MachineSet): MachineSet {
@@ -448,10 +514,16 @@ export class InPlaceRollout {
     const template = current.spec.template.spec;
     const templateRef = template.bootstrap.configRef;
     if (machine.spec.bootstrap.configRef && templateRef) {
-      await this.replaceBootstrapSpec(machine, templateRef, await this.templateSpec(machine.metadata.namespace!, templateRef));
+      await this.replaceBootstrapSpec(
+        machine,
+        templateRef,
+        await this.templateSpec(machine.metadata.namespace!, templateRef),
+      );
     }
     const ownerReferences = [
-      ...(machine.metadata.ownerReferences ?? []).filter((o) => !(o.controller && o.kind === RESOURCES.MachineSet.kind)),
+      ...(machine.metadata.ownerReferences ?? []).filter(
+        (o) => !(o.controller && o.kind === RESOURCES.MachineSet.kind),
+      ),
       ownerReferenceTo(current, RESOURCES.MachineSet, true),
     ];
     const written = await this.deps.machinesApi.mergePatch(
@@ -479,7 +551,10 @@ export class InPlaceRollout {
       `Machine ${written.metadata.name} at resourceVersion ${written.metadata.resourceVersion}`,
       () => {
         const cached = this.deps.workload.machines.get(objectKey(written));
-        return cached === undefined || Number(cached.metadata.resourceVersion) >= Number(written.metadata.resourceVersion);
+        return (
+          cached === undefined ||
+          Number(cached.metadata.resourceVersion) >= Number(written.metadata.resourceVersion)
+        );
       },
       this.deps.rc.signal,
     );

@@ -31,10 +31,13 @@ import {
 } from '../../testing/workload-env.js';
 
 const isAvailableNow = (m: Machine) =>
-  !m.metadata.deletionTimestamp && m.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') === true;
+  !m.metadata.deletionTimestamp &&
+  m.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') === true;
 /** Counts towards availability as a rollout must count it: Available, and neither moving nor updating in place. */
 const servesNow = (m: Machine) =>
-  isAvailableNow(m) && !m.metadata.annotations?.[IN_PLACE_ANNOTATIONS.movingTo] && !updateInProgress(m.metadata.annotations);
+  isAvailableNow(m) &&
+  !m.metadata.annotations?.[IN_PLACE_ANNOTATIONS.movingTo] &&
+  !updateInProgress(m.metadata.annotations);
 
 /**
  * Every state of a deployment's Machines the watch delivered: how many exist, how many are Available and how many
@@ -93,7 +96,12 @@ class MachineWatcher {
  * Plays the Machine controller's part of an in-place update: `doneAfterMs` after a Machine is given
  * `update-in-progress`, its update is over (until then it does not serve, whatever its conditions say).
  */
-function playInPlaceUpdates(env: WorkloadEnv, watcher: MachineWatcher, timers: Set<NodeJS.Timeout>, doneAfterMs = 800): void {
+function playInPlaceUpdates(
+  env: WorkloadEnv,
+  watcher: MachineWatcher,
+  timers: Set<NodeJS.Timeout>,
+  doneAfterMs = 800,
+): void {
   const started = new Set<string>();
   watcher.onChange((machine) => {
     const target = updateInProgress(machine.metadata.annotations);
@@ -102,10 +110,17 @@ function playInPlaceUpdates(env: WorkloadEnv, watcher: MachineWatcher, timers: S
     started.add(key);
     const timer = setTimeout(() => {
       timers.delete(timer);
-      const done = { [IN_PLACE_ANNOTATIONS.updateInProgress]: null, [IN_PLACE_ANNOTATIONS.readyToUpdate]: null, [IN_PLACE_ANNOTATIONS.restart]: null };
+      const done = {
+        [IN_PLACE_ANNOTATIONS.updateInProgress]: null,
+        [IN_PLACE_ANNOTATIONS.readyToUpdate]: null,
+        [IN_PLACE_ANNOTATIONS.restart]: null,
+      };
       void env.client
         .resource<Machine>(RESOURCES.Machine)
-        .mergePatch({ namespace: machine.metadata.namespace, name: machine.metadata.name! }, { metadata: { annotations: done } })
+        .mergePatch(
+          { namespace: machine.metadata.namespace, name: machine.metadata.name! },
+          { metadata: { annotations: done } },
+        )
         .catch((err: unknown) => {
           if (!isNotFound(err)) throw err;
         });
@@ -294,7 +309,9 @@ describe('MachineDeployment controller', () => {
   it('makes its Cluster an owner of the templates it uses, as upstream does, once', async () => {
     await createTemplates(env, 'owned');
     await createDeployment('owner', 1, { template: machineTemplate(cluster, 'owned', { pool: 'owner' }) });
-    const theCluster = await env.client.resource<Cluster>(RESOURCES.Cluster).get({ namespace: ns(), name: cluster });
+    const theCluster = await env.client
+      .resource<Cluster>(RESOURCES.Cluster)
+      .get({ namespace: ns(), name: cluster });
     for (const kind of ['GenericInfrastructureMachineTemplate', 'GenericBootstrapConfigTemplate']) {
       const owners = await eventually(`${kind} owned by the Cluster`, async () => {
         const template = await env.client.resource(resourceOf(kind)).get({ namespace: ns(), name: 'owned' });
@@ -302,7 +319,12 @@ describe('MachineDeployment controller', () => {
         return refs.some((r) => r.uid === theCluster.metadata.uid) ? refs : undefined;
       });
       expect(owners).toEqual([
-        { apiVersion: RESOURCES.Cluster.apiVersion, kind: 'Cluster', name: cluster, uid: theCluster.metadata.uid },
+        {
+          apiVersion: RESOURCES.Cluster.apiVersion,
+          kind: 'Cluster',
+          name: cluster,
+          uid: theCluster.metadata.uid,
+        },
       ]);
     }
   });
@@ -435,7 +457,9 @@ describe('MachineDeployment controller', () => {
     return createDeployment(name, 2, { template, rollout });
   };
   const machinesOf = async (name: string) =>
-    (await machines.list({ namespace: ns() })).items.filter((m) => m.metadata.labels?.[LABELS.deploymentName] === name);
+    (await machines.list({ namespace: ns() })).items.filter(
+      (m) => m.metadata.labels?.[LABELS.deploymentName] === name,
+    );
   /** `replicas` Machines, all in the set of `version`, serving and on that version. */
   const settledOn = (name: string, replicas: number, version: string) =>
     eventually(
@@ -446,12 +470,15 @@ describe('MachineDeployment controller', () => {
         const ok =
           set !== undefined &&
           all.length === replicas &&
-          all.every((m) => getControllerOf(m)?.uid === set.metadata.uid && servesNow(m) && m.spec.version === version);
+          all.every(
+            (m) => getControllerOf(m)?.uid === set.metadata.uid && servesNow(m) && m.spec.version === version,
+          );
         return ok ? all : false;
       },
       60_000,
     );
-  const uidsByName = (list: readonly Machine[]) => Object.fromEntries(list.map((m) => [m.metadata.name!, m.metadata.uid!]));
+  const uidsByName = (list: readonly Machine[]) =>
+    Object.fromEntries(list.map((m) => [m.metadata.name!, m.metadata.uid!]));
 
   it('in place with maxUnavailable 0: drops the surge Machine at the end, never the serving ones below replicas', async () => {
     answer = () => ({ inPlace: true, restart: true });
@@ -478,17 +505,26 @@ describe('MachineDeployment controller', () => {
       const minor = (v: string | undefined) => Number(/^v\d+\.(\d+)\./.exec(v ?? '')?.[1]);
       return minor(request.desiredVersion) - minor(request.currentVersion) <= 1
         ? { inPlace: true, restart: true }
-        : { inPlace: false, reason: `skips a minor (${request.currentVersion} -> ${request.desiredVersion})`, fields: ['spec.version'] };
+        : {
+            inPlace: false,
+            reason: `skips a minor (${request.currentVersion} -> ${request.desiredVersion})`,
+            fields: ['spec.version'],
+          };
     };
     await versioned('mixed-ip', 'v1.34.4', {
       inPlace: 'Preferred',
       strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: 1 } },
     });
-    const [first, second] = (await settledOn('mixed-ip', 2, 'v1.34.4')).sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : 1));
+    const [first, second] = (await settledOn('mixed-ip', 2, 'v1.34.4')).sort((a, b) =>
+      a.metadata.name! < b.metadata.name! ? -1 : 1,
+    );
     // The kubelet versions the Machines report, written as another field manager than the player's conditions.
     const kubelet = (m: Machine, version: string) =>
       machines.applyStatus(
-        { metadata: { name: m.metadata.name, namespace: ns() }, status: { nodeInfo: { kubeletVersion: `${version}+k3s1` } } } as unknown as Machine,
+        {
+          metadata: { name: m.metadata.name, namespace: ns() },
+          status: { nodeInfo: { kubeletVersion: `${version}+k3s1` } },
+        } as unknown as Machine,
         { fieldManager: 'capstan-test-node-info' },
       );
     await kubelet(first!, 'v1.35.4');
@@ -498,8 +534,12 @@ describe('MachineDeployment controller', () => {
     await patch('mixed-ip', { spec: { template: { spec: { version: 'v1.36.0' } } } });
     const after = await settledOn('mixed-ip', 2, 'v1.36.0');
 
-    expect(asked).toEqual(expect.arrayContaining([`${first!.metadata.name}@v1.35.4`, `${second!.metadata.name}@v1.34.4`]));
-    expect(after.find((m) => m.metadata.name === first!.metadata.name)?.metadata.uid).toBe(first!.metadata.uid);
+    expect(asked).toEqual(
+      expect.arrayContaining([`${first!.metadata.name}@v1.35.4`, `${second!.metadata.name}@v1.34.4`]),
+    );
+    expect(after.find((m) => m.metadata.name === first!.metadata.name)?.metadata.uid).toBe(
+      first!.metadata.uid,
+    );
     expect(after.map((m) => m.metadata.name)).not.toContain(second!.metadata.name);
   });
 
@@ -509,7 +549,9 @@ describe('MachineDeployment controller', () => {
     const configRef = machine!.spec.bootstrap.configRef!;
     const configs = env.client.resource(resourceOf(configRef.kind));
     // An aborted move: its bootstrap config already given another spec, the Machine marked for a set that never got it.
-    await configs.jsonPatch({ namespace: ns(), name: configRef.name }, [{ op: 'add', path: '/spec', value: { flavor: 'v2' } }]);
+    await configs.jsonPatch({ namespace: ns(), name: configRef.name }, [
+      { op: 'add', path: '/spec', value: { flavor: 'v2' } },
+    ]);
     await machines.mergePatch(
       { namespace: ns(), name: machine!.metadata.name! },
       { metadata: { annotations: { [IN_PLACE_ANNOTATIONS.movingTo]: 'stale-ip-abandoned' } } },
@@ -521,6 +563,8 @@ describe('MachineDeployment controller', () => {
 
     const cleared = await machines.get({ namespace: ns(), name: machine!.metadata.name! });
     expect(cleared.metadata.annotations?.[IN_PLACE_ANNOTATIONS.movingTo]).toBeUndefined();
-    expect(((await configs.get({ namespace: ns(), name: configRef.name })) as { spec?: unknown }).spec).toEqual({ flavor: 'v1' });
+    expect(
+      ((await configs.get({ namespace: ns(), name: configRef.name })) as { spec?: unknown }).spec,
+    ).toEqual({ flavor: 'v1' });
   });
 });

@@ -15,7 +15,6 @@ import {
   getControllerOf,
   isAlreadyExists,
   isBeingDeleted,
-  isConflict,
   isNotFound,
   objectKey,
   type EventRecorder,
@@ -381,8 +380,20 @@ export class MachineDeploymentReconciler implements ReconcilerParts<MachineDeplo
         );
         rc.log.info({ machineSet: ms.metadata.name }, 'adopted MachineSet');
       } catch (err) {
-        if (!isConflict(err) && !isNotFound(err)) throw err;
+        // Changed meanwhile: the kit runs the reconcile again from the fresh cache (it may still be an orphan to
+        // adopt), rather than going on without it and creating a set of the same template beside it.
+        if (isNotFound(err)) continue;
+        throw err;
       }
+      // The rollout that follows reads the deployment's sets from the cache: it must see this one among them.
+      await waitForCache(
+        `MachineSet ${ms.metadata.name} adopted`,
+        () => {
+          const cached = this.workload.machineSets.get(objectKey(ms));
+          return !cached || getControllerOf(cached)?.uid === deployment.metadata.uid;
+        },
+        rc.signal,
+      );
     }
   }
 

@@ -642,6 +642,35 @@ describe('MachineDeployment controller on the in-memory API server', () => {
     },
   );
 
+  it('adopts a restored set running its template instead of making a second one beside it', async () => {
+    await play();
+    // A set as a backup restores it: the deployment's template and name label, no owner, Machines up and running.
+    const labels = { pool: 'md', [LABELS.deploymentName]: 'md' };
+    await sets.create({
+      apiVersion: RESOURCES.MachineSet.apiVersion,
+      kind: RESOURCES.MachineSet.kind,
+      metadata: { name: 'restored', namespace: ns(), labels },
+      spec: {
+        clusterName: CLUSTER,
+        replicas: 2,
+        selector: { matchLabels: { pool: 'md' } },
+        template: machineTemplate(CLUSTER, 'v1', { pool: 'md' }),
+      },
+    } as MachineSet);
+    const restoredMachines = await eventually('the restored set running', async () => {
+      const ms = await sets.get({ namespace: ns(), name: 'restored' });
+      return ms.status?.availableReplicas === 2 && (await machinesOfSet(ms));
+    });
+    const created = await create(2);
+    const done = await rolledOut(2, 'v1');
+    expect(nameOf(done.current)).toBe('restored');
+    expect(uids(done.machines)).toEqual(uids(restoredMachines));
+    const all = (await sets.list({ namespace: ns() })).items;
+    expect(all.map((ms) => [nameOf(ms), getControllerOf(ms)?.uid])).toEqual([
+      ['restored', created.metadata.uid],
+    ]);
+  });
+
   it('deletes its sets, and their Machines, before its finalizer goes', async () => {
     await play();
     await create(2);

@@ -146,10 +146,28 @@ describe('MachineSets of a MachineDeployment', () => {
         replicas: 2,
         deletion: { order: 'Oldest' },
         template: {
-          metadata: { labels: { pool: 'a', team: 'y', 'machine-template-hash': hash }, annotations: {} },
+          metadata: { labels: { pool: 'a', team: 'y', 'machine-template-hash': hash } },
           spec: { deletion: { nodeDrainTimeoutSeconds: 60 } },
         },
       },
     });
+  });
+
+  it('takes an empty annotation map on the set for none: nothing to patch (else every reconcile waited for a no-op)', () => {
+    const md = deployment();
+    const hash = templateHash(md.spec.template);
+    const created = newMachineSet(md, hash, 1, 3, limits);
+    const stored = {
+      ...created,
+      metadata: { ...created.metadata, resourceVersion: '7' },
+      spec: {
+        ...created.spec,
+        template: {
+          ...created.spec.template,
+          metadata: { ...created.spec.template.metadata, annotations: {} },
+        },
+      },
+    };
+    expect(machineSetPatch(md, stored, {})).toBeUndefined();
   });
 });

@@ -177,12 +177,14 @@ export function machineSetPatch(
   }
   const template: Record<string, unknown> = {};
   const desiredMetadata = templateOf(deployment, hash).metadata ?? {};
-  if (!jsonEqual(machineSet.spec.template.metadata ?? {}, desiredMetadata)) {
-    template['metadata'] = {
-      labels: withRemovals(machineSet.spec.template.metadata?.labels, desiredMetadata.labels),
-      annotations: withRemovals(machineSet.spec.template.metadata?.annotations, desiredMetadata.annotations),
-    };
-  }
+  const currentMetadata = machineSet.spec.template.metadata ?? {};
+  const metadataPatch: Record<string, unknown> = {};
+  // An empty map and no map say the same: comparing them as different would patch (and wait for) nothing forever.
+  if (!jsonEqual(nonEmpty(currentMetadata.labels), nonEmpty(desiredMetadata.labels)))
+    metadataPatch['labels'] = withRemovals(currentMetadata.labels, desiredMetadata.labels);
+  if (!jsonEqual(nonEmpty(currentMetadata.annotations), nonEmpty(desiredMetadata.annotations)))
+    metadataPatch['annotations'] = withRemovals(currentMetadata.annotations, desiredMetadata.annotations);
+  if (Object.keys(metadataPatch).length > 0) template['metadata'] = metadataPatch;
   const templateSpec: Record<string, unknown> = {};
   for (const field of IN_PLACE_SPEC_FIELDS) {
     const desired = deployment.spec.template.spec[field];
@@ -200,6 +202,10 @@ export function machineSetPatch(
 }
 
 /** A merge-patch map: the desired entries, and null for each current key no longer wanted. */
+function nonEmpty(map: Record<string, string> | undefined): Record<string, string> | undefined {
+  return map && Object.keys(map).length > 0 ? map : undefined;
+}
+
 function withRemovals(
   current: Record<string, string> | undefined,
   desired: Record<string, string> | undefined,

@@ -79,10 +79,13 @@ describe('MachineDeployment status', () => {
       type: 'ScalingUp',
       status: 'True',
       reason: 'ScalingUp',
-      message: 'Scaling up from 0 to 2 replicas is blocked because a template does not exist: no CustomResourceDefinition serves kind NoSuchTemplate',
+      message:
+        'Scaling up from 0 to 2 replicas is blocked because a template does not exist: no CustomResourceDefinition serves kind NoSuchTemplate',
       lastTransitionTime: new Date(NOW).toISOString(),
     };
-    expect(observe(false, [])).toBe('True/ScalingUp/Scaling up from 1 to 2 replicas is blocked because Cluster demo does not exist');
+    expect(observe(false, [])).toBe(
+      'True/ScalingUp/Scaling up from 1 to 2 replicas is blocked because Cluster demo does not exist',
+    );
     expect(observe(true, [blocked])).toBe(
       'True/ScalingUp/Scaling up from 1 to 2 replicas is blocked because MachineSet md-abc: a template does not exist: no CustomResourceDefinition serves kind NoSuchTemplate',
     );

@@ -178,7 +178,9 @@ describe('MachineDeployment and MachineHealthCheck in the core service', () => {
           v1beta1Condition(obj, 'Ready')?.status === 'True';
         const cluster = await h.clusters.get({ namespace: h.namespace, name: CLUSTER });
         const md = await deployments.get({ namespace: h.namespace, name: 'md' });
-        const sets = (await h.client.resource<MachineSet>(RESOURCES.MachineSet).list({ namespace: h.namespace })).items;
+        const sets = (
+          await h.client.resource<MachineSet>(RESOURCES.MachineSet).list({ namespace: h.namespace })
+        ).items;
         const machines = await machinesOf();
         return (
           [cluster, md, ...sets, ...machines].every(v1beta1Ready) &&
