@@ -40,7 +40,7 @@ export interface ReconcileContext {
 /** Reads the current state (from the informer caches) and converges it; throwing retries with backoff. */
 export type Reconciler = (
   key: string,
-  ctx: ReconcileContext,
+  rc: ReconcileContext,
 ) => Promise<ReconcileResult | void> | ReconcileResult | void;
 
 /** Turns an event on a watched object into the keys of primary objects to reconcile. */

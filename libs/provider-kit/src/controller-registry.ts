@@ -62,10 +62,10 @@ export class ControllerRegistry {
     const finish = (finished: FinishedReconcile) => {
       for (const listener of this.finishedListeners) listener(finished);
     };
-    const reconcile: ControllerSpec<T>['reconcile'] = async (key, ctx) => {
+    const reconcile: ControllerSpec<T>['reconcile'] = async (key, rc) => {
       counters.reconciles++;
       try {
-        const result = await spec.reconcile(key, ctx);
+        const result = await spec.reconcile(key, rc);
         finish({ controller: spec.name, key, result, failed: false });
         return result;
       } catch (error) {

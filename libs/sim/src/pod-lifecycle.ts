@@ -146,8 +146,8 @@ function initStatuses(pod: V1Pod, startTime: string): V1ContainerStatus[] | unde
  * its probes allow) -> for Never/OnFailure pods Succeeded or Failed; a deleted pod is removed once its containers
  * stopped (at once by default, never later than its grace period). Pure: the caller writes what it returns.
  */
-export function nextPodStep(pod: V1Pod, ctx: PodContext): PodStep {
-  const now = ctx.now.getTime();
+export function nextPodStep(pod: V1Pod, node: PodContext): PodStep {
+  const now = node.now.getTime();
   const status = pod.status ?? {};
   if (pod.metadata?.deletionTimestamp) {
     const grace = pod.metadata.deletionGracePeriodSeconds ?? 0;
@@ -158,11 +158,11 @@ export function nextPodStep(pod: V1Pod, ctx: PodContext): PodStep {
   }
   if (status.phase === 'Succeeded' || status.phase === 'Failed') return { kind: 'none' };
   const containers = pod.spec?.containers ?? [];
-  const podIP = podNeedsOwnIP(pod) ? ctx.podIP : ctx.nodeIP;
+  const podIP = podNeedsOwnIP(pod) ? node.podIP : node.nodeIP;
   if (podIP === undefined) return { kind: 'wait', afterMs: NETWORK_WAIT_MS };
   const base = {
-    hostIP: ctx.nodeIP,
-    hostIPs: [{ ip: ctx.nodeIP }],
+    hostIP: node.nodeIP,
+    hostIPs: [{ ip: node.nodeIP }],
     podIP: status.podIP ?? podIP,
     podIPs: status.podIPs?.map((ip) => ({ ip: ip.ip })) ?? [{ ip: status.podIP ?? podIP }],
   };
@@ -172,11 +172,11 @@ export function nextPodStep(pod: V1Pod, ctx: PodContext): PodStep {
 
   if (!created) {
     // ContainerCreating: the pod has its sandbox and IP, the containers do not run yet.
-    const started = ctx.now.toISOString();
-    let next = withCondition(conditions, 'PodReadyToStartContainers', true, ctx.now);
-    next = withCondition(next, 'Initialized', true, ctx.now);
-    next = withCondition(next, 'ContainersReady', false, ctx.now, 'ContainersNotReady');
-    next = withCondition(next, 'Ready', false, ctx.now, 'ContainersNotReady');
+    const started = node.now.toISOString();
+    let next = withCondition(conditions, 'PodReadyToStartContainers', true, node.now);
+    next = withCondition(next, 'Initialized', true, node.now);
+    next = withCondition(next, 'ContainersReady', false, node.now, 'ContainersNotReady');
+    next = withCondition(next, 'Ready', false, node.now, 'ContainersNotReady');
     return {
       kind: 'status',
       status: {
@@ -200,8 +200,8 @@ export function nextPodStep(pod: V1Pod, ctx: PodContext): PodStep {
     if (now >= endsAt) {
       const exitCode = seconds(pod, SIM_POD_ANNOTATIONS.exitCode) ?? 0;
       const finishedAt = new Date(endsAt);
-      let next = withCondition(conditions, 'ContainersReady', false, ctx.now, 'PodCompleted');
-      next = withCondition(next, 'Ready', false, ctx.now, 'PodCompleted');
+      let next = withCondition(conditions, 'ContainersReady', false, node.now, 'PodCompleted');
+      next = withCondition(next, 'Ready', false, node.now, 'PodCompleted');
       return {
         kind: 'status',
         status: {
@@ -232,8 +232,8 @@ export function nextPodStep(pod: V1Pod, ctx: PodContext): PodStep {
     }) &&
     conditions.find((c) => c.type === 'Ready')?.status === (allReady ? 'True' : 'False');
   if (upToDate) return recheckMs === undefined ? { kind: 'none' } : { kind: 'wait', afterMs: recheckMs };
-  let next = withCondition(conditions, 'ContainersReady', allReady, ctx.now, 'ContainersNotReady');
-  next = withCondition(next, 'Ready', allReady, ctx.now, 'ContainersNotReady');
+  let next = withCondition(conditions, 'ContainersReady', allReady, node.now, 'ContainersNotReady');
+  next = withCondition(next, 'Ready', allReady, node.now, 'ContainersNotReady');
   return {
     kind: 'status',
     status: {

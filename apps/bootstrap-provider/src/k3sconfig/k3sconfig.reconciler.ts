@@ -305,7 +305,7 @@ export class K3sConfigReconciler implements ReconcilerParts<K3sConfig> {
     });
   }
 
-  private async converge(config: K3sConfig, machine: Machine, ctx: ReconcileContext): Promise<Step> {
+  private async converge(config: K3sConfig, machine: Machine, rc: ReconcileContext): Promise<Step> {
     const cluster = this.clusterOfMachine(machine);
     if (!cluster) {
       return {
@@ -340,7 +340,7 @@ export class K3sConfigReconciler implements ReconcilerParts<K3sConfig> {
     });
     if (decision.action === 'wait')
       return { outcome: { state: 'waiting', reason: decision.reason, message: decision.message } };
-    return this.render(config, machine, cluster, decision.role, dataSecretName, ctx);
+    return this.render(config, machine, cluster, decision.role, dataSecretName, rc);
   }
 
   private async render(
@@ -349,7 +349,7 @@ export class K3sConfigReconciler implements ReconcilerParts<K3sConfig> {
     cluster: Cluster,
     role: K3sRole,
     dataSecretName: string,
-    ctx: ReconcileContext,
+    rc: ReconcileContext,
   ): Promise<Step> {
     const namespace = config.metadata.namespace!;
     const spec = config.spec ?? {};
@@ -432,7 +432,7 @@ export class K3sConfigReconciler implements ReconcilerParts<K3sConfig> {
       if (existing !== 'ours') throw error;
       return { outcome: { state: 'created', dataSecretName } };
     }
-    ctx.log.info(
+    rc.log.info(
       { role, dataSecretName, nodeAgent: nodeAgent !== undefined },
       'bootstrap data secret created',
     );

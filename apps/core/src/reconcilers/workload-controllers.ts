@@ -20,7 +20,7 @@ import { ORPHANS_BY_NAMESPACE, orphansByNamespace, type WorkloadContext } from '
  * the service's client and caches. The MachineHealthCheck reads Nodes through `workloadClusters`.
  */
 export function registerWorkloadControllers(
-  ctx: ControllerHost,
+  host: ControllerHost,
   deps: {
     workloadClusters: WorkloadClusters;
     /** Asks a Machine's bootstrap provider whether a change can be applied in place (NATS request/reply). */
@@ -28,21 +28,21 @@ export function registerWorkloadControllers(
     now?: () => Date;
   },
 ): void {
-  const templates = new TemplateCloner(ctx.client, new ProviderKinds(ctx.client), (type) =>
-    ctx.manager.informer<TemplateObject>(type),
+  const templates = new TemplateCloner(host.client, new ProviderKinds(host.client), (type) =>
+    host.manager.informer<TemplateObject>(type),
   );
   const workload: WorkloadContext = {
-    client: ctx.client,
-    clusters: ctx.manager.informer<Cluster>(RESOURCES.Cluster),
-    machines: ctx.manager.informer<Machine>(RESOURCES.Machine),
-    machineSets: ctx.manager.informer<MachineSet>(RESOURCES.MachineSet),
-    machineDeployments: ctx.manager.informer<MachineDeployment>(RESOURCES.MachineDeployment),
-    machineHealthChecks: ctx.manager.informer<MachineHealthCheck>(RESOURCES.MachineHealthCheck),
+    client: host.client,
+    clusters: host.manager.informer<Cluster>(RESOURCES.Cluster),
+    machines: host.manager.informer<Machine>(RESOURCES.Machine),
+    machineSets: host.manager.informer<MachineSet>(RESOURCES.MachineSet),
+    machineDeployments: host.manager.informer<MachineDeployment>(RESOURCES.MachineDeployment),
+    machineHealthChecks: host.manager.informer<MachineHealthCheck>(RESOURCES.MachineHealthCheck),
     templates,
     templateOwnership: new TemplateClusterOwnership(
-      ctx.client,
+      host.client,
       (ref) => templates.resolve(ref.apiGroup, ref.kind),
-      (type) => ctx.manager.informer(type),
+      (type) => host.manager.informer(type),
     ),
     askCanUpdate: deps.askCanUpdate,
     now: deps.now ?? (() => new Date()),
@@ -54,7 +54,7 @@ export function registerWorkloadControllers(
   if (!workload.machineSets.hasIndexer(ORPHANS_BY_NAMESPACE)) {
     workload.machineSets.addIndexer(ORPHANS_BY_NAMESPACE, orphansByNamespace);
   }
-  machineSetController(workload).register(ctx);
-  machineDeploymentController(workload).register(ctx);
-  machineHealthCheckController(workload, deps.workloadClusters).register(ctx);
+  machineSetController(workload).register(host);
+  machineDeploymentController(workload).register(host);
+  machineHealthCheckController(workload, deps.workloadClusters).register(host);
 }

@@ -64,11 +64,11 @@ export async function startWorkloadEnv(prefix: string): Promise<WorkloadEnv> {
   const service = await startService(
     {
       name: `core-${prefix}`,
-      setup(ctx) {
-        const workloadClusters = new WorkloadClusters({ manager: ctx.manager, logger: ctx.logger });
-        registerWorkloadControllers(ctx, {
+      setup(context) {
+        const workloadClusters = new WorkloadClusters({ manager: context.manager, logger: context.logger });
+        registerWorkloadControllers(context, {
           workloadClusters,
-          askCanUpdate: (request) => askCanUpdateMachine(ctx.bus.nc, ctx.topology.root, request),
+          askCanUpdate: (request) => askCanUpdateMachine(context.bus.nc, context.topology.root, request),
         });
         return () => workloadClusters.stop();
       },
