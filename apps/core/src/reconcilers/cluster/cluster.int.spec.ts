@@ -1,5 +1,5 @@
 import { ApiextensionsV1Api } from '@kubernetes/client-node';
-import { FINALIZERS, LABELS, RESOURCES, type Cluster, type Machine } from '@capstan/api';
+import { FINALIZERS, LABELS, type Cluster } from '@capstan/api';
 import { testNatsUrl } from '@capstan/testing';
 import {
   collectLifecycleEvents,
@@ -13,7 +13,6 @@ import {
 
 const INFRA = 'GenericInfrastructureCluster';
 const CP = 'GenericControlPlane';
-const HOLD = 'test.capstan.dev/hold';
 
 /** A v1beta1-contract provider kind (status.ready, map-shaped failure domains), as providers of Cluster API <= 1.10 ship. */
 const LEGACY = {
@@ -83,17 +82,6 @@ describe('Cluster controller', () => {
     (obj.metadata?.ownerReferences ?? []).some(
       (r) => r.kind === 'Cluster' && r.uid === cluster.metadata?.uid && r.controller !== true,
     ) && obj.metadata?.labels?.[LABELS.clusterName] === cluster.metadata?.name;
-
-  it('stays Pending without references or endpoint, and takes the Cluster in', async () => {
-    await createCluster('bare', {});
-    const cluster = await eventually('phase Pending with the finalizer', async () => {
-      const c = await getCluster('bare');
-      return c.status?.phase === 'Pending' && c.metadata?.finalizers?.includes(FINALIZERS.cluster) && c;
-    });
-    expect(cluster.status?.initialization?.infrastructureProvisioned).toBe(true);
-    expect(condition(cluster, 'Deleting')).toMatchObject({ status: 'False', reason: 'NotDeleting' });
-    expect(condition(cluster, 'Paused')).toMatchObject({ status: 'False', reason: 'NotPaused' });
-  });
 
   it('provisions with generic v1beta2 providers: ownership, endpoint, failure domains, counters, conditions, events', async () => {
     await h.create(INFRA, 'thin-infra');
@@ -239,21 +227,6 @@ describe('Cluster controller', () => {
     );
   });
 
-  it('takes the control plane endpoint from the control plane when it provides one', async () => {
-    await h.create(INFRA, 'cpep-infra', { controlPlaneEndpoint: { host: 'infra.example', port: 6443 } });
-    await h.create(CP, 'cpep-cp', { controlPlaneEndpoint: { host: 'cp.example', port: 443 } });
-    await h.setStatus(INFRA, 'cpep-infra', { initialization: { provisioned: true } });
-    await createCluster('cpep', {
-      infrastructureRef: h.ref(INFRA, 'cpep-infra'),
-      controlPlaneRef: h.ref(CP, 'cpep-cp'),
-    });
-    const cluster = await eventually('Provisioned', async () => {
-      const c = await getCluster('cpep');
-      return c.status?.phase === 'Provisioned' && c;
-    });
-    expect(cluster.spec.controlPlaneEndpoint).toEqual({ host: 'cp.example', port: 443 });
-  });
-
   it('reads a v1beta1-contract infrastructure cluster: status.ready and map-shaped failure domains', async () => {
     await installLegacyCrd(h);
     const legacy = h.client.resource<Unstructured>({ ...LEGACY, namespaced: true });
@@ -295,188 +268,4 @@ describe('Cluster controller', () => {
     expect(condition(cluster, 'InfrastructureReady')).toMatchObject({ status: 'True', reason: 'Ready' });
   });
 
-  it('says what is wrong with missing and unusable references, then converges once they are fixed', async () => {
-    await createCluster('missing', { infrastructureRef: h.ref(INFRA, 'missing-infra') });
-    const missing = await eventually('ObjectDoesNotExist', async () => {
-      const c = await getCluster('missing');
-      return condition(c, 'InfrastructureReady')?.reason === 'ObjectDoesNotExist' && c;
-    });
-    expect(condition(missing, 'InfrastructureReady')).toMatchObject({
-      status: 'Unknown',
-      message: `${INFRA} does not exist`,
-    });
-
-    await createCluster('unusable', {
-      infrastructureRef: { apiGroup: 'infrastructure.generic.capstan.dev', kind: 'NoSuchCluster', name: 'x' },
-    });
-    const unusable = await eventually('InvalidReference', async () => {
-      const c = await getCluster('unusable');
-      return condition(c, 'InfrastructureReady')?.reason === 'InvalidReference' && c;
-    });
-    expect(condition(unusable, 'InfrastructureReady')?.message).toBe(
-      'no CustomResourceDefinition serves kind NoSuchCluster in API group infrastructure.generic.capstan.dev',
-    );
-
-    await h.create(INFRA, 'missing-infra', { controlPlaneEndpoint: { host: '10.0.0.2', port: 6443 } });
-    await h.setStatus(INFRA, 'missing-infra', { initialization: { provisioned: true } });
-    await h.handoff('infrastructure-cluster.provisioned', INFRA, 'missing-infra', { clusterName: 'missing' });
-    await eventually(
-      'Provisioned once the object exists',
-      async () => (await getCluster('missing')).status?.phase === 'Provisioned',
-    );
-  });
-
-  it('leaves a paused Cluster alone except for the Paused condition, and resumes when unpaused', async () => {
-    await h.create(INFRA, 'paused-infra');
-    await createCluster('paused', { paused: true, infrastructureRef: h.ref(INFRA, 'paused-infra') });
-    const paused = await eventually('Paused', async () => {
-      const c = await getCluster('paused');
-      return condition(c, 'Paused')?.status === 'True' && c;
-    });
-    expect(condition(paused, 'Paused')).toMatchObject({
-      reason: 'Paused',
-      message: 'Cluster spec.paused is set to true',
-    });
-    expect(paused.metadata?.finalizers ?? []).not.toContain(FINALIZERS.cluster);
-    expect(paused.status?.phase).toBeUndefined();
-    expect(
-      (await h.kind(INFRA).get({ namespace: h.namespace, name: 'paused-infra' })).metadata?.ownerReferences,
-    ).toBeUndefined();
-
-    await h.clusters.mergePatch({ namespace: h.namespace, name: 'paused' }, { spec: { paused: false } });
-    const resumed = await eventually('resumed', async () => {
-      const c = await getCluster('paused');
-      return c.status?.phase === 'Provisioning' && c;
-    });
-    expect(condition(resumed, 'Paused')).toMatchObject({ status: 'False', reason: 'NotPaused' });
-    expect(resumed.metadata?.finalizers).toContain(FINALIZERS.cluster);
-  });
-
-  it('puts the finalizer, owner references and labels back after someone removed them', async () => {
-    const before = await getCluster('thin');
-    await h
-      .kind(INFRA)
-      .mergePatch(
-        { namespace: h.namespace, name: 'thin-infra' },
-        { metadata: { ownerReferences: null, labels: { [LABELS.clusterName]: null } } },
-      );
-    await h.clusters.mergePatch({ namespace: h.namespace, name: 'thin' }, { metadata: { finalizers: null } });
-    await eventually('finalizer and ownership back', async () => {
-      const c = await getCluster('thin');
-      const infra = await h.kind(INFRA).get({ namespace: h.namespace, name: 'thin-infra' });
-      return c.metadata?.finalizers?.includes(FINALIZERS.cluster) && ownedByCluster(infra, before);
-    });
-  });
-
-  it('deletes MachineDeployments, MachineSets, worker Machines, then the control plane, then the infrastructure', async () => {
-    const name = 'del';
-    const ns = h.namespace;
-    await h.create(
-      INFRA,
-      'del-infra',
-      { controlPlaneEndpoint: { host: '10.0.0.3', port: 6443 } },
-      { finalizers: [HOLD] },
-    );
-    await h.setStatus(INFRA, 'del-infra', { initialization: { provisioned: true } });
-    await h.create(CP, 'del-cp', {}, { finalizers: [HOLD] });
-    await createCluster(name, {
-      infrastructureRef: h.ref(INFRA, 'del-infra'),
-      controlPlaneRef: h.ref(CP, 'del-cp'),
-    });
-    await h.create('GenericInfrastructureMachineTemplate', 'del-tpl', { template: { spec: {} } });
-    await h.create('GenericBootstrapConfigTemplate', 'del-boot-tpl', { template: { spec: {} } });
-    // Without replicas, MachineDeployment and MachineSet hold no Machines: the order of the kinds is what is tested.
-    const workerTemplate = (pool: string) => ({
-      clusterName: name,
-      replicas: 0,
-      selector: { matchLabels: { pool } },
-      template: {
-        metadata: { labels: { pool } },
-        spec: {
-          clusterName: name,
-          bootstrap: { configRef: h.ref('GenericBootstrapConfigTemplate', 'del-boot-tpl') },
-          infrastructureRef: h.ref('GenericInfrastructureMachineTemplate', 'del-tpl'),
-        },
-      },
-    });
-    const deployments = h.client.resource<Unstructured>(RESOURCES.MachineDeployment);
-    const sets = h.client.resource<Unstructured>(RESOURCES.MachineSet);
-    await deployments.create({
-      metadata: { name: 'del-md', namespace: ns, finalizers: [HOLD] },
-      spec: workerTemplate('md'),
-    } as Unstructured);
-    await sets.create({
-      metadata: { name: 'del-ms', namespace: ns, finalizers: [HOLD] },
-      spec: workerTemplate('ms'),
-    } as Unstructured);
-    await h.create('GenericInfrastructureMachine', 'del-worker-infra');
-    await h.machines.create({
-      metadata: { name: 'del-worker', namespace: ns, finalizers: [HOLD] },
-      spec: {
-        clusterName: name,
-        bootstrap: { dataSecretName: 'del-worker-data' },
-        infrastructureRef: h.ref('GenericInfrastructureMachine', 'del-worker-infra'),
-      },
-    } as Machine);
-    await eventually('Provisioned', async () => (await getCluster(name)).status?.phase === 'Provisioned');
-
-    await h.clusters.delete({ namespace: ns, name });
-    const step = async (reason: string, fragment: string) =>
-      eventually(`Deleting ${reason} (${fragment})`, async () => {
-        const c = await getCluster(name);
-        const deleting = condition(c, 'Deleting');
-        return (
-          deleting?.status === 'True' &&
-          deleting.reason === reason &&
-          deleting.message.includes(fragment) &&
-          c
-        );
-      });
-    const state = async (get: () => Promise<Unstructured>) =>
-      get().then(
-        (o) => (o.metadata?.deletionTimestamp ? 'deleting' : 'present'),
-        () => 'gone',
-      );
-    const release = (client: { mergePatch: typeof deployments.mergePatch }, object: string) =>
-      client.mergePatch({ namespace: ns, name: object }, { metadata: { finalizers: null } });
-    const md = () => deployments.get({ namespace: ns, name: 'del-md' });
-    const ms = () => sets.get({ namespace: ns, name: 'del-ms' });
-    const worker = () =>
-      h.machines.get({ namespace: ns, name: 'del-worker' }) as unknown as Promise<Unstructured>;
-    const cp = () => h.kind(CP).get({ namespace: ns, name: 'del-cp' });
-    const infra = () => h.kind(INFRA).get({ namespace: ns, name: 'del-infra' });
-    const states = async () => Promise.all([md, ms, worker, cp, infra].map(state));
-
-    const first = await step('WaitingForWorkersDeletion', 'MachineDeployments del-md');
-    expect(first.status?.phase).toBe('Deleting');
-    expect(await states()).toEqual(['deleting', 'present', 'present', 'present', 'present']);
-
-    await release(deployments, 'del-md');
-    await step('WaitingForWorkersDeletion', 'MachineSets del-ms');
-    expect(await states()).toEqual(['gone', 'deleting', 'present', 'present', 'present']);
-
-    await release(sets, 'del-ms');
-    await step('WaitingForWorkersDeletion', 'Worker Machines del-worker');
-    expect(await states()).toEqual(['gone', 'gone', 'deleting', 'present', 'present']);
-
-    await release(h.machines as unknown as typeof deployments, 'del-worker');
-    await step('WaitingForControlPlaneDeletion', 'del-cp');
-    expect(await states()).toEqual(['gone', 'gone', 'gone', 'deleting', 'present']);
-
-    await release(h.kind(CP), 'del-cp');
-    await step('WaitingForInfrastructureDeletion', 'del-infra');
-    expect(await states()).toEqual(['gone', 'gone', 'gone', 'gone', 'deleting']);
-
-    await release(h.kind(INFRA), 'del-infra');
-    await eventually('the Cluster gone', async () =>
-      getCluster(name).then(
-        () => false,
-        () => true,
-      ),
-    );
-    await eventually(
-      'deleting and deleted events',
-      () => lifecycle.named('cluster.deleting', name) === 1 && lifecycle.named('cluster.deleted', name) === 1,
-    );
-  });
 });

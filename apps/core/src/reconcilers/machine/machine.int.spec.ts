@@ -350,57 +350,6 @@ describe('Machine controller', () => {
     expect(running.status?.addresses).toEqual([{ type: 'ExternalIP', address: '192.0.2.4' }]);
   });
 
-  it('puts owner references back after someone removed them, and says what is wrong with an unusable reference', async () => {
-    await h
-      .kind(INFRA)
-      .mergePatch({ namespace: h.namespace, name: 'm1-infra' }, { metadata: { ownerReferences: null } });
-    await h.machines.mergePatch({ namespace: h.namespace, name: 'm1' }, { metadata: { finalizers: null } });
-    await eventually('finalizer and controller reference back', async () => {
-      const m = await getMachine('m1');
-      const infra = await h.kind(INFRA).get({ namespace: h.namespace, name: 'm1-infra' });
-      return (
-        m.metadata?.finalizers?.includes(FINALIZERS.machine) &&
-        infra.metadata?.ownerReferences?.some((r) => r.uid === m.metadata?.uid && r.controller === true)
-      );
-    });
-
-    await h.create(INFRA, 'bad-infra');
-    await createMachine('bad', 'wl', {
-      refs: false,
-      spec: {
-        bootstrap: {
-          configRef: { apiGroup: 'bootstrap.generic.capstan.dev', kind: 'NoSuchConfig', name: 'x' },
-        },
-        infrastructureRef: h.ref(INFRA, 'bad-infra'),
-      },
-    });
-    const bad = await eventually('InvalidReference', async () => {
-      const m = await getMachine('bad');
-      return condition(m, 'BootstrapConfigReady')?.reason === 'InvalidReference' && m;
-    });
-    expect(condition(bad, 'BootstrapConfigReady')).toMatchObject({
-      status: 'False',
-      message:
-        'no CustomResourceDefinition serves kind NoSuchConfig in API group bootstrap.generic.capstan.dev',
-    });
-    expect(bad.status?.phase).toBe('Pending');
-  });
-
-  it('leaves a Machine with the paused annotation alone', async () => {
-    await createMachine('still', 'wl', { metadata: { annotations: { [ANNOTATIONS.paused]: '' } } });
-    const paused = await eventually('Paused', async () => {
-      const m = await getMachine('still');
-      return condition(m, 'Paused')?.status === 'True' && m;
-    });
-    expect(paused.metadata?.finalizers ?? []).not.toContain(FINALIZERS.machine);
-    expect(paused.status?.phase).toBeUndefined();
-    await h.machines.mergePatch(
-      { namespace: h.namespace, name: 'still' },
-      { metadata: { annotations: { [ANNOTATIONS.paused]: null } } },
-    );
-    await phase('still', 'Pending');
-  });
-
   it('deletes in order: pre-drain hook, cordon and drain by eviction, pre-terminate hook, provider objects, Node', async () => {
     await createMachine('gone', 'wl', {
       metadata: { annotations: { [PRE_DRAIN]: '', [PRE_TERMINATE]: '' } },

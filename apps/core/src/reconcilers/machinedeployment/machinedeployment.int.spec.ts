@@ -329,45 +329,6 @@ describe('MachineDeployment controller', () => {
     }
   });
 
-  it('scales without a rollout when only replicas change', async () => {
-    await createDeployment('scale', 2);
-    const before = await rolledOut('scale', 2, 'v1');
-    await patch('scale', { spec: { replicas: 4 } });
-    const grown = await rolledOut('scale', 4, 'v1');
-    await patch('scale', { spec: { replicas: 1 } });
-    const shrunk = await rolledOut('scale', 1, 'v1');
-    for (const after of [grown, shrunk]) {
-      expect(after.sets.map((s) => s.metadata.name)).toEqual([before.current.metadata.name]);
-    }
-    expect(shrunk.current.metadata.annotations?.[ANNOTATIONS.desiredReplicas]).toBe('1');
-  });
-
-  it('with OnDelete replaces old Machines only as they are deleted', async () => {
-    await createDeployment('ondelete', 2, { rollout: { strategy: { type: 'OnDelete' } } });
-    await rolledOut('ondelete', 2, 'v1');
-    await useTemplate('ondelete', 'v2');
-    const sets = await eventually('the new set', async () => {
-      const all = await setsOf('ondelete');
-      return all.length === 2 ? all : false;
-    });
-    const fresh = sets.find((s) => templateOf(s) === 'v2')!;
-    const old = sets.find((s) => templateOf(s) === 'v1')!;
-    // Nobody deleted anything: the old Machines stay, the new set does not grow.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect(await machinesOfSet(fresh)).toHaveLength(0);
-    const oldMachines = await machinesOfSet(old);
-    expect(oldMachines).toHaveLength(2);
-
-    await machines.delete({ namespace: ns(), name: oldMachines[0]!.metadata.name! });
-    await eventually(
-      'one Machine replaced',
-      async () => (await machinesOfSet(fresh)).length === 1 && (await machinesOfSet(old)).length === 1,
-    );
-    expect((await machineSets.get({ namespace: ns(), name: old.metadata.name! })).spec.replicas).toBe(1);
-    await machines.delete({ namespace: ns(), name: oldMachines[1]!.metadata.name! });
-    await rolledOut('ondelete', 2, 'v2');
-  });
-
   it('neither scales nor rolls out while paused', async () => {
     await createDeployment('paused', 2);
     const before = await rolledOut('paused', 2, 'v1');
@@ -378,77 +339,6 @@ describe('MachineDeployment controller', () => {
     expect(sets.map((s) => [s.metadata.name, s.spec.replicas])).toEqual([[before.current.metadata.name, 2]]);
     await patch('paused', { spec: { paused: false } });
     await rolledOut('paused', 3, 'v2');
-  });
-
-  it('rolls out again when rollout.after passes, and keeps one old set as history', async () => {
-    await createDeployment('after', 1);
-    const first = await rolledOut('after', 1, 'v1');
-    const after = new Date(Date.now() + 3000);
-    await patch('after', { spec: { rollout: { after: after.toISOString().replace(/\.\d{3}Z$/, 'Z') } } });
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    expect((await setsOf('after')).map((s) => s.metadata.name)).toEqual([first.current.metadata.name]);
-    const second = await eventually(
-      'a new set after rollout.after',
-      async () => {
-        const fresh = (await setsOf('after')).find((s) => s.metadata.name !== first.current.metadata.name);
-        return fresh;
-      },
-      20_000,
-    );
-    expect(new Date(second.metadata.creationTimestamp!).getTime()).toBeGreaterThanOrEqual(
-      Math.floor(after.getTime() / 1000) * 1000,
-    );
-    const done = await eventually('rolled out after rollout.after', async () => {
-      const state = await rolledOut('after', 1, 'v1');
-      return state.current.metadata.name === second.metadata.name ? state : false;
-    });
-    // A template change rolls out once more; of the two old sets, one is kept.
-    await useTemplate('after', 'v3');
-    const third = await rolledOut('after', 1, 'v3');
-    await eventually('old sets cleaned up', async () => (await setsOf('after')).length === 2);
-    expect((await setsOf('after')).map((s) => s.metadata.name).sort()).toEqual(
-      [done.current.metadata.name, third.current.metadata.name].sort(),
-    );
-  });
-
-  it('writes nothing once converged, however often it reconciles', async () => {
-    await createDeployment('still', 2);
-    await rolledOut('still', 2, 'v1');
-    const versions = async () => {
-      const objects = [
-        ...(await deployments.list({ namespace: ns() })).items,
-        ...(await machineSets.list({ namespace: ns() })).items,
-        ...(await machines.list({ namespace: ns() })).items,
-      ].filter((o) => o.metadata.labels?.[LABELS.deploymentName] === 'still' || o.metadata.name === 'still');
-      return Object.fromEntries(
-        objects.map((o) => [`${o.kind}/${o.metadata.name}`, o.metadata.resourceVersion]),
-      );
-    };
-    const before = await versions();
-    expect(Object.keys(before)).toHaveLength(4);
-    for (let i = 0; i < 3; i++) {
-      expect(env.service.context.controllers.resyncAll()).toBeGreaterThan(0);
-      await new Promise((resolve) => setTimeout(resolve, 700));
-    }
-    expect(await versions()).toEqual(before);
-  });
-
-  it('deletes its MachineSets and Machines before it goes', async () => {
-    await createDeployment('doomed', 2);
-    await rolledOut('doomed', 2, 'v1');
-    await deployments.delete({ namespace: ns(), name: 'doomed' });
-    await eventually('deployment, sets and machines gone', async () => {
-      const left = (await deployments.list({ namespace: ns() })).items.some(
-        (d) => d.metadata.name === 'doomed',
-      );
-      const sets = (await machineSets.list({ namespace: ns() })).items.filter(
-        (s) => s.metadata.labels?.[LABELS.deploymentName] === 'doomed',
-      );
-      const ms = (await machines.list({ namespace: ns() })).items.filter(
-        (m) => m.metadata.labels?.[LABELS.deploymentName] === 'doomed',
-      );
-      return !left && sets.length === 0 && ms.length === 0;
-    });
   });
 
   const versioned = (name: string, version: string, rollout: MachineDeployment['spec']['rollout']) => {

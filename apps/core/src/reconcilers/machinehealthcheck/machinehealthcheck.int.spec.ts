@@ -282,35 +282,6 @@ describe('MachineHealthCheck controller', () => {
     expect(await machineNamed(a!.metadata.name!)).toBeDefined();
   });
 
-  it('never remediates skip-remediation Machines and remediates remediate-machine ones at once', async () => {
-    await scenario('annotations', 3);
-    const [skipped, asked] = await allHealthy('annotations', 3);
-    await machines.mergePatch(
-      { namespace: ns(), name: skipped!.metadata.name! },
-      { metadata: { annotations: { 'cluster.x-k8s.io/skip-remediation': '' } } },
-    );
-    await setNodeReady(nodeNameOf(skipped!), 'False', 10 * 60_000);
-    await eventually('the skipped Machine no longer counted', async () => {
-      const mhc = await checks.get({ namespace: ns(), name: 'annotations' });
-      return mhc.status?.expectedMachines === 2 && !mhc.status.targets?.includes(skipped!.metadata.name!);
-    });
-
-    await machines.mergePatch(
-      { namespace: ns(), name: asked!.metadata.name! },
-      { metadata: { annotations: { 'cluster.x-k8s.io/remediate-machine': '' } } },
-    );
-    await eventually(`${asked!.metadata.name} replaced`, async () => {
-      const list = await machinesOf('annotations');
-      return (await machineNamed(asked!.metadata.name!)) === undefined && list.length === 3;
-    });
-    expect(
-      lifecycle.some((e) => e.machine === asked!.metadata.name && e.reason === 'HasRemediateAnnotation'),
-    ).toBe(true);
-    const skippedNow = await machineNamed(skipped!.metadata.name!);
-    expect(skippedNow?.metadata.deletionTimestamp).toBeUndefined();
-    expect(condition(skippedNow, 'HealthCheckSucceeded')?.status).toBe('True');
-  });
-
   it('creates an external remediation request from remediation.templateRef, and deletes it once healthy', async () => {
     await env.client.resource(resourceOf('GenericBootstrapConfigTemplate')).create({
       apiVersion: 'bootstrap.generic.capstan.dev/v1beta2',
@@ -374,38 +345,6 @@ describe('MachineHealthCheck controller', () => {
         condition(m, 'HealthCheckSucceeded')?.status === 'True'
       );
     });
-  });
-
-  it('says so on RemediationAllowed when its Cluster or its remediation template does not exist', async () => {
-    const remediationAllowedOf = (name: string) =>
-      eventually(`${name}: RemediationAllowed False`, async () => {
-        const mhc = await checks.get({ namespace: ns(), name });
-        const c = mhc.status?.conditions?.find((k) => k.type === 'RemediationAllowed');
-        return c?.status === 'False' ? c : undefined;
-      });
-    await checks.create({
-      apiVersion: RESOURCES.MachineHealthCheck.apiVersion,
-      kind: RESOURCES.MachineHealthCheck.kind,
-      metadata: { name: 'no-cluster', namespace: ns() },
-      spec: { clusterName: 'no-such-cluster', selector: { matchLabels: { pool: 'none' } } },
-    });
-    expect(await remediationAllowedOf('no-cluster')).toMatchObject({
-      reason: 'ClusterNotFound',
-      message: 'spec.clusterName: Cluster no-such-cluster does not exist',
-    });
-
-    await scenario('missing-template', 1, {
-      remediation: {
-        templateRef: { apiVersion: 'remediation.example.com/v1', kind: 'NoSuchRemediationTemplate', name: 'x' },
-      },
-    });
-    expect(await remediationAllowedOf('missing-template')).toMatchObject({
-      reason: 'RemediationTemplateNotFound',
-      message:
-        'spec.remediation.templateRef: NoSuchRemediationTemplate x (remediation.example.com/v1) does not exist',
-    });
-    // Health is still judged: the Machine is checked, only remediation is held.
-    await allHealthy('missing-template', 1);
   });
 
   it('remediates a Machine that got no Node within nodeStartupTimeoutSeconds', async () => {

@@ -1,4 +1,4 @@
-import { FINALIZERS, RESOURCES, type Cluster, type Machine, type MachineSet } from '@capstan/api';
+import { FINALIZERS, RESOURCES, type Machine, type MachineSet } from '@capstan/api';
 import { EVENTS_V1, getControllerOf, type KubeEvent, type ResourceClient } from '@capstan/kube';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { MHC_FIELD_MANAGER } from '../machinehealthcheck/machine-health-conditions.js';
@@ -51,8 +51,6 @@ describe('MachineSet controller', () => {
         ...extra,
       },
     });
-  const scale = (name: string, replicas: number, extra: Record<string, unknown> = {}) =>
-    machineSets.mergePatch({ namespace: ns(), name }, { spec: { replicas, ...extra } });
   /** Plays a MachineHealthCheck: its conditions on a Machine, under its field manager. */
   const playHealthCheck = (name: string, types: Record<string, string>) =>
     machines.applyStatus(
@@ -149,85 +147,6 @@ describe('MachineSet controller', () => {
     }
   });
 
-  it('scales down Oldest first, then Newest first, and the delete-machine annotation before anything', async () => {
-    await createSet('order', 1, { deletion: { order: 'Oldest' } });
-    await settled('order', 1);
-    // Creation timestamps have second resolution: one Machine per second tells them apart.
-    for (const replicas of [2, 3]) {
-      await new Promise((resolve) => setTimeout(resolve, 1100));
-      await scale('order', replicas);
-      await settled('order', replicas);
-    }
-    const byAge = (await machinesOf('order')).sort(
-      (a, b) =>
-        new Date(a.metadata.creationTimestamp!).getTime() - new Date(b.metadata.creationTimestamp!).getTime(),
-    );
-    const [oldest, middle, newest] = byAge.map((m) => m.metadata.name!);
-
-    await scale('order', 2);
-    await settled('order', 2);
-    const afterOldest = (await machinesOf('order')).map((m) => m.metadata.name);
-    expect(afterOldest).not.toContain(oldest);
-    expect(afterOldest.sort()).toEqual([middle, newest].sort());
-
-    await scale('order', 1, { deletion: { order: 'Newest' } });
-    await settled('order', 1);
-    expect((await machinesOf('order')).map((m) => m.metadata.name)).toEqual([middle]);
-
-    await scale('order', 3);
-    await settled('order', 3);
-    // Oldest order would take `middle`: the annotated newer Machine goes instead.
-    const annotated = (await machinesOf('order')).find((m) => m.metadata.name !== middle)!.metadata.name!;
-    await machines.mergePatch(
-      { namespace: ns(), name: annotated },
-      { metadata: { annotations: { 'cluster.x-k8s.io/delete-machine': 'yes' } } },
-    );
-    await scale('order', 2, { deletion: { order: 'Oldest' } });
-    await settled('order', 2);
-    const left = (await machinesOf('order')).map((m) => m.metadata.name);
-    expect(left).toContain(middle);
-    expect(left).not.toContain(annotated);
-  });
-
-  it('deletes unhealthy Machines before healthy ones (Random order)', async () => {
-    await createSet('health', 3);
-    await settled('health', 3);
-    const [first, second] = (await machinesOf('health')).map((m) => m.metadata.name!).sort();
-    // Random order picks by name among equals: make the last by name the unhealthy one.
-    const unhealthy = (await machinesOf('health')).map((m) => m.metadata.name!).sort()[2]!;
-    await playHealthCheck(unhealthy, { HealthCheckSucceeded: 'UnhealthyNode' });
-    await eventually('the set sees the failed health check', async () =>
-      (await machines.get({ namespace: ns(), name: unhealthy })).status?.conditions?.some(
-        (c) => c.type === 'HealthCheckSucceeded',
-      ),
-    );
-    await scale('health', 2);
-    await settled('health', 2);
-    expect((await machinesOf('health')).map((m) => m.metadata.name).sort()).toEqual([first, second]);
-  });
-
-  it('adopts orphan Machines its selector matches instead of creating new ones', async () => {
-    await machines.create({
-      apiVersion: RESOURCES.Machine.apiVersion,
-      kind: RESOURCES.Machine.kind,
-      metadata: { name: 'orphan-1', namespace: ns(), labels: { pool: 'adopter' } },
-      spec: {
-        clusterName: cluster,
-        bootstrap: { dataSecretName: 'orphan-data' },
-        infrastructureRef: {
-          apiGroup: 'infrastructure.generic.capstan.dev',
-          kind: 'GenericInfrastructureMachine',
-          name: 'orphan-1',
-        },
-      },
-    } as Machine);
-    await createSet('adopter', 2);
-    await settled('adopter', 2);
-    const orphan = await machines.get({ namespace: ns(), name: 'orphan-1' });
-    expect(getControllerOf(orphan)).toMatchObject({ kind: 'MachineSet', name: 'adopter' });
-    expect(orphan.metadata.labels?.['cluster.x-k8s.io/set-name']).toBe('adopter');
-  });
-
   it('replaces a Machine a health check asked its owner to remediate', async () => {
     await createSet('remedy', 2);
     await settled('remedy', 2);
@@ -291,48 +210,4 @@ describe('MachineSet controller', () => {
     await settled('stranded', 1);
   });
 
-  it('does nothing while its Cluster is paused, and reports it', async () => {
-    const clusters = env.client.resource<Cluster>(RESOURCES.Cluster);
-    await createReadyCluster(env, 'frozen');
-    await clusters.mergePatch({ namespace: ns(), name: 'frozen' }, { spec: { paused: true } });
-    await machineSets.create({
-      apiVersion: RESOURCES.MachineSet.apiVersion,
-      kind: RESOURCES.MachineSet.kind,
-      metadata: { name: 'frozen', namespace: ns() },
-      spec: {
-        clusterName: 'frozen',
-        replicas: 2,
-        selector: { matchLabels: { pool: 'frozen' } },
-        template: machineTemplate('frozen', 'workers', { pool: 'frozen' }),
-      },
-    });
-    await eventually('Paused reported', async () =>
-      (await machineSets.get({ namespace: ns(), name: 'frozen' })).status?.conditions?.some(
-        (c) => c.type === 'Paused' && c.status === 'True',
-      ),
-    );
-    expect(await machinesOf('frozen')).toHaveLength(0);
-    expect((await machineSets.get({ namespace: ns(), name: 'frozen' })).metadata.finalizers ?? []).toEqual(
-      [],
-    );
-    await clusters.mergePatch({ namespace: ns(), name: 'frozen' }, { spec: { paused: false } });
-    await settled('frozen', 2);
-  });
-
-  it('deletes its Machines before it goes', async () => {
-    await createSet('doomed', 2);
-    await settled('doomed', 2);
-    const names = (await machinesOf('doomed')).map((m) => m.metadata.name!);
-    await machineSets.delete({ namespace: ns(), name: 'doomed' });
-    await eventually('the set gone', async () => {
-      try {
-        await machineSets.get({ namespace: ns(), name: 'doomed' });
-        return false;
-      } catch {
-        return true;
-      }
-    });
-    const left = (await machines.list({ namespace: ns() })).items.map((m) => m.metadata.name);
-    expect(left.filter((n) => names.includes(n!))).toEqual([]);
-  });
 });
