@@ -4,13 +4,9 @@ import { type KubernetesObject, type V1Node } from '@kubernetes/client-node';
 import {
   CLUSTER_SECRET_TYPE,
   RESOURCES,
-  getCondition,
-  getV1Beta1Condition,
   type Cluster,
-  type Condition,
   type ContractVersionedObjectReference,
   type Machine,
-  type V1Beta1Condition,
 } from '@capstan/api';
 import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
@@ -42,6 +38,8 @@ import { NODES, SECRETS } from '../remote/resources.js';
 
 // Integration tests of the core play the providers by hand on the generic provider kinds, as upstream's envtest
 // builders do, and use the test API server itself as every workload cluster.
+
+export { condition, v1beta1Condition } from './conditions.js';
 
 export type Unstructured = KubernetesObject & Record<string, unknown>;
 
@@ -233,21 +231,6 @@ export function eventually<T>(
   timeoutMs = 30_000,
 ): Promise<T> {
   return pollUntil(probe, { timeoutMs, intervalMs: 50, message: what });
-}
-
-export function condition(
-  obj: { status?: { conditions?: Condition[] } } | undefined,
-  type: string,
-): Condition | undefined {
-  return getCondition(obj?.status?.conditions, type);
-}
-
-/** A condition of the object's v1beta1 status (`status.deprecated.v1beta1.conditions`). */
-export function v1beta1Condition(
-  obj: { status?: { deprecated?: { v1beta1?: { conditions?: V1Beta1Condition[] } } } } | undefined,
-  type: string,
-): V1Beta1Condition | undefined {
-  return getV1Beta1Condition(obj?.status?.deprecated?.v1beta1?.conditions, type);
 }
 
 export interface SeenEvent {

@@ -1,3 +1,5 @@
+import { ConditionType } from '@capstan/api';
+
 /** The condition the kit sets False when a reconcile fails part way, and True again once one succeeds. */
 export const RECONCILE_SUCCEEDED_CONDITION = 'ReconcileSucceeded';
 
@@ -15,4 +17,16 @@ export interface ConditionPolicy {
    * its own.
    */
   secondary?: { failureCondition: string };
+}
+
+/** The condition a failed reconcile sets False under this policy: the kind's `ReconcileSucceeded`, or a second controller's own. */
+export function failureConditionOf(policy: ConditionPolicy): string {
+  return policy.secondary?.failureCondition ?? RECONCILE_SUCCEEDED_CONDITION;
+}
+
+/** Every condition type a controller writes under its policy: its own, the failure condition and (the kind's own controller) `Paused`. */
+export function conditionsWrittenBy(policy: ConditionPolicy): string[] {
+  return policy.secondary
+    ? [...policy.owned, failureConditionOf(policy)]
+    : [...policy.owned, ConditionType.Paused, failureConditionOf(policy)];
 }

@@ -20,8 +20,8 @@ import {
   type ReconcileScope,
 } from '../reconciler-kit/object-reconciler.js';
 import { type ServiceContext } from '../service-context.js';
-import { type ConditionPolicy } from './condition-policy.js';
-import { worthReconciling } from './own-status-changes.js';
+import { conditionsWrittenBy, type ConditionPolicy } from './condition-policy.js';
+import { changedBeyondOwnStatus } from './own-status-changes.js';
 import { type WatchDeclaration } from './watch.js';
 
 /** What of its service a controller uses: the client, the caches, the outbox, the options and the registry. */
@@ -113,6 +113,7 @@ export function defineController<T extends ReconciledObject>(
       finalizer: definition.finalizer,
       ownWrites,
       outbox: kit.context.outbox,
+      // Bound calls: the parts are often a class instance whose methods use `this`.
       clusterOf: parts.clusterOf && ((obj) => parts.clusterOf!(obj)),
       reconcileNormal: (scope) => parts.reconcileNormal(scope),
       reconcileDelete: parts.reconcileDelete && ((scope) => parts.reconcileDelete!(scope)),
@@ -158,12 +159,13 @@ export function primaryPredicate<T extends ReconciledObject>(
   definition: Pick<ControllerDefinition<T>, 'conditions' | 'updates' | 'reconcileOwnWrite'>,
   ownWrites: OwnWrites,
 ): (event: WatchEvent<T>) => boolean {
-  const worth = worthReconciling<T>(ownWrites, definition.conditions);
+  const own = new Set(conditionsWrittenBy(definition.conditions));
   const { updates, reconcileOwnWrite } = definition;
+  // Every update of the primary kind comes through here: one own-write lookup, then one test.
   return (event) => {
     if (event.type !== 'update') return true;
     if (ownWrites.isOwn(event.object)) return reconcileOwnWrite?.(event) ?? false;
-    return updates ? updates(event) : worth(event);
+    return updates ? updates(event) : changedBeyondOwnStatus(event.oldObject, event.object, own);
   };
 }
 

@@ -1,7 +1,11 @@
 import { type Cluster, type Condition } from '@capstan/api';
 import { OwnWrites } from '@capstan/kube';
-import { RECONCILE_SUCCEEDED_CONDITION } from './condition-policy.js';
-import { worthReconciling } from './own-status-changes.js';
+import { RECONCILE_SUCCEEDED_CONDITION, type ConditionPolicy } from './condition-policy.js';
+import { primaryPredicate } from './define-controller.js';
+
+/** The primary predicate of a declared controller that names only its conditions (the default test on updates). */
+const worthReconciling = <T extends Cluster>(ownWrites: OwnWrites, conditions: ConditionPolicy) =>
+  primaryPredicate<T>({ conditions }, ownWrites);
 
 const condition = (type: string, status: Condition['status']): Condition => ({
   type,

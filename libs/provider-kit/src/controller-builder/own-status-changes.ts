@@ -1,7 +1,6 @@
 import { type KubernetesObject } from '@kubernetes/client-node';
-import { ConditionType, type Condition } from '@capstan/api';
-import { deepEqual, type OwnWrites, type WatchEvent } from '@capstan/kube';
-import { RECONCILE_SUCCEEDED_CONDITION, type ConditionPolicy } from './condition-policy.js';
+import { type Condition } from '@capstan/api';
+import { deepEqual } from '@capstan/kube';
 
 type Watched = KubernetesObject & { spec?: unknown; status?: { conditions?: Condition[] } };
 
@@ -30,26 +29,4 @@ export function changedBeyondOwnStatus(
       .map((c) => [c.type, c.status, c.reason, c.message])
       .sort();
   return !deepEqual(foreign(before), foreign(after));
-}
-
-/** Every condition type a controller writes under its policy: its own, and the kit's `Paused` and failure condition. */
-export function conditionsWrittenBy(policy: ConditionPolicy): string[] {
-  return policy.secondary
-    ? [...policy.owned, policy.secondary.failureCondition]
-    : [...policy.owned, ConditionType.Paused, RECONCILE_SUCCEEDED_CONDITION];
-}
-
-/**
- * The primary watch predicate of a controller run by the reconciler kit: adds and deletes, and updates but for the
- * controller's own writes and status writes that touch only conditions it writes (see conditionsWrittenBy), which
- * would only reconcile the state it just computed.
- */
-export function worthReconciling<T extends Watched>(
-  ownWrites: OwnWrites,
-  policy: ConditionPolicy,
-): (event: WatchEvent<T>) => boolean {
-  const own = new Set(conditionsWrittenBy(policy));
-  return (event) =>
-    event.type !== 'update' ||
-    (!ownWrites.isOwn(event.object) && changedBeyondOwnStatus(event.oldObject, event.object, own));
 }

@@ -22,10 +22,10 @@ import {
   type ResourceClient,
 } from '@capstan/kube';
 import {
-  RECONCILE_SUCCEEDED_CONDITION,
+  conditionsWrittenBy,
+  failureConditionOf,
   type ConditionPolicy,
 } from '../controller-builder/condition-policy.js';
-import { conditionsWrittenBy } from '../controller-builder/own-status-changes.js';
 import type { EventOutbox, OwedEvent } from './event-outbox.js';
 
 export { RECONCILE_SUCCEEDED_CONDITION } from '../controller-builder/condition-policy.js';
@@ -130,7 +130,7 @@ export function objectReconciler<T extends ReconciledObject>(
       announce: (...more) => events.push(...more),
     };
     try {
-      const result = await runBranch(definition, scope, cluster, now());
+      const result = await runBranch(definition, scope, cluster, failureCondition, now());
       scope.obj = withoutLoneNotPaused(patch, scope.obj);
       await scope.patchNow();
       const published = await publishAnnounced(definition, scope, events);
@@ -162,10 +162,10 @@ async function runBranch<T extends ReconciledObject>(
   definition: ObjectReconcilerDefinition<T>,
   scope: ReconcileScope<T>,
   cluster: PausingCluster | undefined,
+  failureCondition: string,
   now: Date,
 ): Promise<ReconcileResult | void> {
   const obj = scope.obj;
-  const failureCondition = failureConditionOf(definition.conditions);
   if (!definition.conditions.secondary) setObjectCondition(obj, pausedCondition(cluster, obj), now);
   if (pausedBecause(cluster, obj)) return undefined;
   const finalizer = definition.finalizer;
@@ -219,9 +219,6 @@ function withoutLoneNotPaused<T extends ReconciledObject>(patch: PatchHelper<T>,
     delete (candidate as { status?: unknown }).status;
   return patch.hasChanges(candidate) ? obj : candidate;
 }
-
-const failureConditionOf = (policy: ConditionPolicy) =>
-  policy.secondary?.failureCondition ?? RECONCILE_SUCCEEDED_CONDITION;
 
 /** The failure condition goes back to True once a reconcile succeeds after a failure; it is never added otherwise. */
 function markSucceeded(obj: ReconciledObject, failureCondition: string, now: Date): void {

@@ -1,12 +1,16 @@
 import { type KubernetesObject } from '@kubernetes/client-node';
-import { ANNOTATIONS, FINALIZERS, LABELS, RESOURCES, getCondition } from '@capstan/api';
+import { ANNOTATIONS, FINALIZERS, LABELS, RESOURCES } from '@capstan/api';
 import { type Cluster, type Condition, type Machine } from '@capstan/api';
 import { genericProviderKind } from '@capstan/testing';
+import { condition, conditionLike, reportedCondition } from '../../testing/conditions.js';
+import {
+  createGenericProvider,
+  noCrdMessage,
+  type GenericProviderObject,
+  type ProviderSetup,
+} from '../../testing/generic-provider-objects.js';
 import { startInMemoryWorkload, type InMemoryWorkload } from '../../testing/in-memory-workload.js';
 import { eventually, resourceOf } from '../../testing/workload-env.js';
-
-type Provider = KubernetesObject & { spec?: object; status?: object };
-type Setup = { spec?: object; status?: object; metadata?: object };
 
 const BOOT = 'GenericBootstrapConfig';
 const INFRA = 'GenericInfrastructureMachine';
@@ -19,35 +23,20 @@ const PRE_TERMINATE = 'pre-terminate.delete.hook.machine.cluster.x-k8s.io/test';
 const WAIT_MS = 3_000;
 const PROVIDER_ID = 'generic://m';
 const ADDRESSES = [{ type: 'InternalIP', address: '10.1.1.7' }];
-const BOOT_READY: Setup = {
+const BOOT_READY: ProviderSetup = {
   status: { initialization: { dataSecretCreated: true }, dataSecretName: 'm-data' },
 };
 const PROVISIONED = { initialization: { provisioned: true }, addresses: ADDRESSES, failureDomain: 'fd-a' };
-const INFRA_READY: Setup = { spec: { providerID: PROVIDER_ID }, status: PROVISIONED };
-const NO_CRD = (kind: string, group: string) =>
-  `no CustomResourceDefinition serves kind ${kind} in API group ${group}.generic.capstan.dev`;
+const INFRA_READY: ProviderSetup = { spec: { providerID: PROVIDER_ID }, status: PROVISIONED };
 const ref = (kind: string, name = NAMES[kind]!) => ({
   apiGroup: genericProviderKind(kind).group,
   kind,
   name,
 });
 const CONFIG = { configRef: ref(BOOT) };
-const cond = (obj: { status?: { conditions?: Condition[] } }, type: string) =>
-  getCondition(obj.status?.conditions, type);
-/** A condition as expected: status, then reason and message when given. */
-const is = (status: Condition['status'], reason?: string, message?: string): Partial<Condition> => ({
-  status,
-  ...(reason !== undefined && { reason }),
-  ...(message !== undefined && { message }),
-});
 /** A Ready condition as a provider reports it. */
-const ready = (status: string, reason: string, message = '') => ({
-  type: 'Ready',
-  status,
-  reason,
-  message,
-  lastTransitionTime: '2026-01-01T00:00:00Z',
-});
+const ready = (status: string, reason: string, message = '') =>
+  reportedCondition('Ready', status, reason, message);
 
 describe('Machine controller on the in-memory API server', () => {
   let bed: InMemoryWorkload;
@@ -58,20 +47,11 @@ describe('Machine controller on the in-memory API server', () => {
 
   const ns = () => bed.ns.name;
   const machines = () => bed.client.resource<Machine>(RESOURCES.Machine);
-  const kind = (k: string) => bed.client.resource<Provider>(resourceOf(k));
+  const kind = (k: string) => bed.client.resource<GenericProviderObject>(resourceOf(k));
   const getMachine = () => machines().get({ namespace: ns(), name: 'm' });
   const getProvider = (k: string) => kind(k).get({ namespace: ns(), name: NAMES[k]! });
-  async function createProvider(k: string, setup: Setup = {}): Promise<void> {
-    const { group, version } = genericProviderKind(k);
-    const metadata = { name: NAMES[k], namespace: ns(), ...setup.metadata };
-    await kind(k).create({
-      apiVersion: `${group}/${version}`,
-      kind: k,
-      metadata,
-      spec: setup.spec ?? {},
-    } as Provider);
-    if (setup.status) await kind(k).patchStatus({ namespace: ns(), name: NAMES[k]! }, setup.status);
-  }
+  const createProvider = (k: string, setup: ProviderSetup = {}) =>
+    createGenericProvider(bed.client, ns(), k, NAMES[k]!, setup);
   /** Cluster `demo`, once its controller has looked at it: its later changes are the test's. */
   async function createCluster(spec: Cluster['spec'] = {}): Promise<Cluster> {
     const clusters = bed.client.resource<Cluster>(RESOURCES.Cluster);
@@ -82,7 +62,7 @@ describe('Machine controller on the in-memory API server', () => {
       'the Cluster reconciled',
       async () => {
         const c = await clusters.get(metadata);
-        return cond(c, 'Paused') && c;
+        return condition(c, 'Paused') && c;
       },
       WAIT_MS,
     );
@@ -97,8 +77,8 @@ describe('Machine controller on the in-memory API server', () => {
     } as Machine);
   /** The cluster, both provider objects as given, then the Machine. */
   async function createAll(
-    boot: Setup | null,
-    infra: Setup,
+    boot: ProviderSetup | null,
+    infra: ProviderSetup,
     spec: Partial<Machine['spec']> = {},
     metadata: object = {},
   ) {
@@ -128,8 +108,8 @@ describe('Machine controller on the in-memory API server', () => {
 
   it.each<{
     case: string;
-    boot: Setup | null;
-    infra: Setup;
+    boot: ProviderSetup | null;
+    infra: ProviderSetup;
     spec?: Partial<Machine['spec']>;
     phase: string;
     copied: Partial<Machine['spec']>;
@@ -143,8 +123,12 @@ describe('Machine controller on the in-memory API server', () => {
       infra: {},
       phase: 'Pending',
       copied: { bootstrap: CONFIG },
-      bootReady: is('False', 'NotReady', `${BOOT} status.initialization.dataSecretCreated is false`),
-      infraReady: is('False', 'NotReady', `${INFRA} status.initialization.provisioned is false`),
+      bootReady: conditionLike(
+        'False',
+        'NotReady',
+        `${BOOT} status.initialization.dataSecretCreated is false`,
+      ),
+      infraReady: conditionLike('False', 'NotReady', `${INFRA} status.initialization.provisioned is false`),
     },
     {
       case: 'bootstrap data created: its secret name copied',
@@ -153,8 +137,8 @@ describe('Machine controller on the in-memory API server', () => {
       phase: 'Provisioning',
       copied: { bootstrap: { ...CONFIG, dataSecretName: 'm-data' } },
       initialization: { bootstrapDataSecretCreated: true },
-      bootReady: is('True', 'Ready'),
-      infraReady: is('False', 'NotReady'),
+      bootReady: conditionLike('True', 'Ready'),
+      infraReady: conditionLike('False', 'NotReady'),
     },
     {
       case: 'a data secret name without dataSecretCreated is not taken',
@@ -162,8 +146,8 @@ describe('Machine controller on the in-memory API server', () => {
       infra: {},
       phase: 'Pending',
       copied: { bootstrap: CONFIG },
-      bootReady: is('False', 'NotReady'),
-      infraReady: is('False', 'NotReady'),
+      bootReady: conditionLike('False', 'NotReady'),
+      infraReady: conditionLike('False', 'NotReady'),
     },
     {
       case: 'bootstrap data given directly, without a config',
@@ -173,8 +157,8 @@ describe('Machine controller on the in-memory API server', () => {
       phase: 'Provisioning',
       copied: { bootstrap: { dataSecretName: 'given' } },
       initialization: { bootstrapDataSecretCreated: true },
-      bootReady: is('True', 'DataSecretProvided'),
-      infraReady: is('False', 'NotReady'),
+      bootReady: conditionLike('True', 'DataSecretProvided'),
+      infraReady: conditionLike('False', 'NotReady'),
     },
     {
       case: 'infrastructure provisioned: providerID and failure domain copied',
@@ -187,8 +171,8 @@ describe('Machine controller on the in-memory API server', () => {
         failureDomain: 'fd-a',
       },
       initialization: { bootstrapDataSecretCreated: true, infrastructureProvisioned: true },
-      bootReady: is('True'),
-      infraReady: is('True', 'Ready'),
+      bootReady: conditionLike('True'),
+      infraReady: conditionLike('True', 'Ready'),
     },
     {
       case: 'a providerID before the infrastructure is provisioned is not taken',
@@ -196,8 +180,8 @@ describe('Machine controller on the in-memory API server', () => {
       infra: { spec: { providerID: PROVIDER_ID } },
       phase: 'Pending',
       copied: { bootstrap: CONFIG },
-      bootReady: is('False'),
-      infraReady: is('False', 'NotReady'),
+      bootReady: conditionLike('False'),
+      infraReady: conditionLike('False', 'NotReady'),
     },
     {
       case: 'a failure domain set on the Machine is kept',
@@ -207,8 +191,8 @@ describe('Machine controller on the in-memory API server', () => {
       phase: 'Provisioned',
       copied: { bootstrap: CONFIG, providerID: PROVIDER_ID, failureDomain: 'fd-user' },
       initialization: { infrastructureProvisioned: true },
-      bootReady: is('False'),
-      infraReady: is('True'),
+      bootReady: conditionLike('False'),
+      infraReady: conditionLike('True'),
     },
     {
       case: "the providers' Ready conditions mirrored",
@@ -221,8 +205,8 @@ describe('Machine controller on the in-memory API server', () => {
         failureDomain: 'fd-a',
       },
       initialization: { bootstrapDataSecretCreated: true, infrastructureProvisioned: true },
-      bootReady: is('False', 'Rotating', 'token 1/2'),
-      infraReady: is('Unknown', 'Probing'),
+      bootReady: conditionLike('False', 'Rotating', 'token 1/2'),
+      infraReady: conditionLike('Unknown', 'Probing'),
     },
   ])('$case', async (row) => {
     await createAll(row.boot, row.infra, row.spec);
@@ -232,17 +216,17 @@ describe('Machine controller on the in-memory API server', () => {
     const copied = { providerID: undefined, failureDomain: undefined, ...row.copied };
     expect({ bootstrap, providerID, failureDomain }).toEqual(copied);
     expect(m.status?.initialization).toEqual(row.initialization);
-    expect(cond(m, 'BootstrapConfigReady')).toMatchObject(row.bootReady);
-    expect(cond(m, 'InfrastructureReady')).toMatchObject(row.infraReady);
+    expect(condition(m, 'BootstrapConfigReady')).toMatchObject(row.bootReady);
+    expect(condition(m, 'InfrastructureReady')).toMatchObject(row.infraReady);
     const provisioned = row.initialization && 'infrastructureProvisioned' in row.initialization;
     expect(m.status?.addresses).toEqual(provisioned ? ADDRESSES : undefined);
     expect(m.status?.failureDomain).toBe(provisioned ? 'fd-a' : undefined);
     // No Node without a workload cluster: never Ready, never Available.
-    expect(['False', 'Unknown']).toContain(cond(m, 'Ready')?.status);
-    expect(cond(m, 'Available')).toMatchObject(is('False', 'NotReady'));
+    expect(['False', 'Unknown']).toContain(condition(m, 'Ready')?.status);
+    expect(condition(m, 'Available')).toMatchObject(conditionLike('False', 'NotReady'));
   });
 
-  it.each<{ case: string; cluster?: Cluster['spec']; cp?: boolean; infra?: Setup; message: string }>([
+  it.each<{ case: string; cluster?: Cluster['spec']; cp?: boolean; infra?: ProviderSetup; message: string }>([
     { case: 'no Cluster', message: 'Cluster demo does not exist' },
     {
       case: 'a Cluster whose infrastructure is not provisioned',
@@ -267,13 +251,13 @@ describe('Machine controller on the in-memory API server', () => {
     await createProvider(BOOT, BOOT_READY);
     await createProvider(INFRA, infra ?? INFRA_READY);
     await createMachine();
-    const m = await machineWhen(message, (m) => cond(m, 'NodeHealthy')?.message === message);
+    const m = await machineWhen(message, (m) => condition(m, 'NodeHealthy')?.message === message);
     for (const type of ['NodeReady', 'NodeHealthy']) {
-      expect(cond(m, type)).toMatchObject(is('Unknown', 'InspectionFailed', message));
+      expect(condition(m, type)).toMatchObject(conditionLike('Unknown', 'InspectionFailed', message));
     }
     // Bootstrap and infrastructure are ready: only the Node keeps the Machine from being Ready.
-    expect(cond(m, 'Ready')).toMatchObject(is('Unknown'));
-    expect(cond(m, 'Available')).toMatchObject(is('False', 'NotReady'));
+    expect(condition(m, 'Ready')).toMatchObject(conditionLike('Unknown'));
+    expect(condition(m, 'Available')).toMatchObject(conditionLike('False', 'NotReady'));
     expect(m.status?.nodeRef).toBeUndefined();
   });
 
@@ -282,34 +266,34 @@ describe('Machine controller on the in-memory API server', () => {
       case: 'a missing bootstrap config',
       spec: { bootstrap: { configRef: ref(BOOT, 'nowhere') } },
       type: 'BootstrapConfigReady',
-      expected: is('False', 'ObjectDoesNotExist', `${BOOT} does not exist`),
+      expected: conditionLike('False', 'ObjectDoesNotExist', `${BOOT} does not exist`),
     },
     {
       case: 'a missing infrastructure machine',
       spec: { infrastructureRef: ref(INFRA, 'nowhere') },
       type: 'InfrastructureReady',
-      expected: is('False', 'ObjectDoesNotExist', `${INFRA} does not exist`),
+      expected: conditionLike('False', 'ObjectDoesNotExist', `${INFRA} does not exist`),
     },
     {
       case: 'a bootstrap kind no CRD serves',
       spec: { bootstrap: { configRef: { ...ref(BOOT), kind: 'NoSuchConfig' } } },
       type: 'BootstrapConfigReady',
-      expected: is('False', 'InvalidReference', NO_CRD('NoSuchConfig', 'bootstrap')),
+      expected: conditionLike('False', 'InvalidReference', noCrdMessage('NoSuchConfig', 'bootstrap')),
     },
     {
       case: 'an infrastructure kind no CRD serves',
       spec: { infrastructureRef: { ...ref(INFRA), kind: 'NoSuchMachine' } },
       type: 'InfrastructureReady',
-      expected: is('False', 'InvalidReference', NO_CRD('NoSuchMachine', 'infrastructure')),
+      expected: conditionLike('False', 'InvalidReference', noCrdMessage('NoSuchMachine', 'infrastructure')),
     },
   ])('names the problem with $case', async ({ spec, type, expected }) => {
     await createAll(BOOT_READY, INFRA_READY, spec);
     const m = await machineWhen(
       `${type} ${expected.reason}`,
-      (m) => cond(m, type)?.reason === expected.reason,
+      (m) => condition(m, type)?.reason === expected.reason,
     );
-    expect(cond(m, type)).toMatchObject(expected);
-    expect(cond(m, 'Ready')).toMatchObject(is('False'));
+    expect(condition(m, type)).toMatchObject(expected);
+    expect(condition(m, 'Ready')).toMatchObject(conditionLike('False'));
   });
 
   it('converges once a missing infrastructure machine appears, and says when it is deleted later', async () => {
@@ -318,7 +302,7 @@ describe('Machine controller on the in-memory API server', () => {
     await createMachine();
     await machineWhen(
       'ObjectDoesNotExist',
-      (m) => cond(m, 'InfrastructureReady')?.reason === 'ObjectDoesNotExist',
+      (m) => condition(m, 'InfrastructureReady')?.reason === 'ObjectDoesNotExist',
     );
     // Well before the 10 s requeue of a missing reference: the provider object's watch wakes the Machine.
     await createProvider(INFRA, INFRA_READY);
@@ -328,10 +312,12 @@ describe('Machine controller on the in-memory API server', () => {
     await kind(INFRA).delete({ namespace: ns(), name: 'm-infra' });
     const deleted = await machineWhen(
       'ObjectDeleted',
-      (m) => cond(m, 'InfrastructureReady')?.reason === 'ObjectDeleted',
+      (m) => condition(m, 'InfrastructureReady')?.reason === 'ObjectDeleted',
     );
     const message = `${INFRA} has been deleted while the Machine still exists`;
-    expect(cond(deleted, 'InfrastructureReady')).toMatchObject(is('False', 'ObjectDeleted', message));
+    expect(condition(deleted, 'InfrastructureReady')).toMatchObject(
+      conditionLike('False', 'ObjectDeleted', message),
+    );
     expect(deleted.spec.providerID).toBe(PROVIDER_ID);
     expect(deleted.status?.initialization?.infrastructureProvisioned).toBe(true);
   });
@@ -406,8 +392,8 @@ describe('Machine controller on the in-memory API server', () => {
     await createProvider(BOOT, BOOT_READY);
     await createProvider(INFRA, INFRA_READY);
     await createMachine({}, metadata);
-    const m = await machineWhen('Paused', (m) => cond(m, 'Paused')?.status === 'True');
-    expect(cond(m, 'Paused')).toMatchObject(is('True', 'Paused', message));
+    const m = await machineWhen('Paused', (m) => condition(m, 'Paused')?.status === 'True');
+    expect(condition(m, 'Paused')).toMatchObject(conditionLike('True', 'Paused', message));
     expect(m.metadata?.finalizers).toBeUndefined();
     expect(m.status?.phase).toBeUndefined();
     expect(m.spec.providerID).toBeUndefined();
@@ -435,8 +421,8 @@ describe('Machine controller on the in-memory API server', () => {
     await machines().delete({ namespace: ns(), name: 'm' });
     let left = held;
     for (const [reason, message] of waits) {
-      const m = await machineWhen(reason, (m) => cond(m, 'Deleting')?.reason === reason);
-      expect(cond(m, 'Deleting')).toMatchObject(is('True', reason, message));
+      const m = await machineWhen(reason, (m) => condition(m, 'Deleting')?.reason === reason);
+      expect(condition(m, 'Deleting')).toMatchObject(conditionLike('True', reason, message));
       expect(m.status?.phase).toBe('Deleting');
       expect(m.metadata?.finalizers).toEqual([FINALIZERS.machine]);
       // Both are asked to go at once; only those held by their provider are left.
@@ -462,11 +448,11 @@ describe('Machine controller on the in-memory API server', () => {
     await createAll(BOOT_READY, INFRA_READY, {}, { annotations: { [hook]: '' } });
     await machineWhen('Provisioned', (m) => m.status?.phase === 'Provisioned');
     await machines().delete({ namespace: ns(), name: 'm' });
-    const m = await machineWhen(reason, (m) => cond(m, 'Deleting')?.reason === reason);
-    expect(cond(m, 'Deleting')?.message).toContain(`(hooks: ${hook})`);
+    const m = await machineWhen(reason, (m) => condition(m, 'Deleting')?.reason === reason);
+    expect(condition(m, 'Deleting')?.message).toContain(`(hooks: ${hook})`);
     expect(m.status?.deletion).toHaveProperty(started);
     expect(m.status?.phase).toBe('Deleting');
-    expect(cond(m, 'Ready')).toMatchObject(is('False'));
+    expect(condition(m, 'Ready')).toMatchObject(conditionLike('False'));
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(await providerStates()).toEqual(['present', 'present']);
 
