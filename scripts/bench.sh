@@ -3,5 +3,5 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/node24.sh"
 cd "$capstan_root"
-bash scripts/setup.sh
+bash scripts/setup.sh --for-tests
 exec node --expose-gc "$@"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the project needs on a fresh clone, and nothing twice: Node 24 (into .tools/), the npm
 # packages, nats-server (Debian package) and the test environment's etcd, kube-apiserver and
-# kube-controller-manager (built from the pinned Go modules under tools/ into ~/.cache/capstan, once per version).
+# kube-controller-manager (built from the pinned Go modules under tools/ into ~/.cache/capstan, once per version);
+# with --for-tests also what only the suites and benchmarks run.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/node24.sh"
 cd "$capstan_root"
@@ -40,5 +41,10 @@ node scripts/build.mjs >&2
 if [ -z "${CAPSTAN_TEST_KUBECONFIG:-}" ]; then
   node libs/testing/dist/cli.js binaries >&2
 fi
-# Upstream Cluster API for the compatibility suite (part of npm test): built once from the Go module proxy.
-node libs/testing/dist/cli.js upstream-binaries >&2
+# What only the suites and benchmarks need (`setup.sh --for-tests`): the other pinned kube-apiserver minors (in-place
+# upgrades across minors) and upstream Cluster API (the compatibility suite, bench:upstream), each built once from the
+# Go module proxy. The demo never runs them, so a fresh clone's first `npm run demo` does not wait for them.
+if [ "${1:-}" = --for-tests ]; then
+  if [ -z "${CAPSTAN_TEST_KUBECONFIG:-}" ]; then node libs/testing/dist/cli.js binaries --other-minors >&2; fi
+  node libs/testing/dist/cli.js upstream-binaries >&2
+fi

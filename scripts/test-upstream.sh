@@ -4,8 +4,7 @@
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/node24.sh"
 cd "$capstan_root" || exit 1
-bash scripts/setup.sh || exit 1
-node libs/testing/dist/cli.js upstream-binaries >&2 || exit 1
+bash scripts/setup.sh --for-tests || exit 1
 mkdir -p .capstan
 results=.capstan/jest-upstream-results.json
 rm -f "$results"

@@ -4,7 +4,7 @@
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/node24.sh"
 cd "$capstan_root"
-bash scripts/setup.sh || exit 1
+bash scripts/setup.sh --for-tests || exit 1
 
 status=0
 echo "== typecheck" >&2

@@ -85,9 +85,10 @@ try {
   else if (command === 'binaries') {
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const binaries = resolveControlPlaneBinaries(log);
-    // The other pinned minors too: the sim swaps to them when a machine plan installs another version.
+    // The other pinned minors only when asked (`--other-minors`: the suites and benchmarks): the sim swaps to them
+    // when a machine plan installs another version, which the demo never does.
     const others = pinnedKubeApiserverVersions()
-      .slice(1)
+      .slice(process.argv.includes('--other-minors') ? 1 : Number.MAX_SAFE_INTEGER)
       .map(({ version }) => `kube-apiserver ${resolveKubeApiserverVersion(version, log)?.path ?? '(not built)'}`);
     const controllerManager = resolveKubeComponent('kube-controller-manager', log);
     const scheduler = resolveKubeComponent('kube-scheduler', log);
@@ -109,7 +110,7 @@ try {
     out(`sources ${upstream.sourceDir}`);
   }
   else {
-    process.stderr.write('usage: cli.js up|down|binaries|upstream-binaries\n');
+    process.stderr.write('usage: cli.js up|down|binaries [--other-minors]|upstream-binaries\n');
     process.exitCode = 2;
   }
 } catch (error) {

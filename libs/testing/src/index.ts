@@ -6,6 +6,7 @@ export * from './namespace.js';
 export * from './ports.js';
 export * from './prometheus-text.js';
 export * from './processes.js';
+export * from './docker-engine.js';
 export * from './test-environment.js';
 export * from './generic-providers.js';
 export * from './restart.js';

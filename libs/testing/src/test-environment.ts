@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { containersUsable, TEST_ENVIRONMENT_IMAGES } from './docker-engine.js';
 import { startLocalEnvironment } from './local-environment.js';
 
 export type TestEnvironmentKind = 'existing' | 'containers' | 'local';
@@ -30,8 +30,8 @@ export interface StartTestEnvironmentOptions {
 
 /**
  * The management cluster and event bus for tests and the demo, chosen in order: endpoints given in
- * CAPSTAN_TEST_KUBECONFIG / CAPSTAN_TEST_NATS_URL; testcontainers where a Docker engine answers; local
- * etcd + kube-apiserver + nats-server processes.
+ * CAPSTAN_TEST_KUBECONFIG / CAPSTAN_TEST_NATS_URL; testcontainers where a Docker engine answers and already holds
+ * the images (never pulled); local etcd + kube-apiserver + nats-server processes.
  */
 export async function startTestEnvironment(options: StartTestEnvironmentOptions = {}): Promise<TestEnvironment> {
   const kubeconfigPath = process.env['CAPSTAN_TEST_KUBECONFIG'];
@@ -48,8 +48,10 @@ export async function startTestEnvironment(options: StartTestEnvironmentOptions 
       stop: async () => undefined,
     };
   }
-  if (!options.noContainers && (await dockerAnswers())) {
-    return startContainers();
+  if (!options.noContainers) {
+    const containers = await containersUsable();
+    if (containers.usable) return startContainers();
+    if (containers.reason) options.log?.(containers.reason);
   }
   const local = await startLocalEnvironment({ log: options.log });
   return {
@@ -64,25 +66,6 @@ export async function startTestEnvironment(options: StartTestEnvironmentOptions 
   };
 }
 
-/** True when a Docker engine answers its ping on DOCKER_HOST's unix socket or the default one. */
-export function dockerAnswers(): Promise<boolean> {
-  const host = process.env['DOCKER_HOST'];
-  if (host && !host.startsWith('unix://')) return Promise.resolve(false);
-  const socketPath = host ? host.slice('unix://'.length) : '/var/run/docker.sock';
-  return new Promise((resolve) => {
-    const req = request({ socketPath, path: '/_ping', timeout: 1000 }, (res) => {
-      res.resume();
-      resolve(res.statusCode === 200);
-    });
-    req.on('error', () => resolve(false));
-    req.on('timeout', () => {
-      req.destroy();
-      resolve(false);
-    });
-    req.end();
-  });
-}
-
 async function startContainers(): Promise<TestEnvironment> {
   // Loaded only where a Docker engine exists: the packages are optional dependencies.
   const [{ K3sContainer }, { NatsContainer }] = await Promise.all([
@@ -90,8 +73,8 @@ async function startContainers(): Promise<TestEnvironment> {
     import('@testcontainers/nats'),
   ]);
   const [k3s, nats] = await Promise.all([
-    new K3sContainer('rancher/k3s:v1.34.4-k3s1').start(),
-    new NatsContainer('nats:2.11').withJetStream().start(),
+    new K3sContainer(TEST_ENVIRONMENT_IMAGES[0]).start(),
+    new NatsContainer(TEST_ENVIRONMENT_IMAGES[1]).withJetStream().start(),
   ]);
   const dir = mkdtempSync(join(tmpdir(), 'capstan-containers-'));
   const kubeconfig = k3s.getKubeConfig();
