@@ -1,11 +1,13 @@
 //go:build tools
 
-// Package tools pins the kube-apiserver, kube-controller-manager and kube-scheduler commands so `go mod tidy` keeps their
-// dependency graph.
+// Package tools pins the kube-apiserver, kube-controller-manager, kube-scheduler, kubelet and kube-proxy commands so
+// `go mod tidy` keeps their dependency graph (the kubelet and kube-proxy make the management environment's real node).
 package tools
 
 import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubelet"
+	_ "k8s.io/kubernetes/cmd/kube-proxy"
 )

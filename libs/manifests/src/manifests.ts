@@ -57,8 +57,12 @@ export function loadManifestFile(path: string): Manifest[] {
     });
 }
 
-/** CRDs first, then namespaces, then the rest, so that everything applied can find what it depends on. */
+/** CRDs first, then namespaces, then the rest with workloads last, so that everything applied finds what it depends on. */
 export function applyOrder(manifests: Manifest[]): Manifest[] {
-  const rank = (m: Manifest) => (m.kind === 'CustomResourceDefinition' ? 0 : m.kind === 'Namespace' ? 1 : 2);
+  // Workloads last: a pod gets <SERVICE>_SERVICE_HOST variables only for the Services that exist when it starts, and
+  // the cluster-provider takes its endpoint address from one (deploy/services/cluster-provider.yaml).
+  const workloads = new Set(['Deployment', 'StatefulSet', 'DaemonSet']);
+  const rank = (m: Manifest) =>
+    m.kind === 'CustomResourceDefinition' ? 0 : m.kind === 'Namespace' ? 1 : workloads.has(m.kind) ? 3 : 2;
   return [...manifests].sort((a, b) => rank(a) - rank(b));
 }

@@ -97,7 +97,7 @@ function fromAssets(name: string): string | undefined {
 type ToolBinary = 'kube-apiserver' | KubeComponent | 'etcd';
 
 /** Kubernetes commands the kube-apiserver wrapper module pins next to kube-apiserver. */
-export type KubeComponent = 'kube-controller-manager' | 'kube-scheduler';
+export type KubeComponent = 'kube-controller-manager' | 'kube-scheduler' | 'kubelet' | 'kube-proxy';
 
 function cachedPath(module: ToolBinary, version: string): string {
   return join(cacheRoot(), 'bin', module, version, module);
@@ -217,4 +217,24 @@ export function resolveNatsServer(): string {
     );
   }
   return found;
+}
+
+/** The static Go programs the real node runs as images of their own (tools/pause, tools/coredns). */
+export type NodeImageProgram = 'pause' | 'coredns';
+
+/**
+ * A node image's program, built once into the cache from its tools/ module. CoreDNS's version is the pinned module's;
+ * pause is the project's own program, `v1` until it changes.
+ */
+export function resolveNodeImageProgram(program: NodeImageProgram, log: (line: string) => void = () => undefined): { path: string; version: string } {
+  const version =
+    program === 'coredns'
+      ? /github\.com\/coredns\/coredns (v\S+)/.exec(readFileSync(join(repoRoot(), 'tools', 'coredns', 'go.mod'), 'utf8'))?.[1]
+      : 'v1';
+  if (!version) throw new TestEnvironmentError('tools/coredns/go.mod names no CoreDNS version');
+  const target = join(cacheRoot(), 'bin', program, version, program);
+  const path = executable(target)
+    ? target
+    : goBuild({ toolModule: program, pkg: '.', ldflags: '-s -w', target, what: `${program} ${version}` }, log);
+  return { path, version };
 }

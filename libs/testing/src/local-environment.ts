@@ -10,6 +10,16 @@ import {
   resolveKubeComponent,
 } from './binaries.js';
 import { TestEnvironmentError } from './errors.js';
+import {
+  acquireNodeLock,
+  nodeComponentTokens,
+  nodeWorkDir,
+  startKubeletNode,
+  stopNodeLeftovers,
+  type KubeletNode,
+  type NodeComponentToken,
+} from './kubelet-node.js';
+import { createNodeNetwork, NODE_NETWORK } from './node-network.js';
 import { writeWebhookClientCredentials } from './webhook-client-credentials.js';
 import { renderKubeconfig } from './kubeconfig.js';
 import { freePort, PORT_START_ATTEMPTS, retryWhilePortTaken } from './ports.js';
@@ -29,6 +39,15 @@ export interface LocalEnvironmentOptions {
    * `Metadata` level (who, user agent, verb, object reference; never a request or response body).
    */
   auditLog?: boolean;
+  /**
+   * Run a real node too (kubelet, kube-proxy, containerd, CoreDNS; `startKubeletNode`), so deploy/ runs as pods: the
+   * API server then listens on the node IP (pods reach it through the `kubernetes` Service), admits service accounts,
+   * authorizes nodes, and the controller manager and scheduler run what a cluster with nodes needs. One per host.
+   */
+  node?: {
+    /** `docker save` archives the node imports before any pod starts: its system images and the images under test. */
+    imageArchives: string[];
+  };
 }
 
 export interface LocalEnvironment {
@@ -56,6 +75,8 @@ export interface LocalEnvironment {
   auditLogPath?: string;
   /** The CA of the client certificate kube-apiserver presents to admission webhooks (the core's --webhook-client-ca-file). */
   webhookClientCaPath: string;
+  /** With `node`: the real node and what it runs on. */
+  node?: KubeletNode;
   stop(): Promise<void>;
 }
 
@@ -75,8 +96,16 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions = {
   const simStateDir = join(workDir, 'sim');
   mkdirSync(simStateDir, { recursive: true, mode: 0o700 });
   const started: ManagedProcess[] = [];
+  let node: KubeletNode | undefined;
+  const nodeLock = options.node ? acquireNodeLock() : undefined;
   const stop = async () => {
-    // Workload API servers first: they keep data in this environment's etcd when started with its URL.
+    // The node first: its pods (the services under test) talk to everything else.
+    await node?.stop();
+    if (nodeLock) {
+      await stopNodeLeftovers(nodeWorkDir(workDir));
+      nodeLock.release();
+    }
+    // Workload API servers next: they keep data in this environment's etcd when started with its URL.
     await stopRecordedSimProcesses(simStateDir);
     await Promise.all(started.map((p) => stopPid(p.pid)));
     forgetProcesses(started.map((p) => p.pid));
@@ -93,14 +122,30 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions = {
         withPortRetry(name, (port) => startEtcd(binaries.etcd, workDir, name, port, options, track)),
       ),
     );
+    if (options.node) createNodeNetwork();
+    const nodeCredentials = options.node ? nodeComponentTokens() : [];
     const api = await withPortRetry('kube-apiserver', (port) =>
-      startApiServer(binaries.kubeApiserver, workDir, port, managementEtcdUrl!, options, track),
+      startApiServer(binaries.kubeApiserver, workDir, port, managementEtcdUrl!, options, track, nodeCredentials),
     );
     const kubeconfigPath = join(workDir, 'kubeconfig');
     writeFileSync(kubeconfigPath, api.kubeconfig, { mode: 0o600 });
     await withPortRetry('kube-controller-manager', (port) =>
-      startControllerManager(controllerManager, workDir, port, kubeconfigPath, options, track),
+      startControllerManager(controllerManager, workDir, port, kubeconfigPath, options, track, api.certDir),
     );
+    if (options.node) {
+      const scheduler = resolveKubeComponent('kube-scheduler', log);
+      await withPortRetry('kube-scheduler', (port) => startScheduler(scheduler, workDir, port, kubeconfigPath, options, track));
+      node = await startKubeletNode({
+        dir: nodeWorkDir(workDir),
+        apiServerUrl: api.url,
+        caData: api.caData,
+        credentials: nodeCredentials,
+        adminKubeconfig: api.kubeconfig,
+        imageArchives: options.node.imageArchives,
+        log,
+        track,
+      });
+    }
     const natsUrl = await withPortRetry('nats-server', (port) => startNats(natsServer, workDir, port, options, track));
     return {
       workDir,
@@ -116,6 +161,7 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions = {
       natsUrl,
       binaries,
       processes: started.map((p) => ({ name: p.name, pid: p.pid, logFile: p.logFile })),
+      ...(node ? { node } : {}),
       stop,
     };
   } catch (error) {
@@ -186,7 +232,16 @@ async function startApiServer(
   etcdUrl: string,
   options: LocalEnvironmentOptions,
   track: (p: ManagedProcess) => ManagedProcess,
-): Promise<{ url: string; token: string; kubeconfig: string; auditLogPath?: string; webhookClientCaPath: string }> {
+  nodeCredentials: NodeComponentToken[],
+): Promise<{
+  url: string;
+  token: string;
+  kubeconfig: string;
+  caData: string;
+  certDir: string;
+  auditLogPath?: string;
+  webhookClientCaPath: string;
+}> {
   const certDir = join(workDir, `apiserver-${port}`);
   mkdirSync(certDir, { recursive: true });
   const { publicKey, privateKey } = generateKeyPairSync('rsa', {
@@ -197,9 +252,17 @@ async function startApiServer(
   writeFileSync(join(certDir, 'sa.pub'), publicKey);
   writeFileSync(join(certDir, 'sa.key'), privateKey, { mode: 0o600 });
   const token = randomBytes(24).toString('hex');
-  writeFileSync(join(certDir, 'tokens.csv'), `${token},capstan-admin,capstan-admin,"system:masters"\n`, {
-    mode: 0o600,
-  });
+  const tokenLines = [
+    `${token},capstan-admin,capstan-admin,"system:masters"`,
+    ...nodeCredentials.map((c) => `${c.token},${c.user},${c.user},"${c.groups.join(',')}"`),
+  ];
+  writeFileSync(join(certDir, 'tokens.csv'), `${tokenLines.join('\n')}\n`, { mode: 0o600 });
+  // With a node, the API server listens on the node IP (pods reach it there through the `kubernetes` Service, whose
+  // endpoint is the advertised address), admits service accounts (pods get bound tokens) and authorizes kubelets.
+  const address = options.node ? NODE_NETWORK.nodeIp : '127.0.0.1';
+  const nodeArgs = options.node
+    ? ['--authorization-mode=Node,RBAC', '--enable-admission-plugins=NodeRestriction']
+    : ['--authorization-mode=RBAC', '--disable-admission-plugins=ServiceAccount'];
   const webhookClient = await writeWebhookClientCredentials(certDir);
   const auditLogPath = options.auditLog ? join(workDir, `kube-apiserver-${port}-audit.log`) : undefined;
   const auditArgs: string[] = [];
@@ -215,18 +278,17 @@ async function startApiServer(
       args: [
         `--etcd-servers=${etcdUrl}`,
         `--etcd-prefix=/capstan-test`,
-        '--bind-address=127.0.0.1',
-        '--advertise-address=127.0.0.1',
+        `--bind-address=${address}`,
+        `--advertise-address=${address}`,
         `--secure-port=${port}`,
         `--cert-dir=${certDir}`,
         `--token-auth-file=${join(certDir, 'tokens.csv')}`,
-        '--authorization-mode=RBAC',
+        ...nodeArgs,
         `--service-account-key-file=${join(certDir, 'sa.pub')}`,
         `--service-account-signing-key-file=${join(certDir, 'sa.key')}`,
         '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
         '--service-cluster-ip-range=10.96.0.0/16',
         '--allow-privileged=true',
-        '--disable-admission-plugins=ServiceAccount',
         '--enable-priority-and-fairness=false',
         '--profiling=false',
         '--v=0',
@@ -237,7 +299,7 @@ async function startApiServer(
       detached: options.detached,
     }),
   );
-  const url = `https://127.0.0.1:${port}`;
+  const url = `https://${address}:${port}`;
   let ca: string | undefined;
   await waitUntilReady(
     proc,
@@ -257,7 +319,15 @@ async function startApiServer(
     caData: Buffer.from(ca!).toString('base64'),
     user: { token },
   });
-  return { url, token, kubeconfig, webhookClientCaPath: webhookClient.caPath, ...(auditLogPath ? { auditLogPath } : {}) };
+  return {
+    url,
+    token,
+    kubeconfig,
+    caData: Buffer.from(ca!).toString('base64'),
+    certDir,
+    webhookClientCaPath: webhookClient.caPath,
+    ...(auditLogPath ? { auditLogPath } : {}),
+  };
 }
 
 /** One event per request, when it has finished (watches too), without bodies. */
@@ -296,8 +366,18 @@ async function startControllerManager(
   kubeconfigPath: string,
   options: LocalEnvironmentOptions,
   track: (p: ManagedProcess) => ManagedProcess,
+  apiServerCertDir: string,
 ): Promise<void> {
   const certDir = join(workDir, `kube-controller-manager-${port}`);
+  // With a node: every default controller (Deployments, endpoints, service accounts, volume binding, PDBs...), with
+  // the key that signs service account tokens and the CA that pods find in kube-root-ca.crt.
+  const controllerArgs = options.node
+    ? [
+        '--controllers=*,-csrsigning,-csrapproving,-csrcleaner,-nodeipam',
+        `--service-account-private-key-file=${join(apiServerCertDir, 'sa.key')}`,
+        `--root-ca-file=${join(apiServerCertDir, 'apiserver.crt')}`,
+      ]
+    : [`--controllers=${MANAGEMENT_CONTROLLERS.join(',')}`];
   mkdirSync(certDir, { recursive: true });
   const proc = track(
     startProcess({
@@ -307,7 +387,7 @@ async function startControllerManager(
         `--kubeconfig=${kubeconfigPath}`,
         `--authentication-kubeconfig=${kubeconfigPath}`,
         `--authorization-kubeconfig=${kubeconfigPath}`,
-        `--controllers=${MANAGEMENT_CONTROLLERS.join(',')}`,
+        ...controllerArgs,
         '--leader-elect=false',
         '--bind-address=127.0.0.1',
         `--secure-port=${port}`,
@@ -323,6 +403,38 @@ async function startControllerManager(
   await waitUntilReady(proc, 'kube-controller-manager', async () => (await httpsGet(`https://127.0.0.1:${port}/healthz`)) === 200, 60_000);
   if (/address already in use/i.test(readFileSync(proc.logFile, 'utf8'))) {
     throw new TestEnvironmentError('kube-controller-manager: address already in use');
+  }
+}
+
+/** kube-scheduler, for the node's pods. */
+async function startScheduler(
+  binary: string,
+  workDir: string,
+  port: number,
+  kubeconfigPath: string,
+  options: LocalEnvironmentOptions,
+  track: (p: ManagedProcess) => ManagedProcess,
+): Promise<void> {
+  const proc = track(
+    startProcess({
+      name: 'kube-scheduler',
+      command: binary,
+      args: [
+        `--kubeconfig=${kubeconfigPath}`,
+        `--authentication-kubeconfig=${kubeconfigPath}`,
+        `--authorization-kubeconfig=${kubeconfigPath}`,
+        '--leader-elect=false',
+        '--bind-address=127.0.0.1',
+        `--secure-port=${port}`,
+        '--v=0',
+      ],
+      logFile: join(workDir, `kube-scheduler-${port}.log`),
+      detached: options.detached,
+    }),
+  );
+  await waitUntilReady(proc, 'kube-scheduler', async () => (await httpsGet(`https://127.0.0.1:${port}/healthz`)) === 200, 60_000);
+  if (/address already in use/i.test(readFileSync(proc.logFile, 'utf8'))) {
+    throw new TestEnvironmentError('kube-scheduler: address already in use');
   }
 }
 

@@ -7,7 +7,7 @@ import { cacheRoot } from './repo.js';
  * Test servers must die with the test run. A run killed with SIGKILL cannot clean up after itself, so each
  * run records its children under its own pid, and the next run stops the children of runs that are gone.
  */
-const OUR_BINARIES = /(^|\/)(etcd|kube-apiserver|nats-server)(\s|$)/;
+const OUR_BINARIES = /(^|\/)(etcd|kube-apiserver|kube-controller-manager|kube-scheduler|kubelet|kube-proxy|containerd|dockerd|nats-server)(\s|$)/;
 
 function runDir(): string {
   const dir = join(cacheRoot(), 'run');

@@ -1,6 +1,17 @@
 import { AppsV1Api } from '@kubernetes/client-node';
-import { Command } from 'commander';
-import { applyOrder, deployDir, installAdmissionPolicies, installCrds, isAdmissionPolicy, loadKustomization, ManifestApplier } from '@capstan/manifests';
+import { Command, InvalidArgumentError } from 'commander';
+import {
+  applyOrder,
+  deployDir,
+  installAdmissionPolicies,
+  installCrds,
+  isAdmissionPolicy,
+  loadKustomization,
+  ManifestApplier,
+  parseImageOverride,
+  withImageOverrides,
+  type ImageOverride,
+} from '@capstan/manifests';
 import { kubeconfigFile, loadKubeConfig, resolveKubeconfigSource, type KubeconfigOptions } from '../kubeconfig.js';
 import { localServiceLines, startLocalServices, stopLocalServices } from '@capstan/testing';
 import { CliError, type Output } from '../output.js';
@@ -21,7 +32,16 @@ interface InitOptions extends KubeconfigOptions {
   waitTimeout: number;
   logDir: string;
   allInOne?: boolean;
+  image: ImageOverride[];
 }
+
+const imageOverride = (value: string, previous: ImageOverride[]): ImageOverride[] => {
+  try {
+    return [...previous, parseImageOverride(value)];
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+};
 
 export function initCommand(output: Output): Command {
   return new Command('init')
@@ -30,17 +50,23 @@ export function initCommand(output: Output): Command {
     .option('--nats-url <url>', `NATS server for --local ${NATS_URL_DEFAULTS}`)
     .option('--log-dir <dir>', 'where --local writes the services’ logs', '.capstan/logs')
     .option('--all-in-one', 'with --local: the five services in one process (less memory, for small installs)')
+    .option(
+      '--image <name=reference>',
+      'run another image wherever deploy/ names image <name> (any tag), e.g. a mirror or one built locally; repeatable',
+      imageOverride,
+      [],
+    )
     .option('--wait-timeout <duration>', 'how long to wait for the components to be ready', seconds, 300)
     .option('--kubeconfig <path>', 'kubeconfig of the management cluster')
     .option('--kubeconfig-context <context>', 'context of the management cluster kubeconfig')
-    .addHelpText('after', '\nExamples:\n  capstan init\n  capstan init --local --nats-url nats://127.0.0.1:4222')
+    .addHelpText('after', '\nExamples:\n  capstan init\n  capstan init --image nats=registry.example.com/nats:2.11\n  capstan init --local --nats-url nats://127.0.0.1:4222')
     .action(async (opts: InitOptions) => {
       // deploy/ runs one Deployment per service (each with its own service account): the all-in-one is local only.
       if (opts.allInOne && !opts.local) throw new CliError('--all-in-one needs --local', 2);
       const kc = loadKubeConfig(opts);
       const local = opts.local ? await prepareLocal(opts, output) : undefined;
       const applier = new ManifestApplier(kc);
-      const manifests = applyOrder(loadKustomization(deployDir()));
+      const manifests = withImageOverrides(applyOrder(loadKustomization(deployDir())), opts.image);
       const crds = manifests.filter((m) => m.kind === 'CustomResourceDefinition');
       const policies = manifests.filter(isAdmissionPolicy);
       const progress = output.progress(`Installing ${crds.length} CRDs and ${policies.length} admission policy objects`);

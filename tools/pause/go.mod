@@ -1,0 +1,3 @@
+module capstan.dev/tools/pause
+
+go 1.24
