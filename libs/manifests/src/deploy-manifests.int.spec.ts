@@ -137,6 +137,9 @@ describe('deploy/ manifests', () => {
         ['bootstrap-provider', { group: '', resource: 'serviceaccounts', subresource: 'token', verb: 'create', namespace: 'default' }],
         ['bootstrap-provider', { group: 'rbac.authorization.k8s.io', resource: 'roles', verb: 'create', namespace: 'default' }],
         ['bootstrap-provider', { group: 'rbac.authorization.k8s.io', resource: 'rolebindings', verb: 'create', namespace: 'default' }],
+        // Agent liveness: it watches the node agents' Leases in every cluster's namespace (found running deploy/ in pods).
+        ['bootstrap-provider', { group: 'coordination.k8s.io', resource: 'leases', verb: 'list' }],
+        ['bootstrap-provider', { group: 'coordination.k8s.io', resource: 'leases', verb: 'watch' }],
         ['control-plane-provider', { group: 'cluster.x-k8s.io', resource: 'machines', verb: 'create', namespace: 'default' }],
         ['control-plane-provider', { group: 'cluster.x-k8s.io', resource: 'machines', subresource: 'status', verb: 'patch', namespace: 'default' }],
         ['control-plane-provider', { group: 'controlplane.capstan.dev', resource: 'k3scontrolplanes', subresource: 'status', verb: 'patch', namespace: 'default' }],

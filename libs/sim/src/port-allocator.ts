@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { isIP, createServer, type Server } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { SimError } from './errors.js';
 
 /** Whether a TCP port can be bound on `host` right now. */
@@ -23,20 +24,36 @@ function holdPort(host: string, port: number): Promise<Server | undefined> {
 }
 
 /**
+ * Whether `host` names this machine: an address of one of its interfaces, the wildcard or a name (bound as the
+ * wildcard). A Service's address is not: the endpoints are served elsewhere (deploy/'s machine-provider pod).
+ */
+export function isLocalHost(host: string, interfaces = networkInterfaces()): boolean {
+  if (isIP(host) === 0 || host === '0.0.0.0' || host === '::') return true;
+  return Object.values(interfaces).some((addresses) => addresses?.some((a) => a.address === host));
+}
+
+/**
  * Allocates control plane endpoint ports from a range: never one another SimCluster records, never one
  * something on this host listens on. Allocations are recorded in the SimCluster itself
  * (`spec.controlPlaneEndpoint`), so a restart does not change them. Between choosing a port and every cache
  * showing it, the port is held bound: replicas of the provider on one host (sharded, allocating for different
- * clusters at once) then never choose the same one, as the second finds it taken.
+ * clusters at once) then never choose the same one, as the second finds it taken. When the endpoint host is not this
+ * machine (a Service in front of the machine-provider's pod), there is nothing to bind here and one leader-elected
+ * allocator is the only one: its reservations and the recorded allocations suffice.
  */
 export class PortAllocator {
   private readonly reserved = new Set<number>();
   private readonly holds = new Map<number, Server>();
 
+  private readonly holdsOnHost: boolean;
+
   constructor(
     private readonly range: { min: number; max: number },
     private readonly host: string,
-  ) {}
+    interfaces = networkInterfaces(),
+  ) {
+    this.holdsOnHost = isLocalHost(host, interfaces);
+  }
 
   async allocate(inUse: ReadonlySet<number>): Promise<number> {
     const size = this.range.max - this.range.min + 1;
@@ -45,9 +62,11 @@ export class PortAllocator {
     for (let i = 0; i < size; i++) {
       const port = this.range.min + ((start + i) % size);
       if (inUse.has(port) || this.reserved.has(port)) continue;
-      const hold = await holdPort(bindHost, port);
-      if (!hold) continue;
-      this.holds.set(port, hold);
+      if (this.holdsOnHost) {
+        const hold = await holdPort(bindHost, port);
+        if (!hold) continue;
+        this.holds.set(port, hold);
+      }
       this.reserved.add(port);
       return port;
     }
