@@ -140,9 +140,14 @@ describe('deploy/ manifests', () => {
         // Agent liveness: it watches the node agents' Leases in every cluster's namespace (found running deploy/ in pods).
         ['bootstrap-provider', { group: 'coordination.k8s.io', resource: 'leases', verb: 'list' }],
         ['bootstrap-provider', { group: 'coordination.k8s.io', resource: 'leases', verb: 'watch' }],
+        // It creates each node agent's Lease and Role, which grants get/update on that Lease: it must hold all three.
+        ['bootstrap-provider', { group: 'coordination.k8s.io', resource: 'leases', verb: 'create', namespace: 'default' }],
+        ['bootstrap-provider', { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: 'default' }],
         ['control-plane-provider', { group: 'cluster.x-k8s.io', resource: 'machines', verb: 'create', namespace: 'default' }],
         ['control-plane-provider', { group: 'cluster.x-k8s.io', resource: 'machines', subresource: 'status', verb: 'patch', namespace: 'default' }],
         ['control-plane-provider', { group: 'controlplane.capstan.dev', resource: 'k3scontrolplanes', subresource: 'status', verb: 'patch', namespace: 'default' }],
+        // Its machine template gets an owner reference to the Cluster (found running deploy/ in pods).
+        ['control-plane-provider', { group: 'infrastructure.capstan.dev', resource: 'simmachinetemplates', verb: 'patch', namespace: 'default' }],
       ];
       for (const service of SERVICES) {
         needs.push([service, { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: NS }]);
@@ -171,8 +176,12 @@ describe('deploy/ manifests', () => {
         forbidden.push([service, { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', verb: 'delete' }]);
         forbidden.push([service, { group: 'rbac.authorization.k8s.io', resource: 'clusterrolebindings', verb: 'create' }]);
         forbidden.push([service, { group: 'rbac.authorization.k8s.io', resource: 'clusterroles', verb: 'bind' }]);
-        forbidden.push([service, { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: 'default' }]);
+        // The bootstrap-provider holds Lease create and update everywhere: it makes each node agent's Lease and Role.
+        if (service !== 'bootstrap-provider') {
+          forbidden.push([service, { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: 'default' }]);
+        }
       }
+      forbidden.push(['bootstrap-provider', { group: 'coordination.k8s.io', resource: 'leases', verb: 'delete', namespace: 'default' }]);
       forbidden.push(['machine-provider', { group: 'bootstrap.capstan.dev', resource: 'k3sconfigs', verb: 'patch', namespace: 'default' }]);
       // The webhook patches only the CRDs it converts, and writes only its own Secret, only in its namespace.
       forbidden.push(['core', { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', name: 'k3sconfigs.bootstrap.capstan.dev', verb: 'patch' }]);
