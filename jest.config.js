@@ -1,5 +1,6 @@
-// Two projects: `unit` needs no servers; `integration` runs against the real kube-apiserver, etcd and
-// NATS JetStream that libs/testing starts once per run (globalSetup) and stops afterwards (globalTeardown).
+// Four projects: `unit` needs no servers; `integration` runs against the real kube-apiserver, etcd and
+// NATS JetStream that libs/testing starts once per run (globalSetup) and stops afterwards (globalTeardown); `upstream`
+// runs upstream Cluster API against Capstan; `deploy` runs deploy/ on a real node it starts itself.
 const swc = [
   '@swc/jest',
   {
@@ -43,6 +44,8 @@ const SERIAL_TEST_FILES = [
   'apps/core/src/webhook/conversion-webhook.int.spec.ts',
   'libs/api/src/crd/crds.int.spec.ts',
   'apps/e2e/src/upstream/v1beta1-manifests.upstream.spec.ts',
+  // The real node's suite: it needs the machine to itself (pods, images, five services and their clusters).
+  'apps/e2e/src/deploy/deployed-capstan.deploy.spec.ts',
 ];
 
 const phase = process.env.CAPSTAN_JEST_PHASE;
@@ -82,7 +85,7 @@ export default {
       ...shared,
       displayName: 'unit',
       testMatch: ['**/*.spec.ts'],
-      testPathIgnorePatterns: ['/node_modules/', '/dist/', '\\.int\\.spec\\.ts$', '\\.upstream\\.spec\\.ts$'],
+      testPathIgnorePatterns: ['/node_modules/', '/dist/', '\\.int\\.spec\\.ts$', '\\.upstream\\.spec\\.ts$', '\\.deploy\\.spec\\.ts$'],
     }),
     phased(
       {
@@ -106,6 +109,16 @@ export default {
         globalTeardown: '<rootDir>/libs/testing/jest/global-teardown.mjs',
       },
       '.upstream.spec.ts',
+    ),
+    phased(
+      {
+        // Capstan as its users deploy it (docs/deploy.md): it starts its own management cluster with a real node.
+        ...shared,
+        displayName: 'deploy',
+        testMatch: ['**/*.deploy.spec.ts'],
+        testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+      },
+      '.deploy.spec.ts',
     ),
   ],
 };

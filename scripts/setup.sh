@@ -37,6 +37,19 @@ if ! command -v cloud-init >/dev/null 2>&1 || ! command -v shellcheck >/dev/null
   fi
 fi
 
+# The deploy suite's real node and images (npm test): Debian's containerd, runc, CNI plugins and Docker engine.
+if [ "${1:-}" = --for-tests ] && { ! command -v containerd >/dev/null 2>&1 || ! command -v runc >/dev/null 2>&1 \
+  || [ ! -x /usr/lib/cni/bridge ] || ! command -v dockerd >/dev/null 2>&1 || ! command -v iptables >/dev/null 2>&1; }; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing containerd, runc, containernetworking-plugins, docker.io, iptables (Debian packages)" >&2
+    apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq containerd runc \
+      containernetworking-plugins docker.io iptables iproute2 >&2
+  else
+    echo "setup: the deploy suite needs root and Debian's containerd, runc, containernetworking-plugins and docker.io." >&2
+    exit 1
+  fi
+fi
+
 node scripts/build.mjs >&2
 if [ -z "${CAPSTAN_TEST_KUBECONFIG:-}" ]; then
   node libs/testing/dist/cli.js binaries >&2
@@ -47,4 +60,5 @@ fi
 if [ "${1:-}" = --for-tests ]; then
   if [ -z "${CAPSTAN_TEST_KUBECONFIG:-}" ]; then node libs/testing/dist/cli.js binaries --other-minors >&2; fi
   node libs/testing/dist/cli.js upstream-binaries >&2
+  node libs/testing/dist/cli.js node-binaries >&2
 fi

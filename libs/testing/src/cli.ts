@@ -7,7 +7,11 @@ import {
   resolveKubeApiserverVersion,
   resolveKubeComponent,
   resolveNatsServer,
+  resolveNodeImageProgram,
 } from './binaries.js';
+import { dockerEngine } from './docker-daemon.js';
+import { type BuiltImage } from './images/docker-cli.js';
+import { buildServiceImages } from './images/service-images.js';
 import { startLocalEnvironment } from './local-environment.js';
 import { resolveUpstreamClusterApi } from './upstream-cluster-api.js';
 import { stopRecordedSimProcesses } from './local-services.js';
@@ -78,6 +82,34 @@ async function down(): Promise<void> {
   out('local environment stopped');
 }
 
+const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+
+/** `npm run images`: the base and the five service images, their sizes, and the layers over 50 MiB with their cause. */
+async function images(): Promise<void> {
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const engine = await dockerEngine({ log });
+  const started = Date.now();
+  const built = await buildServiceImages({ socketPath: engine.socketPath, log });
+  const rows: [BuiltImage, string][] = [
+    [built.base, built.base.rebuilt ? 'built' : 'unchanged'],
+    ...built.services.map((image): [BuiltImage, string] => [
+      image,
+      `${image.rebuilt ? 'built' : 'current'} (${(image.buildMs / 1000).toFixed(1)} s)`,
+    ]),
+  ];
+  const width = Math.max(...rows.map(([image]) => image.tag.length));
+  out(`${'IMAGE'.padEnd(width)}  ${'SIZE'.padStart(10)}  BUILD`);
+  const row = (image: BuiltImage, size: number, what: string) =>
+    out(`${image.tag.padEnd(width)}  ${mib(size).padStart(10)}  ${what}`);
+  for (const [image, build] of rows) row(image, image.size, build);
+  out('\nlayers over 50 MiB:');
+  for (const [image] of rows) {
+    for (const layer of image.largeLayers) row(image, layer.size, layer.instruction ?? layer.createdBy);
+  }
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  out(`\nall built in ${seconds} s; engine: DOCKER_HOST=unix://${engine.socketPath} (${engine.origin})`);
+}
+
 const command = process.argv[2];
 try {
   if (command === 'up') await up();
@@ -109,8 +141,21 @@ try {
     out(Object.entries(upstream.binaries).map(([name, path]) => `${name} ${path}`).join('\n'));
     out(`sources ${upstream.sourceDir}`);
   }
+  else if (command === 'images') await images();
+  else if (command === 'node-binaries') {
+    // The real node's programs (the deploy suite, `env:up --node`): built once from the pinned modules, like the rest.
+    const log = (line: string) => process.stderr.write(`${line}\n`);
+    out(
+      [
+        `kubelet ${resolveKubeComponent('kubelet', log)}`,
+        `kube-proxy ${resolveKubeComponent('kube-proxy', log)}`,
+        `pause ${resolveNodeImageProgram('pause', log).path}`,
+        `coredns ${resolveNodeImageProgram('coredns', log).path}`,
+      ].join('\n'),
+    );
+  }
   else {
-    process.stderr.write('usage: cli.js up|down|binaries [--other-minors]|upstream-binaries\n');
+    process.stderr.write('usage: cli.js up|down|binaries [--other-minors]|upstream-binaries|node-binaries|images\n');
     process.exitCode = 2;
   }
 } catch (error) {
