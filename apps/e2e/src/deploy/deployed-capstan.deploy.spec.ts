@@ -10,6 +10,7 @@ import {
   mountsUnder,
 } from '@capstan/testing';
 import { deployCapstan, type DeployedCapstan } from './deployed-capstan.js';
+import { PodMemorySampler } from './pod-memory.js';
 
 // Capstan as its users deploy it (docs/deploy.md): the service images built here from Debian's packages and the
 // workspace, a real node (kubelet, kube-proxy, containerd, CoreDNS) in the management environment, `capstan init`
@@ -20,6 +21,7 @@ const NS = 'capstan-system';
 const STEP_MS = 8 * 60_000;
 const figures: Record<string, string> = {};
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 
 interface PodList {
   items: {
@@ -39,16 +41,49 @@ interface PodList {
 describe('Capstan deployed as its users deploy it', () => {
   let deployed: DeployedCapstan;
   let stopped = false;
+  let memory: PodMemorySampler;
+  /** Which service each pod (by UID) belonged to, kept while pods come and go, for the memory figures. */
+  const serviceOfPod = new Map<string, string>();
+  let podWatch: NodeJS.Timeout | undefined;
   const log = (line: string) => process.stderr.write(`[deploy] ${line}\n`);
+
+  const recordPods = async () => {
+    const list = await deployed.kubectl(
+      'get',
+      'pods',
+      '-A',
+      '-o',
+      'jsonpath={range .items[*]}{.metadata.uid} {.metadata.labels.app\\.kubernetes\\.io/name}{.metadata.labels.k8s-app}{"\\n"}{end}',
+    );
+    for (const line of list.split('\n')) {
+      const [uid, service] = line.trim().split(' ');
+      if (uid && service) serviceOfPod.set(uid, service);
+    }
+  };
+  /** The highest working set of any pod of each service (`now`: at this moment; else the peak so far). */
+  const memoryByService = (now: boolean) => {
+    const bytes = new Map<string, number>();
+    const sample = now ? memory.now() : undefined;
+    for (const [uid, service] of serviceOfPod) {
+      const value = sample ? sample.get(uid) : memory.peak(uid);
+      if (value !== undefined) bytes.set(service, Math.max(value, bytes.get(service) ?? 0));
+    }
+    return bytes;
+  };
 
   beforeAll(async () => {
     deployed = await deployCapstan(log);
+    memory = new PodMemorySampler(1000);
+    await recordPods();
+    podWatch = setInterval(() => void recordPods().catch(() => undefined), 5000);
     figures['images built and saved'] = seconds(deployed.figures.imagesMs);
     figures['management cluster and real node up'] = seconds(deployed.figures.environmentMs);
     figures['capstan init until every service is Ready'] = seconds(deployed.figures.initMs);
   }, 20 * 60_000);
 
   afterAll(async () => {
+    clearInterval(podWatch);
+    memory?.stop();
     if (deployed && !stopped) await deployed.stop();
     log(`figures: ${JSON.stringify(figures)}`);
     const out = process.env['CAPSTAN_DEPLOY_FIGURES'];
@@ -190,6 +225,7 @@ describe('Capstan deployed as its users deploy it', () => {
     );
     expect(images).toContain(serviceImageTag('core'));
     expect(images).toContain(deployed.natsImage);
+    for (const [service, bytes] of memoryByService(true)) figures[`memory at idle: ${service}`] = mib(bytes);
   });
 
   it('reaches the conversion webhook through its Service: a v1beta1 object is stored and read back as v1beta2', async () => {
@@ -301,6 +337,28 @@ describe('Capstan deployed as its users deploy it', () => {
     }
   });
 
+  it('lets a drain evict one pod of a service at a time, and never the sim host (PodDisruptionBudgets)', async () => {
+    const evict = async (pod: string) => {
+      const body = join(deployed.environment.workDir, `evict-${pod}.json`);
+      writeFileSync(
+        body,
+        JSON.stringify({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: pod, namespace: NS } }),
+      );
+      return deployed
+        .kubectl('create', '--raw', `/api/v1/namespaces/${NS}/pods/${pod}/eviction`, '-f', body)
+        .then(() => 'evicted')
+        .catch((error: { stderr?: string }) => error.stderr ?? String(error));
+    };
+    const core = (await pods(serviceSelector('core'))).items.filter((p) => !p.metadata.deletionTimestamp);
+    expect(core.length).toBeGreaterThanOrEqual(2);
+    expect(await evict(core[0]!.metadata.name)).toBe('evicted');
+    // The first is gone and its replacement not yet Ready: a second eviction would take two at once.
+    expect(await evict(core[1]!.metadata.name)).toMatch(/disruption budget/i);
+    const host = (await pods(serviceSelector('machine-provider'))).items[0]!;
+    expect(await evict(host.metadata.name)).toMatch(/disruption budget/i);
+    await rolledOut('core', core.length);
+  });
+
   it('converges while pods of every service but the sim host are deleted at random during provisioning', async () => {
     const started = Date.now();
     await createCluster('chaos', 'chaos', 1);
@@ -365,6 +423,7 @@ describe('Capstan deployed as its users deploy it', () => {
       }),
     ]);
     figures['5 clusters deleted'] = seconds(Date.now() - started);
+    for (const [service, bytes] of memoryByService(false)) figures[`memory peak: ${service}`] = mib(bytes);
     const machines = await deployed.kubectl('get', 'machines.cluster.x-k8s.io', '-A', '-o', 'name');
     expect(machines.trim()).toBe('');
   });
