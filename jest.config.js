@@ -46,6 +46,7 @@ const SERIAL_TEST_FILES = [
   'apps/e2e/src/upstream/v1beta1-manifests.upstream.spec.ts',
   // The real node's suite: it needs the machine to itself (pods, images, five services and their clusters).
   'apps/e2e/src/deploy/deployed-capstan.deploy.spec.ts',
+  'apps/e2e/src/deploy/compose.deploy.spec.ts',
 ];
 
 const phase = process.env.CAPSTAN_JEST_PHASE;

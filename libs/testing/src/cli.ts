@@ -13,6 +13,7 @@ import { dockerEngine } from './docker-daemon.js';
 import { type BuiltImage } from './images/docker-cli.js';
 import { buildServiceImages } from './images/service-images.js';
 import { startLocalEnvironment } from './local-environment.js';
+import { runManagementCluster } from './management-cluster.js';
 import { resolveUpstreamClusterApi } from './upstream-cluster-api.js';
 import { stopRecordedSimProcesses } from './local-services.js';
 import { stopPid } from './processes.js';
@@ -110,6 +111,28 @@ async function images(): Promise<void> {
   out(`\nall built in ${seconds} s; engine: DOCKER_HOST=unix://${engine.socketPath} (${engine.origin})`);
 }
 
+/** The value after `--name` on the command line, or `fallback`. */
+function flag(name: string, fallback: string): string {
+  const at = process.argv.indexOf(`--${name}`);
+  return at > 0 && process.argv[at + 1] ? process.argv[at + 1]! : fallback;
+}
+
+/** docker-compose.yml's management cluster (the machine-provider image's entrypoint there): runs until SIGTERM. */
+async function managementCluster(): Promise<void> {
+  const environment = await runManagementCluster({
+    workDir: flag('work-dir', '/var/lib/capstan-management'),
+    port: Number(flag('port', '6443')),
+    serverName: flag('server-name', 'management'),
+    kubeconfigOut: flag('kubeconfig-out', '/kube/kubeconfig.yaml'),
+    log: (line) => process.stderr.write(`${line}\n`),
+  });
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', () => resolve());
+    process.once('SIGINT', () => resolve());
+  });
+  await environment.stop();
+}
+
 const command = process.argv[2];
 try {
   if (command === 'up') await up();
@@ -142,6 +165,7 @@ try {
     out(`sources ${upstream.sourceDir}`);
   }
   else if (command === 'images') await images();
+  else if (command === 'management-cluster') await managementCluster();
   else if (command === 'node-binaries') {
     // The real node's programs (the deploy suite, `env:up --node`): built once from the pinned modules, like the rest.
     const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -155,7 +179,7 @@ try {
     );
   }
   else {
-    process.stderr.write('usage: cli.js up|down|binaries [--other-minors]|upstream-binaries|node-binaries|images\n');
+    process.stderr.write('usage: cli.js up|down|binaries [--other-minors]|upstream-binaries|node-binaries|images|management-cluster\n');
     process.exitCode = 2;
   }
 } catch (error) {

@@ -133,10 +133,10 @@ export async function startContainerd(options: StartContainerdOptions): Promise<
 }
 
 /**
- * Stops the container shims a node's containerd started (they outlive containerd by design, and a killed run leaves
- * them): each names its containerd's socket on its command line, so only the shims of `socketPath` are stopped.
+ * The container shims a node's containerd started (they outlive containerd by design, and a killed run leaves them):
+ * each names its containerd's socket on its command line, so only the shims of `socketPath` are found.
  */
-export async function stopContainerShims(socketPath: string): Promise<void> {
+export function containerShimPids(socketPath: string): number[] {
   const pids: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -149,5 +149,10 @@ export async function stopContainerShims(socketPath: string): Promise<void> {
     if (commandLine.startsWith('/usr/bin/containerd-shim') && commandLine.includes(socketPath))
       pids.push(Number(entry));
   }
-  await Promise.all(pids.map((pid) => stopPid(pid, 2000)));
+  return pids;
+}
+
+/** Stops the container shims of `socketPath`'s containerd. */
+export async function stopContainerShims(socketPath: string): Promise<void> {
+  await Promise.all(containerShimPids(socketPath).map((pid) => stopPid(pid, 2000)));
 }

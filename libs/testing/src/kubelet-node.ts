@@ -15,7 +15,12 @@ import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, AppsV1Api } from '@kubernetes/client-node';
 import { ManifestApplier, type Manifest } from '@capstan/manifests';
 import { resolveKubeComponent } from './binaries.js';
-import { startContainerd, stopContainerShims, type Containerd } from './containerd-runtime.js';
+import {
+  containerShimPids,
+  startContainerd,
+  stopContainerShims,
+  type Containerd,
+} from './containerd-runtime.js';
 import { TestEnvironmentError } from './errors.js';
 import { renderKubeconfig } from './kubeconfig.js';
 import { clusterDnsManifests } from './node-dns.js';
@@ -88,7 +93,7 @@ function recordNodeDir(dir: string): void {
 function reapNode(dir: string): void {
   killNodeCgroup();
   if (dir) {
-    for (const pid of shimPids(join(dir, 'containerd', 'containerd.sock'))) {
+    for (const pid of containerShimPids(join(dir, 'containerd', 'containerd.sock'))) {
       try {
         process.kill(pid, 'SIGKILL');
       } catch {
@@ -126,20 +131,6 @@ function removeContainerLogLinks(dir: string): void {
       /* not a link, or gone */
     }
   }
-}
-
-function shimPids(socketPath: string): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-    try {
-      const commandLine = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (commandLine.startsWith('/usr/bin/containerd-shim') && commandLine.includes(socketPath))
-        pids.push(Number(entry));
-    } catch {
-      /* gone */
-    }
-  }
-  return pids;
 }
 
 /** The node cgroup's folder in each hierarchy (cgroup v1: one per controller; v2: one). */

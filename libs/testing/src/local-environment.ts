@@ -9,6 +9,7 @@ import {
   type ControlPlaneBinaries,
   resolveKubeComponent,
 } from './binaries.js';
+import { createCertificateAuthority, issueServerCertificate } from '@capstan/pki';
 import { TestEnvironmentError } from './errors.js';
 import {
   acquireNodeLock,
@@ -48,6 +49,14 @@ export interface LocalEnvironmentOptions {
     /** `docker save` archives the node imports before any pod starts: its system images and the images under test. */
     imageArchives: string[];
   };
+  /**
+   * The API server on a fixed port of every address, with a serving certificate for `serverNames` (a container's
+   * name in a compose network) besides localhost and the kubernetes Service's names: the management cluster of
+   * docker-compose.yml. Unset: a free port on the loopback (or the node IP), the API server's own certificate.
+   */
+  apiServer?: { port: number; serverNames: string[] };
+  /** Start nats-server too (default); off where the event bus runs elsewhere (docker-compose.yml). */
+  nats?: boolean;
 }
 
 export interface LocalEnvironment {
@@ -68,6 +77,7 @@ export interface LocalEnvironment {
   etcdUrl: string;
   /** The management kube-apiserver's own etcd (tests that compact or inspect it; never for workload clusters). */
   managementEtcdUrl: string;
+  /** Empty with `nats: false`. */
   natsUrl: string;
   binaries: ControlPlaneBinaries;
   processes: { name: string; pid: number; logFile: string }[];
@@ -90,7 +100,7 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions = {
   reapOrphans();
   const binaries = resolveControlPlaneBinaries(log);
   const controllerManager = resolveKubeComponent('kube-controller-manager', log);
-  const natsServer = resolveNatsServer();
+  const natsServer = options.nats === false ? undefined : resolveNatsServer();
   const workDir = options.workDir ?? mkdtempSync(join(tmpdir(), 'capstan-env-'));
   mkdirSync(workDir, { recursive: true });
   const simStateDir = join(workDir, 'sim');
@@ -124,9 +134,11 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions = {
     );
     if (options.node) createNodeNetwork();
     const nodeCredentials = options.node ? nodeComponentTokens() : [];
-    const api = await withPortRetry('kube-apiserver', (port) =>
-      startApiServer(binaries.kubeApiserver, workDir, port, managementEtcdUrl!, options, track, nodeCredentials),
-    );
+    const startApi = (port: number) =>
+      startApiServer(binaries.kubeApiserver, workDir, port, managementEtcdUrl!, options, track, nodeCredentials);
+    const api = options.apiServer
+      ? await startApi(options.apiServer.port)
+      : await withPortRetry('kube-apiserver', startApi);
     const kubeconfigPath = join(workDir, 'kubeconfig');
     writeFileSync(kubeconfigPath, api.kubeconfig, { mode: 0o600 });
     await withPortRetry('kube-controller-manager', (port) =>
@@ -146,7 +158,9 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions = {
         track,
       });
     }
-    const natsUrl = await withPortRetry('nats-server', (port) => startNats(natsServer, workDir, port, options, track));
+    const natsUrl = natsServer
+      ? await withPortRetry('nats-server', (port) => startNats(natsServer, workDir, port, options, track))
+      : '';
     return {
       workDir,
       simStateDir,
@@ -259,7 +273,8 @@ async function startApiServer(
   writeFileSync(join(certDir, 'tokens.csv'), `${tokenLines.join('\n')}\n`, { mode: 0o600 });
   // With a node, the API server listens on the node IP (pods reach it there through the `kubernetes` Service, whose
   // endpoint is the advertised address), admits service accounts (pods get bound tokens) and authorizes kubelets.
-  const address = options.node ? NODE_NETWORK.nodeIp : '127.0.0.1';
+  const address = options.node ? NODE_NETWORK.nodeIp : options.apiServer ? '0.0.0.0' : '127.0.0.1';
+  const serving = options.apiServer ? await writeServingCertificate(certDir, options.apiServer.serverNames) : undefined;
   const nodeArgs = options.node
     ? ['--authorization-mode=Node,RBAC', '--enable-admission-plugins=NodeRestriction']
     : ['--authorization-mode=RBAC', '--disable-admission-plugins=ServiceAccount'];
@@ -279,9 +294,11 @@ async function startApiServer(
         `--etcd-servers=${etcdUrl}`,
         `--etcd-prefix=/capstan-test`,
         `--bind-address=${address}`,
-        `--advertise-address=${address}`,
+        // On every address, the API server advertises its first non-loopback one (the `kubernetes` Service).
+        ...(address === '0.0.0.0' ? [] : [`--advertise-address=${address}`]),
         `--secure-port=${port}`,
         `--cert-dir=${certDir}`,
+        ...(serving ? [`--tls-cert-file=${serving.certPath}`, `--tls-private-key-file=${serving.keyPath}`] : []),
         `--token-auth-file=${join(certDir, 'tokens.csv')}`,
         ...nodeArgs,
         `--service-account-key-file=${join(certDir, 'sa.pub')}`,
@@ -299,8 +316,8 @@ async function startApiServer(
       detached: options.detached,
     }),
   );
-  const url = `https://${address}:${port}`;
-  let ca: string | undefined;
+  const url = `https://${address === '0.0.0.0' ? '127.0.0.1' : address}:${port}`;
+  let ca: string | undefined = serving?.caPem;
   await waitUntilReady(
     proc,
     'kube-apiserver',
@@ -328,6 +345,27 @@ async function startApiServer(
     webhookClientCaPath: webhookClient.caPath,
     ...(auditLogPath ? { auditLogPath } : {}),
   };
+}
+
+/**
+ * A serving certificate for the API server from a CA of its own: `serverNames`, localhost, the kubernetes Service's
+ * names and addresses. Returns the files and the CA a kubeconfig trusts.
+ */
+async function writeServingCertificate(
+  certDir: string,
+  serverNames: string[],
+): Promise<{ certPath: string; keyPath: string; caPem: string }> {
+  const ca = await createCertificateAuthority({ commonName: 'capstan-management-ca' });
+  const serving = await issueServerCertificate(ca, {
+    commonName: 'kube-apiserver',
+    dnsNames: [...serverNames, 'localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
+    ipAddresses: ['127.0.0.1', '10.96.0.1'],
+  });
+  const certPath = join(certDir, 'serving.crt');
+  const keyPath = join(certDir, 'serving.key');
+  writeFileSync(certPath, `${serving.certPem}${ca.certPem}`);
+  writeFileSync(keyPath, serving.keyPem, { mode: 0o600 });
+  return { certPath, keyPath, caPem: ca.certPem };
 }
 
 /** One event per request, when it has finished (watches too), without bodies. */

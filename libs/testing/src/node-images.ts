@@ -48,11 +48,14 @@ export async function buildNatsImage(socketPath: string, log?: (line: string) =>
   const context = mkdtempSync(join(parent, 'nats-'));
   try {
     copyFileSync(binary, join(context, 'nats-server'));
+    mkdirSync(join(context, 'data'));
     writeFileSync(
       join(context, 'Dockerfile'),
       [
         `FROM ${LOCAL_BASE_IMAGE}`,
         'COPY nats-server /usr/local/bin/nats-server',
+        // A store folder its user owns: a new compose volume mounted there takes the owner from the image.
+        'COPY --chown=1000:1000 data /data',
         // deploy/'s StatefulSet runs it as 1000 with its data on a volume; the root stays read-only.
         'USER 1000:1000',
         'ENTRYPOINT ["/usr/local/bin/nats-server"]',

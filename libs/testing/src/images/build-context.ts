@@ -109,11 +109,21 @@ export interface BuildContext {
   goBinaries: StagedGoBinary[];
 }
 
+/** deploy/'s kustomization and manifests (YAML), relative to the root; not the image build files under deploy/images. */
+function deployManifests(root: string, dir = 'deploy'): string[] {
+  return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) return path === 'deploy/images' ? [] : deployManifests(root, path);
+    return entry.name.endsWith('.yaml') ? [path] : [];
+  });
+}
+
 /**
  * Stages the services' build context (the root Dockerfile's), one tar per layer, each unpacking under /app:
  * - node_modules.tar: the production node_modules (`npm ci --omit=dev`), types, maps and docs pruned;
  * - workspace.tar: package.json, tools/<module>/go.mod (repoRoot() and the pinned versions are read from them), each
- *   library's package.json and dist/, and apps/node-agent;
+ *   library's package.json and dist/, apps/node-agent, and deploy/'s manifests (docker-compose.yml's management cluster
+ *   installs the CRDs from them);
  * - apps/<app>.tar: the service's package.json and dist/;
  * - go-cache/<name>.tar: for the machine provider, the sim's Go binaries in the binary cache's layout.
  * dist/ means the .js of current sources, without specs, benchmarks, source maps or src/. `node scripts/build.mjs` must
@@ -138,9 +148,11 @@ export function stageBuildContext(options: BuildContextOptions = {}): BuildConte
   for (const module of readdirSync(join(root, 'tools'))) {
     if (existsSync(join(root, 'tools', module, 'go.mod'))) files.push(`tools/${module}/go.mod`);
   }
+  files.push(...deployManifests(root));
   for (const file of files) copy(root, join(tree, 'app'), file);
   tar(join(dir, CONTEXT_TARS.workspace), tree, [
     'app/package.json',
+    'app/deploy',
     'app/tools',
     'app/libs',
     ...SHARED_APPS.map((app) => `app/apps/${app}`),
