@@ -10,7 +10,7 @@ import {
   mountsUnder,
 } from '@capstan/testing';
 import { deployCapstan, type DeployedCapstan } from './deployed-capstan.js';
-import { PodMemorySampler } from './pod-memory.js';
+import { memoryByService, PodMemorySampler, PodServices } from './pod-memory.js';
 
 // Capstan as its users deploy it (docs/deploy.md): the service images built here from Debian's packages and the
 // workspace, a real node (kubelet, kube-proxy, containerd, CoreDNS) in the management environment, `capstan init`
@@ -42,47 +42,22 @@ describe('Capstan deployed as its users deploy it', () => {
   let deployed: DeployedCapstan;
   let stopped = false;
   let memory: PodMemorySampler;
-  /** Which service each pod (by UID) belonged to, kept while pods come and go, for the memory figures. */
-  const serviceOfPod = new Map<string, string>();
-  let podWatch: NodeJS.Timeout | undefined;
+  let podServices: PodServices;
   const log = (line: string) => process.stderr.write(`[deploy] ${line}\n`);
-
-  const recordPods = async () => {
-    const list = await deployed.kubectl(
-      'get',
-      'pods',
-      '-A',
-      '-o',
-      'jsonpath={range .items[*]}{.metadata.uid} {.metadata.labels.app\\.kubernetes\\.io/name}{.metadata.labels.k8s-app}{"\\n"}{end}',
-    );
-    for (const line of list.split('\n')) {
-      const [uid, service] = line.trim().split(' ');
-      if (uid && service) serviceOfPod.set(uid, service);
-    }
-  };
-  /** The highest working set of any pod of each service (`now`: at this moment; else the peak so far). */
-  const memoryByService = (now: boolean) => {
-    const bytes = new Map<string, number>();
-    const sample = now ? memory.now() : undefined;
-    for (const [uid, service] of serviceOfPod) {
-      const value = sample ? sample.get(uid) : memory.peak(uid);
-      if (value !== undefined) bytes.set(service, Math.max(value, bytes.get(service) ?? 0));
-    }
-    return bytes;
-  };
 
   beforeAll(async () => {
     deployed = await deployCapstan(log);
     memory = new PodMemorySampler(1000);
-    await recordPods();
-    podWatch = setInterval(() => void recordPods().catch(() => undefined), 5000);
+    podServices = new PodServices((...args) => deployed.kubectl(...args));
+    await podServices.refresh();
+    podServices.start();
     figures['images built and saved'] = seconds(deployed.figures.imagesMs);
     figures['management cluster and real node up'] = seconds(deployed.figures.environmentMs);
     figures['capstan init until every service is Ready'] = seconds(deployed.figures.initMs);
   }, 20 * 60_000);
 
   afterAll(async () => {
-    clearInterval(podWatch);
+    podServices?.stop();
     memory?.stop();
     if (deployed && !stopped) await deployed.stop();
     log(`figures: ${JSON.stringify(figures)}`);
@@ -225,7 +200,8 @@ describe('Capstan deployed as its users deploy it', () => {
     );
     expect(images).toContain(serviceImageTag('core'));
     expect(images).toContain(deployed.natsImage);
-    for (const [service, bytes] of memoryByService(true)) figures[`memory at idle: ${service}`] = mib(bytes);
+    for (const [service, bytes] of memoryByService(memory, podServices, true))
+      figures[`memory at idle: ${service}`] = mib(bytes);
   });
 
   it('reaches the conversion webhook through its Service: a v1beta1 object is stored and read back as v1beta2', async () => {
@@ -423,7 +399,8 @@ describe('Capstan deployed as its users deploy it', () => {
       }),
     ]);
     figures['5 clusters deleted'] = seconds(Date.now() - started);
-    for (const [service, bytes] of memoryByService(false)) figures[`memory peak: ${service}`] = mib(bytes);
+    for (const [service, bytes] of memoryByService(memory, podServices, false))
+      figures[`memory peak: ${service}`] = mib(bytes);
     const machines = await deployed.kubectl('get', 'machines.cluster.x-k8s.io', '-A', '-o', 'name');
     expect(machines.trim()).toBe('');
   });

@@ -70,3 +70,45 @@ export class PodMemorySampler {
     clearInterval(this.timer);
   }
 }
+
+/** Which service each pod (by UID) belongs to, refreshed while pods come and go, so a deleted pod's peak still counts. */
+export class PodServices {
+  readonly byUid = new Map<string, string>();
+  private timer: NodeJS.Timeout | undefined;
+
+  /** `kubectl` runs kubectl against the management cluster and resolves with its stdout. */
+  constructor(private readonly kubectl: (...args: string[]) => Promise<string>) {}
+
+  async refresh(): Promise<void> {
+    const template =
+      '{range .items[*]}{.metadata.uid} {.metadata.labels.app\\.kubernetes\\.io/name}{.metadata.labels.k8s-app}{"\\n"}{end}';
+    for (const line of (await this.kubectl('get', 'pods', '-A', '-o', `jsonpath=${template}`)).split('\n')) {
+      const [uid, service] = line.trim().split(' ');
+      if (uid && service) this.byUid.set(uid, service);
+    }
+  }
+
+  start(intervalMs = 5000): void {
+    this.timer = setInterval(() => void this.refresh().catch(() => undefined), intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
+
+/** The highest working set of any pod of each service: at this moment (`now`), else the peak so far. */
+export function memoryByService(
+  sampler: PodMemorySampler,
+  pods: PodServices,
+  now: boolean,
+): Map<string, number> {
+  const bytes = new Map<string, number>();
+  const sample = now ? sampler.now() : undefined;
+  for (const [uid, service] of pods.byUid) {
+    const value = sample ? sample.get(uid) : sampler.peak(uid);
+    if (value !== undefined) bytes.set(service, Math.max(value, bytes.get(service) ?? 0));
+  }
+  return bytes;
+}
