@@ -37,15 +37,17 @@ if ! command -v cloud-init >/dev/null 2>&1 || ! command -v shellcheck >/dev/null
   fi
 fi
 
-# The deploy suite's real node and images (npm test): Debian's containerd, runc, CNI plugins and Docker engine.
+# The deploy suites' real node, images and compose file (npm test): Debian's containerd, runc, CNI plugins, Docker
+# engine and Compose.
 if [ "${1:-}" = --for-tests ] && { ! command -v containerd >/dev/null 2>&1 || ! command -v runc >/dev/null 2>&1 \
-  || [ ! -x /usr/lib/cni/bridge ] || ! command -v dockerd >/dev/null 2>&1 || ! command -v iptables >/dev/null 2>&1; }; then
+  || [ ! -x /usr/lib/cni/bridge ] || ! command -v dockerd >/dev/null 2>&1 || ! command -v iptables >/dev/null 2>&1 \
+  || ! command -v docker-compose >/dev/null 2>&1; }; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "setup: installing containerd, runc, containernetworking-plugins, docker.io, iptables (Debian packages)" >&2
+    echo "setup: installing containerd, runc, containernetworking-plugins, docker.io, docker-compose, iptables (Debian packages)" >&2
     apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq containerd runc \
-      containernetworking-plugins docker.io iptables iproute2 >&2
+      containernetworking-plugins docker.io docker-compose iptables iproute2 >&2
   else
-    echo "setup: the deploy suite needs root and Debian's containerd, runc, containernetworking-plugins and docker.io." >&2
+    echo "setup: the deploy suites need root and Debian's containerd, runc, containernetworking-plugins, docker.io and docker-compose." >&2
     exit 1
   fi
 fi

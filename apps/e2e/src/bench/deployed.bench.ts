@@ -5,6 +5,8 @@
 // pod's working set at idle and its peak (from its memory cgroup, sampled every second), restarts and OOM kills: the
 // figures deploy/'s memory limits come from (docs/deploy.md).
 import 'reflect-metadata';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { createKubeClient } from '@capstan/kube';
@@ -32,11 +34,28 @@ const mib = (bytes: number | undefined) =>
 
 interface PodStatus {
   items: {
-    metadata: { labels?: Record<string, string> };
+    metadata: { name: string; namespace: string; uid: string; labels?: Record<string, string> };
     status: {
-      containerStatuses?: { restartCount: number; lastState?: { terminated?: { reason?: string } } }[];
+      containerStatuses?: {
+        name: string;
+        restartCount: number;
+        lastState?: { terminated?: { reason?: string; exitCode?: number; finishedAt?: string } };
+      }[];
     };
   }[];
+}
+
+/** The last lines a container wrote before it was restarted (its first log under the node's pod log folder). */
+function previousLog(
+  podLogsDir: string,
+  namespace: string,
+  pod: string,
+  uid: string,
+  container: string,
+): string {
+  const path = join(podLogsDir, `${namespace}_${pod}_${uid}`, container, '0.log');
+  if (!existsSync(path)) return '(no log kept)';
+  return readFileSync(path, 'utf8').trimEnd().split('\n').slice(-6).join('\n');
 }
 
 const setInterruptStop = stopOnInterrupt();
@@ -118,6 +137,14 @@ try {
     for (const c of pod.status.containerStatuses ?? []) {
       entry.restarts += c.restartCount;
       if (c.lastState?.terminated?.reason === 'OOMKilled') entry.oomKilled += 1;
+      if (c.restartCount > 0) {
+        const last = c.lastState?.terminated;
+        log(
+          `${pod.metadata.name} restarted ${c.restartCount}x; last: ${last?.reason ?? '?'} (exit ${last?.exitCode ?? '?'}) at ${last?.finishedAt ?? '?'}`,
+        );
+        const podLogs = join(deployed.environment.workDir, 'node', 'kubelet', 'pod-logs');
+        log(previousLog(podLogs, pod.metadata.namespace, pod.metadata.name, pod.metadata.uid, c.name));
+      }
     }
     restarts.set(service, entry);
   }
