@@ -10,14 +10,16 @@ import {
   resolveNodeImageProgram,
 } from './binaries.js';
 import { dockerEngine } from './docker-daemon.js';
-import { type BuiltImage } from './images/docker-cli.js';
+import { saveImages, type BuiltImage } from './images/docker-cli.js';
 import { buildServiceImages } from './images/service-images.js';
 import { startLocalEnvironment } from './local-environment.js';
+import { stopDetachedNode } from './kubelet-node.js';
 import { runManagementCluster } from './management-cluster.js';
+import { buildNatsImage, buildNodeSystemImages } from './node-images.js';
 import { resolveUpstreamClusterApi } from './upstream-cluster-api.js';
 import { stopRecordedSimProcesses } from './local-services.js';
 import { stopPid } from './processes.js';
-import { repoRoot } from './repo.js';
+import { cacheRoot, repoRoot } from './repo.js';
 
 interface EnvFile {
   kubeconfig: string;
@@ -29,6 +31,8 @@ interface EnvFile {
   simStateDir?: string;
   /** The CA of the API server's admission webhook client certificate (the core's --webhook-client-ca-file). */
   webhookClientCaPath?: string;
+  /** With `env:up -- --node`: the real node's folder, for env:down to take the node down with. */
+  nodeDir?: string;
   pids: Record<string, number>;
 }
 
@@ -43,10 +47,15 @@ async function up(): Promise<void> {
     return;
   }
   mkdirSync(stateDir, { recursive: true });
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  // --node: a real node too (docs/deploy.md), with the images `capstan init` needs: deploy/ runs as pods.
+  const withNode = process.argv.includes('--node');
+  const nodeImages = withNode ? await nodeImageArchive(log) : undefined;
   const env = await startLocalEnvironment({
     detached: true,
     workDir: join(stateDir, 'env'),
-    log: (line) => process.stderr.write(`${line}\n`),
+    log,
+    ...(nodeImages ? { node: { imageArchives: [nodeImages.archive] } } : {}),
   });
   const state: EnvFile = {
     kubeconfig: env.kubeconfigPath,
@@ -56,6 +65,7 @@ async function up(): Promise<void> {
     workDir: env.workDir,
     simStateDir: env.simStateDir,
     webhookClientCaPath: env.webhookClientCaPath,
+    ...(env.node ? { nodeDir: join(env.workDir, 'node') } : {}),
     pids: Object.fromEntries(env.processes.map((p) => [p.name, p.pid])),
   };
   writeFileSync(envFile, JSON.stringify(state, null, 2));
@@ -65,7 +75,12 @@ async function up(): Promise<void> {
   out(`state          ${envFile}`);
   // The sim's workload API servers go into this environment's etcd and state dir, so env:down stops them too.
   out(`export KUBECONFIG=${env.kubeconfigPath} CAPSTAN_SIM_STATE_DIR=${env.simStateDir} CAPSTAN_SIM_ETCD_URL=${env.etcdUrl}`);
-  out(`then: node apps/cli/bin/capstan.js init --local --nats-url ${env.natsUrl}`);
+  if (nodeImages) {
+    out(`node           ${env.node!.name} ${env.node!.ip} (kubelet, kube-proxy, containerd, CoreDNS)`);
+    out(`then: node apps/cli/bin/capstan.js init --image nats=${nodeImages.natsImage}   (deploy/ as pods)`);
+  } else {
+    out(`then: node apps/cli/bin/capstan.js init --local --nats-url ${env.natsUrl}`);
+  }
   out(`stop with: npm run env:down`);
 }
 
@@ -78,9 +93,24 @@ async function down(): Promise<void> {
   const simProcesses = await stopRecordedSimProcesses(state.simStateDir ?? join(state.workDir, 'sim'));
   if (simProcesses.length > 0) out(`stopped ${simProcesses.length} sim processes (workload API servers, node agents)`);
   await Promise.all(Object.values(state.pids).map((pid) => stopPid(pid)));
+  if (state.nodeDir) stopDetachedNode(state.nodeDir);
   rmSync(state.workDir, { recursive: true, force: true });
   rmSync(envFile, { force: true });
   out('local environment stopped');
+}
+
+/** The images a real node imports: its own (pause, CoreDNS), deploy/'s NATS and the five services, in one archive. */
+async function nodeImageArchive(log: (line: string) => void): Promise<{ archive: string; natsImage: string }> {
+  const engine = await dockerEngine({ log });
+  const services = await buildServiceImages({ socketPath: engine.socketPath, log });
+  const system = await buildNodeSystemImages(engine.socketPath, log);
+  const nats = await buildNatsImage(engine.socketPath, log);
+  const dir = join(cacheRoot(), 'images');
+  mkdirSync(dir, { recursive: true });
+  const archive = join(dir, 'env-node-images.tar');
+  const tags = [...system, nats, ...services.services].map((image) => image.tag);
+  await saveImages({ socketPath: engine.socketPath, tags, path: archive });
+  return { archive, natsImage: nats.tag };
 }
 
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;

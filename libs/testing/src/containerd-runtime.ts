@@ -28,6 +28,8 @@ export interface StartContainerdOptions {
   /** The node's folder: containerd's root, state, socket and the CNI configuration go under it. */
   dir: string;
   track: (process: ManagedProcess) => ManagedProcess;
+  /** It outlives this process (`npm run env:up -- --node`). */
+  detached?: boolean;
 }
 
 function containerdBinary(name: 'containerd' | 'ctr'): string {
@@ -35,7 +37,7 @@ function containerdBinary(name: 'containerd' | 'ctr'): string {
   if (!found) {
     throw new TestEnvironmentError(
       `${name} was not found. The real node needs Debian's containerd, runc and containernetworking-plugins ` +
-        '(`npm run setup` installs them as root: apt-get install containerd runc containernetworking-plugins).',
+        '(`bash scripts/setup.sh --for-tests` installs them as root, with the Docker engine: apt-get install containerd runc containernetworking-plugins docker.io).',
       { binary: name },
     );
   }
@@ -95,6 +97,7 @@ export async function startContainerd(options: StartContainerdOptions): Promise<
       command: containerd,
       args: ['--config', configPath, '--log-level', 'warn'],
       logFile: join(dir, 'containerd.log'),
+      detached: options.detached,
     }),
   );
   const run = (args: string[]) =>

@@ -65,7 +65,8 @@ function lockPath(): string {
 
 /**
  * One real node per host (its addresses and names are fixed). A lock left by a run that was killed is taken over after
- * its leftovers (pods, mounts, network) are cleaned up; a live holder is an error naming it.
+ * its leftovers (pods, mounts, network) are cleaned up; a live holder is an error naming it. The holder is the process
+ * that started the node, or the node's kubelet for a node that outlives it (`npm run env:up -- --node`).
  */
 export function acquireNodeLock(): { release(): void } {
   const path = lockPath();
@@ -85,12 +86,30 @@ export function acquireNodeLock(): { release(): void } {
   };
 }
 
-function recordNodeDir(dir: string): void {
-  writeFileSync(lockPath(), JSON.stringify({ pid: process.pid, dir }));
+function recordNodeOwner(dir: string, pid = process.pid): void {
+  writeFileSync(lockPath(), JSON.stringify({ pid, dir }));
 }
 
-/** What a killed run left: every process in the node's cgroup, its shims, mounts under its folder, its network. */
+/**
+ * Stops a node that outlived the process that started it (`npm run env:down`), after its recorded processes: as for a
+ * killed run, then the lock is freed.
+ */
+export function stopDetachedNode(dir: string): void {
+  reapNode(dir);
+  rmSync(lockPath(), { force: true });
+}
+
+/**
+ * What a killed run left: kube-proxy's rules, every process in the node's cgroup, its shims, mounts under its folder,
+ * its network.
+ */
 function reapNode(dir: string): void {
+  try {
+    // Bounded: a kube-proxy that cannot clean up within 30 s leaves rules that the next node's kube-proxy replaces.
+    execFileSync(resolveKubeComponent('kube-proxy'), ['--cleanup'], { stdio: 'ignore', timeout: 30_000 });
+  } catch {
+    /* not built, or nothing to clean */
+  }
   killNodeCgroup();
   if (dir) {
     for (const pid of containerShimPids(join(dir, 'containerd', 'containerd.sock'))) {
@@ -206,6 +225,8 @@ export interface StartKubeletNodeOptions {
   imageArchives: string[];
   log: (line: string) => void;
   track: (process: ManagedProcess) => ManagedProcess;
+  /** The node outlives this process (`npm run env:up -- --node`): its kubelet then holds the node lock. */
+  detached?: boolean;
 }
 
 function kubeconfigFor(options: StartKubeletNodeOptions, component: NodeComponentToken['component']): string {
@@ -228,7 +249,7 @@ function kubeconfigFor(options: StartKubeletNodeOptions, component: NodeComponen
 export async function startKubeletNode(options: StartKubeletNodeOptions): Promise<KubeletNode> {
   const { dir, log } = options;
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  recordNodeDir(dir);
+  recordNodeOwner(dir);
   createNodeCgroup();
   const processes: ManagedProcess[] = [];
   const track = (p: ManagedProcess) => {
@@ -236,7 +257,7 @@ export async function startKubeletNode(options: StartKubeletNodeOptions): Promis
     return options.track(p);
   };
   log('starting containerd for the real node');
-  const containerd = await startContainerd({ dir: join(dir, 'containerd'), track });
+  const containerd = await startContainerd({ dir: join(dir, 'containerd'), track, detached: options.detached });
   for (const archive of options.imageArchives) await containerd.importImages(archive);
 
   const kubeletDir = join(dir, 'kubelet');
@@ -269,8 +290,10 @@ export async function startKubeletNode(options: StartKubeletNodeOptions): Promis
         '--v=1',
       ],
       logFile: join(dir, 'kubelet.log'),
+      detached: options.detached,
     }),
   );
+  if (options.detached) recordNodeOwner(dir, kubelet.pid);
 
   const proxyDir = join(dir, 'kube-proxy');
   mkdirSync(proxyDir, { recursive: true });
@@ -289,6 +312,7 @@ export async function startKubeletNode(options: StartKubeletNodeOptions): Promis
       command: kubeProxy,
       args: [`--config=${proxyConfig}`, '--v=1'],
       logFile: join(dir, 'kube-proxy.log'),
+      detached: options.detached,
     }),
   );
 

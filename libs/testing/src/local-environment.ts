@@ -156,6 +156,7 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions = {
         imageArchives: options.node.imageArchives,
         log,
         track,
+        detached: options.detached,
       });
     }
     const natsUrl = natsServer

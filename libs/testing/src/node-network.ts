@@ -53,9 +53,30 @@ export function createNodeNetwork(): void {
 /** Removes the node interface, the pod bridge and every pod network namespace containerd's CNI calls left. */
 export function removeNodeNetwork(): void {
   removePodNetworkNamespaces();
+  removePodLinks();
   // Deleting one end of the veth pair deletes the other.
   for (const link of [NODE_NETWORK.bridge, NODE_NETWORK.nodeLink]) {
     if (linkExists(link)) ip(['link', 'del', link]);
+  }
+}
+
+/**
+ * The host ends of the pods' veth pairs, on the bridge. A pod whose namespace went with its processes takes its pair
+ * along only when the kernel gets round to freeing the namespace, which can be minutes after a teardown; deleting the
+ * host end deletes the pair at once.
+ */
+function removePodLinks(): void {
+  if (!linkExists(NODE_NETWORK.bridge)) return;
+  const links = ip(['-o', 'link', 'show', 'master', NODE_NETWORK.bridge])
+    .split('\n')
+    .map((line) => /^\d+:\s+([^@:\s]+)/.exec(line)?.[1])
+    .filter((name): name is string => name !== undefined);
+  for (const link of links) {
+    try {
+      ip(['link', 'del', link]);
+    } catch {
+      /* gone with its namespace meanwhile */
+    }
   }
 }
 
