@@ -146,7 +146,10 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions = {
     );
     if (options.node) {
       const scheduler = resolveKubeComponent('kube-scheduler', log);
-      await withPortRetry('kube-scheduler', (port) => startScheduler(scheduler, workDir, port, kubeconfigPath, options, track));
+      // The scheduler, for the node's pods.
+      await withPortRetry('kube-scheduler', (port) =>
+        startKubeComponent('kube-scheduler', scheduler, workDir, port, kubeconfigPath, options, track, []),
+      );
       node = await startKubeletNode({
         dir: nodeWorkDir(workDir),
         apiServerUrl: api.url,
@@ -418,45 +421,30 @@ async function startControllerManager(
       ]
     : [`--controllers=${MANAGEMENT_CONTROLLERS.join(',')}`];
   mkdirSync(certDir, { recursive: true });
-  const proc = track(
-    startProcess({
-      name: 'kube-controller-manager',
-      command: binary,
-      args: [
-        `--kubeconfig=${kubeconfigPath}`,
-        `--authentication-kubeconfig=${kubeconfigPath}`,
-        `--authorization-kubeconfig=${kubeconfigPath}`,
-        ...controllerArgs,
-        '--leader-elect=false',
-        '--bind-address=127.0.0.1',
-        `--secure-port=${port}`,
-        `--cert-dir=${certDir}`,
-        '--profiling=false',
-        '--v=0',
-      ],
-      logFile: join(workDir, `kube-controller-manager-${port}.log`),
-      detached: options.detached,
-    }),
-  );
-  // /healthz is served without credentials (always-allowed path) once its controllers started.
-  await waitUntilReady(proc, 'kube-controller-manager', async () => (await httpsGet(`https://127.0.0.1:${port}/healthz`)) === 200, 60_000);
-  if (/address already in use/i.test(readFileSync(proc.logFile, 'utf8'))) {
-    throw new TestEnvironmentError('kube-controller-manager: address already in use');
-  }
+  await startKubeComponent('kube-controller-manager', binary, workDir, port, kubeconfigPath, options, track, [
+    ...controllerArgs,
+    `--cert-dir=${certDir}`,
+    '--profiling=false',
+  ]);
 }
 
-/** kube-scheduler, for the node's pods. */
-async function startScheduler(
+/**
+ * A controller manager or scheduler against the API server (its kubeconfig for everything), serving /healthz on the
+ * loopback only; resolves once /healthz answers (served without credentials once its controllers started).
+ */
+async function startKubeComponent(
+  name: 'kube-controller-manager' | 'kube-scheduler',
   binary: string,
   workDir: string,
   port: number,
   kubeconfigPath: string,
   options: LocalEnvironmentOptions,
   track: (p: ManagedProcess) => ManagedProcess,
+  args: string[],
 ): Promise<void> {
   const proc = track(
     startProcess({
-      name: 'kube-scheduler',
+      name,
       command: binary,
       args: [
         `--kubeconfig=${kubeconfigPath}`,
@@ -466,14 +454,15 @@ async function startScheduler(
         '--bind-address=127.0.0.1',
         `--secure-port=${port}`,
         '--v=0',
+        ...args,
       ],
-      logFile: join(workDir, `kube-scheduler-${port}.log`),
+      logFile: join(workDir, `${name}-${port}.log`),
       detached: options.detached,
     }),
   );
-  await waitUntilReady(proc, 'kube-scheduler', async () => (await httpsGet(`https://127.0.0.1:${port}/healthz`)) === 200, 60_000);
+  await waitUntilReady(proc, name, async () => (await httpsGet(`https://127.0.0.1:${port}/healthz`)) === 200, 60_000);
   if (/address already in use/i.test(readFileSync(proc.logFile, 'utf8'))) {
-    throw new TestEnvironmentError('kube-scheduler: address already in use');
+    throw new TestEnvironmentError(`${name}: address already in use`);
   }
 }
 
