@@ -10,16 +10,16 @@ import {
   resolveNodeImageProgram,
 } from './binaries.js';
 import { dockerEngine } from './docker-daemon.js';
-import { saveImages, type BuiltImage } from './images/docker-cli.js';
+import { type BuiltImage } from './images/docker-cli.js';
 import { buildServiceImages } from './images/service-images.js';
 import { startLocalEnvironment } from './local-environment.js';
 import { stopDetachedNode } from './kubelet-node.js';
 import { runManagementCluster } from './management-cluster.js';
-import { buildNatsImage, buildNodeSystemImages } from './node-images.js';
+import { buildNodeImageArchive } from './node-images.js';
 import { resolveUpstreamClusterApi } from './upstream-cluster-api.js';
 import { stopRecordedSimProcesses } from './local-services.js';
 import { stopPid } from './processes.js';
-import { cacheRoot, repoRoot } from './repo.js';
+import { repoRoot } from './repo.js';
 
 interface EnvFile {
   kubeconfig: string;
@@ -50,7 +50,7 @@ async function up(): Promise<void> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
   // --node: a real node too (docs/deploy.md), with the images `capstan init` needs: deploy/ runs as pods.
   const withNode = process.argv.includes('--node');
-  const nodeImages = withNode ? await nodeImageArchive(log) : undefined;
+  const nodeImages = withNode ? await buildNodeImageArchive(log) : undefined;
   const env = await startLocalEnvironment({
     detached: true,
     workDir: join(stateDir, 'env'),
@@ -97,20 +97,6 @@ async function down(): Promise<void> {
   rmSync(state.workDir, { recursive: true, force: true });
   rmSync(envFile, { force: true });
   out('local environment stopped');
-}
-
-/** The images a real node imports: its own (pause, CoreDNS), deploy/'s NATS and the five services, in one archive. */
-async function nodeImageArchive(log: (line: string) => void): Promise<{ archive: string; natsImage: string }> {
-  const engine = await dockerEngine({ log });
-  const services = await buildServiceImages({ socketPath: engine.socketPath, log });
-  const system = await buildNodeSystemImages(engine.socketPath, log);
-  const nats = await buildNatsImage(engine.socketPath, log);
-  const dir = join(cacheRoot(), 'images');
-  mkdirSync(dir, { recursive: true });
-  const archive = join(dir, 'env-node-images.tar');
-  const tags = [...system, nats, ...services.services].map((image) => image.tag);
-  await saveImages({ socketPath: engine.socketPath, tags, path: archive });
-  return { archive, natsImage: nats.tag };
 }
 
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;

@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { resolveNatsServer, resolveNodeImageProgram } from './binaries.js';
 import { PAUSE_IMAGE } from './containerd-runtime.js';
 import { LOCAL_BASE_IMAGE } from './images/base-image.js';
-import { describeImage, runDocker, type BuiltImage } from './images/docker-cli.js';
+import { dockerEngine } from './docker-daemon.js';
+import { describeImage, runDocker, saveImages, type BuiltImage } from './images/docker-cli.js';
+import { buildServiceImages } from './images/service-images.js';
 import { buildStaticBinaryImage } from './images/static-binary-image.js';
 import { COREDNS_IMAGE } from './node-dns.js';
 import { cacheRoot } from './repo.js';
@@ -68,4 +70,22 @@ export async function buildNatsImage(socketPath: string, log?: (line: string) =>
     rmSync(context, { recursive: true, force: true });
   }
   return describeImage(socketPath, tag);
+}
+
+/**
+ * Everything a real node imports before deploy/ runs on it, in one `docker save` archive: its own images (pause,
+ * CoreDNS), deploy/'s NATS and the five service images, built here with the project's (or the machine's) Docker engine.
+ * `natsImage` is what `capstan init --image nats=...` names.
+ */
+export async function buildNodeImageArchive(log: (line: string) => void): Promise<{ archive: string; natsImage: string }> {
+  const engine = await dockerEngine({ log });
+  const services = await buildServiceImages({ socketPath: engine.socketPath, log });
+  const system = await buildNodeSystemImages(engine.socketPath, log);
+  const nats = await buildNatsImage(engine.socketPath, log);
+  const dir = join(cacheRoot(), 'images');
+  mkdirSync(dir, { recursive: true });
+  const archive = join(dir, 'node-images.tar');
+  const tags = [...system, nats, ...services.services].map((image) => image.tag);
+  await saveImages({ socketPath: engine.socketPath, tags, path: archive });
+  return { archive, natsImage: nats.tag };
 }

@@ -1,17 +1,30 @@
-// `npm run demo [-- --once]`: a real cluster provisioned on this machine with nothing installed by hand.
+// `npm run demo [-- --once] [-- --node]`: a real cluster provisioned on this machine with nothing installed by hand;
+// with --node, Capstan runs as users deploy it: its images built here, a real node, `capstan init` (docs/deploy.md).
 import { execFileSync } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { applyOrder, deployDir, installAdmissionPolicies, installCrds, isAdmissionPolicy, loadKustomization, ManifestApplier, type Manifest } from '@capstan/manifests';
+import {
+  applyOrder,
+  deployDir,
+  installAdmissionPolicies,
+  installCrds,
+  isAdmissionPolicy,
+  loadKustomization,
+  ManifestApplier,
+  type Manifest,
+} from '@capstan/manifests';
 
 import { workloadKubeconfig } from '../commands/get.js';
 import { getCluster } from '../describe/fetch.js';
 import { buildTree, renderTree, treeRows } from '../describe/tree.js';
 import { generateCluster } from '../generate/cluster-template.js';
 import {
+  buildNodeImageArchive,
   localServiceLines,
+  repoRoot,
+  startLocalEnvironment,
   startLocalServices,
   startTestEnvironment,
   stopLocalServices,
@@ -32,6 +45,8 @@ const NAMESPACE = 'default';
 const KUBERNETES_VERSION = 'v1.34.4';
 const output = terminalOutput();
 const once = process.argv.includes('--once');
+/** deploy/ on a real node instead of the five services as local processes. */
+const onNode = process.argv.includes('--node');
 /** Ctrl-C at any stage tears down what was started; a second Ctrl-C exits at once. */
 const interrupted = new AbortController();
 const onSignal = () => {
@@ -62,34 +77,47 @@ async function main(): Promise<void> {
     if (!keepSimState) rmSync(workDir.simStateDir, { recursive: true, force: true });
   };
   try {
-    const envProgress = output.progress('Starting the management cluster (etcd, kube-apiserver) and NATS JetStream');
-    environment = await startTestEnvironment({ log: (line) => envProgress.update(line) });
-    envProgress.done(`Management cluster and event bus are up (${environment.kind})`);
-    const kc = new KubeConfig();
-    kc.loadFromString(environment.kubeconfig);
+    let kc: KubeConfig;
+    let applier: ManifestApplier;
+    if (onNode) {
+      ({ environment, kc, applier } = await deployOnNode());
+    } else {
+      const envProgress = output.progress(
+        'Starting the management cluster (etcd, kube-apiserver) and NATS JetStream',
+      );
+      environment = await startTestEnvironment({ log: (line) => envProgress.update(line) });
+      envProgress.done(`Management cluster and event bus are up (${environment.kind})`);
+      kc = new KubeConfig();
+      kc.loadFromString(environment.kubeconfig);
 
-    const crdProgress = output.progress('Installing the Capstan CRDs and admission policies');
-    const manifests = applyOrder(loadKustomization(deployDir()));
-    const crds = manifests.filter((m) => m.kind === 'CustomResourceDefinition');
-    const applier = new ManifestApplier(kc);
-    await installCrds(kc, applier, crds, { fieldManager: 'capstan-cli' });
-    await installAdmissionPolicies(applier, manifests, { fieldManager: 'capstan-cli' });
-    crdProgress.done(`Installed ${crds.length} CRDs and ${manifests.filter(isAdmissionPolicy).length} admission policy objects`);
+      const crdProgress = output.progress('Installing the Capstan CRDs and admission policies');
+      const manifests = applyOrder(loadKustomization(deployDir()));
+      const crds = manifests.filter((m) => m.kind === 'CustomResourceDefinition');
+      applier = new ManifestApplier(kc);
+      await installCrds(kc, applier, crds, { fieldManager: 'capstan-cli' });
+      await installAdmissionPolicies(applier, manifests, { fieldManager: 'capstan-cli' });
+      crdProgress.done(
+        `Installed ${crds.length} CRDs and ${manifests.filter(isAdmissionPolicy).length} admission policy objects`,
+      );
 
-    const serviceProgress = output.progress('Starting the five Capstan services');
-    services = await startLocalServices({
-      kubeconfigPath: environment.kubeconfigPath,
-      natsUrl: environment.natsUrl,
-      logDir: workDir.logDir,
-      simStateDir: workDir.simStateDir,
-      env: environment.etcdUrl ? { CAPSTAN_SIM_ETCD_URL: environment.etcdUrl } : {},
-      syncPeriodSeconds: 30,
-      conversionWebhook: true,
-      webhookClientCaFile: environment.webhookClientCaPath,
-      onProgress: (name, state) => serviceProgress.update(`${state === 'ready' ? 'Started' : 'Starting'} ${name}`),
-    });
-    serviceProgress.done(`Running ${services.length} services (logs in ${shown(workDir.logDir)}, sim state in ${shown(workDir.simStateDir)})`);
-    for (const line of localServiceLines(services)) output.line(line);
+      const serviceProgress = output.progress('Starting the five Capstan services');
+      services = await startLocalServices({
+        kubeconfigPath: environment.kubeconfigPath,
+        natsUrl: environment.natsUrl,
+        logDir: workDir.logDir,
+        simStateDir: workDir.simStateDir,
+        env: environment.etcdUrl ? { CAPSTAN_SIM_ETCD_URL: environment.etcdUrl } : {},
+        syncPeriodSeconds: 30,
+        conversionWebhook: true,
+        webhookClientCaFile: environment.webhookClientCaPath,
+        onProgress: (name, state) =>
+          serviceProgress.update(`${state === 'ready' ? 'Started' : 'Starting'} ${name}`),
+      });
+      serviceProgress.done(
+        `Running ${services.length} services (logs in ${shown(workDir.logDir)}, sim state in ${shown(workDir.simStateDir)})`,
+      );
+      for (const line of localServiceLines(services)) output.line(line);
+    }
 
     const yaml = generateCluster({
       clusterName: CLUSTER,
@@ -100,10 +128,13 @@ async function main(): Promise<void> {
       workerMachineCount: 2,
       env: {},
     });
-    for (const doc of parseAllDocuments(yaml)) await applier.apply(doc.toJS() as Manifest, { fieldManager: 'capstan-cli' });
+    for (const doc of parseAllDocuments(yaml))
+      await applier.apply(doc.toJS() as Manifest, { fieldManager: 'capstan-cli' });
     const appliedAt = Date.now();
     const sinceApply = () => formatElapsed(Date.now() - appliedAt);
-    output.line(`Applied cluster ${NAMESPACE}/${CLUSTER}: 1 control plane machine, 2 workers (capstan generate cluster ${CLUSTER} ...)`);
+    output.line(
+      `Applied cluster ${NAMESPACE}/${CLUSTER}: 1 control plane machine, 2 workers (capstan generate cluster ${CLUSTER} ...)`,
+    );
 
     const clusterProgress = output.progress(`Provisioning cluster ${CLUSTER}`);
     const objects = await waitForClusterAvailable(kc, NAMESPACE, CLUSTER, {
@@ -133,19 +164,29 @@ async function main(): Promise<void> {
     output.line(await getNodes(kubeconfigPath, kubeconfig));
     output.line('');
     const { name, image, replicas } = DEMO_DEPLOYMENT;
-    const deploying = output.progress(`Running Deployment ${name} (${replicas} replicas) on the workload cluster`);
+    const deploying = output.progress(
+      `Running Deployment ${name} (${replicas} replicas) on the workload cluster`,
+    );
     const pods = await runDemoWorkload(kubeconfig, { timeoutMs: 120_000, signal: interrupted.signal }).catch(
       (error: Error) => {
         deploying.fail();
         throw new CliError(error.message);
       },
     );
-    deploying.done(`Deployment ${name}: ${replicas}/${replicas} pods Running, placed by the cluster's kube-scheduler`);
-    output.line(`$ kubectl --kubeconfig ${kubeconfigPath} create deployment ${name} --image=${image} --replicas=${replicas}`);
+    deploying.done(
+      `Deployment ${name}: ${replicas}/${replicas} pods Running, placed by the cluster's kube-scheduler`,
+    );
+    output.line(
+      `$ kubectl --kubeconfig ${kubeconfigPath} create deployment ${name} --image=${image} --replicas=${replicas}`,
+    );
     output.line(`$ kubectl --kubeconfig ${kubeconfigPath} get pods -o wide`);
     output.line(podsTable(pods));
     output.line('');
-    output.line(`Management cluster: export KUBECONFIG=${environment.kubeconfigPath}   Events: capstan events --nats-url ${environment.natsUrl}`);
+    output.line(
+      onNode
+        ? `Management cluster: export KUBECONFIG=${environment.kubeconfigPath}   Capstan's pods: kubectl -n capstan-system get pods`
+        : `Management cluster: export KUBECONFIG=${environment.kubeconfigPath}   Events: capstan events --nats-url ${environment.natsUrl}`,
+    );
 
     if (once) {
       const { uid } = (await getCluster(kc, NAMESPACE, CLUSTER)).metadata;
@@ -153,7 +194,8 @@ async function main(): Promise<void> {
       const took = await deleteClusterInManagement(kc, NAMESPACE, CLUSTER, {
         timeoutMs: 180_000,
         signal: interrupted.signal,
-        onProgress: (progress, ms) => deleting.update(`Deleting cluster ${CLUSTER}: ${progress} (${formatElapsed(ms)})`),
+        onProgress: (progress, ms) =>
+          deleting.update(`Deleting cluster ${CLUSTER}: ${progress} (${formatElapsed(ms)})`),
       }).catch((error: Error) => {
         deleting.fail();
         throw error;
@@ -174,11 +216,15 @@ async function main(): Promise<void> {
       collecting.done(`Nothing of cluster ${CLUSTER} is left (Secrets, templates and health check included)`);
     } else {
       output.line(`Demo ready in ${elapsed()}. Running until Ctrl-C.`);
-      await new Promise<void>((resolveWait) => interrupted.signal.addEventListener('abort', () => resolveWait(), { once: true }));
+      await new Promise<void>((resolveWait) =>
+        interrupted.signal.addEventListener('abort', () => resolveWait(), { once: true }),
+      );
     }
     const stopping = output.progress('Stopping services and the management cluster');
     await teardown({ keepSimState: false });
-    stopping.done(`Stopped; the demo took ${elapsed()} (logs stay in ${shown(workDir.logDir)} until the next demo)`);
+    stopping.done(
+      `Stopped; the demo took ${elapsed()} (logs stay in ${shown(workDir.logDir)} until the next demo)`,
+    );
   } catch (error) {
     const failed = !interrupted.signal.aborted;
     if (failed) {
@@ -193,10 +239,65 @@ async function main(): Promise<void> {
   }
 }
 
+/**
+ * --node: the images built here, the management cluster with a real node, then `capstan init` as a user runs it (NATS
+ * from Debian's nats-server through --image): every service a pod of its own ServiceAccount.
+ */
+async function deployOnNode(): Promise<{
+  environment: TestEnvironment;
+  kc: KubeConfig;
+  applier: ManifestApplier;
+}> {
+  const imagesProgress = output.progress('Building the images (nothing is pulled)');
+  const images = await buildNodeImageArchive((line) => imagesProgress.update(line.slice(0, 100)));
+  imagesProgress.done('Built the base, the five service images, NATS, pause and CoreDNS');
+  const envProgress = output.progress(
+    'Starting the management cluster with a real node (kubelet, kube-proxy, containerd, CoreDNS)',
+  );
+  const local = await startLocalEnvironment({
+    node: { imageArchives: [images.archive] },
+    log: (line) => envProgress.update(line),
+  });
+  envProgress.done(`Management cluster and node ${local.node!.name} (${local.node!.ip}) are up`);
+  const environment: TestEnvironment = {
+    kind: 'local',
+    kubeconfigPath: local.kubeconfigPath,
+    kubeconfig: local.kubeconfig,
+    natsUrl: local.natsUrl,
+    processes: local.processes,
+    stop: local.stop,
+  };
+  const initProgress = output.progress(`$ capstan init --image nats=${images.natsImage}`);
+  try {
+    execFileSync(
+      process.execPath,
+      [join(repoRoot(), 'apps/cli/bin/capstan.js'), 'init', '--image', `nats=${images.natsImage}`],
+      {
+        env: { ...process.env, KUBECONFIG: local.kubeconfigPath },
+        stdio: ['ignore', 'ignore', 'pipe'],
+        timeout: 600_000,
+      },
+    );
+  } catch (error) {
+    initProgress.fail();
+    await local.stop();
+    throw new CliError(
+      `capstan init failed: ${String((error as { stderr?: Buffer }).stderr ?? error).trim()}`,
+    );
+  }
+  initProgress.done('Capstan is running as pods on the node: NATS and the five services, each Ready');
+  const kc = new KubeConfig();
+  kc.loadFromString(local.kubeconfig);
+  return { environment, kc, applier: new ManifestApplier(kc) };
+}
+
 /** `kubectl get nodes` when kubectl is installed; the same table through the API otherwise. */
 async function getNodes(kubeconfigPath: string, kubeconfig: string): Promise<string> {
   try {
-    return execFileSync('kubectl', ['--kubeconfig', kubeconfigPath, 'get', 'nodes'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trimEnd();
+    return execFileSync('kubectl', ['--kubeconfig', kubeconfigPath, 'get', 'nodes'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trimEnd();
   } catch {
     const workload = new KubeConfig();
     workload.loadFromString(kubeconfig);

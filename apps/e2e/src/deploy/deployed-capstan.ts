@@ -1,17 +1,13 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import {
-  buildNatsImage,
-  buildNodeSystemImages,
-  buildServiceImages,
+  buildNodeImageArchive,
   cacheRoot,
   dockerEngine,
   repoRoot,
   saveImages,
   startLocalEnvironment,
-  type BuiltImage,
   type LocalEnvironment,
 } from '@capstan/testing';
 
@@ -23,7 +19,6 @@ export interface DeployedCapstan {
   kubeconfigPath: string;
   /** The project's (or the machine's) Docker engine the images were built with. */
   dockerSocket: string;
-  images: BuiltImage[];
   natsImage: string;
   figures: { imagesMs: number; environmentMs: number; initMs: number };
   /** `capstan <args>` against the management cluster, as a user runs it. */
@@ -38,14 +33,7 @@ export interface DeployedCapstan {
 export async function deployCapstan(log: (line: string) => void): Promise<DeployedCapstan> {
   const started = Date.now();
   const engine = await dockerEngine({ log });
-  const services = await buildServiceImages({ socketPath: engine.socketPath, log });
-  const system = await buildNodeSystemImages(engine.socketPath, log);
-  const nats = await buildNatsImage(engine.socketPath, log);
-  const images = [...system, nats, ...services.services];
-  const dir = join(cacheRoot(), 'images');
-  mkdirSync(dir, { recursive: true });
-  const archive = join(dir, 'node-images.tar');
-  await saveImages({ socketPath: engine.socketPath, tags: images.map((i) => i.tag), path: archive });
+  const { archive, natsImage } = await buildNodeImageArchive(log);
   const imagesMs = Date.now() - started;
 
   const environmentStarted = Date.now();
@@ -64,19 +52,18 @@ export async function deployCapstan(log: (line: string) => void): Promise<Deploy
     (await run('kubectl', ['--request-timeout=30s', ...args], { env, maxBuffer: 16 << 20 })).stdout;
   try {
     const initStarted = Date.now();
-    await capstan('init', '--image', `nats=${nats.tag}`, '--wait-timeout', '300s');
+    await capstan('init', '--image', `nats=${natsImage}`, '--wait-timeout', '300s');
     const initMs = Date.now() - initStarted;
     return {
       environment,
       kubeconfigPath,
       dockerSocket: engine.socketPath,
-      images,
-      natsImage: nats.tag,
+      natsImage,
       figures: { imagesMs, environmentMs, initMs },
       capstan,
       kubectl,
       importImages: async (tags) => {
-        const path = join(dir, `extra-${process.pid}.tar`);
+        const path = join(cacheRoot(), 'images', `extra-${process.pid}.tar`);
         await saveImages({ socketPath: engine.socketPath, tags, path });
         await environment.node!.containerd.importImages(path);
       },
