@@ -1,6 +1,7 @@
 // `npm run env:up` / `env:down`: the same local servers as the tests, kept running for work by hand.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import {
   pinnedKubeApiserverVersions,
   resolveControlPlaneBinaries,
@@ -74,7 +75,9 @@ async function up(): Promise<void> {
   out(`sim state      ${env.simStateDir}`);
   out(`state          ${envFile}`);
   // The sim's workload API servers go into this environment's etcd and state dir, so env:down stops them too.
-  out(`export KUBECONFIG=${env.kubeconfigPath} CAPSTAN_SIM_STATE_DIR=${env.simStateDir} CAPSTAN_SIM_ETCD_URL=${env.etcdUrl}`);
+  out(
+    `export KUBECONFIG=${env.kubeconfigPath} CAPSTAN_SIM_STATE_DIR=${env.simStateDir} CAPSTAN_SIM_ETCD_URL=${env.etcdUrl}`,
+  );
   if (nodeImages) {
     out(`node           ${env.node!.name} ${env.node!.ip} (kubelet, kube-proxy, containerd, CoreDNS)`);
     out(`then: node apps/cli/bin/capstan.js init --image nats=${nodeImages.natsImage}   (deploy/ as pods)`);
@@ -91,9 +94,10 @@ async function down(): Promise<void> {
   }
   const state = JSON.parse(readFileSync(envFile, 'utf8')) as EnvFile;
   const simProcesses = await stopRecordedSimProcesses(state.simStateDir ?? join(state.workDir, 'sim'));
-  if (simProcesses.length > 0) out(`stopped ${simProcesses.length} sim processes (workload API servers, node agents)`);
+  if (simProcesses.length > 0)
+    out(`stopped ${simProcesses.length} sim processes (workload API servers, node agents)`);
   await Promise.all(Object.values(state.pids).map((pid) => stopPid(pid)));
-  if (state.nodeDir) stopDetachedNode(state.nodeDir);
+  if (state.nodeDir) await stopDetachedNode(state.nodeDir);
   rmSync(state.workDir, { recursive: true, force: true });
   rmSync(envFile, { force: true });
   out('local environment stopped');
@@ -127,19 +131,23 @@ async function images(): Promise<void> {
   out(`\nall built in ${seconds} s; engine: DOCKER_HOST=unix://${engine.socketPath} (${engine.origin})`);
 }
 
-/** The value after `--name` on the command line, or `fallback`. */
-function flag(name: string, fallback: string): string {
-  const at = process.argv.indexOf(`--${name}`);
-  return at > 0 && process.argv[at + 1] ? process.argv[at + 1]! : fallback;
-}
-
 /** docker-compose.yml's management cluster (the machine-provider image's entrypoint there): runs until SIGTERM. */
 async function managementCluster(): Promise<void> {
+  const { values } = parseArgs({
+    args: process.argv.slice(3),
+    options: {
+      'work-dir': { type: 'string', default: '/var/lib/capstan-management' },
+      port: { type: 'string', default: '6443' },
+      'server-name': { type: 'string', default: 'management' },
+      'kubeconfig-out': { type: 'string', default: '/kube/kubeconfig.yaml' },
+    },
+    strict: true,
+  });
   const environment = await runManagementCluster({
-    workDir: flag('work-dir', '/var/lib/capstan-management'),
-    port: Number(flag('port', '6443')),
-    serverName: flag('server-name', 'management'),
-    kubeconfigOut: flag('kubeconfig-out', '/kube/kubeconfig.yaml'),
+    workDir: values['work-dir'],
+    port: Number(values.port),
+    serverName: values['server-name'],
+    kubeconfigOut: values['kubeconfig-out'],
     log: (line) => process.stderr.write(`${line}\n`),
   });
   await new Promise<void>((resolve) => {
@@ -160,7 +168,9 @@ try {
     // when a machine plan installs another version, which the demo never does.
     const others = pinnedKubeApiserverVersions()
       .slice(process.argv.includes('--other-minors') ? 1 : Number.MAX_SAFE_INTEGER)
-      .map(({ version }) => `kube-apiserver ${resolveKubeApiserverVersion(version, log)?.path ?? '(not built)'}`);
+      .map(
+        ({ version }) => `kube-apiserver ${resolveKubeApiserverVersion(version, log)?.path ?? '(not built)'}`,
+      );
     const controllerManager = resolveKubeComponent('kube-controller-manager', log);
     const scheduler = resolveKubeComponent('kube-scheduler', log);
     out(
@@ -173,14 +183,16 @@ try {
         `nats-server ${resolveNatsServer()}`,
       ].join('\n'),
     );
-  }
-  else if (command === 'upstream-binaries') {
+  } else if (command === 'upstream-binaries') {
     // Upstream Cluster API for the compatibility suite and bench:upstream: built once, then taken from the cache.
     const upstream = resolveUpstreamClusterApi((line) => process.stderr.write(`${line}\n`));
-    out(Object.entries(upstream.binaries).map(([name, path]) => `${name} ${path}`).join('\n'));
+    out(
+      Object.entries(upstream.binaries)
+        .map(([name, path]) => `${name} ${path}`)
+        .join('\n'),
+    );
     out(`sources ${upstream.sourceDir}`);
-  }
-  else if (command === 'images') await images();
+  } else if (command === 'images') await images();
   else if (command === 'management-cluster') await managementCluster();
   else if (command === 'node-binaries') {
     // The real node's programs (the deploy suite, `env:up --node`): built once from the pinned modules, like the rest.
@@ -193,9 +205,10 @@ try {
         `coredns ${resolveNodeImageProgram('coredns', log).path}`,
       ].join('\n'),
     );
-  }
-  else {
-    process.stderr.write('usage: cli.js up|down|binaries [--other-minors]|upstream-binaries|node-binaries|images|management-cluster\n');
+  } else {
+    process.stderr.write(
+      'usage: cli.js up|down|binaries [--other-minors]|upstream-binaries|node-binaries|images|management-cluster\n',
+    );
     process.exitCode = 2;
   }
 } catch (error) {

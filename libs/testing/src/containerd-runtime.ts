@@ -19,8 +19,6 @@ export interface Containerd {
   process: ManagedProcess;
   /** Imports a `docker save` (or OCI) archive into the namespace the CRI plugin uses, unpacked for overlayfs. */
   importImages(archivePath: string): Promise<void>;
-  /** The image references the CRI plugin can run. */
-  images(): Promise<string[]>;
   stop(): Promise<void>;
 }
 
@@ -127,10 +125,6 @@ export async function startContainerd(options: StartContainerdOptions): Promise<
         );
       }
     },
-    images: async () =>
-      (await run(['images', 'list', '--quiet'])).stdout
-        .split('\n')
-        .filter((line) => line && !line.startsWith('sha256:')),
     stop: () => stopPid(proc.pid, 10_000),
   };
 }

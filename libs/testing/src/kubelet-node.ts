@@ -15,18 +15,13 @@ import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, AppsV1Api } from '@kubernetes/client-node';
 import { ManifestApplier, type Manifest } from '@capstan/manifests';
 import { resolveKubeComponent } from './binaries.js';
-import {
-  containerShimPids,
-  startContainerd,
-  stopContainerShims,
-  type Containerd,
-} from './containerd-runtime.js';
+import { startContainerd, stopContainerShims, type Containerd } from './containerd-runtime.js';
 import { TestEnvironmentError } from './errors.js';
 import { renderKubeconfig } from './kubeconfig.js';
 import { clusterDnsManifests } from './node-dns.js';
 import { NODE_NETWORK, removeNodeNetwork, unmountUnder } from './node-network.js';
 import { freePort } from './ports.js';
-import { isAlive, sleep, startProcess, stopPid, waitUntilReady, type ManagedProcess } from './processes.js';
+import { isAlive, startProcess, stopPid, waitUntilReady, type ManagedProcess } from './processes.js';
 import { cacheRoot } from './repo.js';
 
 /** The node's name: one real node per host. */
@@ -68,7 +63,7 @@ function lockPath(): string {
  * its leftovers (pods, mounts, network) are cleaned up; a live holder is an error naming it. The holder is the process
  * that started the node, or the node's kubelet for a node that outlives it (`npm run env:up -- --node`).
  */
-export function acquireNodeLock(): { release(): void } {
+export async function acquireNodeLock(): Promise<{ release(): void }> {
   const path = lockPath();
   if (existsSync(path)) {
     const held = JSON.parse(readFileSync(path, 'utf8')) as { pid: number; dir: string };
@@ -78,7 +73,10 @@ export function acquireNodeLock(): { release(): void } {
         { pid: held.pid },
       );
     }
-    reapNode(held.dir);
+    if (held.dir) {
+      await removeNodeLeftovers(held.dir);
+      rmSync(held.dir, { recursive: true, force: true });
+    }
   }
   writeFileSync(path, JSON.stringify({ pid: process.pid, dir: '' }));
   return {
@@ -94,46 +92,29 @@ function recordNodeOwner(dir: string, pid = process.pid): void {
  * Stops a node that outlived the process that started it (`npm run env:down`), after its recorded processes: as for a
  * killed run, then the lock is freed.
  */
-export function stopDetachedNode(dir: string): void {
-  reapNode(dir);
+export async function stopDetachedNode(dir: string): Promise<void> {
+  await removeNodeLeftovers(dir);
   rmSync(lockPath(), { force: true });
 }
 
 /**
- * What a killed run left: kube-proxy's rules, every process in the node's cgroup, its shims, mounts under its folder,
- * its network.
+ * Removes what a node leaves on the host once its kubelet, kube-proxy and containerd are stopped (or were killed with a
+ * run): kube-proxy's and the kubelet's rules, every process in the node's cgroup, the container shims, mounts under its
+ * folder, log links, its network and cgroups. The one teardown of every path: a stop, a failed start, a reaped run,
+ * env:down. Idempotent.
  */
-function reapNode(dir: string): void {
+export async function removeNodeLeftovers(dir: string): Promise<void> {
   try {
     // Bounded: a kube-proxy that cannot clean up within 30 s leaves rules that the next node's kube-proxy replaces.
     execFileSync(resolveKubeComponent('kube-proxy'), ['--cleanup'], { stdio: 'ignore', timeout: 30_000 });
   } catch {
     /* not built, or nothing to clean */
   }
-  killNodeCgroup();
-  if (dir) {
-    for (const pid of containerShimPids(join(dir, 'containerd', 'containerd.sock'))) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        /* gone */
-      }
-    }
-    unmountUnder(dir);
-    removeContainerLogLinks(dir);
-    rmSync(dir, { recursive: true, force: true });
-  }
-  removeNodeNetwork();
   removeKubeletChains();
-  removeNodeCgroup();
-}
-
-/** Stops what the node left once its processes are gone (also after a failed start): pods, mounts, network, cgroups. */
-export async function stopNodeLeftovers(dir: string): Promise<void> {
-  removeContainerLogLinks(dir);
   killNodeCgroup();
   await stopContainerShims(join(dir, 'containerd', 'containerd.sock'));
   unmountUnder(dir);
+  removeContainerLogLinks(dir);
   removeNodeNetwork();
   removeNodeCgroup();
 }
@@ -257,7 +238,11 @@ export async function startKubeletNode(options: StartKubeletNodeOptions): Promis
     return options.track(p);
   };
   log('starting containerd for the real node');
-  const containerd = await startContainerd({ dir: join(dir, 'containerd'), track, detached: options.detached });
+  const containerd = await startContainerd({
+    dir: join(dir, 'containerd'),
+    track,
+    detached: options.detached,
+  });
   for (const archive of options.imageArchives) await containerd.importImages(archive);
 
   const kubeletDir = join(dir, 'kubelet');
@@ -355,13 +340,8 @@ export async function startKubeletNode(options: StartKubeletNodeOptions): Promis
   const stop = async () => {
     await stopPid(kubelet.pid, 10_000);
     await stopPid(proxy.pid, 5000);
-    // kube-proxy's rules stay in the host's tables after it exits; its cleanup mode removes them.
-    await cleanupKubeProxyRules(kubeProxy, dir);
-    removeKubeletChains();
-    killNodeCgroup();
-    await sleep(200);
     await containerd.stop();
-    await stopNodeLeftovers(dir);
+    await removeNodeLeftovers(dir);
   };
   return { name: NODE_NAME, ip: NODE_NETWORK.nodeIp, containerd, processes, stop };
 }
@@ -401,17 +381,6 @@ async function createLocalVolumes(core: CoreV1Api, dir: string): Promise<void> {
       },
     });
   }
-}
-
-async function cleanupKubeProxyRules(kubeProxy: string, dir: string): Promise<void> {
-  const proc = startProcess({
-    name: 'kube-proxy --cleanup',
-    command: kubeProxy,
-    args: ['--cleanup'],
-    logFile: join(dir, 'kube-proxy-cleanup.log'),
-  });
-  await Promise.race([proc.exited, sleep(30_000)]);
-  await stopPid(proc.pid, 1000);
 }
 
 /** The chains the kubelet adds to the host's filter and mangle tables whatever its configuration (KUBE-FIREWALL drops

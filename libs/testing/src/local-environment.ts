@@ -16,7 +16,7 @@ import {
   nodeComponentTokens,
   nodeWorkDir,
   startKubeletNode,
-  stopNodeLeftovers,
+  removeNodeLeftovers,
   type KubeletNode,
   type NodeComponentToken,
 } from './kubelet-node.js';
@@ -95,7 +95,9 @@ export interface LocalEnvironment {
  * the namespace controller and ClusterRole aggregation, as a real management cluster has them) and nats-server
  * -js on free ports.
  */
-export async function startLocalEnvironment(options: LocalEnvironmentOptions = {}): Promise<LocalEnvironment> {
+export async function startLocalEnvironment(
+  options: LocalEnvironmentOptions = {},
+): Promise<LocalEnvironment> {
   const log = options.log ?? (() => undefined);
   reapOrphans();
   const binaries = resolveControlPlaneBinaries(log);
@@ -107,18 +109,19 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions = {
   mkdirSync(simStateDir, { recursive: true, mode: 0o700 });
   const started: ManagedProcess[] = [];
   let node: KubeletNode | undefined;
-  const nodeLock = options.node ? acquireNodeLock() : undefined;
+  const nodeLock = options.node ? await acquireNodeLock() : undefined;
   const stop = async () => {
     // The node first: its pods (the services under test) talk to everything else.
     await node?.stop();
-    if (nodeLock) {
-      await stopNodeLeftovers(nodeWorkDir(workDir));
-      nodeLock.release();
-    }
     // Workload API servers next: they keep data in this environment's etcd when started with its URL.
     await stopRecordedSimProcesses(simStateDir);
     await Promise.all(started.map((p) => stopPid(p.pid)));
     forgetProcesses(started.map((p) => p.pid));
+    if (nodeLock) {
+      // A node that failed to start has no stop of its own: once its processes are stopped above, its leftovers go.
+      if (!node) await removeNodeLeftovers(nodeWorkDir(workDir));
+      nodeLock.release();
+    }
     rmSync(workDir, { recursive: true, force: true });
   };
   const track = (p: ManagedProcess) => {
@@ -135,7 +138,15 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions = {
     if (options.node) createNodeNetwork();
     const nodeCredentials = options.node ? nodeComponentTokens() : [];
     const startApi = (port: number) =>
-      startApiServer(binaries.kubeApiserver, workDir, port, managementEtcdUrl!, options, track, nodeCredentials);
+      startApiServer(
+        binaries.kubeApiserver,
+        workDir,
+        port,
+        managementEtcdUrl!,
+        options,
+        track,
+        nodeCredentials,
+      );
     const api = options.apiServer
       ? await startApi(options.apiServer.port)
       : await withPortRetry('kube-apiserver', startApi);
@@ -190,12 +201,16 @@ export async function startLocalEnvironment(options: LocalEnvironmentOptions = {
 
 /** A port can be taken between choosing it and binding it; then choose another. */
 async function withPortRetry<T>(what: string, start: (port: number) => Promise<T>): Promise<T> {
-  const portTaken = (error: unknown) => error instanceof TestEnvironmentError && /address already in use|bind/i.test(error.message);
+  const portTaken = (error: unknown) =>
+    error instanceof TestEnvironmentError && /address already in use|bind/i.test(error.message);
   try {
     return await retryWhilePortTaken(async () => start(await freePort()), portTaken);
   } catch (error) {
     if (!portTaken(error)) throw error;
-    throw new TestEnvironmentError(`${what} could not bind a free port after ${PORT_START_ATTEMPTS} attempts`, { cause: String(error) });
+    throw new TestEnvironmentError(
+      `${what} could not bind a free port after ${PORT_START_ATTEMPTS} attempts`,
+      { cause: String(error) },
+    );
   }
 }
 
@@ -278,7 +293,9 @@ async function startApiServer(
   // With a node, the API server listens on the node IP (pods reach it there through the `kubernetes` Service, whose
   // endpoint is the advertised address), admits service accounts (pods get bound tokens) and authorizes kubelets.
   const address = options.node ? NODE_NETWORK.nodeIp : options.apiServer ? '0.0.0.0' : '127.0.0.1';
-  const serving = options.apiServer ? await writeServingCertificate(certDir, options.apiServer.serverNames) : undefined;
+  const serving = options.apiServer
+    ? await writeServingCertificate(certDir, options.apiServer.serverNames)
+    : undefined;
   const nodeArgs = options.node
     ? ['--authorization-mode=Node,RBAC', '--enable-admission-plugins=NodeRestriction']
     : ['--authorization-mode=RBAC', '--disable-admission-plugins=ServiceAccount'];
@@ -288,7 +305,11 @@ async function startApiServer(
   if (auditLogPath) {
     const policyPath = join(certDir, 'audit-policy.yaml');
     writeFileSync(policyPath, AUDIT_POLICY);
-    auditArgs.push(`--audit-policy-file=${policyPath}`, `--audit-log-path=${auditLogPath}`, '--audit-log-format=json');
+    auditArgs.push(
+      `--audit-policy-file=${policyPath}`,
+      `--audit-log-path=${auditLogPath}`,
+      '--audit-log-format=json',
+    );
   }
   const proc = track(
     startProcess({
@@ -302,7 +323,9 @@ async function startApiServer(
         ...(address === '0.0.0.0' ? [] : [`--advertise-address=${address}`]),
         `--secure-port=${port}`,
         `--cert-dir=${certDir}`,
-        ...(serving ? [`--tls-cert-file=${serving.certPath}`, `--tls-private-key-file=${serving.keyPath}`] : []),
+        ...(serving
+          ? [`--tls-cert-file=${serving.certPath}`, `--tls-private-key-file=${serving.keyPath}`]
+          : []),
         `--token-auth-file=${join(certDir, 'tokens.csv')}`,
         ...nodeArgs,
         `--service-account-key-file=${join(certDir, 'sa.pub')}`,
@@ -362,7 +385,14 @@ async function writeServingCertificate(
   const ca = await createCertificateAuthority({ commonName: 'capstan-management-ca' });
   const serving = await issueServerCertificate(ca, {
     commonName: 'kube-apiserver',
-    dnsNames: [...serverNames, 'localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
+    dnsNames: [
+      ...serverNames,
+      'localhost',
+      'kubernetes',
+      'kubernetes.default',
+      'kubernetes.default.svc',
+      'kubernetes.default.svc.cluster.local',
+    ],
     ipAddresses: ['127.0.0.1', '10.96.0.1'],
   });
   const certPath = join(certDir, 'serving.crt');
@@ -384,10 +414,14 @@ rules:
 function httpsGet(url: string, token?: string, ca?: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const headers = token ? { authorization: `Bearer ${token}` } : undefined;
-    const req = request(url, { headers, ...(ca ? { ca } : { rejectUnauthorized: false }), timeout: 2000 }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
+    const req = request(
+      url,
+      { headers, ...(ca ? { ca } : { rejectUnauthorized: false }), timeout: 2000 },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
     req.on('error', reject);
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.end();
@@ -399,7 +433,12 @@ function httpsGet(url: string, token?: string, ca?: string): Promise<number> {
  * a deleted namespace is emptied, aggregated ClusterRoles get their rules, admission policies get their expressions
  * type-checked (what `capstan init` waits for). Nothing schedules or runs pods here.
  */
-const MANAGEMENT_CONTROLLERS = ['garbagecollector', 'namespace', 'clusterrole-aggregation', 'validatingadmissionpolicy-status-controller'];
+const MANAGEMENT_CONTROLLERS = [
+  'garbagecollector',
+  'namespace',
+  'clusterrole-aggregation',
+  'validatingadmissionpolicy-status-controller',
+];
 
 async function startControllerManager(
   binary: string,
@@ -460,7 +499,12 @@ async function startKubeComponent(
       detached: options.detached,
     }),
   );
-  await waitUntilReady(proc, name, async () => (await httpsGet(`https://127.0.0.1:${port}/healthz`)) === 200, 60_000);
+  await waitUntilReady(
+    proc,
+    name,
+    async () => (await httpsGet(`https://127.0.0.1:${port}/healthz`)) === 200,
+    60_000,
+  );
   if (/address already in use/i.test(readFileSync(proc.logFile, 'utf8'))) {
     throw new TestEnvironmentError(`${name}: address already in use`);
   }

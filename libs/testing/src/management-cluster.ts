@@ -1,14 +1,8 @@
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import {
-  applyOrder,
-  deployDir,
-  installAdmissionPolicies,
-  installCrds,
-  loadKustomization,
-  ManifestApplier,
-} from '@capstan/manifests';
+import { deployDir, loadKustomization, ManifestApplier } from '@capstan/manifests';
+import { installCapstanDefinitions } from './capstan-definitions.js';
 import { renderKubeconfig } from './kubeconfig.js';
 import { startLocalEnvironment, type LocalEnvironment } from './local-environment.js';
 
@@ -40,15 +34,12 @@ export async function runManagementCluster(options: ManagementClusterOptions): P
   try {
     const kc = new KubeConfig();
     kc.loadFromString(environment.kubeconfig);
+    await installCapstanDefinitions(kc);
     const applier = new ManifestApplier(kc);
-    const manifests = applyOrder(loadKustomization(deployDir()));
-    const crds = manifests.filter((m) => m.kind === 'CustomResourceDefinition');
-    await installCrds(kc, applier, crds, { fieldManager: 'capstan-management' });
-    await installAdmissionPolicies(applier, manifests, { fieldManager: 'capstan-management' });
-    for (const namespace of manifests.filter((m) => m.kind === 'Namespace')) {
+    for (const namespace of loadKustomization(deployDir()).filter((m) => m.kind === 'Namespace')) {
       await applier.apply(namespace, { fieldManager: 'capstan-management' });
     }
-    options.log(`installed ${crds.length} CRDs and the admission policies`);
+    options.log("installed Capstan's CRDs, admission policies and namespace");
     const ca = kc.getCurrentCluster()?.caData;
     const kubeconfig = renderKubeconfig({
       clusterName: 'capstan-compose',

@@ -47,7 +47,7 @@ describe('the service images', () => {
       const { execFileSync } = await import('node:child_process');
       const run = (path) => ({ path, version: execFileSync(path, ['--version'], { encoding: 'utf8' }).trim() });
       const main = host.resolveControlPlaneBinaries();
-      console.log(JSON.stringify({
+      process.stdout.write(JSON.stringify({
         root: host.repoRoot(),
         etcd: run(main.etcd),
         apiservers: host.pinnedKubeApiserverVersions().map(({ version }) => host.resolveKubeApiserverVersion(version))
