@@ -1,11 +1,18 @@
 import { isIP } from 'node:net';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { apiServerUrl } from '@capstan/pki';
 import { PROXY_CLIENT_COMMON_NAME, workloadApiServerArgs } from './api-server-args.js';
 import { apiServerFilesIn, writeApiServerFiles } from './api-server-certificates.js';
 import { clusterEtcdPrefix, clusterKeyOf, type ClusterApi, type ClusterApiSpec } from './cluster-api.js';
 import { SimError } from './errors.js';
-import { deleteEtcdPrefix, type SimEtcd } from './etcd.js';
+import {
+  deleteEtcdPrefix,
+  restoreEtcdSnapshot,
+  saveEtcdSnapshot,
+  startOwnedEtcd,
+  type SimEtcd,
+} from './etcd.js';
 import { apiServerReady } from './https-probe.js';
 import { OwnedProcess, stopRecordedProcess, type StartOutcome } from './owned-process.js';
 import type { SimStateDir } from './state-dir.js';
@@ -28,7 +35,18 @@ export interface ApiServerHost {
    * function: resolved, and built if need be, only when the first one starts); unset, they run none.
    */
   workloadControllers?: () => Readonly<Record<WorkloadController, string>>;
+  /**
+   * Each dedicated cluster keeps its data in an etcd of its own (K3s's embedded etcd on the init server: what an etcd
+   * snapshot saves and a cluster reset restores); the etcd and etcdutl binaries, resolved when first needed. Unset:
+   * every cluster lives in `etcd()` under a key prefix (the shared store, for scale runs).
+   */
+  clusterEtcd?: { etcd: () => string; etcdutl: () => string };
 }
+
+/** The largest etcd snapshot the sim saves or restores (K3s's default backend quota). */
+export const MAX_ETCD_SNAPSHOT_BYTES = 2 * 1024 ** 3;
+/** The member name of a dedicated cluster's etcd. */
+const CLUSTER_ETCD_MEMBER = 'server';
 
 export function bindAddressFor(host: ApiServerHost, endpointHost: string): string {
   return host.bindAddress ?? (isIP(endpointHost) !== 0 ? endpointHost : '0.0.0.0');
@@ -64,19 +82,56 @@ export class DedicatedClusterApi implements ClusterApi {
   }
 
   private get etcdPrefix(): string {
-    return clusterEtcdPrefix(this.spec.namespace, this.spec.clusterName);
+    // Its own etcd holds the cluster alone, under the prefix a kube-apiserver uses by default (as K3s's does).
+    return this.host.clusterEtcd
+      ? '/registry'
+      : clusterEtcdPrefix(this.spec.namespace, this.spec.clusterName);
+  }
+
+  private get etcdDir(): string {
+    return join(this.dir, 'etcd');
+  }
+
+  private ownEtcd: SimEtcd | undefined;
+
+  /** The cluster's etcd: its own (started or adopted here), or the shared store. */
+  private async etcd(): Promise<SimEtcd> {
+    if (!this.host.clusterEtcd) return this.host.etcd();
+    this.ownEtcd ??= await startOwnedEtcd(
+      this.host.clusterEtcd.etcd(),
+      this.host.stateDir.ensure(this.etcdDir),
+      {
+        name: CLUSTER_ETCD_MEMBER,
+        quotaBackendBytes: MAX_ETCD_SNAPSHOT_BYTES,
+        env: memoryLimitEnv(Math.round(this.host.memoryLimitMiB / 2)),
+      },
+    );
+    return this.ownEtcd;
+  }
+
+  /** Stops the cluster's own etcd (it is adopted again by the next start while its data stays). */
+  private async stopOwnEtcd(): Promise<void> {
+    const etcd = this.ownEtcd;
+    this.ownEtcd = undefined;
+    if (etcd) await etcd.stop();
+    else if (this.host.clusterEtcd) await stopRecordedProcess(this.etcdDir, 'etcd');
   }
 
   async start({ fresh }: { fresh: boolean }): Promise<StartOutcome> {
-    const etcd = await this.host.etcd();
     const dir = this.host.stateDir.ensure(this.dir);
     if (fresh) {
       // Controllers that cached the old cluster's objects must not act on the new one.
       await (this.controllers ?? this.controllersIn(dir))?.stop();
       this.controllers = undefined;
       await this.process?.stop();
-      await deleteEtcdPrefix(etcd.url, this.etcdPrefix);
+      if (this.host.clusterEtcd) {
+        await this.stopOwnEtcd();
+        this.host.stateDir.remove(this.etcdDir);
+      } else {
+        await deleteEtcdPrefix((await this.host.etcd()).url, this.etcdPrefix);
+      }
     }
+    const etcd = await this.etcd();
     const digest = await writeApiServerFiles(dir, this.spec.identity);
     const bindAddress = bindAddressFor(this.host, this.spec.endpoint.host);
     const process = new OwnedProcess({
@@ -140,7 +195,8 @@ export class DedicatedClusterApi implements ClusterApi {
   /** The API server answers and, where they run, the controller manager and scheduler are up. */
   async healthy(): Promise<boolean> {
     return (
-      (await this.answers()) && (this.host.workloadControllers === undefined || this.controllers?.alive() === true)
+      (await this.answers()) &&
+      (this.host.workloadControllers === undefined || this.controllers?.alive() === true)
     );
   }
 
@@ -156,6 +212,47 @@ export class DedicatedClusterApi implements ClusterApi {
     await (controllers ?? this.controllersIn(this.dir))?.stop();
     if (process) await process.stop();
     else await stopRecordedProcess(this.dir, 'kube-apiserver');
+    await this.stopOwnEtcd();
+  }
+
+  /**
+   * `k3s etcd-snapshot save`: a snapshot of the cluster's own etcd into `file` (its size in bytes). Only a cluster
+   * with an etcd of its own has one to give.
+   */
+  async saveSnapshot(file: string): Promise<number> {
+    this.requireOwnEtcd('snapshot', 'EtcdRequestFailed');
+    return saveEtcdSnapshot((await this.etcd()).url, file, MAX_ETCD_SNAPSHOT_BYTES);
+  }
+
+  /**
+   * `k3s server --cluster-reset --cluster-reset-restore-path`: stops the server (API server, controllers, etcd),
+   * replaces the etcd data with the snapshot's (refused, data untouched, when the snapshot does not check out) and
+   * starts the server again on the restored data. The controllers start afresh: they must not act on what they
+   * cached before the reset.
+   */
+  async restoreSnapshot(file: string): Promise<void> {
+    const { etcdutl } = this.requireOwnEtcd('restore', 'EtcdRestoreFailed');
+    await this.stop();
+    try {
+      await restoreEtcdSnapshot(etcdutl(), this.etcdDir, file, CLUSTER_ETCD_MEMBER);
+    } finally {
+      // Restored or not, the cluster serves again: on the snapshot's data, or on what it had.
+      await this.start({ fresh: false });
+    }
+  }
+
+  private requireOwnEtcd(
+    what: 'snapshot' | 'restore',
+    reason: 'EtcdRequestFailed' | 'EtcdRestoreFailed',
+  ): NonNullable<ApiServerHost['clusterEtcd']> {
+    if (this.host.clusterEtcd) return this.host.clusterEtcd;
+    throw new SimError(
+      `${this.key} keeps its data in the shared store: it has no etcd of its own to ${what}`,
+      reason,
+      {
+        cluster: this.key,
+      },
+    );
   }
 
   async detach(): Promise<void> {
@@ -163,6 +260,7 @@ export class DedicatedClusterApi implements ClusterApi {
     this.process = undefined;
     this.controllers?.detach();
     this.controllers = undefined;
+    this.ownEtcd = undefined;
   }
 
   /** As K3s runs them in the server process: they start (or are adopted, or restarted) with the API server. */
@@ -190,8 +288,7 @@ export class DedicatedClusterApi implements ClusterApi {
 
   async destroy(): Promise<void> {
     await this.stop();
-    const etcd = await this.host.etcd();
-    await deleteEtcdPrefix(etcd.url, this.etcdPrefix);
+    if (!this.host.clusterEtcd) await deleteEtcdPrefix((await this.host.etcd()).url, this.etcdPrefix);
     this.host.stateDir.remove(this.dir);
   }
 

@@ -20,6 +20,7 @@ export type SimErrorReason =
   | 'APIServerNotReady'
   | 'EtcdStartFailed'
   | 'EtcdRequestFailed'
+  | 'EtcdRestoreFailed'
   | 'JoinRejected'
   | 'NoFreePort'
   | 'InvalidOption'

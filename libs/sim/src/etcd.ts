@@ -1,5 +1,18 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { freePort } from '@capstan/testing/local-host';
 import { SimError } from './errors.js';
 import { OwnedProcess } from './owned-process.js';
@@ -32,12 +45,30 @@ interface EtcdPorts {
   peer: number;
 }
 
+export interface OwnedEtcdOptions {
+  /** The member's name (K3s names a server's member after its node). */
+  name?: string;
+  /** The backend quota: etcd refuses writes past it (NOSPACE), as K3s's default 2 GiB does. */
+  quotaBackendBytes?: number;
+  env?: NodeJS.ProcessEnv;
+  timeoutMs?: number;
+}
+
+/** Where an owned etcd in `dir` keeps its data. */
+export const etcdDataDir = (dir: string) => join(dir, 'data');
+
 /**
- * Starts (or adopts, after a provider restart) the provider's own etcd in `dir`, on the ports it used
- * before when it can, so that API servers left running keep their etcd URL. Data stays in `dir` across
- * restarts.
+ * Starts (or adopts, after a provider restart) an etcd the provider owns in `dir` (its own, or a dedicated workload
+ * cluster's), on the ports it used before when it can, so that API servers left running keep their etcd URL. Data
+ * stays in `dir` across restarts.
  */
-export async function startOwnedEtcd(binary: string, dir: string, timeoutMs = 60_000): Promise<SimEtcd> {
+export async function startOwnedEtcd(
+  binary: string,
+  dir: string,
+  options: OwnedEtcdOptions = {},
+): Promise<SimEtcd> {
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const name = options.name ?? 'capstan-sim';
   const portsFile = join(dir, 'ports.json');
   let ports = readPorts(portsFile);
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -50,18 +81,19 @@ export async function startOwnedEtcd(binary: string, dir: string, timeoutMs = 60
       dir,
       command: binary,
       args: [
-        '--name=capstan-sim',
-        `--data-dir=${join(dir, 'data')}`,
+        `--name=${name}`,
+        `--data-dir=${etcdDataDir(dir)}`,
         `--listen-client-urls=${url}`,
         `--advertise-client-urls=${url}`,
         `--listen-peer-urls=${peer}`,
         `--initial-advertise-peer-urls=${peer}`,
-        `--initial-cluster=capstan-sim=${peer}`,
+        `--initial-cluster=${name}=${peer}`,
         // A simulation: losing the last writes on a host crash is acceptable, fsync latency is not.
         '--unsafe-no-fsync=true',
-        '--quota-backend-bytes=8589934592',
+        `--quota-backend-bytes=${options.quotaBackendBytes ?? 8 * 1024 ** 3}`,
         '--log-level=warn',
       ],
+      env: options.env,
     });
     await etcd.start();
     try {
@@ -134,4 +166,119 @@ export async function deleteEtcdPrefix(url: string, prefix: string): Promise<num
   }
   const result = (await response.json()) as { deleted?: string };
   return Number(result.deleted ?? 0);
+}
+
+/**
+ * Streams a snapshot of the etcd at `url` into `file` through etcd's JSON gateway (Maintenance.Snapshot: the
+ * backend database followed by its SHA-256, which a restore checks). Written to a temporary name first: a snapshot
+ * that failed half way never stands under `file`. Returns the size in bytes.
+ */
+export async function saveEtcdSnapshot(
+  url: string,
+  file: string,
+  maxBytes: number,
+  timeoutMs = 120_000,
+): Promise<number> {
+  let response: Response;
+  try {
+    response = await fetch(`${url}/v3/maintenance/snapshot`, {
+      method: 'POST',
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (error) {
+    throw new SimError(`etcd snapshot failed: ${(error as Error).message}`, 'EtcdRequestFailed', {});
+  }
+  if (!response.ok || !response.body) {
+    throw new SimError(`etcd snapshot answered ${response.status}`, 'EtcdRequestFailed', {});
+  }
+  const partial = `${file}.partial`;
+  const fd = openSync(partial, 'w', 0o600);
+  let size = 0;
+  let pending = '';
+  const writeMessage = (line: string) => {
+    if (line.trim() === '') return;
+    const message = JSON.parse(line) as { result?: { blob?: string }; error?: { message?: string } };
+    if (message.error)
+      throw new SimError(
+        `etcd snapshot failed: ${message.error.message ?? 'error'}`,
+        'EtcdRequestFailed',
+        {},
+      );
+    const blob = Buffer.from(message.result?.blob ?? '', 'base64');
+    size += blob.length;
+    if (size > maxBytes)
+      throw new SimError(`etcd snapshot exceeds ${maxBytes} bytes`, 'EtcdRequestFailed', {});
+    writeSync(fd, blob);
+  };
+  try {
+    const decoder = new TextDecoder();
+    for await (const chunk of response.body) {
+      pending += decoder.decode(chunk as Uint8Array, { stream: true });
+      const lines = pending.split('\n');
+      pending = lines.pop() ?? '';
+      for (const line of lines) writeMessage(line);
+    }
+    writeMessage(pending);
+    fsyncSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    rmSync(partial, { force: true });
+    if (error instanceof SimError) throw error;
+    throw new SimError(`etcd snapshot failed: ${(error as Error).message}`, 'EtcdRequestFailed', {});
+  }
+  closeSync(fd);
+  renameSync(partial, file);
+  return size;
+}
+
+const execFileAsync = promisify(execFile);
+
+/**
+ * Replaces the data of the (stopped) owned etcd in `dir` with `snapshot`, as `k3s server --cluster-reset
+ * --cluster-reset-restore-path` does: etcdutl checks the snapshot's SHA-256 (a truncated or corrupt file is refused
+ * and the data stays as it was), builds a one-member cluster from it, and only then takes the old data's place (kept
+ * as `data-old-<time>`, as K3s keeps `etcd-old-<time>`).
+ */
+export async function restoreEtcdSnapshot(
+  etcdutl: string,
+  dir: string,
+  snapshot: string,
+  name: string,
+): Promise<void> {
+  const staging = join(dir, 'data-restoring');
+  rmSync(staging, { recursive: true, force: true });
+  const peer = readPorts(join(dir, 'ports.json'));
+  const peerUrl = `http://127.0.0.1:${peer?.peer ?? 2380}`;
+  try {
+    await execFileAsync(
+      etcdutl,
+      [
+        'snapshot',
+        'restore',
+        snapshot,
+        `--data-dir=${staging}`,
+        `--name=${name}`,
+        `--initial-cluster=${name}=${peerUrl}`,
+        `--initial-advertise-peer-urls=${peerUrl}`,
+      ],
+      { timeout: 120_000, maxBuffer: 1024 * 1024 },
+    );
+  } catch (error) {
+    rmSync(staging, { recursive: true, force: true });
+    const stderr = String((error as { stderr?: unknown }).stderr ?? '');
+    const reason = /integrity|hash|checksum|sha256|unexpected EOF|invalid|not a valid|database file/i.test(
+      stderr,
+    )
+      ? 'the snapshot is corrupt or truncated (its checksum does not match)'
+      : (stderr.trim().split('\n').pop() ?? (error as Error).message).slice(0, 300);
+    throw new SimError(`restoring the etcd snapshot failed: ${reason}`, 'EtcdRestoreFailed', {});
+  }
+  const data = etcdDataDir(dir);
+  // The data before the last restore stays (one copy: the sim's disk is the management host's).
+  for (const entry of readdirSync(dir))
+    if (entry.startsWith('data-old-')) rmSync(join(dir, entry), { recursive: true, force: true });
+  if (existsSync(data)) renameSync(data, join(dir, `data-old-${Date.now()}`));
+  renameSync(staging, data);
 }

@@ -30,3 +30,4 @@ export * from './pod-lifecycle.js';
 export * from './pod-addresses.js';
 export * from './sim-kubelet.js';
 export * from './static-pods.js';
+export * from './object-store.js';

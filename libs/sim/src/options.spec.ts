@@ -22,6 +22,8 @@ describe('sim options', () => {
       workloads: true,
     });
     expect(simMachineOptionsFromEnv({ CAPSTAN_SIM_WORKLOADS: 'off' }).workloads).toBe(false);
+    expect(simMachineOptionsFromEnv({}).clusterEtcd).toBe('per-cluster');
+    expect(simMachineOptionsFromEnv({ CAPSTAN_SIM_CLUSTER_ETCD: 'shared' }).clusterEtcd).toBe('shared');
     expect(simMachineOptionsFromEnv({ XDG_STATE_HOME: '/state' }).stateDir).toBe('/state/capstan/sim');
     expect(simClusterOptionsFromEnv({})).toEqual({
       endpointHost: '127.0.0.1',
@@ -39,7 +41,9 @@ describe('sim options', () => {
       return undefined;
     };
     const badSwitch = refusal({ CAPSTAN_SIM_WORKLOADS: 'yes' });
-    expect(isSimError(badSwitch, 'InvalidOption') && badSwitch.message).toBe('CAPSTAN_SIM_WORKLOADS must be on or off');
+    expect(isSimError(badSwitch, 'InvalidOption') && badSwitch.message).toBe(
+      'CAPSTAN_SIM_WORKLOADS must be on or off',
+    );
     const badNumber = refusal({ CAPSTAN_SIM_HEARTBEAT_SECONDS: 'soon' });
     expect(isSimError(badNumber, 'InvalidOption') && badNumber.message).toContain(
       'CAPSTAN_SIM_HEARTBEAT_SECONDS',

@@ -35,7 +35,15 @@ export interface SimMachineOptions {
    * server, and the nodes run the pods bound to them. Off: the API server alone, as shared clusters always are.
    */
   workloads: boolean;
+  /**
+   * Where dedicated clusters keep their data: `per-cluster` (default) an etcd of their own, as K3s's embedded etcd
+   * (snapshots and restores act on it); `shared` one store for all, a key prefix each (cheaper, for scale runs).
+   */
+  clusterEtcd: ClusterEtcdMode;
 }
+
+export const CLUSTER_ETCD_MODES = ['per-cluster', 'shared'] as const;
+export type ClusterEtcdMode = (typeof CLUSTER_ETCD_MODES)[number];
 
 export const NODE_AGENT_MODES = ['process', 'in-process', 'off'] as const;
 export type NodeAgentMode = (typeof NODE_AGENT_MODES)[number];
@@ -92,6 +100,7 @@ export function simMachineOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): 
     nodeAgentMode: nodeAgentMode(env),
     nodeAgentMain: text(env, 'NODE_AGENT_MAIN'),
     workloads: onOff(env, 'WORKLOADS', true),
+    clusterEtcd: oneOf(env, 'CLUSTER_ETCD', CLUSTER_ETCD_MODES, 'per-cluster'),
   };
 }
 
@@ -102,15 +111,18 @@ function onOff(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean
   throw new SimError(`${SIM_ENV_PREFIX}${name} must be on or off`, 'InvalidOption', { option: name });
 }
 
-function nodeAgentMode(env: NodeJS.ProcessEnv): NodeAgentMode {
-  const raw = text(env, 'NODE_AGENT') ?? 'process';
-  if (!(NODE_AGENT_MODES as readonly string[]).includes(raw)) {
-    throw new SimError(`${SIM_ENV_PREFIX}NODE_AGENT must be one of ${NODE_AGENT_MODES.join(', ')}`, 'InvalidOption', {
-      option: 'NODE_AGENT',
+function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, values: readonly T[], fallback: T): T {
+  const raw = text(env, name) ?? fallback;
+  if (!(values as readonly string[]).includes(raw)) {
+    throw new SimError(`${SIM_ENV_PREFIX}${name} must be one of ${values.join(', ')}`, 'InvalidOption', {
+      option: name,
     });
   }
-  return raw as NodeAgentMode;
+  return raw as T;
 }
+
+const nodeAgentMode = (env: NodeJS.ProcessEnv): NodeAgentMode =>
+  oneOf(env, 'NODE_AGENT', NODE_AGENT_MODES, 'process');
 
 export function parsePortRange(value: string): { min: number; max: number } {
   const match = /^(\d+)-(\d+)$/.exec(value.trim());

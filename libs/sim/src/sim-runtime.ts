@@ -1,7 +1,11 @@
 import { createHash } from 'node:crypto';
 import { ClusterConnection, createKubeClient, type KubeClient } from '@capstan/kube';
 import type { ApiEndpoint } from '@capstan/pki';
-import { resolveControlPlaneBinaries, resolveKubeComponent } from '@capstan/testing/local-host';
+import {
+  resolveControlPlaneBinaries,
+  resolveEtcdutl,
+  resolveKubeComponent,
+} from '@capstan/testing/local-host';
 import type { Logger } from 'pino';
 import {
   clusterKeyOf,
@@ -115,7 +119,7 @@ export class SimRuntime {
         this.log.info({ cluster: key }, 'stopping an API server no machine claims');
         void Promise.all(
           [...WORKLOAD_CONTROLLERS, 'kube-apiserver'].map((name) => stopRecordedProcess(orphan.dir, name)),
-        );
+        ).then(() => stopRecordedProcess(join(orphan.dir, 'etcd'), 'etcd'));
       }
     }, this.runtime.options.orphanGraceSeconds * 1000);
     this.orphanTimer.unref();
@@ -210,6 +214,54 @@ export class SimRuntime {
       );
       return { restarted: true };
     });
+  }
+
+  /**
+   * `k3s etcd-snapshot save` on one of the cluster's servers: a snapshot of the cluster's own etcd into `file` (a
+   * file the provider owns, outside every machine root). Returns its size in bytes.
+   */
+  saveEtcdSnapshot(clusterKey: string, file: string): Promise<number> {
+    return this.withLock(clusterKey, async () =>
+      this.ownEtcdCluster(clusterKey, 'EtcdRequestFailed').saveSnapshot(file),
+    );
+  }
+
+  /**
+   * `k3s server --cluster-reset --cluster-reset-restore-path=<file>`: the cluster's server stops, its etcd is rebuilt
+   * from the snapshot and it starts again on that data; the nodes' kubelets reconnect. A snapshot that does not check
+   * out is refused (EtcdRestoreFailed) and the cluster serves what it had.
+   */
+  restoreEtcdSnapshot(clusterKey: string, file: string): Promise<void> {
+    return this.withLock(clusterKey, async () => {
+      const api = this.ownEtcdCluster(clusterKey, 'EtcdRestoreFailed');
+      await this.stopKubelet(clusterKey);
+      this.closeClients(api.url);
+      try {
+        await api.restoreSnapshot(file);
+        this.log.info({ cluster: clusterKey }, 'workload cluster restored from an etcd snapshot');
+      } finally {
+        this.ensureKubelet(api);
+      }
+    });
+  }
+
+  private ownEtcdCluster(
+    clusterKey: string,
+    reason: 'EtcdRequestFailed' | 'EtcdRestoreFailed',
+  ): DedicatedClusterApi {
+    const api = this.clusters.get(clusterKey);
+    if (!api)
+      throw new SimError(`no server of ${clusterKey} is running here`, reason, { cluster: clusterKey });
+    if (!(api instanceof DedicatedClusterApi)) {
+      throw new SimError(
+        `${clusterKey} is a shared-mode cluster: its data lives in the shared server, which has no per-cluster snapshots`,
+        reason,
+        {
+          cluster: clusterKey,
+        },
+      );
+    }
+    return api;
   }
 
   /** The cluster's API server stops for good and its data goes: its last server machine is gone. */
@@ -406,6 +458,10 @@ export class SimRuntime {
       workloadControllers: this.runtime.options.workloads
         ? () => this.resolveWorkloadControllers()
         : undefined,
+      clusterEtcd:
+        this.runtime.options.clusterEtcd === 'per-cluster'
+          ? { etcd: () => this.resolveBinaries().etcd, etcdutl: () => this.resolveEtcdutl() }
+          : undefined,
       startTimeoutMs: this.runtime.options.apiServerStartTimeoutSeconds * 1000,
       logger: this.runtime.logger,
       onExit: (key) => {
@@ -422,6 +478,13 @@ export class SimRuntime {
       return new SharedClusterApi(spec, host, this.sharedServer);
     }
     return new DedicatedClusterApi(spec, host);
+  }
+
+  private etcdutl: string | undefined;
+
+  private resolveEtcdutl(): string {
+    this.etcdutl ??= resolveEtcdutl((line) => this.log.info(line));
+    return this.etcdutl;
   }
 
   private resolveBinaries(): { kubeApiserver: string; etcd: string } {

@@ -50,7 +50,10 @@ export function pinnedKubeApiserverVersions(): { version: string; module: ToolMo
   const modules = readdirSync(join(repoRoot(), 'tools'))
     .filter((name) => name === 'kube-apiserver' || name.startsWith('kube-apiserver-'))
     .sort((a, b) => (a === 'kube-apiserver' ? -1 : b === 'kube-apiserver' ? 1 : a.localeCompare(b)));
-  return modules.map((module) => ({ module: module as ToolModule, version: requiredVersion(module as ToolModule) }));
+  return modules.map((module) => ({
+    module: module as ToolModule,
+    version: requiredVersion(module as ToolModule),
+  }));
 }
 
 /** The kube-apiserver binary of a pinned version (by minor: `v1.35` or `v1.35.4+k3s1` pick v1.35.4); built once. */
@@ -94,7 +97,7 @@ function fromAssets(name: string): string | undefined {
 }
 
 /** A binary built from a wrapper module under tools/. */
-type ToolBinary = 'kube-apiserver' | KubeComponent | 'etcd';
+type ToolBinary = 'kube-apiserver' | KubeComponent | 'etcd' | 'etcdutl';
 
 /** Kubernetes commands the kube-apiserver wrapper module pins next to kube-apiserver. */
 export type KubeComponent = 'kube-controller-manager' | 'kube-scheduler' | 'kubelet' | 'kube-proxy';
@@ -102,7 +105,6 @@ export type KubeComponent = 'kube-controller-manager' | 'kube-scheduler' | 'kube
 function cachedPath(module: ToolBinary, version: string): string {
   return join(cacheRoot(), 'bin', module, version, module);
 }
-
 
 function versionLdflags(version: string): string {
   const [major, minor] = version.replace(/^v/, '').split('.');
@@ -145,8 +147,9 @@ export function goBuild(spec: GoBuild, log: (line: string) => void): string {
   }
   mkdirSync(join(spec.target, '..'), { recursive: true });
   log(`building ${spec.what} from Go modules (once; cached in ${spec.target})`);
+  const partial = `${spec.target}.partial-${process.pid}`;
   try {
-    execFileSync(go, ['build', '-trimpath', '-ldflags', spec.ldflags, '-o', `${spec.target}.partial`, spec.pkg], {
+    execFileSync(go, ['build', '-trimpath', '-ldflags', spec.ldflags, '-o', partial, spec.pkg], {
       cwd: join(repoRoot(), 'tools', spec.toolModule),
       env: { ...process.env, CGO_ENABLED: '0' },
       stdio: ['ignore', 'inherit', 'inherit'],
@@ -156,7 +159,8 @@ export function goBuild(spec: GoBuild, log: (line: string) => void): string {
       what: spec.what,
     });
   }
-  renameSync(`${spec.target}.partial`, spec.target);
+  // Two processes building one binary at once (setup and a test run) each land a whole file.
+  renameSync(partial, spec.target);
   return spec.target;
 }
 
@@ -183,16 +187,64 @@ function build(
  * Finds etcd and kube-apiserver: KUBEBUILDER_ASSETS, then PATH, then the build cache; builds them from the
  * pinned Go modules when none of those has them.
  */
-export function resolveControlPlaneBinaries(log: (line: string) => void = () => undefined): ControlPlaneBinaries {
+export function resolveControlPlaneBinaries(
+  log: (line: string) => void = () => undefined,
+): ControlPlaneBinaries {
   const kubernetesVersion = requiredVersion('kube-apiserver');
   const etcdVersion = requiredVersion('etcd');
   const etcdCandidates = [fromAssets('etcd'), onPath('etcd'), cachedPath('etcd', etcdVersion)];
   const etcd =
-    etcdCandidates.find((path) => path && executable(path) && usableEtcd(path)) ?? build('etcd', etcdVersion, log);
-  const apiCandidates = [fromAssets('kube-apiserver'), onPath('kube-apiserver'), cachedPath('kube-apiserver', kubernetesVersion)];
+    etcdCandidates.find((path) => path && executable(path) && usableEtcd(path)) ??
+    build('etcd', etcdVersion, log);
+  const apiCandidates = [
+    fromAssets('kube-apiserver'),
+    onPath('kube-apiserver'),
+    cachedPath('kube-apiserver', kubernetesVersion),
+  ];
   const kubeApiserver =
     apiCandidates.find((path) => path && executable(path)) ?? build('kube-apiserver', kubernetesVersion, log);
   return { etcd, kubeApiserver, kubernetesVersion };
+}
+
+/**
+ * etcdutl of the pinned etcd release (the sim restores a workload cluster's etcd snapshot with it, as K3s's cluster
+ * reset does): KUBEBUILDER_ASSETS, PATH, the build cache, else built from the etcd wrapper module, which pins it as a
+ * tool.
+ */
+export function resolveEtcdutl(log: (line: string) => void = () => undefined): string {
+  const version = requiredVersion('etcd');
+  const candidates = [fromAssets('etcdutl'), onPath('etcdutl'), cachedPath('etcdutl', version)];
+  return (
+    candidates.find((path) => path && executable(path)) ??
+    goBuild(
+      {
+        toolModule: 'etcd',
+        pkg: 'go.etcd.io/etcd/etcdutl/v3',
+        ldflags: '-s -w',
+        target: cachedPath('etcdutl', version),
+        what: `etcdutl ${version}`,
+      },
+      log,
+    )
+  );
+}
+
+/**
+ * The test environment's S3-compatible server (tools/s3-server: rclone's gofakes3, signatures checked), built once
+ * into the cache; its version is the pinned gofakes3 module's.
+ */
+export function resolveS3Server(log: (line: string) => void = () => undefined): string {
+  const version = /github\.com\/rclone\/gofakes3 (v\S+)/.exec(
+    readFileSync(join(repoRoot(), 'tools', 's3-server', 'go.mod'), 'utf8'),
+  )?.[1];
+  if (!version) throw new TestEnvironmentError('tools/s3-server/go.mod names no gofakes3 version');
+  const target = join(cacheRoot(), 'bin', 's3-server', version, 's3-server');
+  return executable(target)
+    ? target
+    : goBuild(
+        { toolModule: 's3-server', pkg: '.', ldflags: '-s -w', target, what: `s3-server ${version}` },
+        log,
+      );
 }
 
 /**
@@ -202,14 +254,18 @@ export function resolveControlPlaneBinaries(log: (line: string) => void = () => 
  * both. The version skew policy lets them serve an API server up to one minor newer, so one build serves every
  * pinned kube-apiserver.
  */
-export function resolveKubeComponent(component: KubeComponent, log: (line: string) => void = () => undefined): string {
+export function resolveKubeComponent(
+  component: KubeComponent,
+  log: (line: string) => void = () => undefined,
+): string {
   const version = requiredVersion('kube-apiserver');
   const candidates = [fromAssets(component), onPath(component), cachedPath(component, version)];
   return candidates.find((path) => path && executable(path)) ?? build(component, version, log);
 }
 
 export function resolveNatsServer(): string {
-  const found = onPath('nats-server') ?? (existsSync('/usr/sbin/nats-server') ? '/usr/sbin/nats-server' : undefined);
+  const found =
+    onPath('nats-server') ?? (existsSync('/usr/sbin/nats-server') ? '/usr/sbin/nats-server' : undefined);
   if (!found) {
     throw new TestEnvironmentError(
       'nats-server was not found. Install it (Debian: `apt-get install nats-server`; `npm run setup` does this), ' +
@@ -226,15 +282,23 @@ export type NodeImageProgram = 'pause' | 'coredns';
  * A node image's program, built once into the cache from its tools/ module. CoreDNS's version is the pinned module's;
  * pause is the project's own program, `v1` until it changes.
  */
-export function resolveNodeImageProgram(program: NodeImageProgram, log: (line: string) => void = () => undefined): { path: string; version: string } {
+export function resolveNodeImageProgram(
+  program: NodeImageProgram,
+  log: (line: string) => void = () => undefined,
+): { path: string; version: string } {
   const version =
     program === 'coredns'
-      ? /github\.com\/coredns\/coredns (v\S+)/.exec(readFileSync(join(repoRoot(), 'tools', 'coredns', 'go.mod'), 'utf8'))?.[1]
+      ? /github\.com\/coredns\/coredns (v\S+)/.exec(
+          readFileSync(join(repoRoot(), 'tools', 'coredns', 'go.mod'), 'utf8'),
+        )?.[1]
       : 'v1';
   if (!version) throw new TestEnvironmentError('tools/coredns/go.mod names no CoreDNS version');
   const target = join(cacheRoot(), 'bin', program, version, program);
   const path = executable(target)
     ? target
-    : goBuild({ toolModule: program, pkg: '.', ldflags: '-s -w', target, what: `${program} ${version}` }, log);
+    : goBuild(
+        { toolModule: program, pkg: '.', ldflags: '-s -w', target, what: `${program} ${version}` },
+        log,
+      );
   return { path, version };
 }

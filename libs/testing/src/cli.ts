@@ -5,10 +5,12 @@ import { parseArgs } from 'node:util';
 import {
   pinnedKubeApiserverVersions,
   resolveControlPlaneBinaries,
+  resolveEtcdutl,
   resolveKubeApiserverVersion,
   resolveKubeComponent,
   resolveNatsServer,
   resolveNodeImageProgram,
+  resolveS3Server,
 } from './binaries.js';
 import { dockerEngine } from './docker-daemon.js';
 import { type BuiltImage } from './images/docker-cli.js';
@@ -172,6 +174,9 @@ try {
         ({ version }) => `kube-apiserver ${resolveKubeApiserverVersion(version, log)?.path ?? '(not built)'}`,
       );
     const controllerManager = resolveKubeComponent('kube-controller-manager', log);
+    // The sim restores workload etcd snapshots with etcdutl; the day-2 suites upload them to the S3-compatible server.
+    const etcdutl = resolveEtcdutl(log);
+    const s3Server = resolveS3Server(log);
     const scheduler = resolveKubeComponent('kube-scheduler', log);
     out(
       [
@@ -180,6 +185,8 @@ try {
         ...others,
         `kube-controller-manager ${controllerManager}`,
         `kube-scheduler ${scheduler}`,
+        `etcdutl ${etcdutl}`,
+        `s3-server ${s3Server}`,
         `nats-server ${resolveNatsServer()}`,
       ].join('\n'),
     );

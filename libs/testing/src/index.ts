@@ -39,3 +39,4 @@ export * from './containerd-runtime.js';
 export * from './node-dns.js';
 export * from './node-images.js';
 export * from './kubelet-node.js';
+export * from './s3-server.js';
