@@ -33,6 +33,7 @@ export * from './types/sim-machine-template.js';
 export * from './types/k3s-config.js';
 export * from './types/k3s-config-template.js';
 export * from './types/k3s-control-plane.js';
+export * from './types/etcd-snapshot.js';
 export * from './crd/crd-builder.js';
 export * from './crd/generate.js';
 export * from './crd/json-schema.js';

@@ -99,6 +99,7 @@ export const RESOURCES = {
     'K3sControlPlane',
     'k3scontrolplanes',
   ),
+  EtcdSnapshot: resource(CONTROL_PLANE_GROUP, CAPSTAN_PROVIDER_VERSION, 'EtcdSnapshot', 'etcdsnapshots'),
 } as const satisfies Record<string, ResourceDefinition>;
 
 export type CapstanKind = keyof typeof RESOURCES;

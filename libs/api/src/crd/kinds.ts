@@ -8,6 +8,7 @@ import { IPAddressClaimSchema } from '../types/ip-address-claim.js';
 import { IPAddressSchema } from '../types/ip-address.js';
 import { K3sConfigTemplateSchema } from '../types/k3s-config-template.js';
 import { K3sConfigSchema } from '../types/k3s-config.js';
+import { EtcdSnapshotSchema } from '../types/etcd-snapshot.js';
 import { K3sControlPlaneSchema } from '../types/k3s-control-plane.js';
 import { MachineDeploymentSchema } from '../types/machine-deployment.js';
 import { MachineDrainRuleSchema } from '../types/machine-drain-rule.js';
@@ -40,6 +41,7 @@ export const CUSTOM_RESOURCE_CLASSES: readonly SchemaClass[] = [
   K3sConfigSchema,
   K3sConfigTemplateSchema,
   K3sControlPlaneSchema,
+  EtcdSnapshotSchema,
 ];
 
 /** The root class of a kind Capstan serves, by `apiVersion` and `kind`. */

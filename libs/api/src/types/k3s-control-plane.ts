@@ -1,8 +1,17 @@
 import { IN_PLACE_POLICIES, type InPlacePolicy } from '../constants/in-place.js';
-import { IsBoolean, IsIn, IsOptional, IsRFC3339, IsString, Matches, MaxLength, MinLength } from '../schema/class-validator.js';
+import {
+  IsBoolean,
+  IsIn,
+  IsOptional,
+  IsRFC3339,
+  IsString,
+  Matches,
+  MaxLength,
+  MinLength,
+} from '../schema/class-validator.js';
 import { RESOURCES } from '../constants/resources.js';
 import { Cel, CustomResource, Default, Description, MinProperties, Nested } from '../schema/decorators.js';
-import { IsInt32, IsIntOrString } from '../schema/validators.js';
+import { IsInt32, IsInt64, IsIntOrString } from '../schema/validators.js';
 import { PATTERNS } from '../schema/patterns.js';
 import {
   ContractVersionedObjectReferenceSchema,
@@ -136,6 +145,152 @@ export class K3sControlPlaneRemediationSpecSchema {
 }
 export type K3sControlPlaneRemediationSpec = K3sControlPlaneRemediationSpecSchema;
 
+@Description(
+  "EtcdS3Spec is an S3-compatible store for etcd snapshots (K3s's etcd-s3-* settings). The access and secret keys come from a Secret in the control plane's namespace.",
+)
+export class EtcdS3SpecSchema {
+  @Description('endpoint is the store as host[:port], without a scheme (K3s etcd-s3-endpoint).')
+  @IsString()
+  @MinLength(1)
+  @MaxLength(255)
+  @Matches(/^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?$/, {
+    message: 'endpoint must be host[:port] without a scheme or path',
+  })
+  endpoint!: string;
+
+  @Description('bucket holds the snapshots; it must exist.')
+  @IsString()
+  @MinLength(3)
+  @MaxLength(63)
+  @Matches(/^[a-z0-9][a-z0-9.-]*[a-z0-9]$/, {
+    message: 'bucket must be an S3 bucket name (lower case letters, digits, dots and dashes)',
+  })
+  bucket!: string;
+
+  @Description('folder is the key prefix of the snapshots in the bucket. Unset: the bucket root.')
+  @IsOptional()
+  @IsString()
+  @MaxLength(512)
+  @Matches(/^[A-Za-z0-9!_.*'()/-]+$/, {
+    message: "folder may hold letters, digits, slashes and !_.*'()- only",
+  })
+  folder?: string;
+
+  @Description('region of the bucket. Defaults to us-east-1.')
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  region?: string;
+
+  @Description(
+    "credentialsSecretName is a Secret in the control plane's namespace with the keys accessKey and secretKey.",
+  )
+  @IsString()
+  @MinLength(1)
+  @MaxLength(253)
+  credentialsSecretName!: string;
+
+  @Description('endpointCA is the PEM bundle trusted for the endpoint. Unset: the system trust store.')
+  @IsOptional()
+  @IsString()
+  @MaxLength(65536)
+  endpointCA?: string;
+
+  @Description('insecure speaks plain HTTP to the endpoint (K3s etcd-s3-insecure).')
+  @IsOptional()
+  @IsBoolean()
+  insecure?: boolean;
+
+  @Description("skipSSLVerify does not verify the endpoint's certificate (K3s etcd-s3-skip-ssl-verify).")
+  @IsOptional()
+  @IsBoolean()
+  skipSSLVerify?: boolean;
+}
+export type EtcdS3Spec = EtcdS3SpecSchema;
+
+@Description("K3sControlPlaneEtcdSpec configures the snapshots of the cluster's embedded etcd.")
+export class K3sControlPlaneEtcdSpecSchema {
+  @Description(
+    'snapshotScheduleCron takes a Scheduled EtcdSnapshot on this cron schedule (five fields: minute hour day-of-month month day-of-week; */n, ranges and lists; UTC). Unset: no scheduled snapshots (K3s defaults to "0 */12 * * *" on its own servers).',
+  )
+  @IsOptional()
+  @IsString()
+  @MaxLength(128)
+  @Matches(/^\s*\S+(\s+\S+){4}\s*$/, {
+    message: 'snapshotScheduleCron must have five fields: minute hour day-of-month month day-of-week',
+  })
+  snapshotScheduleCron?: string;
+
+  @Description(
+    'snapshotRetention is how many Scheduled snapshots are kept; older ones are deleted. Defaults to 5, as K3s.',
+  )
+  @IsOptional()
+  @IsInt32()
+  @Cel('self >= 1', 'snapshotRetention must be at least 1')
+  @Default(5)
+  snapshotRetention?: number;
+
+  @Description(
+    's3 stores snapshots in an S3-compatible store. Unset: on the server machine that took them (lost with it).',
+  )
+  @IsOptional()
+  @Nested(() => EtcdS3SpecSchema)
+  s3?: EtcdS3SpecSchema;
+}
+export type K3sControlPlaneEtcdSpec = K3sControlPlaneEtcdSpecSchema;
+
+@Description(
+  "K3sControlPlaneEtcdRestoreSpec asks for the cluster's etcd to be restored from an EtcdSnapshot (Rancher's etcdSnapshotRestore): a new generation starts a restore.",
+)
+export class K3sControlPlaneEtcdRestoreSpecSchema {
+  @Description('name of an EtcdSnapshot of this cluster, in its namespace, that Succeeded.')
+  @IsString()
+  @MinLength(1)
+  @MaxLength(253)
+  name!: string;
+
+  @Description('generation: raise it to restore again (the same snapshot or another).')
+  @IsInt64()
+  @Cel('self >= 1', 'generation must be at least 1')
+  generation!: number;
+}
+export type K3sControlPlaneEtcdRestoreSpec = K3sControlPlaneEtcdRestoreSpecSchema;
+
+export const ETCD_RESTORE_PHASES = ['Started', 'Restoring', 'Finished', 'Failed'] as const;
+export type EtcdRestorePhase = (typeof ETCD_RESTORE_PHASES)[number];
+
+@Description('K3sControlPlaneEtcdRestoreStatus is where the last asked-for restore stands.')
+export class K3sControlPlaneEtcdRestoreStatusSchema {
+  @Description('name of the EtcdSnapshot being (or last) restored.')
+  @IsString()
+  @MinLength(1)
+  @MaxLength(253)
+  name!: string;
+
+  @Description('generation of spec.etcdSnapshotRestore this status is about.')
+  @IsInt64()
+  generation!: number;
+
+  @Description(
+    'phase: Started, Restoring (the cluster is paused; one server resets its etcd from the snapshot), Finished, Failed.',
+  )
+  @IsIn(ETCD_RESTORE_PHASES)
+  phase!: EtcdRestorePhase;
+
+  @Description('machineName is the server machine that restored the snapshot.')
+  @IsOptional()
+  @IsString()
+  @MaxLength(253)
+  machineName?: string;
+
+  @Description('message says what failed and how to recover (never a credential).')
+  @IsOptional()
+  @IsString()
+  @MaxLength(2048)
+  message?: string;
+}
+export type K3sControlPlaneEtcdRestoreStatus = K3sControlPlaneEtcdRestoreStatusSchema;
+
 @Description('K3sControlPlaneSpec defines the desired state of K3sControlPlane.')
 export class K3sControlPlaneSpecSchema {
   @DesiredReplicasField(
@@ -155,7 +310,9 @@ export class K3sControlPlaneSpecSchema {
   @IsString()
   @MinLength(1)
   @MaxLength(256)
-  @Matches(PATTERNS.kubernetesVersion, { message: 'version must be a release such as v1.31.4 or v1.31.4+k3s1' })
+  @Matches(PATTERNS.kubernetesVersion, {
+    message: 'version must be a release such as v1.31.4 or v1.31.4+k3s1',
+  })
   version!: string;
 
   @Description('machineTemplate describes the control plane Machines.')
@@ -179,6 +336,20 @@ export class K3sControlPlaneSpecSchema {
   @IsOptional()
   @Nested(() => K3sControlPlaneRemediationSpecSchema)
   remediation?: K3sControlPlaneRemediationSpecSchema;
+
+  @Description(
+    'etcd configures snapshots of the embedded etcd (schedule, retention, S3). Changing it replaces no machine: snapshots are taken through machine plans.',
+  )
+  @IsOptional()
+  @Nested(() => K3sControlPlaneEtcdSpecSchema)
+  etcd?: K3sControlPlaneEtcdSpecSchema;
+
+  @Description(
+    'etcdSnapshotRestore restores the etcd from an EtcdSnapshot: the Cluster is paused, one server resets its etcd from the snapshot, and the cluster is resumed. status.etcdSnapshotRestore says where it stands.',
+  )
+  @IsOptional()
+  @Nested(() => K3sControlPlaneEtcdRestoreSpecSchema)
+  etcdSnapshotRestore?: K3sControlPlaneEtcdRestoreSpecSchema;
 }
 export type K3sControlPlaneSpec = K3sControlPlaneSpecSchema;
 
@@ -244,6 +415,11 @@ export class K3sControlPlaneStatusSchema extends ScalableStatusSchema {
   @IsOptional()
   @Nested(() => LastRemediationStatusSchema)
   lastRemediation?: LastRemediationStatusSchema;
+
+  @Description('etcdSnapshotRestore is where the last restore asked for in spec.etcdSnapshotRestore stands.')
+  @IsOptional()
+  @Nested(() => K3sControlPlaneEtcdRestoreStatusSchema)
+  etcdSnapshotRestore?: K3sControlPlaneEtcdRestoreStatusSchema;
 }
 export type K3sControlPlaneStatus = K3sControlPlaneStatusSchema;
 
