@@ -31,3 +31,4 @@ export * from './pod-addresses.js';
 export * from './sim-kubelet.js';
 export * from './static-pods.js';
 export * from './object-store.js';
+export * from './k3s-commands.js';

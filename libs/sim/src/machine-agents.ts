@@ -12,6 +12,7 @@ import {
   readAgentToken,
 } from '@capstan/node-agent';
 import { repoRoot } from '@capstan/testing/local-host';
+import { SIM_K3S_REQUEST_PATH } from './k3s-commands.js';
 import { SIM_INSTALL_RECORD_PATH } from './machine-root.js';
 import type { NodeAgentMode } from './options.js';
 import { OwnedProcess } from './owned-process.js';
@@ -36,7 +37,8 @@ const SUPERVISE_MS = 2_000;
  */
 export class MachineAgents {
   private readonly agents = new Map<string, RunningAgent>();
-  private readonly watched = new Map<string, string>();
+  /** The machine files watched per machine (its install record, its k3s requests). */
+  private readonly watched = new Map<string, string[]>();
   private supervisor: NodeJS.Timeout | undefined;
   private supervising = false;
 
@@ -99,7 +101,18 @@ export class MachineAgents {
       name: 'node-agent',
       dir: recordsDir,
       command: process.execPath,
-      args: [this.main, '--host-root', root, '--health-port', '0', '--config', DEFAULT_AGENT_CONFIG_PATH, '--state-dir', join(recordsDir, 'agent-state'), '--confine'],
+      args: [
+        this.main,
+        '--host-root',
+        root,
+        '--health-port',
+        '0',
+        '--config',
+        DEFAULT_AGENT_CONFIG_PATH,
+        '--state-dir',
+        join(recordsDir, 'agent-state'),
+        '--confine',
+      ],
     });
     const outcome = await process_.start();
     this.logger.info({ machine: machineKey, pid: process_.pid, outcome }, 'node agent running');
@@ -131,9 +144,15 @@ export class MachineAgents {
         agent.restarts++;
         try {
           await agent.process.start();
-          this.logger.warn({ machine: machineKey, pid: agent.process.pid, restarts: agent.restarts }, 'node agent had exited: started again');
+          this.logger.warn(
+            { machine: machineKey, pid: agent.process.pid, restarts: agent.restarts },
+            'node agent had exited: started again',
+          );
         } catch (error) {
-          this.logger.warn({ machine: machineKey, restarts: agent.restarts, err: { message: (error as Error).message } }, 'node agent had exited and could not be started again');
+          this.logger.warn(
+            { machine: machineKey, restarts: agent.restarts, err: { message: (error as Error).message } },
+            'node agent had exited and could not be started again',
+          );
         }
       }
     } finally {
@@ -143,19 +162,57 @@ export class MachineAgents {
 
   /** Calls `onInstall` when the machine's K3s is installed again (its install record changes). */
   watchInstalls(machineKey: string, root: string, onInstall: () => void): void {
-    if (this.watched.has(machineKey)) return;
-    const record = join(root, SIM_INSTALL_RECORD_PATH);
-    this.watched.set(machineKey, record);
-    watchFile(record, { interval: INSTALL_POLL_MS, persistent: false }, (current, previous) => {
-      if (current.mtimeMs !== previous.mtimeMs) onInstall();
+    this.watchMachineFile(machineKey, join(root, SIM_INSTALL_RECORD_PATH), onInstall);
+  }
+
+  /**
+   * Calls `onRequest` when the machine's stand-in `k3s` binary leaves a request (an etcd snapshot or restore a plan
+   * asked for), one at a time: a change seen while one is answered is looked at once that is done.
+   */
+  watchK3sRequests(machineKey: string, root: string, onRequest: () => Promise<unknown>): void {
+    let busy = false;
+    let again = false;
+    const answer = (): void => {
+      if (busy) {
+        again = true;
+        return;
+      }
+      busy = true;
+      void onRequest()
+        .catch((error: unknown) =>
+          this.logger.warn(
+            { machine: machineKey, err: (error as Error).message },
+            'k3s request not answered',
+          ),
+        )
+        .finally(() => {
+          busy = false;
+          if (again) {
+            again = false;
+            answer();
+          }
+        });
+    };
+    this.watchMachineFile(machineKey, join(root, SIM_K3S_REQUEST_PATH), answer);
+  }
+
+  private watchMachineFile(machineKey: string, file: string, onChange: () => void): void {
+    const files = this.watched.get(machineKey) ?? [];
+    if (files.includes(file)) return;
+    this.watched.set(machineKey, [...files, file]);
+    watchFile(file, { interval: INSTALL_POLL_MS, persistent: false }, (current, previous) => {
+      if (current.mtimeMs !== previous.mtimeMs) onChange();
     });
+  }
+
+  private unwatch(machineKey: string): void {
+    for (const file of this.watched.get(machineKey) ?? []) unwatchFile(file);
+    this.watched.delete(machineKey);
   }
 
   /** Stops the machine's agent and its install watch (the machine is gone, or the provider stops). */
   async remove(machineKey: string): Promise<void> {
-    const record = this.watched.get(machineKey);
-    if (record) unwatchFile(record);
-    this.watched.delete(machineKey);
+    this.unwatch(machineKey);
     const agent = this.agents.get(machineKey);
     this.agents.delete(machineKey);
     await agent?.stop();
@@ -166,9 +223,7 @@ export class MachineAgents {
    * process keeps running for the new owner to adopt through its pid file.
    */
   async detach(machineKey: string): Promise<void> {
-    const record = this.watched.get(machineKey);
-    if (record) unwatchFile(record);
-    this.watched.delete(machineKey);
+    this.unwatch(machineKey);
     const agent = this.agents.get(machineKey);
     this.agents.delete(machineKey);
     if (this.mode === 'in-process') await agent?.stop();
@@ -188,7 +243,7 @@ export class MachineAgents {
   async shutdown(): Promise<void> {
     clearInterval(this.supervisor);
     this.supervisor = undefined;
-    for (const record of this.watched.values()) unwatchFile(record);
+    for (const files of this.watched.values()) for (const file of files) unwatchFile(file);
     this.watched.clear();
     await Promise.all([...this.agents.values()].map((a) => a.stop()));
     this.agents.clear();
