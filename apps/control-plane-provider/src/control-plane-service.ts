@@ -1,5 +1,7 @@
 import { askCanUpdateMachine } from '@capstan/events';
 import { type ServiceDefinition } from '@capstan/provider-kit';
+import { etcdOperationsController } from './etcd/etcd-operations.controller.js';
+import { etcdSnapshotController } from './etcd/etcdsnapshot.controller.js';
 import { k3sControlPlaneController } from './k3scontrolplane/k3scontrolplane.controller.js';
 
 export const CONTROL_PLANE_PROVIDER_SERVICE = 'control-plane-provider';
@@ -16,5 +18,7 @@ export const controlPlaneProviderService: ServiceDefinition = {
     k3sControlPlaneController({
       askCanUpdate: (request) => askCanUpdateMachine(context.bus.nc, context.topology.root, request),
     }).register(context);
+    etcdSnapshotController().register(context);
+    etcdOperationsController().register(context);
   },
 };

@@ -11,3 +11,4 @@ export * from './parse-cloud-config.js';
 export * from './node-agent-files.js';
 export * from './k3s-release.js';
 export * from './file-content.js';
+export * from './etcd-snapshot-result.js';

@@ -16,3 +16,4 @@ export * from './report/plan-secret.js';
 export * from './access/plan-access.js';
 export * from './testing/plan-machine.js';
 export * from './testing/agent-root.js';
+export * from './report/write-plan.js';

@@ -1,12 +1,8 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  runK3sCommand,
-  SNAPSHOT_RESULT_PREFIX,
-  type K3sCommandHost,
-  type SavedSnapshot,
-} from './k3s-commands.js';
+import { savedEtcdSnapshotIn, type SavedEtcdSnapshot } from '@capstan/k3s-bootstrap';
+import { runK3sCommand, type K3sCommandHost } from './k3s-commands.js';
 
 // The stand-in k3s's command lines without an etcd: the machine's own snapshot files, and what it refuses.
 describe('the sim k3s etcd commands', () => {
@@ -34,13 +30,7 @@ describe('the sim k3s etcd commands', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  const savedOf = (output: string): SavedSnapshot =>
-    JSON.parse(
-      output
-        .split('\n')
-        .find((l) => l.startsWith(SNAPSHOT_RESULT_PREFIX))!
-        .slice(SNAPSHOT_RESULT_PREFIX.length),
-    ) as SavedSnapshot;
+  const savedOf = (output: string): SavedEtcdSnapshot => savedEtcdSnapshotIn(output)!;
 
   it('saves a local snapshot named as K3s names them, restores it, and deletes it', async () => {
     const result = await runK3sCommand(host, ['etcd-snapshot', 'save', '--name', 'nightly'], '');
@@ -50,7 +40,7 @@ describe('the sim k3s etcd commands', () => {
       fileName: 'nightly-demo-cp-0-1795860000',
       location: 'file:///var/lib/rancher/k3s/server/db/snapshots/nightly-demo-cp-0-1795860000',
       sizeBytes: 14,
-      createdAt: '2026-11-28T10:00:00.000Z',
+      createdAt: '2026-11-28T10:00:00Z',
     });
     expect(existsSync(join(host.recordsDir, 'snapshots', saved.fileName))).toBe(true);
 

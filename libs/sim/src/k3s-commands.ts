@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { savedEtcdSnapshotLine, type SavedEtcdSnapshot } from '@capstan/k3s-bootstrap';
 import { HostRoot, readBeneath, writeBeneath } from '@capstan/node-agent';
 import { MAX_ETCD_SNAPSHOT_BYTES } from './dedicated-cluster-api.js';
 import { isSimError } from './errors.js';
@@ -19,20 +20,10 @@ export const SIM_K3S_RESPONSE_PATH = '/var/lib/capstan/sim/k3s-response';
 export const SIM_K3S_TIMEOUT_SECONDS = 600;
 /** Where K3s keeps local snapshots on a server: what `location` names (the sim keeps the files outside the root). */
 export const K3S_SNAPSHOT_DIR = '/var/lib/rancher/k3s/server/db/snapshots';
-/** The line of `k3s etcd-snapshot save` output that says, as JSON, what was saved. */
-export const SNAPSHOT_RESULT_PREFIX = 'capstan-etcd-snapshot ';
 
 const MAX_REQUEST_BYTES = 64 * 1024;
 const MAX_CA_BYTES = 64 * 1024;
 const SNAPSHOT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
-
-/** What `k3s etcd-snapshot save` reports about the file it saved. */
-export interface SavedSnapshot {
-  fileName: string;
-  location: string;
-  sizeBytes: number;
-  createdAt: string;
-}
 
 /** The machine a command runs on, and what of the sim it may use. */
 export interface K3sCommandHost {
@@ -267,10 +258,10 @@ async function save(host: K3sCommandHost, flags: ParsedFlags, secretKey: string)
       rmSync(file, { force: true });
     }
   }
-  const saved: SavedSnapshot = { fileName, location, sizeBytes, createdAt: now.toISOString() };
+  const saved: SavedEtcdSnapshot = { fileName, location, sizeBytes, createdAt: now.toISOString() };
   return {
     code: 0,
-    output: `Snapshot ${fileName} saved (${sizeBytes} bytes) to ${location}\n${SNAPSHOT_RESULT_PREFIX}${JSON.stringify(saved)}`,
+    output: `Snapshot ${fileName} saved (${sizeBytes} bytes) to ${location}\n${savedEtcdSnapshotLine(saved)}`,
   };
 }
 

@@ -16,12 +16,11 @@ import {
   YAML_OPTIONS,
   type K3sBootstrapInput,
 } from '@capstan/k3s-bootstrap';
-import { maskSecrets, type ResourceClient } from '@capstan/kube';
+import { maskSecrets } from '@capstan/kube';
 import {
   decodeSecretData,
   gunzipJson,
   PLAN_KEYS,
-  planChecksum,
   probeStatusesOf,
   text,
   type MachinePlan,
@@ -98,7 +97,9 @@ export function updatePlanFor(input: UpdatePlanInput): MachinePlan {
 }
 
 /** The update the Machine asks for, and whether the core let it start. */
-export function requestedUpdate(machine: Machine): { target: string; ready: boolean; restart: boolean } | undefined {
+export function requestedUpdate(
+  machine: Machine,
+): { target: string; ready: boolean; restart: boolean } | undefined {
   const annotations = machine.metadata.annotations ?? {};
   const target = annotations[IN_PLACE_ANNOTATIONS.updateInProgress];
   if (!target) return undefined;
@@ -109,28 +110,7 @@ export function requestedUpdate(machine: Machine): { target: string; ready: bool
   };
 }
 
-/** Writes `plan` as the machine's new plan (state pending), unless the Secret already holds it. */
-export async function writePlan(
-  secrets: ResourceClient<V1Secret>,
-  secret: V1Secret,
-  plan: MachinePlan,
-): Promise<string> {
-  const raw = JSON.stringify(plan);
-  const checksum = planChecksum(Buffer.from(raw));
-  const current = decodeSecretData(secret.data)[PLAN_KEYS.plan];
-  if (current && planChecksum(current) === checksum) return checksum;
-  await secrets.mergePatch(
-    { namespace: secret.metadata!.namespace, name: secret.metadata!.name! },
-    {
-      metadata: { resourceVersion: secret.metadata!.resourceVersion },
-      data: {
-        [PLAN_KEYS.plan]: Buffer.from(raw).toString('base64'),
-        [PLAN_KEYS.state]: Buffer.from('pending').toString('base64'),
-      },
-    },
-  );
-  return checksum;
-}
+export { writePlan } from '@capstan/node-agent';
 
 /**
  * Where the update stands, from the plan the agent reported on: Succeeded once the update's plan applied and its
@@ -149,7 +129,14 @@ export function updateOutcome(
 ): K3sConfigInPlaceUpdateStatus {
   // Done is done: a probe that flaps later (another server restarting) does not reopen the update.
   if (update.state !== 'Updating') return update;
-  if (agentSilentPastSeconds !== undefined && !(plan.state === 'succeeded' && plan.appliedChecksum === update.planChecksum && plan.probesHealthy !== false)) {
+  if (
+    agentSilentPastSeconds !== undefined &&
+    !(
+      plan.state === 'succeeded' &&
+      plan.appliedChecksum === update.planChecksum &&
+      plan.probesHealthy !== false
+    )
+  ) {
     return {
       ...update,
       state: 'Failed',
@@ -160,7 +147,9 @@ export function updateOutcome(
   if (plan.state === 'failed') {
     const data = decodeSecretData(secret.data);
     const step = text(data, PLAN_KEYS.failureMessage) ?? 'failed';
-    let output = Object.values(gunzipJson<Record<string, string>>(data[PLAN_KEYS.failedOutput]) ?? {}).join('\n');
+    let output = Object.values(gunzipJson<Record<string, string>>(data[PLAN_KEYS.failedOutput]) ?? {}).join(
+      '\n',
+    );
     // Masked whole, then cut: a cut through a secret would leave a piece no pattern recognises.
     for (const value of knownSecrets) if (value) output = output.split(value).join('[redacted]');
     const tail = maskSecrets(output.trim()).slice(-OUTPUT_TAIL);
@@ -192,8 +181,18 @@ export function updateOutcome(
 }
 
 /** When to look again at an update whose plan applied but whose probes are not healthy yet (its deadline). */
-export function probesDeadlineIn(update: K3sConfigInPlaceUpdateStatus, plan: K3sConfigPlanStatus, secret: V1Secret | undefined, now: Date = new Date()): number | undefined {
-  if (update.state !== 'Updating' || !secret || plan.appliedChecksum !== update.planChecksum || plan.probesHealthy !== false) {
+export function probesDeadlineIn(
+  update: K3sConfigInPlaceUpdateStatus,
+  plan: K3sConfigPlanStatus,
+  secret: V1Secret | undefined,
+  now: Date = new Date(),
+): number | undefined {
+  if (
+    update.state !== 'Updating' ||
+    !secret ||
+    plan.appliedChecksum !== update.planChecksum ||
+    plan.probesHealthy !== false
+  ) {
     return undefined;
   }
   const waited = update.planAppliedAt ? now.getTime() - Date.parse(update.planAppliedAt) : 0;

@@ -37,7 +37,11 @@ export function machineSelector(clusterName: string): string {
 }
 
 // By name: a message must not change with the order the cache lists Machines in.
-const list = (machines: readonly ControlPlaneMachine[]) => machines.map((m) => m.name).sort().join(', ');
+const list = (machines: readonly ControlPlaneMachine[]) =>
+  machines
+    .map((m) => m.name)
+    .sort()
+    .join(', ');
 
 function condition(
   type: string,
@@ -114,7 +118,12 @@ function conditionsFor(inputs: StatusInputs): Omit<ConditionInput, 'observedGene
           outdated.length === 0 ? '' : `Machine(s) not up to date: ${list(outdated)}`,
         ),
     inputs.plan?.inPlaceBlocked
-      ? condition(ConditionType.RollingOut, true, [ConditionReason.InPlaceUpdateBlocked, ''], `* ${inputs.plan.inPlaceBlocked}`)
+      ? condition(
+          ConditionType.RollingOut,
+          true,
+          [ConditionReason.InPlaceUpdateBlocked, ''],
+          `* ${inputs.plan.inPlaceBlocked}`,
+        )
       : activity(
           ConditionType.RollingOut,
           outdated.length > 0,
@@ -184,6 +193,8 @@ export function desiredControlPlaneStatus(
     ...(versions.length > 0 && { versions, version: versions[0]!.version }),
     ...(initialized && { initialization: { controlPlaneInitialized: true } }),
     ...(lastRemediation && { lastRemediation }),
+    // The etcd operations controller's (etcd/etcd-operations.reconciler.ts): kept as it is.
+    ...(current?.etcdSnapshotRestore && { etcdSnapshotRestore: current.etcdSnapshotRestore }),
     ...(inputs.generation !== undefined && { observedGeneration: inputs.generation }),
   };
 }

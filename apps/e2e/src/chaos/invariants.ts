@@ -1,3 +1,4 @@
+import { MACHINE_NAME_LABEL } from '@capstan/node-agent';
 import { formatLabelValue } from '@capstan/kube';
 // What must hold of the management cluster's objects once the fleet has converged: no orphaned or duplicate
 // Machines, InfraMachines (SimMachines), bootstrap configs (K3sConfigs) or Secrets, no Machine referencing an
@@ -19,8 +20,7 @@ export const MALFORMED_LABEL = 'chaos.capstan.dev/malformed';
 export const CLUSTER_NAME_LABEL = LABELS.clusterName;
 export const CONTROL_PLANE_LABEL = LABELS.controlPlane;
 export const DEPLOYMENT_NAME_LABEL = LABELS.deploymentName;
-/** The K3s bootstrap provider's label on a machine's plan Secret (apps/bootstrap-provider). */
-export const MACHINE_NAME_LABEL = 'capstan.dev/machine-name';
+export { MACHINE_NAME_LABEL };
 export { CLUSTER_SECRET_TYPE };
 export const MACHINE_PLAN_SECRET_TYPE = 'capstan.dev/machine-plan';
 /** `<cluster>-<purpose>` Secrets a K3s cluster has (upstream util/secret purposes). */

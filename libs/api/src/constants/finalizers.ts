@@ -10,4 +10,5 @@ export const FINALIZERS = {
   simMachine: 'simmachine.infrastructure.capstan.dev',
   k3sConfig: 'k3sconfig.bootstrap.capstan.dev',
   k3sControlPlane: 'k3scontrolplane.controlplane.capstan.dev',
+  etcdSnapshot: 'etcdsnapshot.controlplane.capstan.dev',
 } as const;

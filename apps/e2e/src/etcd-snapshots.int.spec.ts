@@ -1,0 +1,244 @@
+import 'reflect-metadata';
+import { CoreV1Api, KubeConfig, type V1Secret } from '@kubernetes/client-node';
+import {
+  getCondition,
+  RESOURCES,
+  type Cluster,
+  type EtcdSnapshot,
+  type K3sControlPlane,
+  type Machine,
+} from '@capstan/api';
+import { createKubeClient, SECRETS, type KubeClient } from '@capstan/kube';
+import { ObjectStore } from '@capstan/sim';
+import {
+  eventually,
+  startCapstan,
+  startS3Server,
+  type CapstanUnderTest,
+  type TestS3Server,
+} from '@capstan/testing';
+import {
+  controlPlaneName,
+  createObject,
+  createSimK3sCluster,
+  deleteClusterAndWait,
+  FAST_SIM_ENV,
+  waitForClusterAvailable,
+} from './sim-cluster-fixture.js';
+
+// etcd snapshots and restore with real parts (docs/day2.md): the five services, a dedicated sim cluster whose server
+// keeps its data in an etcd of its own, node agents applying the snapshot and restore plans, and a real
+// S3-compatible server that checks every request's signature.
+
+const CLUSTER = 'snap';
+const KCP = controlPlaneName(CLUSTER);
+const BUCKET = 'capstan-snapshots';
+const STEP_MS = 240_000;
+
+describe('etcd snapshots and restore of a K3s cluster on sim machines', () => {
+  let capstan: CapstanUnderTest;
+  let client: KubeClient;
+  let s3: TestS3Server;
+  let namespace: string;
+  let workload: CoreV1Api;
+
+  const until = <T>(what: string, probe: () => Promise<T | undefined | false>) =>
+    eventually(probe, { message: what, timeoutMs: STEP_MS, intervalMs: 250 });
+  const snapshots = () => client.resource<EtcdSnapshot>(RESOURCES.EtcdSnapshot);
+  const kcps = () => client.resource<K3sControlPlane>(RESOURCES.K3sControlPlane);
+  const settled = (name: string) =>
+    until(`EtcdSnapshot ${name} settled`, async () => {
+      const s = await snapshots().get({ namespace, name });
+      return (s.status?.phase === 'Succeeded' || s.status?.phase === 'Failed') && s;
+    });
+  const takeSnapshot = async (name: string) => {
+    await createObject(client, RESOURCES.EtcdSnapshot, {
+      metadata: { name, namespace },
+      spec: { clusterName: CLUSTER },
+    });
+    return settled(name);
+  };
+  const orders = async () =>
+    (await workload.readNamespacedConfigMap({ name: 'orders', namespace: 'default' })).data?.['state'];
+  const setOrders = (state: string) =>
+    workload.patchNamespacedConfigMap({
+      name: 'orders',
+      namespace: 'default',
+      body: [{ op: 'replace', path: '/data/state', value: state }],
+    });
+  const restore = async (name: string, generation: number) => {
+    await kcps().mergePatch(
+      { namespace, name: KCP },
+      { spec: { etcdSnapshotRestore: { name, generation } } },
+    );
+    return until(`restore ${generation} of ${name} settled`, async () => {
+      const status = (await kcps().get({ namespace, name: KCP })).status?.etcdSnapshotRestore;
+      return (
+        status?.generation === generation &&
+        (status.phase === 'Finished' || status.phase === 'Failed') &&
+        status
+      );
+    });
+  };
+  const machineUids = async () =>
+    (await client.resource<Machine>(RESOURCES.Machine).list({ namespace })).items
+      .map((m) => m.metadata.uid)
+      .sort();
+
+  beforeAll(async () => {
+    s3 = await startS3Server({ buckets: [BUCKET] });
+    capstan = await startCapstan('etcd', { env: { ...FAST_SIM_ENV, CAPSTAN_SIM_NODE_AGENT: 'in-process' } });
+    namespace = capstan.namespace.name;
+    client = createKubeClient(capstan.namespace.kc);
+    await client.resource<V1Secret>(SECRETS).create({
+      metadata: { name: 's3-credentials', namespace },
+      stringData: { accessKey: s3.accessKey, secretKey: s3.secretKey },
+    });
+    await createSimK3sCluster(client, {
+      namespace,
+      name: CLUSTER,
+      version: 'v1.34.4',
+      controlPlaneReplicas: 1,
+      workers: 0,
+    });
+    await kcps().mergePatch(
+      { namespace, name: KCP },
+      {
+        spec: {
+          etcd: {
+            s3: {
+              endpoint: s3.endpoint,
+              bucket: BUCKET,
+              folder: `clusters/${CLUSTER}`,
+              insecure: true,
+              credentialsSecretName: 's3-credentials',
+            },
+          },
+        },
+      },
+    );
+    await waitForClusterAvailable(client, namespace, CLUSTER, STEP_MS);
+    const secret = await client.resource<V1Secret>(SECRETS).get({ namespace, name: `${CLUSTER}-kubeconfig` });
+    const kc = new KubeConfig();
+    kc.loadFromString(Buffer.from(secret.data!['value']!, 'base64').toString('utf8'));
+    workload = kc.makeApiClient(CoreV1Api);
+    await workload.createNamespacedConfigMap({
+      namespace: 'default',
+      body: { metadata: { name: 'orders' }, data: { state: 'before' } },
+    });
+  }, STEP_MS * 2);
+
+  afterAll(async () => {
+    try {
+      if (client) await deleteClusterAndWait(client, namespace, CLUSTER);
+    } finally {
+      await client?.close();
+      await capstan?.stop({ keepLogs: process.env['ETCD_KEEP_LOGS'] === '1' });
+      await s3?.stop();
+    }
+  }, STEP_MS);
+
+  it(
+    'saves an on-demand snapshot to S3, and a restore brings the old data back without replacing a machine',
+    async () => {
+      const snapshot = await takeSnapshot('before-change');
+      expect(snapshot.status).toMatchObject({ phase: 'Succeeded', kubernetesVersion: 'v1.34.4' });
+      expect(snapshot.status?.fileName).toMatch(/^on-demand-snap-control-plane-[a-z0-9]+-\d+$/);
+      expect(snapshot.status?.location).toBe(
+        `s3://${BUCKET}/clusters/${CLUSTER}/${snapshot.status?.fileName}`,
+      );
+      expect(getCondition(snapshot.status?.conditions, 'Ready')?.status).toBe('True');
+      // The object is in the bucket, and as large as the status says (read with the store's own credentials).
+      const store = new ObjectStore(
+        { endpoint: s3.endpoint, bucket: BUCKET, folder: `clusters/${CLUSTER}`, insecure: true },
+        s3,
+      );
+      const stored = await store.list();
+      expect(stored.map((o) => [o.key, o.size])).toEqual([
+        [`clusters/${CLUSTER}/${snapshot.status!.fileName}`, snapshot.status!.sizeBytes],
+      ]);
+
+      await setOrders('after');
+      await workload.createNamespacedConfigMap({
+        namespace: 'default',
+        body: { metadata: { name: 'later' }, data: { x: '1' } },
+      });
+      const machinesBefore = await machineUids();
+
+      const restored = await restore('before-change', 1);
+      expect(restored).toMatchObject({ phase: 'Finished', name: 'before-change' });
+      await until('the old data back', async () => (await orders().catch(() => undefined)) === 'before');
+      await expect(
+        workload.readNamespacedConfigMap({ name: 'later', namespace: 'default' }),
+      ).rejects.toMatchObject({ code: 404 });
+      const cluster = await waitForClusterAvailable(client, namespace, CLUSTER, STEP_MS);
+      expect(cluster.spec?.paused).not.toBe(true);
+      expect(await machineUids()).toEqual(machinesBefore);
+    },
+    STEP_MS * 2,
+  );
+
+  it(
+    'refuses restores that cannot be, naming why, and leaves the data as it is',
+    async () => {
+      await setOrders('kept');
+      await createObject(client, RESOURCES.EtcdSnapshot, {
+        metadata: { name: 'of-another-cluster', namespace },
+        spec: { clusterName: 'elsewhere' },
+      });
+      const foreign = await restore('of-another-cluster', 2);
+      expect(foreign).toMatchObject({ phase: 'Failed' });
+      expect(foreign.message).toContain('is a snapshot of cluster elsewhere, not of snap');
+      const missing = await restore('no-such-snapshot', 3);
+      expect(missing.message).toContain('does not exist');
+      expect(await orders()).toBe('kept');
+      expect(
+        (await client.resource<Cluster>(RESOURCES.Cluster).get({ namespace, name: CLUSTER })).spec,
+      ).not.toMatchObject({ paused: true });
+    },
+    STEP_MS,
+  );
+
+  it(
+    'fails a snapshot the store refuses, with a message that names the store and never the key',
+    async () => {
+      await client
+        .resource<V1Secret>(SECRETS)
+        .mergePatch(
+          { namespace, name: 's3-credentials' },
+          { stringData: { secretKey: 'a-wrong-secret-key-for-this-test' } },
+        );
+      const refused = await takeSnapshot('wrong-key');
+      expect(refused.status?.phase).toBe('Failed');
+      const message = getCondition(refused.status?.conditions, 'Ready')?.message ?? '';
+      expect(message).toContain(s3.endpoint);
+      expect(message).toMatch(/refused|SignatureDoesNotMatch|access key/i);
+      expect(message).not.toContain('a-wrong-secret-key-for-this-test');
+      expect(message).not.toContain(s3.secretKey);
+      await client
+        .resource<V1Secret>(SECRETS)
+        .mergePatch({ namespace, name: 's3-credentials' }, { stringData: { secretKey: s3.secretKey } });
+    },
+    STEP_MS,
+  );
+
+  it(
+    'deleting a snapshot deletes its file from the store',
+    async () => {
+      const store = new ObjectStore(
+        { endpoint: s3.endpoint, bucket: BUCKET, folder: `clusters/${CLUSTER}`, insecure: true },
+        s3,
+      );
+      const before = (await store.list()).length;
+      await snapshots().delete({ namespace, name: 'before-change' });
+      await until('the snapshot and its file gone', async () => {
+        const gone = await snapshots()
+          .get({ namespace, name: 'before-change' })
+          .then(() => false)
+          .catch(() => true);
+        return gone && (await store.list()).length === before - 1;
+      });
+    },
+    STEP_MS,
+  );
+});
