@@ -7,12 +7,15 @@ import { initCommand } from './commands/init.js';
 import { getCommand } from './commands/get.js';
 import { planCommand } from './commands/plan.js';
 import { scaleCommand } from './commands/scale.js';
+import { snapshotCommand } from './commands/snapshot.js';
 import { upgradeCommand } from './commands/upgrade.js';
 import { type Output } from './output.js';
 
 export function buildProgram(output: Output): Command {
   const program = new Command('capstan')
-    .description('Capstan: Cluster API in TypeScript. Create, scale, upgrade, heal and delete Kubernetes clusters.')
+    .description(
+      'Capstan: Cluster API in TypeScript. Create, scale, upgrade, heal and delete Kubernetes clusters.',
+    )
     .version('0.1.0')
     .showHelpAfterError()
     .configureOutput({ writeErr: (text) => process.stderr.write(text) });
@@ -25,5 +28,6 @@ export function buildProgram(output: Output): Command {
   program.addCommand(deleteCommand(output));
   program.addCommand(eventsCommand(output));
   program.addCommand(planCommand(output));
+  program.addCommand(snapshotCommand(output));
   return program;
 }

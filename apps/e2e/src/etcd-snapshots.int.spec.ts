@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { execFileSync } from 'node:child_process';
 import { CoreV1Api, KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import {
   getCondition,
@@ -12,6 +13,8 @@ import { createKubeClient, SECRETS, type KubeClient } from '@capstan/kube';
 import { ObjectStore } from '@capstan/sim';
 import {
   eventually,
+  repoRoot,
+  runBuiltCli,
   startCapstan,
   startS3Server,
   type CapstanUnderTest,
@@ -66,7 +69,10 @@ describe('etcd snapshots and restore of a K3s cluster on sim machines', () => {
       namespace: 'default',
       body: [{ op: 'replace', path: '/data/state', value: state }],
     });
-  const restore = async (name: string, generation: number) => {
+  /** Asks for a restore of `name` with the next generation, and waits for its outcome. */
+  const restore = async (name: string) => {
+    const generation =
+      ((await kcps().get({ namespace, name: KCP })).spec.etcdSnapshotRestore?.generation ?? 0) + 1;
     await kcps().mergePatch(
       { namespace, name: KCP },
       { spec: { etcdSnapshotRestore: { name, generation } } },
@@ -75,6 +81,7 @@ describe('etcd snapshots and restore of a K3s cluster on sim machines', () => {
       const status = (await kcps().get({ namespace, name: KCP })).status?.etcdSnapshotRestore;
       return (
         status?.generation === generation &&
+        status.name === name &&
         (status.phase === 'Finished' || status.phase === 'Failed') &&
         status
       );
@@ -86,6 +93,8 @@ describe('etcd snapshots and restore of a K3s cluster on sim machines', () => {
       .sort();
 
   beforeAll(async () => {
+    // The CLI under test is the built one: compile what changed since the last build (incremental, seconds).
+    execFileSync(process.execPath, ['scripts/build.mjs', 'cli'], { cwd: repoRoot(), stdio: 'ignore' });
     s3 = await startS3Server({ buckets: [BUCKET] });
     capstan = await startCapstan('etcd', { env: { ...FAST_SIM_ENV, CAPSTAN_SIM_NODE_AGENT: 'in-process' } });
     namespace = capstan.namespace.name;
@@ -165,7 +174,7 @@ describe('etcd snapshots and restore of a K3s cluster on sim machines', () => {
       });
       const machinesBefore = await machineUids();
 
-      const restored = await restore('before-change', 1);
+      const restored = await restore('before-change');
       expect(restored).toMatchObject({ phase: 'Finished', name: 'before-change' });
       await until('the old data back', async () => (await orders().catch(() => undefined)) === 'before');
       await expect(
@@ -179,6 +188,37 @@ describe('etcd snapshots and restore of a K3s cluster on sim machines', () => {
   );
 
   it(
+    'takes, lists and restores snapshots with the built CLI',
+    async () => {
+      const cli = (...args: string[]) =>
+        runBuiltCli(...args, '-n', namespace, '--kubeconfig', process.env['CAPSTAN_TEST_KUBECONFIG']!);
+      await setOrders('cli-before');
+      const created = await cli('snapshot', 'create', CLUSTER, '--name', 'cli-snap');
+      expect(created.stderr).toContain('etcdsnapshot/cli-snap saved');
+      expect(created.status).toBe(0);
+      const listed = await cli('snapshot', 'list', CLUSTER);
+      expect(listed.status).toBe(0);
+      expect(listed.stdout).toMatch(/^NAME\s+CLUSTER\s+TRIGGER\s+PHASE\s+SIZE\s+LOCATION/);
+      expect(listed.stdout).toMatch(
+        new RegExp(`cli-snap\\s+${CLUSTER}\\s+OnDemand\\s+Succeeded\\s+[0-9.]+ [KM]iB\\s+s3://${BUCKET}/`),
+      );
+      await setOrders('cli-after');
+      const restored = await cli('snapshot', 'restore', CLUSTER, 'cli-snap');
+      expect(restored.status).toBe(0);
+      expect(restored.stderr).toContain(`${CLUSTER} restored from cli-snap`);
+      await until(
+        'the CLI restore took effect',
+        async () => (await orders().catch(() => undefined)) === 'cli-before',
+      );
+      const refused = await cli('snapshot', 'restore', CLUSTER, 'no-such-snapshot');
+      expect(refused.status).not.toBe(0);
+      expect(refused.stderr).toContain('EtcdSnapshot');
+      expect(refused.stderr).toContain('not found');
+    },
+    STEP_MS,
+  );
+
+  it(
     'refuses restores that cannot be, naming why, and leaves the data as it is',
     async () => {
       await setOrders('kept');
@@ -186,10 +226,10 @@ describe('etcd snapshots and restore of a K3s cluster on sim machines', () => {
         metadata: { name: 'of-another-cluster', namespace },
         spec: { clusterName: 'elsewhere' },
       });
-      const foreign = await restore('of-another-cluster', 2);
+      const foreign = await restore('of-another-cluster');
       expect(foreign).toMatchObject({ phase: 'Failed' });
       expect(foreign.message).toContain('is a snapshot of cluster elsewhere, not of snap');
-      const missing = await restore('no-such-snapshot', 3);
+      const missing = await restore('no-such-snapshot');
       expect(missing.message).toContain('does not exist');
       expect(await orders()).toBe('kept');
       expect(

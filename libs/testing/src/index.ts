@@ -40,3 +40,4 @@ export * from './node-dns.js';
 export * from './node-images.js';
 export * from './kubelet-node.js';
 export * from './s3-server.js';
+export * from './built-cli.js';

@@ -1,32 +1,16 @@
 // `capstan upgrade cluster` against the real API server with no controllers running: the test plays the
 // controllers' part by writing the status a rollout would end with, and checks the order of the patches.
-import { execFileSync, spawn } from 'node:child_process';
-import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { CustomObjectsApi, setHeaderOptions } from '@kubernetes/client-node';
 import { PatchStrategy } from '@capstan/kube';
 import { LABELS, RESOURCES } from '@capstan/api';
-import { createTestNamespace, installCapstanDefinitions, repoRoot, type TestNamespace } from '@capstan/testing';
-
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** The built CLI as a user runs it: a process, its exit code and both streams. */
-function capstan(...args: string[]): Promise<Run> {
-  const env = { ...process.env };
-  delete env['KUBECONFIG'];
-  const child = spawn(process.execPath, [join(repoRoot(), 'apps/cli/bin/capstan.js'), ...args], { env });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
+import {
+  createTestNamespace,
+  installCapstanDefinitions,
+  repoRoot,
+  runBuiltCli,
+  type TestNamespace,
+} from '@capstan/testing';
 
 type Resource = (typeof RESOURCES)[keyof typeof RESOURCES];
 
@@ -49,7 +33,7 @@ describe('capstan upgrade cluster (the built CLI)', () => {
   let ns: TestNamespace;
   let api: CustomObjectsApi;
   const upgrade = (...args: string[]) =>
-    capstan(
+    runBuiltCli(
       'upgrade',
       'cluster',
       'alpha',
@@ -182,7 +166,7 @@ describe('capstan upgrade cluster (the built CLI)', () => {
   });
 
   it('says which cluster is missing, and that a cluster without a control plane has nothing to upgrade', async () => {
-    const missing = await capstan(
+    const missing = await runBuiltCli(
       'upgrade',
       'cluster',
       'nope',
@@ -198,7 +182,7 @@ describe('capstan upgrade cluster (the built CLI)', () => {
       stdout: '',
       stderr: `Error: Cluster ${ns.name}/nope not found\n`,
     });
-    const workersOnly = await capstan(
+    const workersOnly = await runBuiltCli(
       'upgrade',
       'cluster',
       'workers-only',
