@@ -281,4 +281,45 @@ describe('etcd snapshots and restore of a K3s cluster on sim machines', () => {
     },
     STEP_MS,
   );
+
+  it(
+    'takes scheduled snapshots on the cron schedule and keeps as many as the retention says, files included',
+    async () => {
+      const store = new ObjectStore(
+        { endpoint: s3.endpoint, bucket: BUCKET, folder: `clusters/${CLUSTER}`, insecure: true },
+        s3,
+      );
+      await kcps().mergePatch(
+        { namespace, name: KCP },
+        { spec: { etcd: { snapshotScheduleCron: '* * * * *', snapshotRetention: 1 } } },
+      );
+      const scheduled = async () =>
+        (await snapshots().list({ namespace })).items.filter(
+          (s) => s.spec.trigger === 'Scheduled' && !s.metadata.deletionTimestamp,
+        );
+      // The first within a minute, the second a minute later; then the first is pruned, with its object.
+      const first = await until('a first scheduled snapshot saved', async () =>
+        (await scheduled()).find((s) => s.status?.phase === 'Succeeded'),
+      );
+      expect(first.metadata.name).toMatch(new RegExp(`^${CLUSTER}-etcd-snapshot-\\d+$`));
+      expect(first.status?.fileName).toMatch(/^etcd-snapshot-/);
+      await until('a second scheduled snapshot saved and the first pruned with its file', async () => {
+        const now = await scheduled();
+        const objects = (await store.list()).map((o) => o.key);
+        return (
+          now.length >= 1 &&
+          !now.some((s) => s.metadata.name === first.metadata.name) &&
+          now.some((s) => s.status?.phase === 'Succeeded') &&
+          !objects.some((key) => key.endsWith(first.status!.fileName!))
+        );
+      });
+      const condition = getCondition(
+        (await kcps().get({ namespace, name: KCP })).status?.conditions,
+        'EtcdSnapshotsScheduled',
+      );
+      expect(condition).toMatchObject({ status: 'True', reason: 'Scheduled' });
+      await kcps().mergePatch({ namespace, name: KCP }, { spec: { etcd: { snapshotScheduleCron: null } } });
+    },
+    STEP_MS,
+  );
 });

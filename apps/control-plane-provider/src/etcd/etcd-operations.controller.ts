@@ -14,7 +14,7 @@ export const ETCD_OPERATIONS_CONTROLLER = 'k3scontrolplane-etcd';
  * does not stop for a paused Cluster (a restore pauses it). Woken by spec changes of its control planes, their
  * snapshots and their servers' plan Secrets.
  */
-export function etcdOperationsController() {
+export function etcdOperationsController(deps: { now?: () => Date } = {}) {
   return defineController<K3sControlPlane>({
     name: ETCD_OPERATIONS_CONTROLLER,
     for: RESOURCES.K3sControlPlane,
@@ -46,6 +46,7 @@ export function etcdOperationsController() {
           clusterClient: context.client.resource<Cluster>(RESOURCES.Cluster),
           secrets: context.client.resource<V1Secret>(SECRETS),
           recorder: kit.recorder,
+          ...(deps.now && { now: deps.now }),
         }),
         watches: [
           watch<EtcdSnapshot>(snapshots, {

@@ -23,6 +23,7 @@ import { clusterResetCommand, type S3Target } from './etcd-commands.js';
 import { clusterOfControlPlane, etcdServers, planSecretOf, type EtcdCaches } from './etcd-servers.js';
 import { advancePlanOperation } from './plan-operation.js';
 import { S3CredentialsError, s3TargetOf } from './s3-credentials.js';
+import { timestampMs } from '../planning/machine-facts.js';
 
 /** The conditions of the etcd operations controller on a K3sControlPlane (a second controller of the kind). */
 export const EtcdCondition = {
@@ -35,7 +36,12 @@ export const EtcdCondition = {
 /** On a Cluster this controller paused for a restore: the restore's generation (only it unpauses). */
 export const PAUSED_FOR_RESTORE_ANNOTATION = 'controlplane.capstan.dev/paused-for-etcd-restore';
 
+/** On a Scheduled EtcdSnapshot: the schedule time it was taken for (the next one is computed from it). */
+export const SCHEDULED_AT_ANNOTATION = 'controlplane.capstan.dev/scheduled-at';
+
 const DEFAULT_RETENTION = 5;
+/** Schedule times looked at to find the latest one due (a week of a five-minute schedule is 2016). */
+const MAX_CATCH_UP_STEPS = 100_000;
 const WAIT_MS = 10_000;
 
 export interface EtcdOperationsReconcilerDeps {
@@ -114,16 +120,25 @@ export class EtcdOperationsReconciler implements ReconcilerParts<K3sControlPlane
     const scheduled = this.deps.snapshots
       .list(namespace)
       .filter((s) => s.spec.clusterName === clusterName && s.spec.trigger === 'Scheduled')
-      .sort((a, b) => timeOf(b) - timeOf(a));
+      .sort((a, b) => scheduledAt(b) - scheduledAt(a));
     const now = this.clock();
-    const base = scheduled[0]
-      ? new Date(timeOf(scheduled[0]))
-      : new Date(kcp.metadata.creationTimestamp ?? now);
-    let due = nextCronTime(schedule, base);
-    if (due && due.getTime() <= now.getTime()) {
-      await this.createScheduled(namespace, clusterName, due);
-      due = nextCronTime(schedule, now);
+    // From the last snapshot's time (or the control plane's creation), to the latest time due: times missed while
+    // the provider was down make one snapshot, not one each.
+    let due = nextCronTime(
+      schedule,
+      new Date(
+        scheduled[0]
+          ? scheduledAt(scheduled[0])
+          : timestampMs(kcp.metadata.creationTimestamp) || now.getTime(),
+      ),
+    );
+    let latest: Date | undefined;
+    for (let steps = 0; due && due.getTime() <= now.getTime() && steps < MAX_CATCH_UP_STEPS; steps++) {
+      latest = due;
+      due = nextCronTime(schedule, due);
     }
+    if (latest) await this.createScheduled(namespace, clusterName, latest);
+    if (due && due.getTime() <= now.getTime()) due = nextCronTime(schedule, now);
     await this.prune(scheduled, kcp.spec.etcd?.snapshotRetention ?? DEFAULT_RETENTION);
     if (!due) {
       this.condition(scope, {
@@ -150,7 +165,12 @@ export class EtcdOperationsReconciler implements ReconcilerParts<K3sControlPlane
       await this.deps.snapshotClient.create({
         apiVersion: RESOURCES.EtcdSnapshot.apiVersion,
         kind: RESOURCES.EtcdSnapshot.kind,
-        metadata: { name, namespace, labels: { [LABELS.clusterName]: clusterName } },
+        metadata: {
+          name,
+          namespace,
+          labels: { [LABELS.clusterName]: clusterName },
+          annotations: { [SCHEDULED_AT_ANNOTATION]: due.toISOString() },
+        },
         spec: { clusterName, trigger: 'Scheduled' },
       });
     } catch (error) {
@@ -350,4 +370,7 @@ export class EtcdOperationsReconciler implements ReconcilerParts<K3sControlPlane
   }
 }
 
-const timeOf = (snapshot: EtcdSnapshot) => new Date(snapshot.metadata.creationTimestamp ?? 0).getTime();
+/** The schedule time of a Scheduled snapshot (its annotation; its creation when that is missing or not a time). */
+const scheduledAt = (snapshot: EtcdSnapshot): number =>
+  Date.parse(snapshot.metadata.annotations?.[SCHEDULED_AT_ANNOTATION] ?? '') ||
+  timestampMs(snapshot.metadata.creationTimestamp);
