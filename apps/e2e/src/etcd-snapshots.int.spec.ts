@@ -322,4 +322,86 @@ describe('etcd snapshots and restore of a K3s cluster on sim machines', () => {
     },
     STEP_MS,
   );
+
+  it(
+    'restores a local snapshot of a three-server cluster on the server that keeps it',
+    async () => {
+      const trio = 'trio';
+      await createSimK3sCluster(client, {
+        namespace,
+        name: trio,
+        version: 'v1.34.4',
+        controlPlaneReplicas: 3,
+        workers: 0,
+      });
+      try {
+        await waitForClusterAvailable(client, namespace, trio, STEP_MS);
+        await until(
+          'three servers ready',
+          async () =>
+            (await kcps().get({ namespace, name: controlPlaneName(trio) })).status?.readyReplicas === 3,
+        );
+        const secret = await client
+          .resource<V1Secret>(SECRETS)
+          .get({ namespace, name: `${trio}-kubeconfig` });
+        const kc = new KubeConfig();
+        kc.loadFromString(Buffer.from(secret.data!['value']!, 'base64').toString('utf8'));
+        const api = kc.makeApiClient(CoreV1Api);
+        await api.createNamespacedConfigMap({
+          namespace: 'default',
+          body: { metadata: { name: 'ledger' }, data: { v: '1' } },
+        });
+        const machinesBefore = (await client.resource<Machine>(RESOURCES.Machine).list({ namespace })).items
+          .filter((m) => m.spec.clusterName === trio)
+          .map((m) => m.metadata.uid)
+          .sort();
+        expect(machinesBefore).toHaveLength(3);
+
+        await createObject(client, RESOURCES.EtcdSnapshot, {
+          metadata: { name: 'trio-local', namespace },
+          spec: { clusterName: trio },
+        });
+        const saved = await settled('trio-local');
+        expect(saved.status?.phase).toBe('Succeeded');
+        expect(saved.status?.location).toBe(
+          `file:///var/lib/rancher/k3s/server/db/snapshots/${saved.status?.fileName}`,
+        );
+
+        await api.patchNamespacedConfigMap({
+          name: 'ledger',
+          namespace: 'default',
+          body: [{ op: 'replace', path: '/data/v', value: '2' }],
+        });
+        const trioKcp = controlPlaneName(trio);
+        await kcps().mergePatch(
+          { namespace, name: trioKcp },
+          { spec: { etcdSnapshotRestore: { name: 'trio-local', generation: 1 } } },
+        );
+        const status = await until('the three-server restore settled', async () => {
+          const s = (await kcps().get({ namespace, name: trioKcp })).status?.etcdSnapshotRestore;
+          return (s?.phase === 'Finished' || s?.phase === 'Failed') && s;
+        });
+        expect(status).toMatchObject({ phase: 'Finished', machineName: saved.status?.machineName });
+        await until('the three-server cluster has the old data', async () => {
+          const fresh = new KubeConfig();
+          fresh.loadFromString(Buffer.from(secret.data!['value']!, 'base64').toString('utf8'));
+          const v = await fresh
+            .makeApiClient(CoreV1Api)
+            .readNamespacedConfigMap({ name: 'ledger', namespace: 'default' })
+            .then((cm) => cm.data?.['v'])
+            .catch(() => undefined);
+          return v === '1';
+        });
+        await waitForClusterAvailable(client, namespace, trio, STEP_MS);
+        const machinesAfter = (await client.resource<Machine>(RESOURCES.Machine).list({ namespace })).items
+          .filter((m) => m.spec.clusterName === trio)
+          .map((m) => m.metadata.uid)
+          .sort();
+        expect(machinesAfter).toEqual(machinesBefore);
+      } finally {
+        await deleteClusterAndWait(client, namespace, trio);
+      }
+    },
+    STEP_MS * 2,
+  );
 });
