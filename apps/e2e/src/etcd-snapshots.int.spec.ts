@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { execFileSync } from 'node:child_process';
-import { CoreV1Api, KubeConfig, type V1Secret } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import {
   getCondition,
   RESOURCES,
@@ -401,6 +401,94 @@ describe('etcd snapshots and restore of a K3s cluster on sim machines', () => {
       } finally {
         await deleteClusterAndWait(client, namespace, trio);
       }
+    },
+    STEP_MS * 2,
+  );
+
+  it(
+    'rolls an upgrade that fails its health gate back to the old version and the snapshot taken before it',
+    async () => {
+      // A workload the user names as the gate; its pod never becomes ready (the sim's ready-seconds), so the gate fails.
+      const apps = new KubeConfig();
+      const secret = await client
+        .resource<V1Secret>(SECRETS)
+        .get({ namespace, name: `${CLUSTER}-kubeconfig` });
+      apps.loadFromString(Buffer.from(secret.data!['value']!, 'base64').toString('utf8'));
+      await apps.makeApiClient(AppsV1Api).createNamespacedDeployment({
+        namespace: 'default',
+        body: {
+          metadata: { name: 'canary' },
+          spec: {
+            replicas: 1,
+            selector: { matchLabels: { app: 'canary' } },
+            template: {
+              metadata: {
+                labels: { app: 'canary' },
+                annotations: { 'sim.capstan.dev/ready-seconds': '86400' },
+              },
+              spec: {
+                containers: [
+                  { name: 'canary', image: 'canary:1', readinessProbe: { httpGet: { path: '/', port: 80 } } },
+                ],
+              },
+            },
+          },
+        },
+      });
+      await setOrders('before-upgrade');
+      await kcps().mergePatch(
+        { namespace, name: KCP },
+        {
+          spec: {
+            version: 'v1.35.4',
+            upgradePolicy: {
+              snapshotBefore: true,
+              rollbackOnFailure: true,
+              healthySeconds: 20,
+              failureToleranceSeconds: 5,
+              workloadChecks: [{ kind: 'Deployment', namespace: 'default', name: 'canary' }],
+            },
+          },
+        },
+      );
+      const upgrade = () =>
+        kcps()
+          .get({ namespace, name: KCP })
+          .then((k) => k.status?.upgrade);
+      // The machines wait for the snapshot; data written after it is what the rollback takes back.
+      const started = await until('the pre-upgrade snapshot saved', async () => {
+        const u = await upgrade();
+        return u?.toVersion === 'v1.35.4' && u.phase !== 'SavingSnapshot' && u;
+      });
+      expect(started.fromVersion).toBe('v1.34.4');
+      const pre = await snapshots().get({ namespace, name: started.snapshotName! });
+      expect(pre.status).toMatchObject({ phase: 'Succeeded', kubernetesVersion: 'v1.34.4' });
+      await setOrders('written-during-upgrade');
+
+      const settledUpgrade = await until('the upgrade settled', async () => {
+        const u = await upgrade();
+        return (u?.phase === 'RolledBack' || u?.phase === 'Succeeded' || u?.phase === 'Failed') && u;
+      });
+      expect(settledUpgrade.phase).toBe('RolledBack');
+      expect(settledUpgrade.message).toContain('Deployment default/canary has 0 of 1 replicas available');
+      expect(settledUpgrade.message).toContain(
+        `rolled back to v1.34.4 with the data of snapshot ${started.snapshotName}`,
+      );
+      const kcp = await kcps().get({ namespace, name: KCP });
+      expect(kcp.spec.version).toBe('v1.34.4');
+      expect(getCondition(kcp.status?.conditions, 'UpgradeHealthy')).toMatchObject({
+        status: 'False',
+        reason: 'RolledBack',
+      });
+      const machines = (await client.resource<Machine>(RESOURCES.Machine).list({ namespace })).items.filter(
+        (m) => m.spec.clusterName === CLUSTER && !m.metadata.deletionTimestamp,
+      );
+      expect(machines.map((m) => m.spec.version)).toEqual(['v1.34.4']);
+      await until(
+        'the data of the snapshot back',
+        async () => (await orders().catch(() => undefined)) === 'before-upgrade',
+      );
+      await waitForClusterAvailable(client, namespace, CLUSTER, STEP_MS);
     },
     STEP_MS * 2,
   );

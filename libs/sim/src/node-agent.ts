@@ -147,6 +147,23 @@ export class NodeAgent {
   }
 
   /**
+   * The node's K3s restarted (after a cluster reset every node restarts, as Rancher's restore restarts them): a kubelet
+   * registers its Node again on start, so a Node the restored data does not hold comes back. Faults keep counting from
+   * the first registration; a Node the disappear fault deleted stays gone.
+   */
+  restarted(): void {
+    if (this.stopped || this.state.phase === 'Deleted' || this.state.phase === 'NotReady') return;
+    this.lastStatusAt = 0;
+    this.lastLeaseAt = 0;
+    this.set({
+      phase: 'WaitingForAPIServer',
+      message: `Node ${this.options.identity.name} registering again: its K3s restarted`,
+      registeredAt: this.state.registeredAt,
+    });
+    this.schedule(0);
+  }
+
+  /**
    * The machine's fault fields changed while it runs: they apply at once, counted from registration as at boot.
    * A not-ready fault taken away lets a NotReady node come back (it registers again and posts Ready, and its
    * taints go, as when a kubelet that stopped returns); a Node the disappear fault deleted stays gone.

@@ -241,6 +241,9 @@ export class SimRuntime {
         this.log.info({ cluster: clusterKey }, 'workload cluster restored from an etcd snapshot');
       } finally {
         this.ensureKubelet(api);
+        // Every node of the cluster restarts with it: Nodes the snapshot does not hold register again.
+        for (const [machineKey, url] of this.agentUrls)
+          if (url === api.url) this.agents.get(machineKey)?.restarted();
       }
     });
   }

@@ -5,8 +5,9 @@ import { MACHINE_NAME_LABEL } from '@capstan/node-agent';
 import { SECRETS } from '../k3scontrolplane/secrets.js';
 import { etcdCaches } from './etcd-servers.js';
 import { EtcdCondition, EtcdOperationsReconciler } from './etcd-operations.reconciler.js';
+import { UPGRADE_CONDITION } from './upgrade-guard.js';
 
-export const ETCD_OPERATIONS_CONTROLLER = 'k3scontrolplane-etcd';
+export const ETCD_OPERATIONS_CONTROLLER = 'k3scontrolplane-day2';
 
 /**
  * The second controller of K3sControlPlane (as upstream's topology controller is a second one of Cluster): scheduled
@@ -19,7 +20,7 @@ export function etcdOperationsController(deps: { now?: () => Date } = {}) {
     name: ETCD_OPERATIONS_CONTROLLER,
     for: RESOURCES.K3sControlPlane,
     conditions: {
-      owned: [EtcdCondition.SnapshotsScheduled, EtcdCondition.SnapshotRestored],
+      owned: [EtcdCondition.SnapshotsScheduled, EtcdCondition.SnapshotRestored, UPGRADE_CONDITION],
       secondary: { failureCondition: EtcdCondition.OperationsReconciled },
     },
     // Its own controller writes the status all the time: only a new spec, or the control plane becoming initialized, matters here.
@@ -44,6 +45,7 @@ export function etcdOperationsController(deps: { now?: () => Date } = {}) {
           snapshots,
           snapshotClient: context.client.resource<EtcdSnapshot>(RESOURCES.EtcdSnapshot),
           clusterClient: context.client.resource<Cluster>(RESOURCES.Cluster),
+          controlPlaneClient: context.client.resource<K3sControlPlane>(RESOURCES.K3sControlPlane),
           secrets: context.client.resource<V1Secret>(SECRETS),
           recorder: kit.recorder,
           ...(deps.now && { now: deps.now }),

@@ -24,6 +24,8 @@ import { clusterOfControlPlane, etcdServers, planSecretOf, type EtcdCaches } fro
 import { advancePlanOperation } from './plan-operation.js';
 import { S3CredentialsError, s3TargetOf } from './s3-credentials.js';
 import { timestampMs } from '../planning/machine-facts.js';
+import { UpgradeGuard } from './upgrade-guard.js';
+import type { failingGate } from './workload-gates.js';
 
 /** The conditions of the etcd operations controller on a K3sControlPlane (a second controller of the kind). */
 export const EtcdCondition = {
@@ -49,6 +51,9 @@ export interface EtcdOperationsReconcilerDeps {
   snapshots: Pick<Informer<EtcdSnapshot>, 'list' | 'getByName'>;
   snapshotClient: ResourceClient<EtcdSnapshot>;
   clusterClient: ResourceClient<Cluster>;
+  controlPlaneClient: ResourceClient<K3sControlPlane>;
+  /** The upgrade guard's health gates (a real workload client by default). */
+  gates?: typeof failingGate;
   secrets: ResourceClient<V1Secret>;
   recorder: EventRecorder;
   now?: () => Date;
@@ -60,7 +65,18 @@ export interface EtcdOperationsReconcilerDeps {
  * runs while the Cluster is paused: a restore pauses it, and must finish.
  */
 export class EtcdOperationsReconciler implements ReconcilerParts<K3sControlPlane> {
-  constructor(private readonly deps: EtcdOperationsReconcilerDeps) {}
+  private readonly upgrades: UpgradeGuard;
+
+  constructor(private readonly deps: EtcdOperationsReconcilerDeps) {
+    this.upgrades = new UpgradeGuard({
+      snapshots: deps.snapshots,
+      snapshotClient: deps.snapshotClient,
+      controlPlaneClient: deps.controlPlaneClient,
+      secrets: deps.caches.secrets,
+      recorder: deps.recorder,
+      ...(deps.gates && { gates: deps.gates }),
+    });
+  }
 
   private clock(): Date {
     return (this.deps.now ?? (() => new Date()))();
@@ -70,9 +86,11 @@ export class EtcdOperationsReconciler implements ReconcilerParts<K3sControlPlane
     const kcp = scope.obj;
     const cluster = clusterOfControlPlane(this.deps.caches, kcp);
     if (!cluster) return;
-    const delays = [await this.restore(scope, cluster), await this.schedule(scope, cluster)].filter(
-      (d): d is number => d !== undefined,
-    );
+    const delays = [
+      await this.restore(scope, cluster),
+      await this.schedule(scope, cluster),
+      await this.upgrades.reconcile(scope, cluster, this.clock()),
+    ].filter((d): d is number => d !== undefined);
     return delays.length > 0 ? { requeueAfter: Math.min(...delays) } : undefined;
   }
 

@@ -99,7 +99,8 @@ export class EtcdSnapshotReconciler implements ReconcilerParts<EtcdSnapshot> {
       files: command.files,
       secrets: s3 ? [s3.secretKey, s3.accessKey] : [],
     });
-    return this.apply(scope, server, outcome, kcp.spec.version);
+    // The version the servers run (an upgrade waiting for this snapshot has a new spec.version already).
+    return this.apply(scope, server, outcome, kcp.status?.version ?? kcp.spec.version);
   }
 
   private apply(

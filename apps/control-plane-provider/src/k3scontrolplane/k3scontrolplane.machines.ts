@@ -20,6 +20,7 @@ import { CONTROL_PLANE_ANNOTATIONS } from '../planning/annotations.js';
 import type { ControlPlaneMachine } from '../planning/control-plane-machine.js';
 import { controlPlaneMachineFrom, timestampMs, type DesiredMachineSpec } from '../planning/machine-facts.js';
 import { machineSpecHash } from '../planning/spec-hash.js';
+import { desiredVersionOf } from '../planning/upgrade-hold.js';
 import type { ControlPlaneScope } from './k3scontrolplane.scope.js';
 import {
   machineTemplateFields,
@@ -42,7 +43,7 @@ export function machineFacts(
 ): ControlPlaneMachine[] {
   const desired: DesiredMachineSpec = {
     specHash: machineSpecHash(kcp),
-    version: kcp.spec.version,
+    version: desiredVersionOf(kcp),
     ...(kcp.spec.rollout?.after && { rolloutAfter: timestampMs(kcp.spec.rollout.after) }),
   };
   return machines.map((m) => controlPlaneMachineFrom(m, desired, now));

@@ -1,4 +1,5 @@
 import { createHash, randomInt } from 'node:crypto';
+import { desiredVersionOf } from '../planning/upgrade-hold.js';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import {
   ANNOTATIONS,
@@ -69,7 +70,7 @@ export function buildMachine(inputs: MachineSpecInputs): Machine {
     },
     spec: {
       clusterName,
-      version: kcp.spec.version,
+      version: desiredVersionOf(kcp),
       bootstrap: { configRef: { apiGroup: RESOURCES.K3sConfig.group, kind: RESOURCES.K3sConfig.kind, name } },
       infrastructureRef: { apiGroup: inputs.infrastructure.apiGroup, kind: inputs.infrastructure.kind, name },
       ...(inputs.failureDomain && { failureDomain: inputs.failureDomain }),

@@ -193,8 +193,9 @@ export function desiredControlPlaneStatus(
     ...(versions.length > 0 && { versions, version: versions[0]!.version }),
     ...(initialized && { initialization: { controlPlaneInitialized: true } }),
     ...(lastRemediation && { lastRemediation }),
-    // The etcd operations controller's (etcd/etcd-operations.reconciler.ts): kept as it is.
+    // The day-2 controller's (etcd/etcd-operations.reconciler.ts, etcd/upgrade-guard.ts): kept as they are.
     ...(current?.etcdSnapshotRestore && { etcdSnapshotRestore: current.etcdSnapshotRestore }),
+    ...(current?.upgrade && { upgrade: current.upgrade }),
     ...(inputs.generation !== undefined && { observedGeneration: inputs.generation }),
   };
 }

@@ -1,5 +1,7 @@
 import { IN_PLACE_POLICIES, type InPlacePolicy } from '../constants/in-place.js';
 import {
+  ArrayMaxSize,
+  IsArray,
   IsBoolean,
   IsIn,
   IsOptional,
@@ -291,6 +293,145 @@ export class K3sControlPlaneEtcdRestoreStatusSchema {
 }
 export type K3sControlPlaneEtcdRestoreStatus = K3sControlPlaneEtcdRestoreStatusSchema;
 
+export const WORKLOAD_CHECK_KINDS = ['Deployment', 'StatefulSet', 'DaemonSet'] as const;
+export type WorkloadCheckKind = (typeof WORKLOAD_CHECK_KINDS)[number];
+
+@Description(
+  'UpgradeWorkloadCheckSpec names a workload of the cluster that must be available after an upgrade.',
+)
+export class UpgradeWorkloadCheckSpecSchema {
+  @Description('kind: Deployment, StatefulSet or DaemonSet.')
+  @IsIn(WORKLOAD_CHECK_KINDS)
+  kind!: WorkloadCheckKind;
+
+  @Description('namespace of the workload in the workload cluster.')
+  @IsString()
+  @MinLength(1)
+  @MaxLength(63)
+  @Matches(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, { message: 'namespace must be a DNS label' })
+  namespace!: string;
+
+  @Description('name of the workload.')
+  @IsString()
+  @MinLength(1)
+  @MaxLength(253)
+  name!: string;
+}
+export type UpgradeWorkloadCheckSpec = UpgradeWorkloadCheckSpecSchema;
+
+@Description(
+  'K3sControlPlaneUpgradePolicySpec guards version upgrades: a snapshot first, health gates after, and an automatic way back (status.upgrade says where an upgrade stands).',
+)
+export class K3sControlPlaneUpgradePolicySpecSchema {
+  @Description('snapshotBefore takes an EtcdSnapshot before the machines change; the upgrade waits for it.')
+  @IsOptional()
+  @IsBoolean()
+  snapshotBefore?: boolean;
+
+  @Description(
+    'rollbackOnFailure: when the upgrade fails its gates or its deadline, the control plane goes back to the version it had and, with snapshotBefore, the etcd snapshot is restored.',
+  )
+  @IsOptional()
+  @IsBoolean()
+  rollbackOnFailure?: boolean;
+
+  @Description(
+    'healthySeconds the gates must hold after every machine runs the new version before the upgrade counts as done. Defaults to 60.',
+  )
+  @IsOptional()
+  @IsInt32()
+  @Cel('self >= 0 && self <= 86400', 'healthySeconds must be between 0 and 86400')
+  healthySeconds?: number;
+
+  @Description(
+    'failureToleranceSeconds a gate may fail in a row before the upgrade counts as failed (a restart is not a failure). Defaults to 30.',
+  )
+  @IsOptional()
+  @IsInt32()
+  @Cel('self >= 0 && self <= 3600', 'failureToleranceSeconds must be between 0 and 3600')
+  failureToleranceSeconds?: number;
+
+  @Description(
+    'timeoutSeconds the machines may take to reach the new version before the upgrade counts as failed. Defaults to 1800.',
+  )
+  @IsOptional()
+  @IsInt32()
+  @Cel('self >= 60', 'timeoutSeconds must be at least 60')
+  timeoutSeconds?: number;
+
+  @Description(
+    'workloadChecks are workloads of the cluster that must be available after the upgrade, besides every Node being Ready and the API answering.',
+  )
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(32)
+  @Nested(() => UpgradeWorkloadCheckSpecSchema)
+  workloadChecks?: UpgradeWorkloadCheckSpecSchema[];
+}
+export type K3sControlPlaneUpgradePolicySpec = K3sControlPlaneUpgradePolicySpecSchema;
+
+export const UPGRADE_PHASES = [
+  'SavingSnapshot',
+  'Upgrading',
+  'Verifying',
+  'Succeeded',
+  'RollingBack',
+  'RolledBack',
+  'Failed',
+] as const;
+export type UpgradePhase = (typeof UPGRADE_PHASES)[number];
+
+@Description('K3sControlPlaneUpgradeStatus is where the last guarded upgrade stands (spec.upgradePolicy).')
+export class K3sControlPlaneUpgradeStatusSchema {
+  @Description(
+    'fromVersion is the version the control plane ran before the upgrade (what a rollback returns to).',
+  )
+  @IsString()
+  @MinLength(1)
+  @MaxLength(256)
+  fromVersion!: string;
+
+  @Description('toVersion is the version the upgrade goes to.')
+  @IsString()
+  @MinLength(1)
+  @MaxLength(256)
+  toVersion!: string;
+
+  @Description(
+    'phase: SavingSnapshot (the machines wait), Upgrading, Verifying (the gates must hold), Succeeded, RollingBack, RolledBack, Failed.',
+  )
+  @IsIn(UPGRADE_PHASES)
+  phase!: UpgradePhase;
+
+  @Description('snapshotName is the EtcdSnapshot taken before the upgrade.')
+  @IsOptional()
+  @IsString()
+  @MaxLength(253)
+  snapshotName?: string;
+
+  @Description('startedAt: when the upgrade was seen (RFC 3339).')
+  @IsRFC3339()
+  startedAt!: string;
+
+  @Description('phaseSince: when the current phase began (RFC 3339).')
+  @IsRFC3339()
+  phaseSince!: string;
+
+  @Description(
+    'failingSince: since when a gate has failed without a pause (RFC 3339); unset while they pass.',
+  )
+  @IsOptional()
+  @IsRFC3339()
+  failingSince?: string;
+
+  @Description('message says what happened: the gate that failed, what was rolled back.')
+  @IsOptional()
+  @IsString()
+  @MaxLength(2048)
+  message?: string;
+}
+export type K3sControlPlaneUpgradeStatus = K3sControlPlaneUpgradeStatusSchema;
+
 @Description('K3sControlPlaneSpec defines the desired state of K3sControlPlane.')
 export class K3sControlPlaneSpecSchema {
   @DesiredReplicasField(
@@ -343,6 +484,13 @@ export class K3sControlPlaneSpecSchema {
   @IsOptional()
   @Nested(() => K3sControlPlaneEtcdSpecSchema)
   etcd?: K3sControlPlaneEtcdSpecSchema;
+
+  @Description(
+    'upgradePolicy guards changes of spec.version: snapshotBefore, health gates after (Nodes Ready, the API answering, workloadChecks) held for healthySeconds, and rollbackOnFailure.',
+  )
+  @IsOptional()
+  @Nested(() => K3sControlPlaneUpgradePolicySpecSchema)
+  upgradePolicy?: K3sControlPlaneUpgradePolicySpecSchema;
 
   @Description(
     'etcdSnapshotRestore restores the etcd from an EtcdSnapshot: the Cluster is paused, one server resets its etcd from the snapshot, and the cluster is resumed. status.etcdSnapshotRestore says where it stands.',
@@ -415,6 +563,11 @@ export class K3sControlPlaneStatusSchema extends ScalableStatusSchema {
   @IsOptional()
   @Nested(() => LastRemediationStatusSchema)
   lastRemediation?: LastRemediationStatusSchema;
+
+  @Description('upgrade is where the last version change under spec.upgradePolicy stands.')
+  @IsOptional()
+  @Nested(() => K3sControlPlaneUpgradeStatusSchema)
+  upgrade?: K3sControlPlaneUpgradeStatusSchema;
 
   @Description('etcdSnapshotRestore is where the last restore asked for in spec.etcdSnapshotRestore stands.')
   @IsOptional()
