@@ -1,7 +1,7 @@
 import { askCanUpdateMachine } from '@capstan/events';
 import { type ServiceDefinition } from '@capstan/provider-kit';
-import { etcdOperationsController } from './etcd/etcd-operations.controller.js';
-import { etcdSnapshotController } from './etcd/etcdsnapshot.controller.js';
+import { day2Controller } from './day2/day2.controller.js';
+import { etcdSnapshotController } from './day2/etcdsnapshot.controller.js';
 import { k3sControlPlaneController } from './k3scontrolplane/k3scontrolplane.controller.js';
 
 export const CONTROL_PLANE_PROVIDER_SERVICE = 'control-plane-provider';
@@ -19,6 +19,6 @@ export const controlPlaneProviderService: ServiceDefinition = {
       askCanUpdate: (request) => askCanUpdateMachine(context.bus.nc, context.topology.root, request),
     }).register(context);
     etcdSnapshotController().register(context);
-    etcdOperationsController().register(context);
+    day2Controller().register(context);
   },
 };

@@ -193,7 +193,7 @@ export function desiredControlPlaneStatus(
     ...(versions.length > 0 && { versions, version: versions[0]!.version }),
     ...(initialized && { initialization: { controlPlaneInitialized: true } }),
     ...(lastRemediation && { lastRemediation }),
-    // The day-2 controller's (etcd/etcd-operations.reconciler.ts, etcd/upgrade-guard.ts): kept as they are.
+    // The day-2 controller's (day2/day2.reconciler.ts, day2/upgrade-guard.ts): kept as they are.
     ...(current?.etcdSnapshotRestore && { etcdSnapshotRestore: current.etcdSnapshotRestore }),
     ...(current?.upgrade && { upgrade: current.upgrade }),
     ...(inputs.generation !== undefined && { observedGeneration: inputs.generation }),

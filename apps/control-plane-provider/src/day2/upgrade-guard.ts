@@ -176,12 +176,7 @@ export class UpgradeGuard {
     now: Date,
   ): Promise<number | undefined> {
     const kcp = scope.obj;
-    const status = kcp.status;
-    const rolledOut =
-      heldVersion(kcp) === undefined &&
-      status?.version === upgrade.toVersion &&
-      (status.upToDateReplicas ?? 0) === (kcp.spec.replicas ?? 1) &&
-      (status.replicas ?? 0) === (kcp.spec.replicas ?? 1);
+    const rolledOut = heldVersion(kcp) === undefined && allServersRun(kcp, upgrade.toVersion);
     if (rolledOut) {
       this.set(
         scope,
@@ -364,11 +359,7 @@ export class UpgradeGuard {
       (status?.etcdSnapshotRestore?.name === upgrade.snapshotName &&
         status.etcdSnapshotRestore.phase !== 'Started' &&
         status.etcdSnapshotRestore.phase !== 'Restoring');
-    const back =
-      status?.version === upgrade.fromVersion &&
-      (status.upToDateReplicas ?? 0) === (kcp.spec.replicas ?? 1) &&
-      (status.replicas ?? 0) === (kcp.spec.replicas ?? 1);
-    if (!restored || !back) return WAIT_MS;
+    if (!restored || !allServersRun(kcp, upgrade.fromVersion)) return WAIT_MS;
     const restoreFailed = status?.etcdSnapshotRestore?.phase === 'Failed';
     const why =
       upgrade.message?.replace(/; rolling back to .*$/, '') ?? `the upgrade to ${upgrade.toVersion} failed`;
@@ -414,4 +405,15 @@ export class UpgradeGuard {
       ),
     };
   }
+}
+
+/** Every server machine, and no more, runs `version` and is up to date (the main controller's status says so). */
+function allServersRun(kcp: K3sControlPlane, version: string): boolean {
+  const status = kcp.status;
+  const wanted = kcp.spec.replicas ?? 1;
+  return (
+    status?.version === version &&
+    (status.upToDateReplicas ?? 0) === wanted &&
+    (status.replicas ?? 0) === wanted
+  );
 }

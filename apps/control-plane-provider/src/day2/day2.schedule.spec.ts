@@ -3,8 +3,8 @@ import { SECRETS, type KubeClient } from '@capstan/kube';
 import { InMemoryApiServer } from '@capstan/kube/testing';
 import { inMemoryControllerHost, type InMemoryControllerHost } from '@capstan/provider-kit/testing';
 import { eventually } from '@capstan/testing';
-import { etcdOperationsController } from './etcd-operations.controller.js';
-import { EtcdCondition, SCHEDULED_AT_ANNOTATION } from './etcd-operations.reconciler.js';
+import { day2Controller } from './day2.controller.js';
+import { EtcdCondition, SCHEDULED_AT_ANNOTATION } from './day2.reconciler.js';
 
 // Scheduled snapshots and their retention, on the in-memory API server with a clock the test moves: the controller
 // creates one Scheduled EtcdSnapshot per schedule time due, never two for one time, one for times missed while it was
@@ -29,7 +29,7 @@ describe('the etcd operations controller: scheduled snapshots', () => {
     client = server.client({ fieldManager: 'test' });
     host = inMemoryControllerHost(client, { serviceOptions: { syncPeriodSeconds: 3600 } });
     now = new Date();
-    etcdOperationsController({ now: () => now }).register(host);
+    day2Controller({ now: () => now }).register(host);
     await client.resource<Cluster>(RESOURCES.Cluster).create({
       apiVersion: RESOURCES.Cluster.apiVersion,
       kind: 'Cluster',

@@ -4,10 +4,10 @@ import { defineController, watch } from '@capstan/provider-kit';
 import { MACHINE_NAME_LABEL } from '@capstan/node-agent';
 import { SECRETS } from '../k3scontrolplane/secrets.js';
 import { etcdCaches } from './etcd-servers.js';
-import { EtcdCondition, EtcdOperationsReconciler } from './etcd-operations.reconciler.js';
+import { EtcdCondition, Day2Reconciler } from './day2.reconciler.js';
 import { UPGRADE_CONDITION } from './upgrade-guard.js';
 
-export const ETCD_OPERATIONS_CONTROLLER = 'k3scontrolplane-day2';
+export const DAY2_CONTROLLER = 'k3scontrolplane-day2';
 
 /**
  * The second controller of K3sControlPlane (as upstream's topology controller is a second one of Cluster): scheduled
@@ -15,9 +15,9 @@ export const ETCD_OPERATIONS_CONTROLLER = 'k3scontrolplane-day2';
  * does not stop for a paused Cluster (a restore pauses it). Woken by spec changes of its control planes, their
  * snapshots and their servers' plan Secrets.
  */
-export function etcdOperationsController(deps: { now?: () => Date } = {}) {
+export function day2Controller(deps: { now?: () => Date } = {}) {
   return defineController<K3sControlPlane>({
-    name: ETCD_OPERATIONS_CONTROLLER,
+    name: DAY2_CONTROLLER,
     for: RESOURCES.K3sControlPlane,
     conditions: {
       owned: [EtcdCondition.SnapshotsScheduled, EtcdCondition.SnapshotRestored, UPGRADE_CONDITION],
@@ -40,7 +40,7 @@ export function etcdOperationsController(deps: { now?: () => Date } = {}) {
         return ref?.kind === RESOURCES.K3sControlPlane.kind ? [`${namespace}/${ref.name}`] : [];
       };
       return {
-        reconciler: new EtcdOperationsReconciler({
+        reconciler: new Day2Reconciler({
           caches,
           snapshots,
           snapshotClient: context.client.resource<EtcdSnapshot>(RESOURCES.EtcdSnapshot),

@@ -46,7 +46,7 @@ const DEFAULT_RETENTION = 5;
 const MAX_CATCH_UP_STEPS = 100_000;
 const WAIT_MS = 10_000;
 
-export interface EtcdOperationsReconcilerDeps {
+export interface Day2ReconcilerDeps {
   caches: EtcdCaches;
   snapshots: Pick<Informer<EtcdSnapshot>, 'list' | 'getByName'>;
   snapshotClient: ResourceClient<EtcdSnapshot>;
@@ -64,10 +64,10 @@ export interface EtcdOperationsReconcilerDeps {
  * reconcile): scheduled snapshots and their retention, and restores asked for in `spec.etcdSnapshotRestore`. It
  * runs while the Cluster is paused: a restore pauses it, and must finish.
  */
-export class EtcdOperationsReconciler implements ReconcilerParts<K3sControlPlane> {
+export class Day2Reconciler implements ReconcilerParts<K3sControlPlane> {
   private readonly upgrades: UpgradeGuard;
 
-  constructor(private readonly deps: EtcdOperationsReconcilerDeps) {
+  constructor(private readonly deps: Day2ReconcilerDeps) {
     this.upgrades = new UpgradeGuard({
       snapshots: deps.snapshots,
       snapshotClient: deps.snapshotClient,
