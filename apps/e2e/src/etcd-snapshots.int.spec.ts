@@ -436,20 +436,28 @@ describe('etcd snapshots and restore of a K3s cluster on sim machines', () => {
         },
       });
       await setOrders('before-upgrade');
+      // A short failure tolerance (the CLI leaves it alone), then the guarded upgrade as a user starts it.
       await kcps().mergePatch(
         { namespace, name: KCP },
-        {
-          spec: {
-            version: 'v1.35.4',
-            upgradePolicy: {
-              snapshotBefore: true,
-              rollbackOnFailure: true,
-              healthySeconds: 20,
-              failureToleranceSeconds: 5,
-              workloadChecks: [{ kind: 'Deployment', namespace: 'default', name: 'canary' }],
-            },
-          },
-        },
+        { spec: { upgradePolicy: { failureToleranceSeconds: 5 } } },
+      );
+      const cli = runBuiltCli(
+        'upgrade',
+        'cluster',
+        CLUSTER,
+        '--kubernetes-version',
+        'v1.35.4',
+        '--snapshot',
+        '--rollback-on-failure',
+        '--healthy-for',
+        '20s',
+        '--check',
+        'Deployment/default/canary',
+        '--wait',
+        '-n',
+        namespace,
+        '--kubeconfig',
+        process.env['CAPSTAN_TEST_KUBECONFIG']!,
       );
       const upgrade = () =>
         kcps()
@@ -470,6 +478,10 @@ describe('etcd snapshots and restore of a K3s cluster on sim machines', () => {
         return (u?.phase === 'RolledBack' || u?.phase === 'Succeeded' || u?.phase === 'Failed') && u;
       });
       expect(settledUpgrade.phase).toBe('RolledBack');
+      const waited = await cli;
+      expect(waited.status).toBe(1);
+      expect(waited.stderr).toContain('the upgrade to v1.35.4 was rolled back');
+      expect(waited.stderr).toContain('Deployment default/canary has 0 of 1 replicas available');
       expect(settledUpgrade.message).toContain('Deployment default/canary has 0 of 1 replicas available');
       expect(settledUpgrade.message).toContain(
         `rolled back to v1.34.4 with the data of snapshot ${started.snapshotName}`,

@@ -30,6 +30,42 @@ interface UpgradeOptions extends KubeconfigOptions {
   namespace?: string;
   wait?: boolean;
   timeout: number;
+  snapshot?: boolean;
+  rollbackOnFailure?: boolean;
+  healthyFor?: number;
+  check?: string[];
+}
+
+/** `--check Kind/namespace/name`: a workload the upgrade's health gate watches. */
+function workloadCheckArgument(value: string, previous: string[] | undefined): string[] {
+  if (!/^(Deployment|StatefulSet|DaemonSet)\/[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[^/\s]{1,253}$/.test(value)) {
+    throw new CliError(`--check ${value}: expected Deployment|StatefulSet|DaemonSet/<namespace>/<name>`);
+  }
+  return [...(previous ?? []), value];
+}
+
+/** spec.upgradePolicy for the guard options given (undefined when none is). */
+function upgradePolicyOf(opts: UpgradeOptions): Record<string, unknown> | undefined {
+  if (!opts.snapshot && !opts.rollbackOnFailure && opts.healthyFor === undefined && !opts.check?.length)
+    return undefined;
+  return {
+    ...(opts.snapshot && { snapshotBefore: true }),
+    ...(opts.rollbackOnFailure && { rollbackOnFailure: true }),
+    ...(opts.healthyFor !== undefined && { healthySeconds: Math.round(opts.healthyFor / 1000) }),
+    ...(opts.check?.length && {
+      workloadChecks: opts.check.map((c) => {
+        const [kind, namespace, name] = c.split('/');
+        return { kind, namespace, name };
+      }),
+    }),
+  };
+}
+
+/** Where a guarded upgrade (spec.upgradePolicy) stands, from the control plane's status.upgrade. */
+interface GuardedUpgrade {
+  toVersion?: string;
+  phase?: string;
+  message?: string;
 }
 
 interface ObjectTarget {
@@ -109,6 +145,15 @@ async function observeControlPlane(
 ): Promise<Observation> {
   const object = await getObject(kc, controlPlane, controlPlane.namespace, controlPlane.name);
   const rollout = controlPlaneRollout(object);
+  const guarded = (object as { status?: { upgrade?: GuardedUpgrade } }).status?.upgrade;
+  if (guarded?.toVersion === target && guarded.phase !== 'Succeeded') {
+    if (guarded.phase === 'RolledBack' || guarded.phase === 'Failed') {
+      throw new CliError(
+        `the upgrade to ${target} ${guarded.phase === 'RolledBack' ? 'was rolled back' : 'failed'}: ${guarded.message ?? 'no reason given'}`,
+      );
+    }
+    return { progress: `${guarded.phase}: ${guarded.message ?? ''}`, done: false };
+  }
   // The contract's status.selector picks the control plane's machines; before any status, K3s's own labels do.
   const selector =
     readControlPlane(object).selector ?? `${LABELS.clusterName}=${clusterName},${LABELS.controlPlane}`;
@@ -175,10 +220,21 @@ async function upgradeCluster(output: Output, clusterName: string, opts: Upgrade
     labelSelector: `${LABELS.clusterName}=${clusterName}`,
   });
 
+  const policy = upgradePolicyOf(opts);
+  if (
+    policy &&
+    (ref.apiGroup !== RESOURCES.K3sControlPlane.group || ref.kind !== RESOURCES.K3sControlPlane.kind)
+  ) {
+    throw new CliError(
+      `--snapshot, --rollback-on-failure, --healthy-for and --check guard a K3sControlPlane's upgrade; ${label(controlPlane)} is a ${ref.kind}`,
+    );
+  }
   if (current === target) {
     output.line(`${label(controlPlane)} is already at ${target}`);
   } else {
-    await mergePatch(kc, controlPlane, { spec: { version: target } });
+    await mergePatch(kc, controlPlane, {
+      spec: { version: target, ...(policy && { upgradePolicy: policy }) },
+    });
     output.line(`${label(controlPlane)} upgrading from ${current ?? 'unset'} to ${target}`);
   }
   const againCommand = upgradeCommandLine(clusterName, target, { ...opts, namespace });
@@ -239,11 +295,32 @@ export function upgradeCommand(output: Output): Command {
         .argParser(durationMs)
         .default(DEFAULT_TIMEOUT_MS, '30m'),
     )
+    .option('--snapshot', 'take an etcd snapshot first; the machines wait for it (K3sControlPlane)')
+    .option(
+      '--rollback-on-failure',
+      'when the health gates fail, go back to the old version and the snapshot (K3sControlPlane)',
+    )
+    .addOption(
+      new Option(
+        '--healthy-for <duration>',
+        'how long the health gates must hold after the rollout (default 60s)',
+      ).argParser(durationMs),
+    )
+    .option(
+      '--check <Kind/namespace/name>',
+      'a Deployment, StatefulSet or DaemonSet that must be available after the upgrade (repeatable)',
+      workloadCheckArgument,
+    )
     .option('--kubeconfig <path>', 'kubeconfig of the management cluster')
     .option('--kubeconfig-context <context>', 'context of the management cluster kubeconfig')
     .addHelpText(
       'after',
       `
+--snapshot, --rollback-on-failure, --healthy-for and --check set the control plane's spec.upgradePolicy: the
+snapshot is taken before any machine changes; after the rollout every Node must be Ready on the new version and
+every --check workload available for --healthy-for; otherwise the control plane goes back to the old version and,
+with --snapshot, to the snapshot's data (docs/day2.md).
+
 The control plane (spec.controlPlaneRef) is upgraded first. Its MachineDeployments follow once it runs the new
 version on all its machines: with --wait in the same run; without, run the same command again then (it says so).
 A version older than the control plane's is refused, and so is skipping a minor: K3s upgrades one minor at a time.
@@ -251,7 +328,8 @@ A version older than the control plane's is refused, and so is skipping a minor:
 Examples:
   capstan upgrade cluster demo --kubernetes-version v1.35.4
   capstan upgrade cluster demo --kubernetes-version v1.35.4 --wait --timeout 45m
-  capstan upgrade cluster demo --kubernetes-version v1.35.4+k3s1 -n fleet`,
+  capstan upgrade cluster demo --kubernetes-version v1.35.4+k3s1 -n fleet
+  capstan upgrade cluster demo --kubernetes-version v1.35.4 --snapshot --rollback-on-failure --check Deployment/default/web --wait`,
     )
     .action((clusterName: string, opts: UpgradeOptions) => upgradeCluster(output, clusterName, opts));
   return upgrade;
