@@ -45,6 +45,8 @@ export interface ApiServerHost {
 
 /** The largest etcd snapshot the sim saves or restores (K3s's default backend quota). */
 export const MAX_ETCD_SNAPSHOT_BYTES = 2 * 1024 ** 3;
+/** How long the server's processes get after SIGTERM before a cluster reset kills them. */
+const RESET_GRACE_MS = 1_000;
 /** The member name of a dedicated cluster's etcd. */
 const CLUSTER_ETCD_MEMBER = 'server';
 
@@ -204,13 +206,14 @@ export class DedicatedClusterApi implements ClusterApi {
     return apiServerReady(this.url, this.spec.identity.tls.serverCA.certPem, this.spec.identity.token);
   }
 
-  async stop(): Promise<void> {
+  /** `graceMs`: how long each process may take after SIGTERM (a cluster reset kills, as K3s's killall does). */
+  async stop(graceMs?: number): Promise<void> {
     const process = this.process;
     this.process = undefined;
     const controllers = this.controllers;
     this.controllers = undefined;
-    await (controllers ?? this.controllersIn(this.dir))?.stop();
-    if (process) await process.stop();
+    await (controllers ?? this.controllersIn(this.dir))?.stop(graceMs);
+    if (process) await process.stop(graceMs);
     else await stopRecordedProcess(this.dir, 'kube-apiserver');
     await this.stopOwnEtcd();
   }
@@ -232,7 +235,8 @@ export class DedicatedClusterApi implements ClusterApi {
    */
   async restoreSnapshot(file: string): Promise<void> {
     const { etcdutl } = this.requireOwnEtcd('restore', 'EtcdRestoreFailed');
-    await this.stop();
+    // The reset kills the server, as `k3s-killall.sh` does before a restore: nothing it would still write matters.
+    await this.stop(RESET_GRACE_MS);
     try {
       await restoreEtcdSnapshot(etcdutl(), this.etcdDir, file, CLUSTER_ETCD_MEMBER);
     } finally {

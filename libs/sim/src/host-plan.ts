@@ -4,7 +4,11 @@ import type { ApiEndpoint } from '@capstan/pki';
 import type { ClusterApiSpec } from './cluster-api.js';
 import { simulatedAddress, type NodeIdentity } from './node-object.js';
 import { sharedClusterNodeLabels } from './shared-cluster-nodes.js';
-import { K3S_DEFAULT_CLUSTER_CIDR, K3S_DEFAULT_CLUSTER_DOMAIN, K3S_DEFAULT_SERVICE_CIDR } from './service-network.js';
+import {
+  K3S_DEFAULT_CLUSTER_CIDR,
+  K3S_DEFAULT_CLUSTER_DOMAIN,
+  K3S_DEFAULT_SERVICE_CIDR,
+} from './service-network.js';
 
 export interface SimMachineRef {
   namespace: string;
@@ -84,7 +88,10 @@ export function nodeIdentityFrom(
     providerID: machine.providerID,
     role: parsed.role,
     version: parsed.version,
-    labels: cluster.mode === 'shared' ? { ...parsed.nodeLabels, ...sharedClusterNodeLabels(cluster.namespace, cluster.clusterName) } : parsed.nodeLabels,
+    labels:
+      cluster.mode === 'shared'
+        ? { ...parsed.nodeLabels, ...sharedClusterNodeLabels(cluster.namespace, cluster.clusterName) }
+        : parsed.nodeLabels,
     taints: parsed.nodeTaints,
     addresses: machineAddresses(machine, name),
     machineUID: machine.uid,

@@ -128,13 +128,19 @@ export class UpgradeGuard {
     }
     const snapshot = this.deps.snapshots.getByName(kcp.metadata.namespace, name);
     if (snapshot?.status?.phase === 'Succeeded') {
+      // A snapshot kept on a server goes with it: a rollout that replaces the server leaves nothing to roll back to.
+      const local =
+        snapshot.status.location?.startsWith('file://') === true && kcp.spec.rollout?.inPlace !== 'Required';
+      const caveat = local
+        ? `; it is kept on ${snapshot.status.machineName}, which a replacing rollout removes (spec.etcd.s3 keeps it)`
+        : '';
       this.set(
         scope,
         {
           ...upgrade,
           phase: 'Upgrading',
           phaseSince: iso(now),
-          message: `snapshot ${name} saved; upgrading from ${upgrade.fromVersion} to ${upgrade.toVersion}`,
+          message: `snapshot ${name} saved${caveat}; upgrading from ${upgrade.fromVersion} to ${upgrade.toVersion}`,
         },
         now,
       );
