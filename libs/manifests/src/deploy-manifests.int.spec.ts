@@ -1,20 +1,10 @@
-import {
-  AuthorizationV1Api,
-  RbacAuthorizationV1Api,
-  type V1ResourceAttributes,
-} from '@kubernetes/client-node';
+import { AuthorizationV1Api, RbacAuthorizationV1Api, type V1ResourceAttributes } from '@kubernetes/client-node';
 import { eventually, testKubeConfig } from '@capstan/testing';
 import { ManifestApplier } from './apply.js';
 import { applyOrder, deployDir, loadKustomization, loadManifestFile } from './manifests.js';
 
 const NS = 'capstan-system';
-const SERVICES = [
-  'core',
-  'cluster-provider',
-  'machine-provider',
-  'bootstrap-provider',
-  'control-plane-provider',
-] as const;
+const SERVICES = ['core', 'cluster-provider', 'machine-provider', 'bootstrap-provider', 'control-plane-provider'] as const;
 type Service = (typeof SERVICES)[number];
 
 describe('deploy/ manifests', () => {
@@ -24,8 +14,7 @@ describe('deploy/ manifests', () => {
 
   beforeAll(async () => {
     // Server-side dry runs of namespaced objects need their namespace to exist.
-    for (const m of loadManifestFile(`${deployDir()}/namespace.yaml`))
-      await applier.apply(m, { fieldManager: 'capstan-test' });
+    for (const m of loadManifestFile(`${deployDir()}/namespace.yaml`)) await applier.apply(m, { fieldManager: 'capstan-test' });
   });
 
   it('hold a Deployment, ServiceAccount and RBAC for every service, NATS and the CRDs', () => {
@@ -93,20 +82,14 @@ describe('deploy/ manifests', () => {
     };
 
     beforeAll(async () => {
-      for (const m of manifests.filter((m) =>
-        /^(ServiceAccount|ClusterRole|ClusterRoleBinding|Role|RoleBinding)$/.test(m.kind),
-      )) {
+      for (const m of manifests.filter((m) => /^(ServiceAccount|ClusterRole|ClusterRoleBinding|Role|RoleBinding)$/.test(m.kind))) {
         await applier.apply(m, { fieldManager: 'capstan-test' });
       }
       // The core is bound to an aggregated role: the controller manager fills it from the labelled roles.
-      await eventually(
-        () =>
-          can('core', { group: 'cluster.x-k8s.io', resource: 'clusters', verb: 'get', namespace: 'default' }),
-        {
-          timeoutMs: 30_000,
-          message: "the core's aggregated ClusterRole filled in",
-        },
-      );
+      await eventually(() => can('core', { group: 'cluster.x-k8s.io', resource: 'clusters', verb: 'get', namespace: 'default' }), {
+        timeoutMs: 30_000,
+        message: "the core's aggregated ClusterRole filled in",
+      });
     });
 
     it("grant the core a third-party provider's kinds through a ClusterRole labelled aggregate-to-manager, as upstream does", async () => {
@@ -117,18 +100,9 @@ describe('deploy/ manifests', () => {
         rules: [{ apiGroups: [group], resources: ['*'], verbs: ['get', 'list', 'watch', 'patch', 'update'] }],
       });
       const aggregated = { 'cluster.x-k8s.io/aggregate-to-manager': 'true' };
-      await applier.apply(role('test-example-provider', 'infrastructure.example.com', aggregated), {
-        fieldManager: 'capstan-test',
-      });
-      await applier.apply(role('test-unlabelled-provider', 'infrastructure.other.example.com', {}), {
-        fieldManager: 'capstan-test',
-      });
-      const patchMachines = (group: string) => ({
-        group,
-        resource: 'examplemachines',
-        verb: 'patch',
-        namespace: 'default',
-      });
+      await applier.apply(role('test-example-provider', 'infrastructure.example.com', aggregated), { fieldManager: 'capstan-test' });
+      await applier.apply(role('test-unlabelled-provider', 'infrastructure.other.example.com', {}), { fieldManager: 'capstan-test' });
+      const patchMachines = (group: string) => ({ group, resource: 'examplemachines', verb: 'patch', namespace: 'default' });
       try {
         await eventually(() => can('core', patchMachines('infrastructure.example.com')), {
           timeoutMs: 30_000,
@@ -138,426 +112,114 @@ describe('deploy/ manifests', () => {
         expect(await can('machine-provider', patchMachines('infrastructure.example.com'))).toBe(false);
       } finally {
         const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
-        for (const name of ['test-example-provider', 'test-unlabelled-provider'])
-          await rbac.deleteClusterRole({ name });
+        for (const name of ['test-example-provider', 'test-unlabelled-provider']) await rbac.deleteClusterRole({ name });
       }
     });
 
     it('let each service do what it needs', async () => {
       const needs: [Service, V1ResourceAttributes][] = [
-        [
-          'core',
-          {
-            group: 'cluster.x-k8s.io',
-            resource: 'clusters',
-            subresource: 'status',
-            verb: 'patch',
-            namespace: 'default',
-          },
-        ],
-        [
-          'core',
-          {
-            group: 'cluster.x-k8s.io',
-            resource: 'machines',
-            subresource: 'status',
-            verb: 'patch',
-            namespace: 'default',
-          },
-        ],
-        [
-          'core',
-          {
-            group: 'infrastructure.capstan.dev',
-            resource: 'simmachines',
-            verb: 'create',
-            namespace: 'default',
-          },
-        ],
+        ['core', { group: 'cluster.x-k8s.io', resource: 'clusters', subresource: 'status', verb: 'patch', namespace: 'default' }],
+        ['core', { group: 'cluster.x-k8s.io', resource: 'machines', subresource: 'status', verb: 'patch', namespace: 'default' }],
+        ['core', { group: 'infrastructure.capstan.dev', resource: 'simmachines', verb: 'create', namespace: 'default' }],
         ['core', { group: '', resource: 'secrets', verb: 'get', namespace: 'default' }],
         // The conversion webhook: its CA bundle into the CRDs it converts, its certificates in its own namespace.
-        [
-          'core',
-          {
-            group: 'apiextensions.k8s.io',
-            resource: 'customresourcedefinitions',
-            name: 'machines.cluster.x-k8s.io',
-            verb: 'patch',
-          },
-        ],
+        ['core', { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', name: 'machines.cluster.x-k8s.io', verb: 'patch' }],
         ['core', { group: '', resource: 'secrets', verb: 'create', namespace: NS }],
-        [
-          'core',
-          { group: '', resource: 'secrets', name: 'capstan-core-webhook-tls', verb: 'update', namespace: NS },
-        ],
+        ['core', { group: '', resource: 'secrets', name: 'capstan-core-webhook-tls', verb: 'update', namespace: NS }],
         // The validating webhook: its CA bundle into its one ValidatingWebhookConfiguration.
-        [
-          'core',
-          {
-            group: 'admissionregistration.k8s.io',
-            resource: 'validatingwebhookconfigurations',
-            name: 'capstan-core-validating',
-            verb: 'get',
-          },
-        ],
-        [
-          'core',
-          {
-            group: 'admissionregistration.k8s.io',
-            resource: 'validatingwebhookconfigurations',
-            name: 'capstan-core-validating',
-            verb: 'patch',
-          },
-        ],
-        [
-          'cluster-provider',
-          {
-            group: 'infrastructure.capstan.dev',
-            resource: 'simclusters',
-            subresource: 'status',
-            verb: 'patch',
-            namespace: 'default',
-          },
-        ],
-        [
-          'machine-provider',
-          {
-            group: 'infrastructure.capstan.dev',
-            resource: 'simmachines',
-            subresource: 'status',
-            verb: 'patch',
-            namespace: 'default',
-          },
-        ],
+        ['core', { group: 'admissionregistration.k8s.io', resource: 'validatingwebhookconfigurations', name: 'capstan-core-validating', verb: 'get' }],
+        ['core', { group: 'admissionregistration.k8s.io', resource: 'validatingwebhookconfigurations', name: 'capstan-core-validating', verb: 'patch' }],
+        ['cluster-provider', { group: 'infrastructure.capstan.dev', resource: 'simclusters', subresource: 'status', verb: 'patch', namespace: 'default' }],
+        ['machine-provider', { group: 'infrastructure.capstan.dev', resource: 'simmachines', subresource: 'status', verb: 'patch', namespace: 'default' }],
         ['machine-provider', { group: '', resource: 'secrets', verb: 'get', namespace: 'default' }],
         ['bootstrap-provider', { group: '', resource: 'secrets', verb: 'create', namespace: 'default' }],
-        [
-          'bootstrap-provider',
-          {
-            group: 'bootstrap.capstan.dev',
-            resource: 'k3sconfigs',
-            subresource: 'status',
-            verb: 'patch',
-            namespace: 'default',
-          },
-        ],
-        [
-          'bootstrap-provider',
-          { group: '', resource: 'serviceaccounts', verb: 'create', namespace: 'default' },
-        ],
-        [
-          'bootstrap-provider',
-          {
-            group: '',
-            resource: 'serviceaccounts',
-            subresource: 'token',
-            verb: 'create',
-            namespace: 'default',
-          },
-        ],
-        [
-          'bootstrap-provider',
-          { group: 'rbac.authorization.k8s.io', resource: 'roles', verb: 'create', namespace: 'default' },
-        ],
-        [
-          'bootstrap-provider',
-          {
-            group: 'rbac.authorization.k8s.io',
-            resource: 'rolebindings',
-            verb: 'create',
-            namespace: 'default',
-          },
-        ],
+        ['bootstrap-provider', { group: 'bootstrap.capstan.dev', resource: 'k3sconfigs', subresource: 'status', verb: 'patch', namespace: 'default' }],
+        ['bootstrap-provider', { group: '', resource: 'serviceaccounts', verb: 'create', namespace: 'default' }],
+        ['bootstrap-provider', { group: '', resource: 'serviceaccounts', subresource: 'token', verb: 'create', namespace: 'default' }],
+        ['bootstrap-provider', { group: 'rbac.authorization.k8s.io', resource: 'roles', verb: 'create', namespace: 'default' }],
+        ['bootstrap-provider', { group: 'rbac.authorization.k8s.io', resource: 'rolebindings', verb: 'create', namespace: 'default' }],
         // Agent liveness: it watches the node agents' Leases in every cluster's namespace (found running deploy/ in pods).
         ['bootstrap-provider', { group: 'coordination.k8s.io', resource: 'leases', verb: 'list' }],
         ['bootstrap-provider', { group: 'coordination.k8s.io', resource: 'leases', verb: 'watch' }],
         // It creates each node agent's Lease and Role, which grants get/update on that Lease: it must hold all three.
-        [
-          'bootstrap-provider',
-          { group: 'coordination.k8s.io', resource: 'leases', verb: 'create', namespace: 'default' },
-        ],
-        [
-          'bootstrap-provider',
-          { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: 'default' },
-        ],
-        [
-          'control-plane-provider',
-          { group: 'cluster.x-k8s.io', resource: 'machines', verb: 'create', namespace: 'default' },
-        ],
-        [
-          'control-plane-provider',
-          {
-            group: 'cluster.x-k8s.io',
-            resource: 'machines',
-            subresource: 'status',
-            verb: 'patch',
-            namespace: 'default',
-          },
-        ],
-        [
-          'control-plane-provider',
-          {
-            group: 'controlplane.capstan.dev',
-            resource: 'k3scontrolplanes',
-            subresource: 'status',
-            verb: 'patch',
-            namespace: 'default',
-          },
-        ],
+        ['bootstrap-provider', { group: 'coordination.k8s.io', resource: 'leases', verb: 'create', namespace: 'default' }],
+        ['bootstrap-provider', { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: 'default' }],
+        ['control-plane-provider', { group: 'cluster.x-k8s.io', resource: 'machines', verb: 'create', namespace: 'default' }],
+        ['control-plane-provider', { group: 'cluster.x-k8s.io', resource: 'machines', subresource: 'status', verb: 'patch', namespace: 'default' }],
+        ['control-plane-provider', { group: 'controlplane.capstan.dev', resource: 'k3scontrolplanes', subresource: 'status', verb: 'patch', namespace: 'default' }],
         // Its machine template gets an owner reference to the Cluster (found running deploy/ in pods).
-        [
-          'control-plane-provider',
-          {
-            group: 'infrastructure.capstan.dev',
-            resource: 'simmachinetemplates',
-            verb: 'patch',
-            namespace: 'default',
-          },
-        ],
+        ['control-plane-provider', { group: 'infrastructure.capstan.dev', resource: 'simmachinetemplates', verb: 'patch', namespace: 'default' }],
         // Day-2 (docs/day2.md): snapshot records (scheduled ones created and pruned), their status and finalizer, the
         // operations' plans on the machines' plan Secrets, and the Cluster paused during a restore.
-        [
-          'control-plane-provider',
-          {
-            group: 'controlplane.capstan.dev',
-            resource: 'etcdsnapshots',
-            verb: 'create',
-            namespace: 'default',
-          },
-        ],
-        [
-          'control-plane-provider',
-          {
-            group: 'controlplane.capstan.dev',
-            resource: 'etcdsnapshots',
-            verb: 'delete',
-            namespace: 'default',
-          },
-        ],
-        [
-          'control-plane-provider',
-          {
-            group: 'controlplane.capstan.dev',
-            resource: 'etcdsnapshots',
-            subresource: 'status',
-            verb: 'patch',
-            namespace: 'default',
-          },
-        ],
-        [
-          'control-plane-provider',
-          {
-            group: 'controlplane.capstan.dev',
-            resource: 'etcdsnapshots',
-            subresource: 'finalizers',
-            verb: 'update',
-            namespace: 'default',
-          },
-        ],
+        ['control-plane-provider', { group: 'controlplane.capstan.dev', resource: 'etcdsnapshots', verb: 'create', namespace: 'default' }],
+        ['control-plane-provider', { group: 'controlplane.capstan.dev', resource: 'etcdsnapshots', verb: 'delete', namespace: 'default' }],
+        ['control-plane-provider', { group: 'controlplane.capstan.dev', resource: 'etcdsnapshots', subresource: 'status', verb: 'patch', namespace: 'default' }],
+        ['control-plane-provider', { group: 'controlplane.capstan.dev', resource: 'etcdsnapshots', subresource: 'finalizers', verb: 'update', namespace: 'default' }],
         ['control-plane-provider', { group: '', resource: 'secrets', verb: 'patch', namespace: 'default' }],
-        [
-          'control-plane-provider',
-          { group: 'cluster.x-k8s.io', resource: 'clusters', verb: 'patch', namespace: 'default' },
-        ],
+        ['control-plane-provider', { group: 'cluster.x-k8s.io', resource: 'clusters', verb: 'patch', namespace: 'default' }],
       ];
       for (const service of SERVICES) {
-        needs.push([
-          service,
-          { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: NS },
-        ]);
-        needs.push([
-          service,
-          { group: 'events.k8s.io', resource: 'events', verb: 'create', namespace: 'default' },
-        ]);
+        needs.push([service, { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: NS }]);
+        needs.push([service, { group: 'events.k8s.io', resource: 'events', verb: 'create', namespace: 'default' }]);
         // Sharded services list the membership Leases and delete their own (and dead members') on leaving.
         if (service !== 'machine-provider' && service !== 'cluster-provider') {
-          needs.push([
-            service,
-            { group: 'coordination.k8s.io', resource: 'leases', verb: 'list', namespace: NS },
-          ]);
-          needs.push([
-            service,
-            { group: 'coordination.k8s.io', resource: 'leases', verb: 'delete', namespace: NS },
-          ]);
+          needs.push([service, { group: 'coordination.k8s.io', resource: 'leases', verb: 'list', namespace: NS }]);
+          needs.push([service, { group: 'coordination.k8s.io', resource: 'leases', verb: 'delete', namespace: NS }]);
         }
       }
       const refused = [];
-      for (const [service, attributes] of needs)
-        if (!(await can(service, attributes))) refused.push({ service, attributes });
+      for (const [service, attributes] of needs) if (!(await can(service, attributes))) refused.push({ service, attributes });
       expect(refused).toEqual([]);
     });
 
     it('refuse each service what it does not need', async () => {
       const forbidden: [Service, V1ResourceAttributes][] = [];
       for (const service of SERVICES.filter((s) => s !== 'core')) {
-        forbidden.push([
-          service,
-          {
-            group: 'cluster.x-k8s.io',
-            resource: 'clusters',
-            subresource: 'status',
-            verb: 'patch',
-            namespace: 'default',
-          },
-        ]);
+        forbidden.push([service, { group: 'cluster.x-k8s.io', resource: 'clusters', subresource: 'status', verb: 'patch', namespace: 'default' }]);
       }
       // Only the core and the control plane (UpToDate on its own Machines) write Machine status.
       for (const service of SERVICES.filter((s) => s !== 'core' && s !== 'control-plane-provider')) {
-        forbidden.push([
-          service,
-          {
-            group: 'cluster.x-k8s.io',
-            resource: 'machines',
-            subresource: 'status',
-            verb: 'patch',
-            namespace: 'default',
-          },
-        ]);
+        forbidden.push([service, { group: 'cluster.x-k8s.io', resource: 'machines', subresource: 'status', verb: 'patch', namespace: 'default' }]);
       }
       for (const service of SERVICES) {
-        forbidden.push([
-          service,
-          { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', verb: 'delete' },
-        ]);
-        forbidden.push([
-          service,
-          { group: 'rbac.authorization.k8s.io', resource: 'clusterrolebindings', verb: 'create' },
-        ]);
-        forbidden.push([
-          service,
-          { group: 'rbac.authorization.k8s.io', resource: 'clusterroles', verb: 'bind' },
-        ]);
+        forbidden.push([service, { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', verb: 'delete' }]);
+        forbidden.push([service, { group: 'rbac.authorization.k8s.io', resource: 'clusterrolebindings', verb: 'create' }]);
+        forbidden.push([service, { group: 'rbac.authorization.k8s.io', resource: 'clusterroles', verb: 'bind' }]);
         // The bootstrap-provider holds Lease create and update everywhere: it makes each node agent's Lease and Role.
         if (service !== 'bootstrap-provider') {
-          forbidden.push([
-            service,
-            { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: 'default' },
-          ]);
+          forbidden.push([service, { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: 'default' }]);
         }
       }
-      forbidden.push([
-        'bootstrap-provider',
-        { group: 'coordination.k8s.io', resource: 'leases', verb: 'delete', namespace: 'default' },
-      ]);
+      forbidden.push(['bootstrap-provider', { group: 'coordination.k8s.io', resource: 'leases', verb: 'delete', namespace: 'default' }]);
       // Only the control plane provider takes, prunes and records etcd snapshots (the core holds every provider kind, as
       // upstream's manager does).
       for (const service of SERVICES.filter((s) => s !== 'control-plane-provider' && s !== 'core')) {
-        forbidden.push([
-          service,
-          {
-            group: 'controlplane.capstan.dev',
-            resource: 'etcdsnapshots',
-            verb: 'create',
-            namespace: 'default',
-          },
-        ]);
-        forbidden.push([
-          service,
-          {
-            group: 'controlplane.capstan.dev',
-            resource: 'etcdsnapshots',
-            subresource: 'status',
-            verb: 'patch',
-            namespace: 'default',
-          },
-        ]);
+        forbidden.push([service, { group: 'controlplane.capstan.dev', resource: 'etcdsnapshots', verb: 'create', namespace: 'default' }]);
+        forbidden.push([service, { group: 'controlplane.capstan.dev', resource: 'etcdsnapshots', subresource: 'status', verb: 'patch', namespace: 'default' }]);
       }
-      forbidden.push([
-        'machine-provider',
-        { group: 'bootstrap.capstan.dev', resource: 'k3sconfigs', verb: 'patch', namespace: 'default' },
-      ]);
+      forbidden.push(['machine-provider', { group: 'bootstrap.capstan.dev', resource: 'k3sconfigs', verb: 'patch', namespace: 'default' }]);
       // The webhook patches only the CRDs it converts, and writes only its own Secret, only in its namespace.
-      forbidden.push([
-        'core',
-        {
-          group: 'apiextensions.k8s.io',
-          resource: 'customresourcedefinitions',
-          name: 'k3sconfigs.bootstrap.capstan.dev',
-          verb: 'patch',
-        },
-      ]);
-      forbidden.push([
-        'core',
-        { group: '', resource: 'secrets', name: 'cluster-kubeconfig', verb: 'update', namespace: NS },
-      ]);
+      forbidden.push(['core', { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', name: 'k3sconfigs.bootstrap.capstan.dev', verb: 'patch' }]);
+      forbidden.push(['core', { group: '', resource: 'secrets', name: 'cluster-kubeconfig', verb: 'update', namespace: NS }]);
       forbidden.push(['core', { group: '', resource: 'secrets', verb: 'create', namespace: 'default' }]);
       // The validating webhook changes only its own configuration: no other, no new one, none deleted, no mutating one.
-      forbidden.push([
-        'core',
-        {
-          group: 'admissionregistration.k8s.io',
-          resource: 'validatingwebhookconfigurations',
-          name: 'someone-elses',
-          verb: 'patch',
-        },
-      ]);
-      forbidden.push([
-        'core',
-        {
-          group: 'admissionregistration.k8s.io',
-          resource: 'validatingwebhookconfigurations',
-          verb: 'create',
-        },
-      ]);
-      forbidden.push([
-        'core',
-        { group: 'admissionregistration.k8s.io', resource: 'validatingwebhookconfigurations', verb: 'list' },
-      ]);
-      forbidden.push([
-        'core',
-        {
-          group: 'admissionregistration.k8s.io',
-          resource: 'validatingwebhookconfigurations',
-          name: 'capstan-core-validating',
-          verb: 'delete',
-        },
-      ]);
-      forbidden.push([
-        'core',
-        {
-          group: 'admissionregistration.k8s.io',
-          resource: 'mutatingwebhookconfigurations',
-          name: 'capstan-core-validating',
-          verb: 'patch',
-        },
-      ]);
+      forbidden.push(['core', { group: 'admissionregistration.k8s.io', resource: 'validatingwebhookconfigurations', name: 'someone-elses', verb: 'patch' }]);
+      forbidden.push(['core', { group: 'admissionregistration.k8s.io', resource: 'validatingwebhookconfigurations', verb: 'create' }]);
+      forbidden.push(['core', { group: 'admissionregistration.k8s.io', resource: 'validatingwebhookconfigurations', verb: 'list' }]);
+      forbidden.push(['core', { group: 'admissionregistration.k8s.io', resource: 'validatingwebhookconfigurations', name: 'capstan-core-validating', verb: 'delete' }]);
+      forbidden.push(['core', { group: 'admissionregistration.k8s.io', resource: 'mutatingwebhookconfigurations', name: 'capstan-core-validating', verb: 'patch' }]);
       // Leader-elected, not sharded (the sim's host-bound providers): they never delete a Lease.
-      forbidden.push([
-        'machine-provider',
-        { group: 'coordination.k8s.io', resource: 'leases', verb: 'delete', namespace: NS },
-      ]);
-      forbidden.push([
-        'cluster-provider',
-        { group: 'coordination.k8s.io', resource: 'leases', verb: 'delete', namespace: NS },
-      ]);
-      forbidden.push([
-        'machine-provider',
-        { group: '', resource: 'secrets', verb: 'create', namespace: 'default' },
-      ]);
-      forbidden.push([
-        'cluster-provider',
-        { group: '', resource: 'secrets', verb: 'get', namespace: 'default' },
-      ]);
-      forbidden.push([
-        'bootstrap-provider',
-        { group: 'cluster.x-k8s.io', resource: 'machines', verb: 'delete', namespace: 'default' },
-      ]);
+      forbidden.push(['machine-provider', { group: 'coordination.k8s.io', resource: 'leases', verb: 'delete', namespace: NS }]);
+      forbidden.push(['cluster-provider', { group: 'coordination.k8s.io', resource: 'leases', verb: 'delete', namespace: NS }]);
+      forbidden.push(['machine-provider', { group: '', resource: 'secrets', verb: 'create', namespace: 'default' }]);
+      forbidden.push(['cluster-provider', { group: '', resource: 'secrets', verb: 'get', namespace: 'default' }]);
+      forbidden.push(['bootstrap-provider', { group: 'cluster.x-k8s.io', resource: 'machines', verb: 'delete', namespace: 'default' }]);
       // It hands out tokens of the agents' own ServiceAccounts, never edits or deletes accounts and roles.
-      forbidden.push([
-        'bootstrap-provider',
-        { group: '', resource: 'serviceaccounts', verb: 'delete', namespace: 'default' },
-      ]);
-      forbidden.push([
-        'bootstrap-provider',
-        { group: 'rbac.authorization.k8s.io', resource: 'roles', verb: 'update', namespace: 'default' },
-      ]);
-      forbidden.push([
-        'bootstrap-provider',
-        { group: 'rbac.authorization.k8s.io', resource: 'roles', verb: 'escalate', namespace: 'default' },
-      ]);
+      forbidden.push(['bootstrap-provider', { group: '', resource: 'serviceaccounts', verb: 'delete', namespace: 'default' }]);
+      forbidden.push(['bootstrap-provider', { group: 'rbac.authorization.k8s.io', resource: 'roles', verb: 'update', namespace: 'default' }]);
+      forbidden.push(['bootstrap-provider', { group: 'rbac.authorization.k8s.io', resource: 'roles', verb: 'escalate', namespace: 'default' }]);
       const allowed = [];
-      for (const [service, attributes] of forbidden)
-        if (await can(service, attributes)) allowed.push({ service, attributes });
+      for (const [service, attributes] of forbidden) if (await can(service, attributes)) allowed.push({ service, attributes });
       expect(allowed).toEqual([]);
     });
   });

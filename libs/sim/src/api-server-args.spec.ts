@@ -17,8 +17,6 @@ describe('workload kube-apiserver arguments', () => {
   it('keeps the watch cache off for a cluster of its own and on where asked (the shared server)', () => {
     expect(workloadApiServerArgs(input)).toContain('--watch-cache=false');
     expect(workloadApiServerArgs({ ...input, watchCache: true })).toContain('--watch-cache=true');
-    expect(
-      workloadApiServerArgs({ ...input, watchCache: true }).filter((a) => a.startsWith('--watch-cache')),
-    ).toHaveLength(1);
+    expect(workloadApiServerArgs({ ...input, watchCache: true }).filter((a) => a.startsWith('--watch-cache'))).toHaveLength(1);
   });
 });

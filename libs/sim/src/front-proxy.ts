@@ -61,8 +61,7 @@ const HOP_BY_HOP = new Set([
 function forwardable(headers: IncomingHttpHeaders): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || name.startsWith(':') || name.startsWith('x-remote-'))
-      continue;
+    if (value === undefined || HOP_BY_HOP.has(name) || name.startsWith(':') || name.startsWith('x-remote-')) continue;
     out[name] = value;
   }
   return out;

@@ -59,9 +59,7 @@ export async function withHostLock<T>(file: string, timeoutMs: number, task: () 
       continue;
     }
     if (Date.now() > deadline) {
-      throw new SimError(`${file} is still held by process ${holder ?? 'unknown'}`, 'APIServerStartFailed', {
-        file,
-      });
+      throw new SimError(`${file} is still held by process ${holder ?? 'unknown'}`, 'APIServerStartFailed', { file });
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

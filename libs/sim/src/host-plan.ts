@@ -4,11 +4,7 @@ import type { ApiEndpoint } from '@capstan/pki';
 import type { ClusterApiSpec } from './cluster-api.js';
 import { simulatedAddress, type NodeIdentity } from './node-object.js';
 import { sharedClusterNodeLabels } from './shared-cluster-nodes.js';
-import {
-  K3S_DEFAULT_CLUSTER_CIDR,
-  K3S_DEFAULT_CLUSTER_DOMAIN,
-  K3S_DEFAULT_SERVICE_CIDR,
-} from './service-network.js';
+import { K3S_DEFAULT_CLUSTER_CIDR, K3S_DEFAULT_CLUSTER_DOMAIN, K3S_DEFAULT_SERVICE_CIDR } from './service-network.js';
 
 export interface SimMachineRef {
   namespace: string;
@@ -77,21 +73,23 @@ export function hostnameOf(machineName: string): string {
  * machine's provider ID (the one the bootstrap data passes the kubelet must agree; the machine's wins) and
  * the labels and taints of its K3s config; in shared mode also its cluster's labels, which its endpoint selects by.
  */
+/** The Node a machine registers is named after its host name, unless its K3s config sets `node-name`. */
+export function nodeNameOf(parsed: Pick<ParsedK3sBootstrap, 'nodeName'>, machineName: string): string {
+  return parsed.nodeName ?? hostnameOf(machineName);
+}
+
 export function nodeIdentityFrom(
   parsed: ParsedK3sBootstrap,
   machine: SimMachineRef,
   cluster: Pick<SimClusterRef, 'namespace' | 'clusterName' | 'mode'>,
 ): NodeIdentity {
-  const name = parsed.nodeName ?? hostnameOf(machine.name);
+  const name = nodeNameOf(parsed, machine.name);
   return {
     name,
     providerID: machine.providerID,
     role: parsed.role,
     version: parsed.version,
-    labels:
-      cluster.mode === 'shared'
-        ? { ...parsed.nodeLabels, ...sharedClusterNodeLabels(cluster.namespace, cluster.clusterName) }
-        : parsed.nodeLabels,
+    labels: cluster.mode === 'shared' ? { ...parsed.nodeLabels, ...sharedClusterNodeLabels(cluster.namespace, cluster.clusterName) } : parsed.nodeLabels,
     taints: parsed.nodeTaints,
     addresses: machineAddresses(machine, name),
     machineUID: machine.uid,

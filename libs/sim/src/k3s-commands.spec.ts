@@ -1,8 +1,21 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { savedEtcdSnapshotIn, type SavedEtcdSnapshot } from '@capstan/k3s-bootstrap';
-import { runK3sCommand, type K3sCommandHost } from './k3s-commands.js';
+import {
+  answerK3sRequest,
+  runK3sCommand,
+  SIM_K3S_REQUEST_PATH,
+  type K3sCommandHost,
+} from './k3s-commands.js';
 
 // The stand-in k3s's command lines without an etcd: the machine's own snapshot files, and what it refuses.
 describe('the sim k3s etcd commands', () => {
@@ -111,6 +124,53 @@ describe('the sim k3s etcd commands', () => {
     expect(await runK3sCommand({ ...host, server: false }, ['etcd-snapshot', 'save'], '')).toMatchObject({
       code: 1,
     });
+    expect(restored).toEqual([]);
+  });
+
+  it('reads, removes and answers nothing through a link the machine planted, and names only its own files', async () => {
+    // Outside the machine: a directory holding what a request would hold, and a "CA" the tenant would like read.
+    const outside = join(dir, 'outside');
+    mkdirSync(join(outside, 'sim'), { recursive: true });
+    writeFileSync(join(outside, 'sim', 'k3s-request'), '1-1\0\0etcd-snapshot\0save\0');
+    writeFileSync(join(outside, 'host-ca.pem'), 'host secret');
+    mkdirSync(join(host.root, 'var/lib/capstan'), { recursive: true });
+    symlinkSync(join(outside, 'sim'), join(host.root, 'var/lib/capstan/sim'));
+    expect(SIM_K3S_REQUEST_PATH).toBe('/var/lib/capstan/sim/k3s-request');
+    expect(await answerK3sRequest(host)).toBe(false);
+    expect(existsSync(join(outside, 'sim', 'k3s-request'))).toBe(true);
+    expect(existsSync(join(outside, 'sim', 'k3s-response'))).toBe(false);
+
+    symlinkSync(join(outside, 'host-ca.pem'), join(host.root, 'ca.pem'));
+    const ca = await runK3sCommand(
+      host,
+      [
+        'etcd-snapshot',
+        'save',
+        '--s3',
+        '--s3-endpoint',
+        'x:9000',
+        '--s3-bucket',
+        'bucket',
+        '--s3-access-key',
+        'a',
+        '--s3-endpoint-ca',
+        '/ca.pem',
+      ],
+      'secret',
+    );
+    expect(ca).toMatchObject({ code: 1 });
+    expect(ca.output).toContain('--s3-endpoint-ca /ca.pem cannot be read on this machine');
+    expect(ca.output).not.toContain('host secret');
+
+    // A restore path that climbs out is reduced to a file name, looked up in this machine's snapshots only.
+    writeFileSync(join(dir, 'passwd'), 'not a snapshot');
+    const climb = await runK3sCommand(
+      host,
+      ['server', '--cluster-reset', '--cluster-reset-restore-path=../../../../passwd'],
+      '',
+    );
+    expect(climb).toMatchObject({ code: 1 });
+    expect(climb.output).toContain('snapshot passwd is not on this server');
     expect(restored).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { savedEtcdSnapshotLine, type SavedEtcdSnapshot } from '@capstan/k3s-bootstrap';
-import { HostRoot, readBeneath, writeBeneath } from '@capstan/node-agent';
+import { HostRoot, readBeneath, removeBeneath, writeBeneath } from '@capstan/node-agent';
 import { MAX_ETCD_SNAPSHOT_BYTES } from './dedicated-cluster-api.js';
 import { isSimError } from './errors.js';
 import { ObjectStore, ObjectStoreError, type ObjectStoreLocation } from './object-store.js';
@@ -96,7 +96,8 @@ export async function answerK3sRequest(host: K3sCommandHost): Promise<boolean> {
   } catch {
     return false;
   }
-  rmSync(machine.resolve(SIM_K3S_REQUEST_PATH), { force: true });
+  // Removed through the same checks as the read: a link planted on the way never leads the delete off the machine.
+  removeBeneath(machine, SIM_K3S_REQUEST_PATH);
   const fields = raw.toString('utf8').split('\0');
   if (fields[fields.length - 1] === '') fields.pop();
   const [id, secretKey, ...argv] = fields;

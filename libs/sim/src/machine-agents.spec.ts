@@ -73,9 +73,7 @@ describe('MachineAgents (agent processes)', () => {
       await agents.ensure('ns/m2', root, records);
       const first = readPid(records);
       process.kill(first, 'SIGKILL');
-      await eventually(async () => agents.restartsOf('ns/m2') === 1 && readPid(records) !== first, {
-        timeoutMs: 10_000,
-      });
+      await eventually(async () => agents.restartsOf('ns/m2') === 1 && readPid(records) !== first, { timeoutMs: 10_000 });
       expect(alive(readPid(records))).toBe(true);
     } finally {
       await agents.shutdown();

@@ -37,7 +37,7 @@ const SUPERVISE_MS = 2_000;
  */
 export class MachineAgents {
   private readonly agents = new Map<string, RunningAgent>();
-  /** The machine files watched per machine (its install record, its k3s requests). */
+  /** The machine files watched per machine (its install record; a server's k3s requests too). */
   private readonly watched = new Map<string, string[]>();
   private supervisor: NodeJS.Timeout | undefined;
   private supervising = false;
@@ -101,18 +101,7 @@ export class MachineAgents {
       name: 'node-agent',
       dir: recordsDir,
       command: process.execPath,
-      args: [
-        this.main,
-        '--host-root',
-        root,
-        '--health-port',
-        '0',
-        '--config',
-        DEFAULT_AGENT_CONFIG_PATH,
-        '--state-dir',
-        join(recordsDir, 'agent-state'),
-        '--confine',
-      ],
+      args: [this.main, '--host-root', root, '--health-port', '0', '--config', DEFAULT_AGENT_CONFIG_PATH, '--state-dir', join(recordsDir, 'agent-state'), '--confine'],
     });
     const outcome = await process_.start();
     this.logger.info({ machine: machineKey, pid: process_.pid, outcome }, 'node agent running');
@@ -144,15 +133,9 @@ export class MachineAgents {
         agent.restarts++;
         try {
           await agent.process.start();
-          this.logger.warn(
-            { machine: machineKey, pid: agent.process.pid, restarts: agent.restarts },
-            'node agent had exited: started again',
-          );
+          this.logger.warn({ machine: machineKey, pid: agent.process.pid, restarts: agent.restarts }, 'node agent had exited: started again');
         } catch (error) {
-          this.logger.warn(
-            { machine: machineKey, restarts: agent.restarts, err: { message: (error as Error).message } },
-            'node agent had exited and could not be started again',
-          );
+          this.logger.warn({ machine: machineKey, restarts: agent.restarts, err: { message: (error as Error).message } }, 'node agent had exited and could not be started again');
         }
       }
     } finally {
@@ -179,12 +162,7 @@ export class MachineAgents {
       }
       busy = true;
       void onRequest()
-        .catch((error: unknown) =>
-          this.logger.warn(
-            { machine: machineKey, err: (error as Error).message },
-            'k3s request not answered',
-          ),
-        )
+        .catch((error: unknown) => this.logger.warn({ machine: machineKey, err: (error as Error).message }, 'k3s request not answered'))
         .finally(() => {
           busy = false;
           if (again) {

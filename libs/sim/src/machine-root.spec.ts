@@ -58,10 +58,7 @@ describe('the sim reads and writes a machine root without following its symbolic
     mkdirSync(join(machine, 'etc/rancher/k3s'), { recursive: true });
     mkdirSync(join(dir, 'host'));
     writeFileSync(join(dir, 'host/install-applied'), 'host file');
-    writeFileSync(
-      join(dir, 'host/install.json'),
-      JSON.stringify({ version: 'v1.35.4+k3s1', exec: 'server', at: 'x' }),
-    );
+    writeFileSync(join(dir, 'host/install.json'), JSON.stringify({ version: 'v1.35.4+k3s1', exec: 'server', at: 'x' }));
     writeFileSync(join(dir, 'host/config.yaml'), 'kube-apiserver-arg: [event-ttl=2h]\n');
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
@@ -81,9 +78,7 @@ describe('the sim reads and writes a machine root without following its symbolic
   it('replaces a link at a file it writes instead of writing through it', () => {
     mkdirSync(join(machine, 'etc/motd.d'));
     symlinkSync(join(dir, 'host/install-applied'), join(machine, 'etc/motd.d/welcome'));
-    writeMachineFiles(machine, [
-      { path: '/etc/motd.d/welcome', content: Buffer.from('hi'), permissions: '0644' },
-    ]);
+    writeMachineFiles(machine, [{ path: '/etc/motd.d/welcome', content: Buffer.from('hi'), permissions: '0644' }]);
     expect(readFileSync(join(dir, 'host/install-applied'), 'utf8')).toBe('host file');
     expect(readFileSync(join(machine, 'etc/motd.d/welcome'), 'utf8')).toBe('hi');
   });

@@ -99,11 +99,7 @@ echo "k3s-$exec_role restarted"
 export function readInstalledK3s(root: string): InstalledK3s | undefined {
   try {
     const parsed = JSON.parse(readMachineFile(root, SIM_INSTALL_RECORD_PATH)) as Partial<InstalledK3s>;
-    if (
-      typeof parsed.version !== 'string' ||
-      typeof parsed.exec !== 'string' ||
-      typeof parsed.at !== 'string'
-    ) {
+    if (typeof parsed.version !== 'string' || typeof parsed.exec !== 'string' || typeof parsed.at !== 'string') {
       return undefined;
     }
     return parsed as InstalledK3s;
@@ -145,9 +141,7 @@ export function readMachineK3sConfig(root: string): Record<string, unknown> {
   }
   let dropIns: string[] = [];
   try {
-    dropIns = readdirSync(new HostRoot(root).resolve(K3S_CONFIG_DROP_IN_DIR)).filter(
-      (f) => f.endsWith('.yaml') || f.endsWith('.yml'),
-    );
+    dropIns = readdirSync(new HostRoot(root).resolve(K3S_CONFIG_DROP_IN_DIR)).filter((f) => f.endsWith('.yaml') || f.endsWith('.yml'));
   } catch {
     /* none */
   }
@@ -199,8 +193,7 @@ export function kubeApiserverArgsOf(config: Record<string, unknown>): string[] {
   return list.map((arg: unknown, index) => {
     const field = `${K3S_CONFIG_PATH}:kube-apiserver-arg[${index}]`;
     const match = typeof arg === 'string' ? /^-{0,2}([A-Za-z0-9][-A-Za-z0-9]*)(=.*)?$/.exec(arg) : null;
-    if (!match)
-      throw new BootstrapDataError(`bootstrap data: ${field} is not name[=value]`, 'InvalidField', field);
+    if (!match) throw new BootstrapDataError(`bootstrap data: ${field} is not name[=value]`, 'InvalidField', field);
     if (!SIM_KUBE_APISERVER_FLAGS.has(match[1]!)) {
       throw new BootstrapDataError(
         `bootstrap data: ${field} sets --${match[1]}, which the sim does not pass to the kube-apiserver it runs on the management host (allowed: ${[...SIM_KUBE_APISERVER_FLAGS].join(', ')})`,

@@ -6,10 +6,7 @@ const after = (ms: number) => new Date(T0.getTime() + ms);
 const ctx = (now: Date) => ({ now, nodeIP: '127.1.0.7', podIP: '10.42.1.2' });
 const noNetwork = (now: Date) => ({ now, nodeIP: '127.1.0.7', podIP: undefined });
 
-function pod(
-  spec: Partial<NonNullable<V1Pod['spec']>> = {},
-  annotations: Record<string, string> = {},
-): V1Pod {
+function pod(spec: Partial<NonNullable<V1Pod['spec']>> = {}, annotations: Record<string, string> = {}): V1Pod {
   return {
     metadata: { name: 'web-1', namespace: 'default', uid: 'u1', resourceVersion: '1', annotations },
     spec: { nodeName: 'node-a', containers: [{ name: 'web', image: 'nginx' }], ...spec },
@@ -28,8 +25,7 @@ function statusOf(step: PodStep): SimPodStatus {
   return step.status;
 }
 
-const condition = (status: SimPodStatus, type: string) =>
-  status.conditions.find((c) => c.type === type)?.status;
+const condition = (status: SimPodStatus, type: string) => status.conditions.find((c) => c.type === type)?.status;
 
 describe('nextPodStep', () => {
   it('takes a pod from Pending through ContainerCreating to Running and Ready, keeping the scheduler condition', () => {
@@ -80,7 +76,7 @@ describe('nextPodStep', () => {
     expect(condition(statusOf(ready), 'Ready')).toBe('True');
   });
 
-  it("completes pods that do not restart (a Job's), with the exit code the annotation gives", () => {
+  it('completes pods that do not restart (a Job\'s), with the exit code the annotation gives', () => {
     const job = pod({ restartPolicy: 'Never' }, { [SIM_POD_ANNOTATIONS.runSeconds]: '3' });
     const created = written(job, nextPodStep(job, ctx(T0)));
     const running = nextPodStep(created, ctx(after(1)));
@@ -94,9 +90,7 @@ describe('nextPodStep', () => {
     const failed = statusOf(nextPodStep(written(failing, nextPodStep(failing, ctx(T0))), ctx(after(1))));
     expect(failed.phase).toBe('Failed');
     expect(failed.containerStatuses[0]!.state?.terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
-    expect(nextPodStep({ ...failing, status: { phase: 'Failed' } }, ctx(after(10)))).toEqual({
-      kind: 'none',
-    });
+    expect(nextPodStep({ ...failing, status: { phase: 'Failed' } }, ctx(after(10)))).toEqual({ kind: 'none' });
   });
 
   it('removes a deleted pod once its containers stopped, never later than its grace period', () => {
@@ -118,10 +112,7 @@ describe('nextPodStep', () => {
   it('reports init containers as completed before the containers start', () => {
     const withInit = pod({ initContainers: [{ name: 'migrate', image: 'tool' }] });
     const first = statusOf(nextPodStep(withInit, ctx(T0)));
-    expect(first.initContainerStatuses?.[0]?.state?.terminated).toMatchObject({
-      exitCode: 0,
-      reason: 'Completed',
-    });
+    expect(first.initContainerStatuses?.[0]?.state?.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
     expect(condition(first, 'Initialized')).toBe('True');
   });
 });

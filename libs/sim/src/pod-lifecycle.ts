@@ -67,20 +67,13 @@ export function podNeedsOwnIP(pod: V1Pod): boolean {
   return pod.spec?.hostNetwork !== true;
 }
 
-function withCondition(
-  conditions: V1PodCondition[],
-  type: string,
-  status: boolean,
-  now: Date,
-  reason?: string,
-): V1PodCondition[] {
+function withCondition(conditions: V1PodCondition[], type: string, status: boolean, now: Date, reason?: string): V1PodCondition[] {
   const value = status ? 'True' : 'False';
   const existing = conditions.find((c) => c.type === type);
   const next: V1PodCondition = {
     type,
     status: value,
-    lastTransitionTime:
-      existing?.status === value && existing.lastTransitionTime ? existing.lastTransitionTime : now,
+    lastTransitionTime: existing?.status === value && existing.lastTransitionTime ? existing.lastTransitionTime : now,
     ...(reason !== undefined && !status && { reason }),
   };
   return [...conditions.filter((c) => c.type !== type), next];
@@ -121,12 +114,7 @@ function running(container: V1Container, startedAt: string, ready: boolean): V1C
   };
 }
 
-function terminated(
-  container: V1Container,
-  startedAt: string,
-  finishedAt: Date,
-  exitCode: number,
-): V1ContainerStatus {
+function terminated(container: V1Container, startedAt: string, finishedAt: Date, exitCode: number): V1ContainerStatus {
   return {
     name: container.name,
     image: imageOf(container),

@@ -25,11 +25,7 @@ import { apiServerReady } from './https-probe.js';
 import { OwnedProcess, recordedProcessAlive } from './owned-process.js';
 import { portIsFree } from './port-allocator.js';
 import { withHostLock } from './host-lock.js';
-import {
-  K3S_DEFAULT_CLUSTER_CIDR,
-  K3S_DEFAULT_CLUSTER_DOMAIN,
-  K3S_DEFAULT_SERVICE_CIDR,
-} from './service-network.js';
+import { K3S_DEFAULT_CLUSTER_CIDR, K3S_DEFAULT_CLUSTER_DOMAIN, K3S_DEFAULT_SERVICE_CIDR } from './service-network.js';
 import { sharedClusterNodeSelector } from './shared-cluster-nodes.js';
 import { waitFor } from './wait.js';
 
@@ -116,8 +112,7 @@ export class SharedApiServer {
    * was down: a restart would otherwise fail on "address already in use" for as long as that process holds it.
    */
   private async portStillOurs(dir: string, state: SharedState): Promise<SharedState> {
-    if (recordedProcessAlive(dir, 'kube-apiserver') || (await portIsFree('127.0.0.1', state.port)))
-      return state;
+    if (recordedProcessAlive(dir, 'kube-apiserver') || (await portIsFree('127.0.0.1', state.port))) return state;
     const moved = { ...state, port: await freePort() };
     writeFileSync(join(this.dir, 'state.json'), JSON.stringify(moved), { mode: 0o600 });
     return moved;

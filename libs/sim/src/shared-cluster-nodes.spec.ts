@@ -1,9 +1,4 @@
-import {
-  missingSharedClusterLabels,
-  scopeNodeCollection,
-  sharedClusterNodeLabels,
-  sharedClusterNodeSelector,
-} from './shared-cluster-nodes.js';
+import { missingSharedClusterLabels, scopeNodeCollection, sharedClusterNodeLabels, sharedClusterNodeSelector } from './shared-cluster-nodes.js';
 
 const selector = sharedClusterNodeSelector('team-a', 'prod');
 
@@ -22,39 +17,24 @@ describe('shared-mode Node scoping', () => {
     expect(value).toMatch(/^sha256-[0-9a-f]{48}$/);
     expect(value.length).toBeLessThanOrEqual(63);
     expect(sharedClusterNodeLabels('ns', `${long}d`)['sim.capstan.dev/cluster-name']).not.toBe(value);
-    expect(sharedClusterNodeLabels('ns', 'c'.repeat(63))['sim.capstan.dev/cluster-name']).toBe(
-      'c'.repeat(63),
-    );
+    expect(sharedClusterNodeLabels('ns', 'c'.repeat(63))['sim.capstan.dev/cluster-name']).toBe('c'.repeat(63));
   });
 
   it('names the shared-cluster labels a Node lacks or has otherwise, and nothing else', () => {
     const wanted = { ...sharedClusterNodeLabels('team-a', 'prod'), 'kubernetes.io/os': 'linux' };
     expect(missingSharedClusterLabels(undefined, wanted)).toEqual(sharedClusterNodeLabels('team-a', 'prod'));
-    expect(
-      missingSharedClusterLabels(
-        { 'sim.capstan.dev/cluster-namespace': 'team-a', 'sim.capstan.dev/cluster-name': 'dev' },
-        wanted,
-      ),
-    ).toEqual({
+    expect(missingSharedClusterLabels({ 'sim.capstan.dev/cluster-namespace': 'team-a', 'sim.capstan.dev/cluster-name': 'dev' }, wanted)).toEqual({
       'sim.capstan.dev/cluster-name': 'prod',
     });
-    expect(
-      missingSharedClusterLabels({ ...sharedClusterNodeLabels('team-a', 'prod') }, wanted),
-    ).toBeUndefined();
+    expect(missingSharedClusterLabels({ ...sharedClusterNodeLabels('team-a', 'prod') }, wanted)).toBeUndefined();
     // A dedicated-mode Node wants none.
     expect(missingSharedClusterLabels({}, { 'kubernetes.io/os': 'linux' })).toBeUndefined();
   });
 
-  it("adds the selector to lists and watches of Nodes, keeping the query and the client's own selector", () => {
+  it('adds the selector to lists and watches of Nodes, keeping the query and the client\'s own selector', () => {
     const decoded = (path: string) => new URLSearchParams(path.split('?')[1]);
-    expect(decoded(scopeNodeCollection('GET', '/api/v1/nodes', selector)).get('labelSelector')).toBe(
-      selector,
-    );
-    const watch = scopeNodeCollection(
-      'GET',
-      '/api/v1/nodes?watch=true&resourceVersion=42&allowWatchBookmarks=true',
-      selector,
-    );
+    expect(decoded(scopeNodeCollection('GET', '/api/v1/nodes', selector)).get('labelSelector')).toBe(selector);
+    const watch = scopeNodeCollection('GET', '/api/v1/nodes?watch=true&resourceVersion=42&allowWatchBookmarks=true', selector);
     expect(watch.startsWith('/api/v1/nodes?')).toBe(true);
     expect(Object.fromEntries(decoded(watch))).toEqual({
       watch: 'true',
@@ -62,20 +42,10 @@ describe('shared-mode Node scoping', () => {
       allowWatchBookmarks: 'true',
       labelSelector: selector,
     });
-    const own = scopeNodeCollection(
-      'GET',
-      '/api/v1/nodes?labelSelector=node-role.kubernetes.io%2Fcontrol-plane%3Dtrue',
-      selector,
-    );
+    const own = scopeNodeCollection('GET', '/api/v1/nodes?labelSelector=node-role.kubernetes.io%2Fcontrol-plane%3Dtrue', selector);
     expect(decoded(own).get('labelSelector')).toBe(`node-role.kubernetes.io/control-plane=true,${selector}`);
-    expect(
-      decoded(scopeNodeCollection('GET', '/api/v1/watch/nodes?timeoutSeconds=30', selector)).get(
-        'labelSelector',
-      ),
-    ).toBe(selector);
-    expect(decoded(scopeNodeCollection('DELETE', '/api/v1/nodes', selector)).get('labelSelector')).toBe(
-      selector,
-    );
+    expect(decoded(scopeNodeCollection('GET', '/api/v1/watch/nodes?timeoutSeconds=30', selector)).get('labelSelector')).toBe(selector);
+    expect(decoded(scopeNodeCollection('DELETE', '/api/v1/nodes', selector)).get('labelSelector')).toBe(selector);
   });
 
   it('leaves one Node, its status, other resources and writes as they came', () => {

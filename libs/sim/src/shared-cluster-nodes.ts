@@ -14,10 +14,7 @@ function labelValue(name: string): string {
 
 /** The labels a shared-mode cluster's Nodes carry. */
 export function sharedClusterNodeLabels(namespace: string, clusterName: string): Record<string, string> {
-  return {
-    [SHARED_CLUSTER_NAMESPACE_LABEL]: labelValue(namespace),
-    [SHARED_CLUSTER_NAME_LABEL]: labelValue(clusterName),
-  };
+  return { [SHARED_CLUSTER_NAMESPACE_LABEL]: labelValue(namespace), [SHARED_CLUSTER_NAME_LABEL]: labelValue(clusterName) };
 }
 
 /** The label selector of a shared-mode cluster's Nodes. */

@@ -78,8 +78,7 @@ export class SimKubelet {
       onAdd: (pod) => this.observe(pod),
       onUpdate: (_, pod) => this.observe(pod),
       onDelete: (pod) => {
-        if (pod.spec?.nodeName && pod.metadata?.uid)
-          this.addresses.release(pod.spec.nodeName, pod.metadata.uid);
+        if (pod.spec?.nodeName && pod.metadata?.uid) this.addresses.release(pod.spec.nodeName, pod.metadata.uid);
         // A kubelet recreates the mirror of a static pod that is deleted while it runs.
         if (isMirrorPod(pod) && pod.spec?.nodeName) this.queueMirrorPods(pod.spec.nodeName);
       },
@@ -118,12 +117,7 @@ export class SimKubelet {
       this.queue.addAfter(`${MIRROR_KEY_PREFIX}${nodeName}`, 500);
       return;
     }
-    const wanted = mirrorPodsFor({
-      name: nodeName,
-      uid: node.metadata.uid,
-      role: running.role,
-      version: running.version,
-    });
+    const wanted = mirrorPodsFor({ name: nodeName, uid: node.metadata.uid, role: running.role, version: running.version });
     for (const pod of wanted) {
       if (this.pods.getByName('kube-system', pod.metadata!.name!)) continue;
       await this.options.client
@@ -193,11 +187,7 @@ export class SimKubelet {
       return;
     }
     for (let pass = 0; pass < MAX_STEPS_PER_PASS; pass++) {
-      const step = nextPodStep(pod, {
-        now: new Date(),
-        nodeIP: node.internalIP,
-        podIP: this.podIP(nodeName, pod),
-      });
+      const step = nextPodStep(pod, { now: new Date(), nodeIP: node.internalIP, podIP: this.podIP(nodeName, pod) });
       switch (step.kind) {
         case 'none':
           return;

@@ -44,10 +44,7 @@ async function watchedNodeNames(kc: KubeConfig, resourceVersion: string, until: 
   const names: string[] = [];
   let request: AbortController | undefined;
   const done = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`no event for ${until} within 30 s (saw ${names.join(', ')})`)),
-      30_000,
-    );
+    const timer = setTimeout(() => reject(new Error(`no event for ${until} within 30 s (saw ${names.join(', ')})`)), 30_000);
     void new Watch(kc)
       .watch(
         '/api/v1/nodes',
@@ -291,9 +288,7 @@ describe('SimRuntime', () => {
       fresh: true,
     });
     const dir = first.stateDir.clusterDir(namespace, 'orphaned');
-    const pids = ['kube-apiserver', ...WORKLOAD_CONTROLLERS].map(
-      (name) => recordedProcessAlive(dir, name)!.pid,
-    );
+    const pids = ['kube-apiserver', ...WORKLOAD_CONTROLLERS].map((name) => recordedProcessAlive(dir, name)!.pid);
     // The first provider dies; the next one never hears of the cluster again (it was deleted meanwhile).
     newRuntime(1);
     await eventually(() => !pids.some(isAlive), {
@@ -354,10 +349,7 @@ describe('SimRuntime', () => {
     // A Node registered before the cluster labels existed drops out of its cluster's list; its kubelet, started
     // again, adopts it and labels it, and it is back.
     await twoCore.patchNode(
-      {
-        name: 'shared-two-cp',
-        body: [{ op: 'remove', path: '/metadata/labels/sim.capstan.dev~1cluster-name' }],
-      },
+      { name: 'shared-two-cp', body: [{ op: 'remove', path: '/metadata/labels/sim.capstan.dev~1cluster-name' }] },
       setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
     );
     expect((await twoCore.listNode()).items).toEqual([]);
@@ -371,12 +363,9 @@ describe('SimRuntime', () => {
       token: twoServer.token,
       onChange: () => undefined,
     });
-    await eventually(
-      async () => (await twoCore.listNode()).items.map((n) => n.metadata?.name).join() === 'shared-two-cp',
-      {
-        message: 'the restarted kubelet labelled its Node again',
-      },
-    );
+    await eventually(async () => (await twoCore.listNode()).items.map((n) => n.metadata?.name).join() === 'shared-two-cp', {
+      message: 'the restarted kubelet labelled its Node again',
+    });
     // One cluster's admin certificate means nothing at another cluster's endpoint.
     const wrong = await admin(one);
     wrong.clusters[0] = {
@@ -397,9 +386,7 @@ describe('SimRuntime', () => {
   it('speaks HTTP/2 at a shared-mode endpoint to clients that offer it: a watch and writes share one connection', async () => {
     const runtime = newRuntime();
     const cluster = await ClusterBlueprint.create(namespace, 'shared-h2', { mode: 'shared' });
-    await runtime.ensureClusterApi(clusterApiSpecFrom(cluster.parsed('init-server'), cluster.ref), {
-      fresh: true,
-    });
+    await runtime.ensureClusterApi(clusterApiSpecFrom(cluster.parsed('init-server'), cluster.ref), { fresh: true });
     const user = (await admin(cluster)).getCurrentUser()!;
     const session = connectHttp2(`https://127.0.0.1:${cluster.ref.endpoint.port}`, {
       ca: cluster.certificates.ca.certPem,
@@ -411,31 +398,20 @@ describe('SimRuntime', () => {
     try {
       await once(session, 'connect');
       expect(session.alpnProtocol).toBe('h2');
-      const watch = session.request({
-        ':path': `/api/v1/namespaces/default/configmaps?watch=true&fieldSelector=metadata.name%3D${name}`,
-      });
+      const watch = session.request({ ':path': `/api/v1/namespaces/default/configmaps?watch=true&fieldSelector=metadata.name%3D${name}` });
       const [watchHeaders] = (await once(watch, 'response')) as [IncomingHttpHeaders];
       expect(watchHeaders[':status']).toBe(200);
       let events = '';
       watch.setEncoding('utf8').on('data', (chunk: string) => (events += chunk));
       // While the watch is open, a write goes over the same session and the watch sees it.
-      const create = session.request({
-        ':method': 'POST',
-        ':path': '/api/v1/namespaces/default/configmaps',
-        'content-type': 'application/json',
-      });
-      create.end(
-        JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { at: 'h2' } }),
-      );
+      const create = session.request({ ':method': 'POST', ':path': '/api/v1/namespaces/default/configmaps', 'content-type': 'application/json' });
+      create.end(JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { at: 'h2' } }));
       const [createHeaders] = (await once(create, 'response')) as [IncomingHttpHeaders];
       create.resume();
       expect(createHeaders[':status']).toBe(201);
       await eventually(async () => events.includes('"type":"ADDED"') && events.includes(`"name":"${name}"`));
       watch.close();
-      const remove = session.request({
-        ':method': 'DELETE',
-        ':path': `/api/v1/namespaces/default/configmaps/${name}`,
-      });
+      const remove = session.request({ ':method': 'DELETE', ':path': `/api/v1/namespaces/default/configmaps/${name}` });
       remove.end();
       const [removeHeaders] = (await once(remove, 'response')) as [IncomingHttpHeaders];
       remove.resume();
@@ -455,8 +431,7 @@ describe('SimRuntime', () => {
     await first.releaseClusterApi(`${namespace}/port-moved`);
     await first.shutdown();
     await stopRecordedProcess(join(dir, 'shared'), 'kube-apiserver');
-    const statePort = () =>
-      (JSON.parse(readFileSync(join(dir, 'shared', 'state.json'), 'utf8')) as { port: number }).port;
+    const statePort = () => (JSON.parse(readFileSync(join(dir, 'shared', 'state.json'), 'utf8')) as { port: number }).port;
     const taken = statePort();
     // Another process takes the port while no server runs (in the bench: the sim's own etcd, started later).
     const squatter = createServer();

@@ -28,21 +28,9 @@ import { WORKLOAD_CONTROLLERS } from './workload-controllers.js';
 const logger = pino({ level: 'silent' });
 const TIMEOUT_MS = 90_000;
 
-const DEPLOYMENTS: ResourceType = {
-  group: 'apps',
-  version: 'v1',
-  plural: 'deployments',
-  kind: 'Deployment',
-  namespaced: true,
-};
+const DEPLOYMENTS: ResourceType = { group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment', namespaced: true };
 const JOBS: ResourceType = { group: 'batch', version: 'v1', plural: 'jobs', kind: 'Job', namespaced: true };
-const DAEMON_SETS: ResourceType = {
-  group: 'apps',
-  version: 'v1',
-  plural: 'daemonsets',
-  kind: 'DaemonSet',
-  namespaced: true,
-};
+const DAEMON_SETS: ResourceType = { group: 'apps', version: 'v1', plural: 'daemonsets', kind: 'DaemonSet', namespaced: true };
 
 const isRunningReady = (pod: V1Pod) =>
   pod.status?.phase === 'Running' &&
@@ -76,13 +64,7 @@ describe('SimRuntime workloads (dedicated cluster with controller manager, sched
       etcdUrl = privateEnvironment.etcdUrl;
     }
     runtime = new SimRuntime({
-      options: {
-        ...simMachineOptionsFromEnv({}),
-        stateDir,
-        etcdUrl,
-        heartbeatSeconds: 1,
-        nodeStatusSeconds: 2,
-      },
+      options: { ...simMachineOptionsFromEnv({}), stateDir, etcdUrl, heartbeatSeconds: 1, nodeStatusSeconds: 2 },
       logger,
     });
     runtime.start();
@@ -97,11 +79,7 @@ describe('SimRuntime workloads (dedicated cluster with controller manager, sched
       ['busy-md-1', agent],
     ] as const) {
       const spec = {
-        identity: nodeIdentityFrom(
-          parsed,
-          { namespace, name, uid: randomUUID(), providerID: simProviderID(namespace, name) },
-          cluster.ref,
-        ),
+        identity: nodeIdentityFrom(parsed, { namespace, name, uid: randomUUID(), providerID: simProviderID(namespace, name) }, cluster.ref),
         faults: {},
         deletedByFault: false,
         serverEndpoint: serverEndpointOf(parsed, cluster.ref),
@@ -129,8 +107,7 @@ describe('SimRuntime workloads (dedicated cluster with controller manager, sched
   it(
     'runs a Deployment: the scheduler spreads its pods over the nodes, which run them with IPs from their pod CIDRs',
     async () => {
-      for (const component of WORKLOAD_CONTROLLERS)
-        expect(recordedProcessAlive(clusterDir, component)).toBeDefined();
+      for (const component of WORKLOAD_CONTROLLERS) expect(recordedProcessAlive(clusterDir, component)).toBeDefined();
       const nodes = await eventually(
         async () => {
           const list = (await workload.resource<V1Node>(NODES).list()).items;
@@ -216,14 +193,9 @@ describe('SimRuntime workloads (dedicated cluster with controller manager, sched
     "shows the server's control plane components as running mirror pods, and recreates one that is deleted",
     async () => {
       const mirrors = async () =>
-        (
-          await workload
-            .resource<V1Pod>(PODS)
-            .list({ namespace: 'kube-system', labelSelector: 'tier=control-plane' })
-        ).items;
-      const names = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'].map(
-        (c) => `${c}-busy-cp-0`,
-      );
+        (await workload.resource<V1Pod>(PODS).list({ namespace: 'kube-system', labelSelector: 'tier=control-plane' }))
+          .items;
+      const names = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'].map((c) => `${c}-busy-cp-0`);
       const running = await eventually(
         async () => {
           const list = await mirrors();
@@ -272,15 +244,13 @@ describe('SimRuntime workloads (dedicated cluster with controller manager, sched
         },
         { message: 'a running DaemonSet pod on each of the 3 nodes', timeoutMs: TIMEOUT_MS },
       );
-      expect(new Set(running.map((p) => p.spec!.nodeName))).toEqual(
-        new Set(['busy-cp-0', 'busy-md-0', 'busy-md-1']),
-      );
+      expect(new Set(running.map((p) => p.spec!.nodeName))).toEqual(new Set(['busy-cp-0', 'busy-md-0', 'busy-md-1']));
     },
     TIMEOUT_MS,
   );
 
   it(
-    'leaves the pods of a node that stops answering to the controller manager, which evicts them; their ReplicaSet replaces them elsewhere',
+    "leaves the pods of a node that stops answering to the controller manager, which evicts them; their ReplicaSet replaces them elsewhere",
     async () => {
       // Tolerate the unreachable taint for 2 s instead of the default 300 s, so the taint manager evicts them soon.
       await workload.resource<V1Deployment>(DEPLOYMENTS).create({
@@ -295,12 +265,7 @@ describe('SimRuntime workloads (dedicated cluster with controller manager, sched
             spec: {
               containers: [{ name: 'api', image: 'api:1' }],
               tolerations: [
-                {
-                  key: 'node.kubernetes.io/unreachable',
-                  operator: 'Exists',
-                  effect: 'NoExecute',
-                  tolerationSeconds: 2,
-                },
+                { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 2 },
               ],
             },
           },
@@ -315,10 +280,7 @@ describe('SimRuntime workloads (dedicated cluster with controller manager, sched
       );
       const victimNode = 'busy-md-1';
       const stranded = before.filter((p) => p.spec?.nodeName === victimNode);
-      runtime.ensureNodeAgent(`${namespace}/${victimNode}`, {
-        ...nodeSpecs.get(victimNode)!,
-        faults: { notReadyAfterSeconds: 0 },
-      });
+      runtime.ensureNodeAgent(`${namespace}/${victimNode}`, { ...nodeSpecs.get(victimNode)!, faults: { notReadyAfterSeconds: 0 } });
       const after = await eventually(
         async () => {
           const list = await pods('app=api');
@@ -337,13 +299,9 @@ describe('SimRuntime workloads (dedicated cluster with controller manager, sched
       expect(after.old.length).toBe(stranded.length);
       await eventually(
         async () => {
-          const old = (await pods('app=api')).filter((p) =>
-            stranded.some((s) => s.metadata!.uid === p.metadata!.uid),
-          );
+          const old = (await pods('app=api')).filter((p) => stranded.some((s) => s.metadata!.uid === p.metadata!.uid));
           return old.every(
-            (p) =>
-              p.metadata?.deletionTimestamp &&
-              p.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'False',
+            (p) => p.metadata?.deletionTimestamp && p.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'False',
           );
         },
         { message: "the dead node's pods marked not ready and still terminating", timeoutMs: TIMEOUT_MS },
@@ -355,7 +313,6 @@ describe('SimRuntime workloads (dedicated cluster with controller manager, sched
 
   it('stops the controller manager and scheduler with the cluster API', async () => {
     await runtime.releaseClusterApi(`${namespace}/busy`);
-    for (const component of WORKLOAD_CONTROLLERS)
-      expect(recordedProcessAlive(clusterDir, component)).toBeUndefined();
+    for (const component of WORKLOAD_CONTROLLERS) expect(recordedProcessAlive(clusterDir, component)).toBeUndefined();
   });
 });

@@ -28,8 +28,7 @@ export interface StaticPodNode {
 export function mirrorPodsFor(node: StaticPodNode): V1Pod[] {
   const tag = node.version.replace(/\+.*$/, '');
   return componentsOf(node.role).map((component) => {
-    const image =
-      component === 'etcd' ? 'registry.k8s.io/etcd:3.6.4-0' : `registry.k8s.io/${component}:${tag}`;
+    const image = component === 'etcd' ? 'registry.k8s.io/etcd:3.6.4-0' : `registry.k8s.io/${component}:${tag}`;
     const hash = createHash('sha256').update(`${node.name}/${component}/${image}`).digest('hex').slice(0, 32);
     return {
       apiVersion: 'v1',
@@ -43,9 +42,7 @@ export function mirrorPodsFor(node: StaticPodNode): V1Pod[] {
           'kubernetes.io/config.hash': hash,
           'kubernetes.io/config.source': 'file',
         },
-        ownerReferences: [
-          { apiVersion: 'v1', kind: 'Node', name: node.name, uid: node.uid, controller: true },
-        ],
+        ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: node.name, uid: node.uid, controller: true }],
       },
       spec: {
         nodeName: node.name,

@@ -1,11 +1,5 @@
 import { once } from 'node:events';
-import {
-  createSecureServer,
-  type Http2SecureServer,
-  type IncomingHttpHeaders,
-  type ServerHttp2Session,
-  type ServerHttp2Stream,
-} from 'node:http2';
+import { createSecureServer, type Http2SecureServer, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { createCertificateAuthority, issueServerCertificate } from '@capstan/pki';
 import { UpstreamSessions } from './upstream-sessions.js';
@@ -23,11 +17,7 @@ describe('UpstreamSessions', () => {
     const ca = await createCertificateAuthority({ commonName: 'upstream-ca' });
     caPem = ca.certPem;
     const serving = await issueServerCertificate(ca, { commonName: 'upstream', ipAddresses: ['127.0.0.1'] });
-    server = createSecureServer({
-      cert: serving.certPem,
-      key: serving.keyPem,
-      settings: { maxConcurrentStreams: 3 },
-    });
+    server = createSecureServer({ cert: serving.certPem, key: serving.keyPem, settings: { maxConcurrentStreams: 3 } });
     server.on('session', (session) => serverSessions.add(session));
     server.on('stream', (stream) => {
       stream.respond({ ':status': 200 });

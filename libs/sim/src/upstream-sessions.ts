@@ -51,16 +51,10 @@ export class UpstreamSessions {
 
   private sessionWithRoom(): [ClientHttp2Session, { streams: number }] {
     for (const [session, usage] of this.open) {
-      const limit = Math.min(
-        session.remoteSettings.maxConcurrentStreams ?? MAX_STREAMS_PER_SESSION,
-        MAX_STREAMS_PER_SESSION,
-      );
+      const limit = Math.min(session.remoteSettings.maxConcurrentStreams ?? MAX_STREAMS_PER_SESSION, MAX_STREAMS_PER_SESSION);
       if (!session.closed && !session.destroyed && usage.streams < limit) return [session, usage];
     }
-    const session = connect(this.authority, {
-      ...this.options,
-      settings: { initialWindowSize: STREAM_WINDOW_BYTES },
-    });
+    const session = connect(this.authority, { ...this.options, settings: { initialWindowSize: STREAM_WINDOW_BYTES } });
     const usage = { streams: 0 };
     this.open.set(session, usage);
     const retire = () => this.open.delete(session);

@@ -58,13 +58,7 @@ export function controllerManagerArgs(input: {
 }
 
 export function schedulerArgs(input: { kubeconfig: string }): string[] {
-  return [
-    `--kubeconfig=${input.kubeconfig}`,
-    '--leader-elect=false',
-    '--secure-port=0',
-    '--profiling=false',
-    '--v=0',
-  ];
+  return [`--kubeconfig=${input.kubeconfig}`, '--leader-elect=false', '--secure-port=0', '--profiling=false', '--v=0'];
 }
 
 /** Where each component's kubeconfig (a client certificate from the cluster's client CA) is written. */
@@ -176,9 +170,7 @@ export class WorkloadControllers {
     this.processes.clear();
     await Promise.all(running.map((process) => process.stop(graceMs)));
     // Components an earlier provider started and this one never adopted.
-    await Promise.all(
-      WORKLOAD_CONTROLLERS.map((component) => stopRecordedProcess(this.input.dir, component)),
-    );
+    await Promise.all(WORKLOAD_CONTROLLERS.map((component) => stopRecordedProcess(this.input.dir, component)));
   }
 
   /** This provider lets go of them; they keep running for the replica that adopts the cluster. */

@@ -50,10 +50,7 @@ export function pinnedKubeApiserverVersions(): { version: string; module: ToolMo
   const modules = readdirSync(join(repoRoot(), 'tools'))
     .filter((name) => name === 'kube-apiserver' || name.startsWith('kube-apiserver-'))
     .sort((a, b) => (a === 'kube-apiserver' ? -1 : b === 'kube-apiserver' ? 1 : a.localeCompare(b)));
-  return modules.map((module) => ({
-    module: module as ToolModule,
-    version: requiredVersion(module as ToolModule),
-  }));
+  return modules.map((module) => ({ module: module as ToolModule, version: requiredVersion(module as ToolModule) }));
 }
 
 /** The kube-apiserver binary of a pinned version (by minor: `v1.35` or `v1.35.4+k3s1` pick v1.35.4); built once. */
@@ -105,6 +102,7 @@ export type KubeComponent = 'kube-controller-manager' | 'kube-scheduler' | 'kube
 function cachedPath(module: ToolBinary, version: string): string {
   return join(cacheRoot(), 'bin', module, version, module);
 }
+
 
 function versionLdflags(version: string): string {
   const [major, minor] = version.replace(/^v/, '').split('.');
@@ -187,20 +185,13 @@ function build(
  * Finds etcd and kube-apiserver: KUBEBUILDER_ASSETS, then PATH, then the build cache; builds them from the
  * pinned Go modules when none of those has them.
  */
-export function resolveControlPlaneBinaries(
-  log: (line: string) => void = () => undefined,
-): ControlPlaneBinaries {
+export function resolveControlPlaneBinaries(log: (line: string) => void = () => undefined): ControlPlaneBinaries {
   const kubernetesVersion = requiredVersion('kube-apiserver');
   const etcdVersion = requiredVersion('etcd');
   const etcdCandidates = [fromAssets('etcd'), onPath('etcd'), cachedPath('etcd', etcdVersion)];
   const etcd =
-    etcdCandidates.find((path) => path && executable(path) && usableEtcd(path)) ??
-    build('etcd', etcdVersion, log);
-  const apiCandidates = [
-    fromAssets('kube-apiserver'),
-    onPath('kube-apiserver'),
-    cachedPath('kube-apiserver', kubernetesVersion),
-  ];
+    etcdCandidates.find((path) => path && executable(path) && usableEtcd(path)) ?? build('etcd', etcdVersion, log);
+  const apiCandidates = [fromAssets('kube-apiserver'), onPath('kube-apiserver'), cachedPath('kube-apiserver', kubernetesVersion)];
   const kubeApiserver =
     apiCandidates.find((path) => path && executable(path)) ?? build('kube-apiserver', kubernetesVersion, log);
   return { etcd, kubeApiserver, kubernetesVersion };
@@ -217,13 +208,7 @@ export function resolveEtcdutl(log: (line: string) => void = () => undefined): s
   return (
     candidates.find((path) => path && executable(path)) ??
     goBuild(
-      {
-        toolModule: 'etcd',
-        pkg: 'go.etcd.io/etcd/etcdutl/v3',
-        ldflags: '-s -w',
-        target: cachedPath('etcdutl', version),
-        what: `etcdutl ${version}`,
-      },
+      { toolModule: 'etcd', pkg: 'go.etcd.io/etcd/etcdutl/v3', ldflags: '-s -w', target: cachedPath('etcdutl', version), what: `etcdutl ${version}` },
       log,
     )
   );
@@ -254,18 +239,14 @@ export function resolveS3Server(log: (line: string) => void = () => undefined): 
  * both. The version skew policy lets them serve an API server up to one minor newer, so one build serves every
  * pinned kube-apiserver.
  */
-export function resolveKubeComponent(
-  component: KubeComponent,
-  log: (line: string) => void = () => undefined,
-): string {
+export function resolveKubeComponent(component: KubeComponent, log: (line: string) => void = () => undefined): string {
   const version = requiredVersion('kube-apiserver');
   const candidates = [fromAssets(component), onPath(component), cachedPath(component, version)];
   return candidates.find((path) => path && executable(path)) ?? build(component, version, log);
 }
 
 export function resolveNatsServer(): string {
-  const found =
-    onPath('nats-server') ?? (existsSync('/usr/sbin/nats-server') ? '/usr/sbin/nats-server' : undefined);
+  const found = onPath('nats-server') ?? (existsSync('/usr/sbin/nats-server') ? '/usr/sbin/nats-server' : undefined);
   if (!found) {
     throw new TestEnvironmentError(
       'nats-server was not found. Install it (Debian: `apt-get install nats-server`; `npm run setup` does this), ' +
@@ -282,23 +263,15 @@ export type NodeImageProgram = 'pause' | 'coredns';
  * A node image's program, built once into the cache from its tools/ module. CoreDNS's version is the pinned module's;
  * pause is the project's own program, `v1` until it changes.
  */
-export function resolveNodeImageProgram(
-  program: NodeImageProgram,
-  log: (line: string) => void = () => undefined,
-): { path: string; version: string } {
+export function resolveNodeImageProgram(program: NodeImageProgram, log: (line: string) => void = () => undefined): { path: string; version: string } {
   const version =
     program === 'coredns'
-      ? /github\.com\/coredns\/coredns (v\S+)/.exec(
-          readFileSync(join(repoRoot(), 'tools', 'coredns', 'go.mod'), 'utf8'),
-        )?.[1]
+      ? /github\.com\/coredns\/coredns (v\S+)/.exec(readFileSync(join(repoRoot(), 'tools', 'coredns', 'go.mod'), 'utf8'))?.[1]
       : 'v1';
   if (!version) throw new TestEnvironmentError('tools/coredns/go.mod names no CoreDNS version');
   const target = join(cacheRoot(), 'bin', program, version, program);
   const path = executable(target)
     ? target
-    : goBuild(
-        { toolModule: program, pkg: '.', ldflags: '-s -w', target, what: `${program} ${version}` },
-        log,
-      );
+    : goBuild({ toolModule: program, pkg: '.', ldflags: '-s -w', target, what: `${program} ${version}` }, log);
   return { path, version };
 }

@@ -97,9 +97,7 @@ export function updatePlanFor(input: UpdatePlanInput): MachinePlan {
 }
 
 /** The update the Machine asks for, and whether the core let it start. */
-export function requestedUpdate(
-  machine: Machine,
-): { target: string; ready: boolean; restart: boolean } | undefined {
+export function requestedUpdate(machine: Machine): { target: string; ready: boolean; restart: boolean } | undefined {
   const annotations = machine.metadata.annotations ?? {};
   const target = annotations[IN_PLACE_ANNOTATIONS.updateInProgress];
   if (!target) return undefined;
@@ -129,14 +127,7 @@ export function updateOutcome(
 ): K3sConfigInPlaceUpdateStatus {
   // Done is done: a probe that flaps later (another server restarting) does not reopen the update.
   if (update.state !== 'Updating') return update;
-  if (
-    agentSilentPastSeconds !== undefined &&
-    !(
-      plan.state === 'succeeded' &&
-      plan.appliedChecksum === update.planChecksum &&
-      plan.probesHealthy !== false
-    )
-  ) {
+  if (agentSilentPastSeconds !== undefined && !(plan.state === 'succeeded' && plan.appliedChecksum === update.planChecksum && plan.probesHealthy !== false)) {
     return {
       ...update,
       state: 'Failed',
@@ -147,9 +138,7 @@ export function updateOutcome(
   if (plan.state === 'failed') {
     const data = decodeSecretData(secret.data);
     const step = text(data, PLAN_KEYS.failureMessage) ?? 'failed';
-    let output = Object.values(gunzipJson<Record<string, string>>(data[PLAN_KEYS.failedOutput]) ?? {}).join(
-      '\n',
-    );
+    let output = Object.values(gunzipJson<Record<string, string>>(data[PLAN_KEYS.failedOutput]) ?? {}).join('\n');
     // Masked whole, then cut: a cut through a secret would leave a piece no pattern recognises.
     for (const value of knownSecrets) if (value) output = output.split(value).join('[redacted]');
     const tail = maskSecrets(output.trim()).slice(-OUTPUT_TAIL);
@@ -181,18 +170,8 @@ export function updateOutcome(
 }
 
 /** When to look again at an update whose plan applied but whose probes are not healthy yet (its deadline). */
-export function probesDeadlineIn(
-  update: K3sConfigInPlaceUpdateStatus,
-  plan: K3sConfigPlanStatus,
-  secret: V1Secret | undefined,
-  now: Date = new Date(),
-): number | undefined {
-  if (
-    update.state !== 'Updating' ||
-    !secret ||
-    plan.appliedChecksum !== update.planChecksum ||
-    plan.probesHealthy !== false
-  ) {
+export function probesDeadlineIn(update: K3sConfigInPlaceUpdateStatus, plan: K3sConfigPlanStatus, secret: V1Secret | undefined, now: Date = new Date()): number | undefined {
+  if (update.state !== 'Updating' || !secret || plan.appliedChecksum !== update.planChecksum || plan.probesHealthy !== false) {
     return undefined;
   }
   const waited = update.planAppliedAt ? now.getTime() - Date.parse(update.planAppliedAt) : 0;

@@ -52,10 +52,7 @@ export const PlanAppliedReason = {
  * the cluster's API server through the CA the bootstrap data wrote, so `PlanApplied` says the agent checked in and,
  * for servers, that the API answers.
  */
-export function initialPlanFor(
-  role: K3sRole,
-  endpoint: { host: string; port: number } | undefined,
-): MachinePlan {
+export function initialPlanFor(role: K3sRole, endpoint: { host: string; port: number } | undefined): MachinePlan {
   if (role === 'agent' || !endpoint) return {};
   const host = endpoint.host.includes(':') ? `[${endpoint.host}]` : endpoint.host;
   return {
@@ -89,10 +86,7 @@ export async function createPlanSecret(
       metadata: {
         name: planSecretName(machine.metadata.name!),
         namespace: config.metadata.namespace!,
-        labels: {
-          [LABELS.clusterName]: machine.spec.clusterName,
-          [MACHINE_NAME_LABEL]: formatLabelValue(machine.metadata.name!),
-        },
+        labels: { [LABELS.clusterName]: machine.spec.clusterName, [MACHINE_NAME_LABEL]: formatLabelValue(machine.metadata.name!) },
         ownerReferences: [k3sConfigOwner(config)],
       },
       type: MACHINE_PLAN_SECRET_TYPE,
@@ -152,10 +146,9 @@ export function planStatusFrom(secretName: string, secret: V1Secret | undefined)
     secretName,
     ...(raw && raw.length > 0 && { checksum: planChecksum(raw) }),
     ...(applied && /^[a-f0-9]{64}$/.test(applied) && { appliedChecksum: applied }),
-    ...(state &&
-      ['pending', 'in-progress', 'succeeded', 'failed'].includes(state) && {
-        state: state as NonNullable<K3sConfigPlanStatus['state']>,
-      }),
+    ...(state && ['pending', 'in-progress', 'succeeded', 'failed'].includes(state) && {
+      state: state as NonNullable<K3sConfigPlanStatus['state']>,
+    }),
     ...(Number.isFinite(revision) && revision >= 0 && { revision }),
     ...(Number.isFinite(failures) && failures > 0 && { failureCount: failures }),
     ...(probes.length > 0 && { probesHealthy: probes.every((p) => p.healthy) }),
@@ -185,11 +178,7 @@ export function planAppliedCondition(
     ...(message && { message }),
   });
   if (!secret) {
-    return condition(
-      ConditionStatus.Unknown,
-      PlanAppliedReason.PlanSecretMissing,
-      `plan Secret ${plan.secretName} not found`,
-    );
+    return condition(ConditionStatus.Unknown, PlanAppliedReason.PlanSecretMissing, `plan Secret ${plan.secretName} not found`);
   }
   if (agentSilentPastSeconds !== undefined) {
     return condition(
@@ -200,43 +189,19 @@ export function planAppliedCondition(
   }
   if (plan.state === 'failed' && plan.checksum !== undefined) {
     const failure = text(decodeSecretData(secret.data), PLAN_KEYS.failureMessage) ?? 'failed';
-    return condition(
-      ConditionStatus.False,
-      PlanAppliedReason.PlanFailed,
-      `plan failed: ${failure.slice(0, 512)}`,
-    );
+    return condition(ConditionStatus.False, PlanAppliedReason.PlanFailed, `plan failed: ${failure.slice(0, 512)}`);
   }
-  const applied =
-    plan.checksum !== undefined &&
-    plan.appliedChecksum === plan.checksum &&
-    plan.state !== 'pending' &&
-    plan.state !== 'in-progress';
+  const applied = plan.checksum !== undefined && plan.appliedChecksum === plan.checksum && plan.state !== 'pending' && plan.state !== 'in-progress';
   if (!applied) {
     return plan.appliedChecksum === undefined
-      ? condition(
-          ConditionStatus.False,
-          PlanAppliedReason.WaitingForAgent,
-          'waiting for agent to check in and apply the initial plan',
-        )
-      : condition(
-          ConditionStatus.False,
-          PlanAppliedReason.WaitingForPlanApplied,
-          'waiting for plan to be applied',
-        );
+      ? condition(ConditionStatus.False, PlanAppliedReason.WaitingForAgent, 'waiting for agent to check in and apply the initial plan')
+      : condition(ConditionStatus.False, PlanAppliedReason.WaitingForPlanApplied, 'waiting for plan to be applied');
   }
   const unhealthy = unhealthyProbes(secret);
   if (unhealthy.length > 0 || plan.probesHealthy === false) {
-    return condition(
-      ConditionStatus.False,
-      PlanAppliedReason.WaitingForProbes,
-      `waiting for probes: ${unhealthy.join(', ')}`,
-    );
+    return condition(ConditionStatus.False, PlanAppliedReason.WaitingForProbes, `waiting for probes: ${unhealthy.join(', ')}`);
   }
-  return condition(
-    ConditionStatus.True,
-    PlanAppliedReason.PlanApplied,
-    `plan ${plan.checksum!.slice(0, 12)} applied`,
-  );
+  return condition(ConditionStatus.True, PlanAppliedReason.PlanApplied, `plan ${plan.checksum!.slice(0, 12)} applied`);
 }
 
 /** The machine-plan hand-offs a change of `status.plan` makes (durable: derived from the object, not memory). */
@@ -261,9 +226,7 @@ export function planEvents(
   if (newlyApplied) events.push({ name: 'machine-plan.applied', data: base });
   const newlyFailed =
     after.state === 'failed' &&
-    (before?.state !== 'failed' ||
-      before.failureCount !== after.failureCount ||
-      before.checksum !== after.checksum);
+    (before?.state !== 'failed' || before.failureCount !== after.failureCount || before.checksum !== after.checksum);
   if (newlyFailed) {
     const failure = (secret && text(decodeSecretData(secret.data), PLAN_KEYS.failureMessage)) || 'failed';
     events.push({

@@ -8,7 +8,7 @@ import {
   createTestNamespace,
   installCapstanDefinitions,
   repoRoot,
-  runBuiltCli,
+  runBuiltCli as capstan,
   type TestNamespace,
 } from '@capstan/testing';
 
@@ -33,7 +33,7 @@ describe('capstan upgrade cluster (the built CLI)', () => {
   let ns: TestNamespace;
   let api: CustomObjectsApi;
   const upgrade = (...args: string[]) =>
-    runBuiltCli(
+    capstan(
       'upgrade',
       'cluster',
       'alpha',
@@ -166,7 +166,7 @@ describe('capstan upgrade cluster (the built CLI)', () => {
   });
 
   it('says which cluster is missing, and that a cluster without a control plane has nothing to upgrade', async () => {
-    const missing = await runBuiltCli(
+    const missing = await capstan(
       'upgrade',
       'cluster',
       'nope',
@@ -182,7 +182,7 @@ describe('capstan upgrade cluster (the built CLI)', () => {
       stdout: '',
       stderr: `Error: Cluster ${ns.name}/nope not found\n`,
     });
-    const workersOnly = await runBuiltCli(
+    const workersOnly = await capstan(
       'upgrade',
       'cluster',
       'workers-only',

@@ -80,9 +80,7 @@ describe('the certificates phase', () => {
       'GET demo-ca',
       ...NAMES.filter((n) => n !== 'demo-ca').map((n) => `POST ${n}`),
     ]);
-    expect(test.recorded).toEqual([
-      'CertificatesGenerated: Generated demo-cca, demo-proxy, demo-etcd, demo-sa',
-    ]);
+    expect(test.recorded).toEqual(['CertificatesGenerated: Generated demo-cca, demo-proxy, demo-etcd, demo-sa']);
   });
 
   it('uses certificates that exist, whoever made them, and the winner of a create race', async () => {

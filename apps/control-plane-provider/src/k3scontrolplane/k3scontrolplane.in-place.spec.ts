@@ -1,11 +1,4 @@
-import {
-  IN_PLACE_ANNOTATIONS,
-  RESOURCES,
-  recordedDecision,
-  type K3sConfig,
-  type K3sConfigSpec,
-  type Machine,
-} from '@capstan/api';
+import { IN_PLACE_ANNOTATIONS, RESOURCES, recordedDecision, type K3sConfig, type K3sConfigSpec, type Machine } from '@capstan/api';
 import type { CanUpdateMachineRequest, CanUpdateMachineResponse } from '@capstan/events';
 import { isConflict, type KubeClient } from '@capstan/kube';
 import { InMemoryApiServer } from '@capstan/kube/testing';
@@ -27,23 +20,13 @@ const OLD: K3sConfigSpec = { serverConfig: { kubeAPIServerArgs: ['event-ttl=1h']
 const NEW: K3sConfigSpec = { serverConfig: { kubeAPIServerArgs: ['event-ttl=2h'] } };
 const now = new Date('2026-01-01T00:00:00Z');
 
-const kcpWith = (
-  version: string,
-  k3sConfigSpec: K3sConfigSpec,
-  inPlace: 'Preferred' | 'Required' = 'Preferred',
-) =>
+const kcpWith = (version: string, k3sConfigSpec: K3sConfigSpec, inPlace: 'Preferred' | 'Required' = 'Preferred') =>
   testKcp({
     version,
     k3sConfigSpec,
     rollout: { inPlace },
     machineTemplate: {
-      spec: {
-        infrastructureRef: {
-          apiGroup: RESOURCES.SimMachineTemplate.group,
-          kind: 'SimMachineTemplate',
-          name: 't',
-        },
-      },
+      spec: { infrastructureRef: { apiGroup: RESOURCES.SimMachineTemplate.group, kind: 'SimMachineTemplate', name: 't' } },
     },
   });
 
@@ -53,11 +36,7 @@ function versionRule(request: CanUpdateMachineRequest): CanUpdateMachineResponse
   const skip = minor(request.desiredVersion) - minor(request.currentVersion);
   return skip <= 1
     ? { inPlace: true, restart: true }
-    : {
-        inPlace: false,
-        reason: `skips a minor (${request.currentVersion} -> ${request.desiredVersion})`,
-        fields: ['spec.version'],
-      };
+    : { inPlace: false, reason: `skips a minor (${request.currentVersion} -> ${request.desiredVersion})`, fields: ['spec.version'] };
 }
 
 describe('the control plane in place', () => {
@@ -68,9 +47,7 @@ describe('the control plane in place', () => {
   let deps: InPlaceDeps;
 
   beforeEach(() => {
-    client = new InMemoryApiServer([RESOURCES.Machine, RESOURCES.K3sConfig, RESOURCES.SimMachine]).client({
-      fieldManager: 'cp-test',
-    });
+    client = new InMemoryApiServer([RESOURCES.Machine, RESOURCES.K3sConfig, RESOURCES.SimMachine]).client({ fieldManager: 'cp-test' });
     asked = [];
     deps = {
       client,
@@ -86,10 +63,7 @@ describe('the control plane in place', () => {
   afterEach(() => client.close());
 
   /** A control plane machine and its K3sConfig, built from `spec` (hash) and running `kubelet`. */
-  async function createMachine(
-    name: string,
-    built: { version: string; spec: K3sConfigSpec; kubelet?: string; annotations?: Record<string, string> },
-  ) {
+  async function createMachine(name: string, built: { version: string; spec: K3sConfigSpec; kubelet?: string; annotations?: Record<string, string> }) {
     await configs().create({
       apiVersion: RESOURCES.K3sConfig.apiVersion,
       kind: RESOURCES.K3sConfig.kind,
@@ -102,28 +76,17 @@ describe('the control plane in place', () => {
       metadata: {
         name,
         namespace: NS,
-        annotations: {
-          [CONTROL_PLANE_ANNOTATIONS.specHash]: machineSpecHash(kcpWith(built.version, built.spec)),
-          ...built.annotations,
-        },
+        annotations: { [CONTROL_PLANE_ANNOTATIONS.specHash]: machineSpecHash(kcpWith(built.version, built.spec)), ...built.annotations },
       },
       spec: {
         clusterName: 'demo',
         version: built.version,
-        bootstrap: {
-          configRef: { apiGroup: RESOURCES.K3sConfig.group, kind: RESOURCES.K3sConfig.kind, name },
-        },
+        bootstrap: { configRef: { apiGroup: RESOURCES.K3sConfig.group, kind: RESOURCES.K3sConfig.kind, name } },
         infrastructureRef: { apiGroup: RESOURCES.SimMachine.group, kind: RESOURCES.SimMachine.kind, name },
       },
     });
     if (!built.kubelet) return machine;
-    const ready = {
-      type: 'Ready',
-      status: 'True',
-      reason: 'Ready',
-      message: '',
-      lastTransitionTime: '2026-01-01T00:00:00Z',
-    };
+    const ready = { type: 'Ready', status: 'True', reason: 'Ready', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' };
     return machines().patchStatus({ namespace: NS, name }, {
       nodeInfo: { kubeletVersion: built.kubelet },
       conditions: [ready],
@@ -131,16 +94,8 @@ describe('the control plane in place', () => {
   }
 
   const scopeOf = (kcp: ReturnType<typeof kcpWith>, list: Machine[]) =>
-    new TestScope(kcp, {
-      cluster: testCluster(),
-      machines: list,
-      facts: machineFacts(kcp, list, now.getTime()),
-      now,
-    });
-  const all = async () =>
-    (await machines().list({ namespace: NS })).items.sort((a, b) =>
-      a.metadata.name! < b.metadata.name! ? -1 : 1,
-    );
+    new TestScope(kcp, { cluster: testCluster(), machines: list, facts: machineFacts(kcp, list, now.getTime()), now });
+  const all = async () => (await machines().list({ namespace: NS })).items.sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : 1));
 
   it('asks about every out-of-date machine on its own: after a partial failure one answer is not everyone’s', async () => {
     // b and c run v1.34; a's update to v1.35 failed after K3s v1.35 was installed (its kubelet says so).
@@ -156,15 +111,10 @@ describe('the control plane in place', () => {
     // v1.35 -> v1.36 is the next minor, v1.34 -> v1.36 skips one: only a is updated in place.
     expect(asked.sort()).toEqual(['a', 'b', 'c']);
     expect(verdict).toEqual({ kind: 'apply', machines: ['a'] });
-    const plan = planControlPlane({
-      ...planInputFor(kcp, testCluster(), test.scope.facts, true, now.getTime()),
-      inPlace: verdict,
-    });
+    const plan = planControlPlane({ ...planInputFor(kcp, testCluster(), test.scope.facts, true, now.getTime()), inPlace: verdict });
     expect(plan.action).toEqual({ type: 'update', machine: 'a' });
     // Each answer is recorded on its own Machine, for this target: a restart does not ask again.
-    const recorded = Object.fromEntries(
-      (await all()).map((m) => [m.metadata.name, recordedDecision(m.metadata.annotations, target)?.inPlace]),
-    );
+    const recorded = Object.fromEntries((await all()).map((m) => [m.metadata.name, recordedDecision(m.metadata.annotations, target)?.inPlace]));
     expect(recorded).toEqual({ a: true, b: false, c: false });
     await new ControlPlaneInPlace(scopeOf(kcp, await all()).scope, deps).verdict();
     expect(asked).toHaveLength(3);
@@ -174,9 +124,7 @@ describe('the control plane in place', () => {
     await createMachine('a', { version: 'v1.36.0', spec: OLD, kubelet: 'v1.36.0+k3s1' });
     await createMachine('b', { version: 'v1.34.4', spec: OLD, kubelet: 'v1.34.4+k3s1' });
     const preferred = kcpWith('v1.36.0', OLD);
-    expect(await new ControlPlaneInPlace(scopeOf(preferred, await all()).scope, deps).verdict()).toEqual({
-      kind: 'replace',
-    });
+    expect(await new ControlPlaneInPlace(scopeOf(preferred, await all()).scope, deps).verdict()).toEqual({ kind: 'replace' });
     const required = kcpWith('v1.36.0', OLD, 'Required');
     const verdict = await new ControlPlaneInPlace(scopeOf(required, await all()).scope, deps).verdict();
     expect(verdict).toMatchObject({ kind: 'blocked' });
@@ -208,11 +156,7 @@ describe('the control plane in place', () => {
     const kcp = kcpWith('v1.34.4', NEW);
     const target = machineSpecHash(kcp);
     // Cut off between the K3sConfig write and the Machine's: the marker says the start was under way.
-    await createMachine('a', {
-      version: 'v1.34.4',
-      spec: OLD,
-      annotations: { [CONTROL_PLANE_ANNOTATIONS.inPlaceStarting]: target },
-    });
+    await createMachine('a', { version: 'v1.34.4', spec: OLD, annotations: { [CONTROL_PLANE_ANNOTATIONS.inPlaceStarting]: target } });
     await configs().jsonPatch({ namespace: NS, name: 'a' }, [{ op: 'add', path: '/spec', value: NEW }]);
     const test = scopeOf(kcp, await all());
     // Until it is finished, it counts as updating: no other machine starts.
@@ -231,11 +175,7 @@ describe('the control plane in place', () => {
 
   it('puts the K3sConfig back when the spec went back to what the machine runs, after a cut-off start', async () => {
     const abandoned = machineSpecHash(kcpWith('v1.34.4', NEW));
-    await createMachine('a', {
-      version: 'v1.34.4',
-      spec: OLD,
-      annotations: { [CONTROL_PLANE_ANNOTATIONS.inPlaceStarting]: abandoned },
-    });
+    await createMachine('a', { version: 'v1.34.4', spec: OLD, annotations: { [CONTROL_PLANE_ANNOTATIONS.inPlaceStarting]: abandoned } });
     await configs().jsonPatch({ namespace: NS, name: 'a' }, [{ op: 'add', path: '/spec', value: NEW }]);
     const test = scopeOf(kcpWith('v1.34.4', OLD), await all());
     expect(test.scope.facts[0]).toMatchObject({ upToDate: true });
@@ -250,12 +190,7 @@ describe('the control plane in place', () => {
 
   it('restarts K3s on the next update of a machine whose K3sConfig an abandoned start may have moved on', async () => {
     const abandoned = machineSpecHash(kcpWith('v1.34.4', NEW));
-    await createMachine('a', {
-      version: 'v1.34.4',
-      spec: OLD,
-      kubelet: 'v1.34.4+k3s1',
-      annotations: { [CONTROL_PLANE_ANNOTATIONS.inPlaceStarting]: abandoned },
-    });
+    await createMachine('a', { version: 'v1.34.4', spec: OLD, kubelet: 'v1.34.4+k3s1', annotations: { [CONTROL_PLANE_ANNOTATIONS.inPlaceStarting]: abandoned } });
     await configs().jsonPatch({ namespace: NS, name: 'a' }, [{ op: 'add', path: '/spec', value: NEW }]);
     // The spec moved on again: from NEW, files only would need no restart; from OLD (what K3s runs) it does.
     const kcp = kcpWith('v1.34.4', { ...NEW, files: [{ path: '/etc/motd', content: 'hi' }] });

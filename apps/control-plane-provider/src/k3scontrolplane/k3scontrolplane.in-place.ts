@@ -8,12 +8,12 @@ import {
   type K3sConfig,
   type Machine,
 } from '@capstan/api';
-import { desiredVersionOf } from '../planning/upgrade-hold.js';
 import type { CanUpdateMachineRequest, CanUpdateMachineResponse } from '@capstan/events';
 import { describeFailure, type KubeClient, type ResourceClient } from '@capstan/kube';
 import { CONTROL_PLANE_ANNOTATIONS } from '../planning/annotations.js';
 import type { InPlaceVerdict } from '../planning/planner.js';
 import { machineSpecHash } from '../planning/spec-hash.js';
+import { desiredVersionOf } from '../planning/upgrade-hold.js';
 import type { ControlPlaneScope } from './k3scontrolplane.scope.js';
 import type { ProviderKinds } from '@capstan/provider-kit';
 
@@ -68,21 +68,17 @@ export class ControlPlaneInPlace {
     const kcp = this.scope.kit.obj;
     const policy = kcp.spec.rollout?.inPlace ?? 'Never';
     if (policy === 'Never' || !this.deps.ask) return { kind: 'replace' };
-    const outdated = this.scope.facts.filter(
-      (f) => !f.deleting && !f.upToDate && (!f.updating || f.updateStale),
-    );
+    const outdated = this.scope.facts.filter((f) => !f.deleting && !f.upToDate && (!f.updating || f.updateStale));
     if (outdated.length === 0) return { kind: 'apply' };
     // Machines `rollout.after` asks to renew are replaced: that is what it is for.
-    if (outdated.some((f) => f.outdatedReasons.some((r) => r.startsWith(ROLLOUT_AFTER_REASON))))
-      return { kind: 'replace' };
+    if (outdated.some((f) => f.outdatedReasons.some((r) => r.startsWith(ROLLOUT_AFTER_REASON)))) return { kind: 'replace' };
     const target = machineSpecHash(kcp);
     const able: string[] = [];
     const refused: { name: string; decision: InPlaceDecision }[] = [];
     for (const fact of outdated) {
       const machine = this.machine(fact.name);
       if (!machine) continue;
-      const decision =
-        recordedDecision(machine.metadata.annotations, target) ?? (await this.decide(machine, target));
+      const decision = recordedDecision(machine.metadata.annotations, target) ?? (await this.decide(machine, target));
       if ('waiting' in decision) return { kind: 'waiting', reason: decision.waiting };
       if (decision.inPlace) able.push(fact.name);
       else refused.push({ name: fact.name, decision });
@@ -108,10 +104,7 @@ export class ControlPlaneInPlace {
       if (!machine || !starting || machine.metadata.deletionTimestamp) continue;
       if (starting === target) {
         await this.finishStart(machine, target);
-        this.scope.log.info(
-          { machine: machine.metadata.name, target },
-          'finished an in-place start that was cut off',
-        );
+        this.scope.log.info({ machine: machine.metadata.name, target }, 'finished an in-place start that was cut off');
       } else if (machine.metadata.annotations?.[CONTROL_PLANE_ANNOTATIONS.specHash] === target) {
         await this.writeConfigSpec(machine);
         this.remember(
@@ -146,15 +139,8 @@ export class ControlPlaneInPlace {
       },
     });
     await this.finishStart(marked, target);
-    this.scope.log.info(
-      { machine: machineName, target, version: kcp.spec.version },
-      'control plane machine updating in place',
-    );
-    await this.scope.record(
-      'MachineUpdating',
-      'UpdateMachine',
-      `Updating machine ${machineName} in place to ${kcp.spec.version}`,
-    );
+    this.scope.log.info({ machine: machineName, target, version: kcp.spec.version }, 'control plane machine updating in place');
+    await this.scope.record('MachineUpdating', 'UpdateMachine', `Updating machine ${machineName} in place to ${kcp.spec.version}`);
   }
 
   /** The K3sConfig takes the spec, then the Machine the update (and loses the start marker), in one write each. */
@@ -170,8 +156,7 @@ export class ControlPlaneInPlace {
             [CONTROL_PLANE_ANNOTATIONS.specHash]: target,
             [IN_PLACE_ANNOTATIONS.updateInProgress]: target,
             // Without a recorded answer (it is recorded before any start) the node is drained: a restart is never wrong.
-            [IN_PLACE_ANNOTATIONS.restart]:
-              decision === undefined || decision.restart === true ? 'true' : null,
+            [IN_PLACE_ANNOTATIONS.restart]: decision === undefined || decision.restart === true ? 'true' : null,
             [IN_PLACE_ANNOTATIONS.readyToUpdate]: null,
           },
         },
@@ -211,37 +196,24 @@ export class ControlPlaneInPlace {
           bootstrapConfig: machine.spec.bootstrap.configRef,
           ...(runningVersion(machine) && { currentVersion: runningVersion(machine) }),
           desiredVersion: desiredVersionOf(kcp),
-          desiredConfigFrom: {
-            apiGroup: RESOURCES.K3sControlPlane.group,
-            kind: RESOURCES.K3sControlPlane.kind,
-            name: kcp.metadata.name!,
-          },
+          desiredConfigFrom: { apiGroup: RESOURCES.K3sControlPlane.group, kind: RESOURCES.K3sControlPlane.kind, name: kcp.metadata.name! },
         });
         decision = { target, ...answer };
       } catch (error) {
-        return {
-          waiting: `Asking whether machine ${machineName} can be updated in place: ${describeFailure(error)}`,
-        };
+        return { waiting: `Asking whether machine ${machineName} can be updated in place: ${describeFailure(error)}` };
       }
     }
     // A start abandoned for another spec may have left the K3sConfig ahead of what K3s runs, and the provider compared
     // from there: what it leaves out may need the restart it did not ask for. Restarting is never wrong, only slower.
     const abandoned = machine.metadata.annotations?.[CONTROL_PLANE_ANNOTATIONS.inPlaceStarting];
-    if (decision.inPlace && abandoned !== undefined && abandoned !== target)
-      decision = { ...decision, restart: true };
+    if (decision.inPlace && abandoned !== undefined && abandoned !== target) decision = { ...decision, restart: true };
     this.remember(
       await this.deps.machineClient.mergePatch(refOf(machine), {
         metadata: { annotations: { [IN_PLACE_ANNOTATIONS.decision]: JSON.stringify(decision) } },
       }),
     );
     this.scope.log.info(
-      {
-        machine: machineName,
-        target,
-        inPlace: decision.inPlace,
-        restart: decision.restart,
-        fields: decision.fields,
-      },
+      { machine: machineName, target, inPlace: decision.inPlace, restart: decision.restart, fields: decision.fields },
       'in-place decision recorded',
     );
     return decision;
@@ -262,8 +234,6 @@ const refOf = (machine: Machine) => ({ namespace: machine.metadata.namespace, na
 async function infrastructureTemplateOf(machine: Machine, deps: InPlaceDeps): Promise<string | undefined> {
   const ref = machine.spec.infrastructureRef;
   const type = await deps.kinds.resourceOf(ref.apiGroup, ref.kind);
-  const infra = await deps.client
-    .resource(type)
-    .getIfExists({ namespace: machine.metadata.namespace, name: ref.name });
+  const infra = await deps.client.resource(type).getIfExists({ namespace: machine.metadata.namespace, name: ref.name });
   return infra?.metadata?.annotations?.[ANNOTATIONS.clonedFromName];
 }

@@ -67,23 +67,13 @@ describe('the kubeconfig phase', () => {
 
   it('creates it without reading it first when the synced cache has none, and keeps one the cache does not select', async () => {
     const cached = await secrets.cached();
-    const issued = await reconcileKubeconfig(
-      new TestScope(kcp).scope,
-      { host: '10.0.0.1', port: 6443 },
-      certificates,
-      cached,
-    );
+    const issued = await reconcileKubeconfig(new TestScope(kcp).scope, { host: '10.0.0.1', port: 6443 }, certificates, cached);
     expect(secrets.requests).toEqual(['POST demo-kubeconfig']);
     // Someone takes the cluster-name label off: the cache lets it go, the server still has it.
-    await secrets.secrets.mergePatch(
-      { namespace: secrets.namespace, name: 'demo-kubeconfig' },
-      { metadata: { labels: null } },
-    );
+    await secrets.secrets.mergePatch({ namespace: secrets.namespace, name: 'demo-kubeconfig' }, { metadata: { labels: null } });
     const recached = await secrets.cached();
     const kept = new TestScope(kcp);
-    expect(
-      await reconcileKubeconfig(kept.scope, { host: '10.0.0.1', port: 6443 }, certificates, recached),
-    ).toBe(issued);
+    expect(await reconcileKubeconfig(kept.scope, { host: '10.0.0.1', port: 6443 }, certificates, recached)).toBe(issued);
     // Its create found it; read once, current, kept.
     expect(secrets.requests).toEqual(['POST demo-kubeconfig', 'POST demo-kubeconfig', 'GET demo-kubeconfig']);
     expect(secrets.writes).toEqual(['create demo-kubeconfig']);

@@ -2,11 +2,7 @@ import { RESOURCES, type Machine } from '@capstan/api';
 import { CONTROL_PLANE_ANNOTATIONS } from '../planning/annotations.js';
 import { testKcp } from '../testing/control-plane-scope.js';
 import { testMachine } from '../planning/testing.js';
-import {
-  machinesWithOutdatedTemplateFields,
-  ownedMachines,
-  upToDateCondition,
-} from './k3scontrolplane.machines.js';
+import { machinesWithOutdatedTemplateFields, ownedMachines, upToDateCondition } from './k3scontrolplane.machines.js';
 import { machineTemplateFieldsHash } from './machine-objects.js';
 
 const kcp = testKcp({
@@ -63,18 +59,9 @@ describe('control plane machines', () => {
 
 describe('the UpToDate condition of a control plane machine', () => {
   it('is True for an up-to-date machine, and False with each reason otherwise', () => {
-    expect(upToDateCondition(testMachine('a'))).toEqual({
-      type: 'UpToDate',
-      status: 'True',
-      reason: 'UpToDate',
-    });
+    expect(upToDateCondition(testMachine('a'))).toEqual({ type: 'UpToDate', status: 'True', reason: 'UpToDate' });
     expect(
-      upToDateCondition(
-        testMachine('b', {
-          upToDate: false,
-          outdatedReasons: ['Version v1.31.4, v1.32.0 required', 'rollout.after passed'],
-        }),
-      ),
+      upToDateCondition(testMachine('b', { upToDate: false, outdatedReasons: ['Version v1.31.4, v1.32.0 required', 'rollout.after passed'] })),
     ).toEqual({
       type: 'UpToDate',
       status: 'False',

@@ -18,12 +18,7 @@ import {
   type ResourceType,
   type WriteOptions,
 } from '@capstan/kube';
-import {
-  createTestNamespace,
-  eventually,
-  installCapstanDefinitions,
-  type TestNamespace,
-} from '@capstan/testing';
+import { createTestNamespace, eventually, installCapstanDefinitions, type TestNamespace } from '@capstan/testing';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import pino from 'pino';
 import { TestScope, testKcp } from '../testing/control-plane-scope.js';

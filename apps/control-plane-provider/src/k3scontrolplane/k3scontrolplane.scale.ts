@@ -158,8 +158,7 @@ export class ControlPlaneScaler {
       // The planner counts the replaced machines once the cache shows them deleting.
       if (replaced.deleted > 0) settled = false;
     }
-    const inPlaceWork =
-      settled && initialized ? new ControlPlaneInPlace(scope, this.inPlaceDeps()) : undefined;
+    const inPlaceWork = settled && initialized ? new ControlPlaneInPlace(scope, this.inPlaceDeps()) : undefined;
     // A start a restart cut off is finished (or undone) before anything is planned: the planner counts it as running.
     await inPlaceWork?.resume();
     const inPlace = await inPlaceWork?.verdict();
@@ -172,18 +171,14 @@ export class ControlPlaneScaler {
     const execution = await this.execute(scope, plan.action, inPlaceWork);
     if (strandedRecheckMs !== undefined)
       execution.retryAfterMs = Math.min(execution.retryAfterMs ?? Infinity, strandedRecheckMs);
-    if (inPlace?.kind === 'waiting')
-      execution.retryAfterMs = Math.min(execution.retryAfterMs ?? Infinity, ASK_RETRY_MS);
+    if (inPlace?.kind === 'waiting') execution.retryAfterMs = Math.min(execution.retryAfterMs ?? Infinity, ASK_RETRY_MS);
     const sweepInMs = await this.sweepOrphanedClones(scope);
-    if (sweepInMs !== undefined)
-      execution.retryAfterMs = Math.min(execution.retryAfterMs ?? Infinity, sweepInMs);
+    if (sweepInMs !== undefined) execution.retryAfterMs = Math.min(execution.retryAfterMs ?? Infinity, sweepInMs);
     return { plan, settled, execution };
   }
 
   /** Deletes Machines whose bootstrap config or infrastructure machine is gone before they were provisioned. */
-  private async replaceStrandedMachines(
-    scope: ControlPlaneScope,
-  ): Promise<{ deleted: number; recheckInMs?: number }> {
+  private async replaceStrandedMachines(scope: ControlPlaneScope): Promise<{ deleted: number; recheckInMs?: number }> {
     const scan = await this.strandedMachines.scan(scope.machines, scope.now, scope.log);
     let deleted = 0;
     for (const stranded of scan.stranded) {
@@ -319,22 +314,13 @@ export class ControlPlaneScaler {
     const cache = this.deps.templateCacheOf?.(templateType);
     const template = (await (cache
       ? cache.getOrFetch(namespace, templateRef.name)
-      : client.resource(templateType).getIfExists({ namespace, name: templateRef.name }))) as
-      Unstructured | undefined;
-    if (!template)
-      return { blockedBy: `Waiting for machine template ${templateRef.kind} ${templateRef.name}` };
+      : client.resource(templateType).getIfExists({ namespace, name: templateRef.name }))) as Unstructured | undefined;
+    if (!template) return { blockedBy: `Waiting for machine template ${templateRef.kind} ${templateRef.name}` };
     let name = newMachineName(kcp.metadata.name!);
     while (this.deps.machines.getByName(namespace, name)) name = newMachineName(kcp.metadata.name!);
 
     const infraClient = client.resource(machineType);
-    const infraMachine = buildInfrastructureMachine(
-      kcp,
-      clusterName,
-      name,
-      template,
-      templateType,
-      machineType,
-    );
+    const infraMachine = buildInfrastructureMachine(kcp, clusterName, name, template, templateType, machineType);
     // The cache shows the remediation recorded by an earlier reconcile: the kit waits while it lags this
     // controller's own writes of the K3sControlPlane.
     const remediationFor = kcp.metadata.annotations?.[CONTROL_PLANE_ANNOTATIONS.remediationInProgress];
@@ -349,8 +335,7 @@ export class ControlPlaneScaler {
         },
         {
           kind: RESOURCES.K3sConfig.kind,
-          create: (options) =>
-            configClient.create(buildK3sConfig(kcp, clusterName, name, initServer), options),
+          create: (options) => configClient.create(buildK3sConfig(kcp, clusterName, name, initServer), options),
           delete: () => configClient.delete({ namespace, name }),
         },
       ],

@@ -21,11 +21,7 @@ export function secretText(secret: V1Secret | undefined, key: string): string | 
  * cluster-name label the cache selects, or one the cache does not show yet), so a new cluster's Secrets cost
  * no GET each.
  */
-export async function findSecret(
-  access: SecretAccess,
-  namespace: string,
-  name: string,
-): Promise<V1Secret | undefined> {
+export async function findSecret(access: SecretAccess, namespace: string, name: string): Promise<V1Secret | undefined> {
   const cached = access.cache.getByName(namespace, name);
   if (cached || access.cache.hasSynced()) return cached;
   return access.client.getIfExists({ namespace, name });

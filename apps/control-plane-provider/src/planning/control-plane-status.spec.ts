@@ -61,11 +61,7 @@ describe('desiredControlPlaneStatus', () => {
   it('names Machines by name, whatever order the cache lists them in', () => {
     const notReady = (names: string[]) =>
       getCondition(
-        desiredControlPlaneStatus(
-          undefined,
-          inputs({ machines: names.map((n) => machine(n, { ready: false })) }),
-          t0,
-        ).conditions,
+        desiredControlPlaneStatus(undefined, inputs({ machines: names.map((n) => machine(n, { ready: false })) }), t0).conditions,
         'MachinesReady',
       )?.message;
     expect(notReady(['c', 'a', 'b'])).toBe('Machine(s) not Ready: a, b, c');
@@ -146,13 +142,8 @@ describe('desiredControlPlaneStatus', () => {
       inputs({
         machines: [machine('a', outdated), machine('b', outdated), machine('c', outdated)],
         plan: {
-          action: {
-            type: 'wait',
-            message:
-              'Cannot update the control plane in place (spec.machineTemplate.spec.infrastructureRef): never',
-          },
-          inPlaceBlocked:
-            'Cannot update the control plane in place (spec.machineTemplate.spec.infrastructureRef): never',
+          action: { type: 'wait', message: 'Cannot update the control plane in place (spec.machineTemplate.spec.infrastructureRef): never' },
+          inPlaceBlocked: 'Cannot update the control plane in place (spec.machineTemplate.spec.infrastructureRef): never',
         },
       }),
       t0,
@@ -165,17 +156,11 @@ describe('desiredControlPlaneStatus', () => {
     const waiting = desiredControlPlaneStatus(
       undefined,
       inputs({
-        machines: [
-          machine('a', { ...outdated, updating: 'h' }),
-          machine('b', outdated),
-          machine('c', outdated),
-        ],
+        machines: [machine('a', { ...outdated, updating: 'h' }), machine('b', outdated), machine('c', outdated)],
         plan: { action: { type: 'wait', message: 'Waiting for the in-place update of machine(s) a' } },
       }),
       t0,
     );
-    expect(getCondition(waiting.conditions, 'RollingOut')?.message).toContain(
-      '* Waiting for the in-place update of machine(s) a',
-    );
+    expect(getCondition(waiting.conditions, 'RollingOut')?.message).toContain('* Waiting for the in-place update of machine(s) a');
   });
 });

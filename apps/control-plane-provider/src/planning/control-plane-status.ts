@@ -37,11 +37,7 @@ export function machineSelector(clusterName: string): string {
 }
 
 // By name: a message must not change with the order the cache lists Machines in.
-const list = (machines: readonly ControlPlaneMachine[]) =>
-  machines
-    .map((m) => m.name)
-    .sort()
-    .join(', ');
+const list = (machines: readonly ControlPlaneMachine[]) => machines.map((m) => m.name).sort().join(', ');
 
 function condition(
   type: string,
@@ -118,12 +114,7 @@ function conditionsFor(inputs: StatusInputs): Omit<ConditionInput, 'observedGene
           outdated.length === 0 ? '' : `Machine(s) not up to date: ${list(outdated)}`,
         ),
     inputs.plan?.inPlaceBlocked
-      ? condition(
-          ConditionType.RollingOut,
-          true,
-          [ConditionReason.InPlaceUpdateBlocked, ''],
-          `* ${inputs.plan.inPlaceBlocked}`,
-        )
+      ? condition(ConditionType.RollingOut, true, [ConditionReason.InPlaceUpdateBlocked, ''], `* ${inputs.plan.inPlaceBlocked}`)
       : activity(
           ConditionType.RollingOut,
           outdated.length > 0,

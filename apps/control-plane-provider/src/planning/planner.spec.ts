@@ -247,11 +247,7 @@ describe('planControlPlane in place', () => {
   });
 
   it('updates one machine at a time, and halts at a failed update', () => {
-    const machines = [
-      machine('a', { ...outdated, updating: 'h1' }),
-      machine('b', outdated),
-      machine('c', outdated),
-    ];
+    const machines = [machine('a', { ...outdated, updating: 'h1' }), machine('b', outdated), machine('c', outdated)];
     expect(plan({ machines, inPlace: apply }).action).toMatchObject({
       type: 'wait',
       message: expect.stringContaining('in-place update of machine(s) a'),
@@ -264,13 +260,7 @@ describe('planControlPlane in place', () => {
   });
 
   it('updates a machine again whose update failed for an earlier spec, before any other', () => {
-    const failedEarlier = {
-      ...outdated,
-      updating: 'old',
-      updateFailed: 'install exited 1',
-      updateStale: true,
-      ready: false,
-    };
+    const failedEarlier = { ...outdated, updating: 'old', updateFailed: 'install exited 1', updateStale: true, ready: false };
     const machines = [machine('a', failedEarlier), machine('b', outdated), machine('c', outdated)];
     expect(plan({ machines, inPlace: apply }).action).toEqual({ type: 'update', machine: 'a' });
     // Not the oldest: still first, or the rollout would wait for it to be Ready before updating the oldest.
@@ -280,18 +270,12 @@ describe('planControlPlane in place', () => {
 
   it('updates in place only machines the bootstrap provider said yes for, each asked about on its own', () => {
     const machines = [machine('a', outdated), machine('b', outdated), machine('c', outdated)];
-    expect(plan({ machines, inPlace: { kind: 'apply', machines: ['c'] } }).action).toEqual({
-      type: 'update',
-      machine: 'c',
-    });
+    expect(plan({ machines, inPlace: { kind: 'apply', machines: ['c'] } }).action).toEqual({ type: 'update', machine: 'c' });
   });
 
   it('never updates while etcd would lose quorum or another machine is not Ready', () => {
     const machines = [machine('a', outdated), machine('b', { ready: false }), machine('c')];
-    expect(plan({ machines, inPlace: apply }).action).toMatchObject({
-      type: 'wait',
-      message: expect.stringContaining('b to be Ready'),
-    });
+    expect(plan({ machines, inPlace: apply }).action).toMatchObject({ type: 'wait', message: expect.stringContaining('b to be Ready') });
   });
 
   it('updates a single control plane machine (nothing else could keep the API up)', () => {
@@ -303,12 +287,8 @@ describe('planControlPlane in place', () => {
 
   it('waits, replacing nothing, when Required is blocked or the bootstrap provider has not answered', () => {
     const machines = [machine('a', outdated), machine('b', outdated), machine('c', outdated)];
-    const reason =
-      'Cannot update the control plane in place (spec.machineTemplate.spec.infrastructureRef): never';
-    expect(plan({ machines, inPlace: { kind: 'blocked', reason } }).action).toEqual({
-      type: 'wait',
-      message: reason,
-    });
+    const reason = 'Cannot update the control plane in place (spec.machineTemplate.spec.infrastructureRef): never';
+    expect(plan({ machines, inPlace: { kind: 'blocked', reason } }).action).toEqual({ type: 'wait', message: reason });
     expect(plan({ machines, inPlace: { kind: 'waiting', reason: 'no answer' } }).action).toEqual({
       type: 'wait',
       message: 'no answer',

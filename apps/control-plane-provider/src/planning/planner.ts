@@ -152,10 +152,7 @@ function planRollout(
 function waitForUpdates(updating: readonly ControlPlaneMachine[]): PlanAction {
   const failed = updating.find((m) => m.updateFailed);
   if (failed) {
-    return {
-      type: 'wait',
-      message: `Rollout halted: the in-place update of machine ${failed.name} failed: ${failed.updateFailed}`,
-    };
+    return { type: 'wait', message: `Rollout halted: the in-place update of machine ${failed.name} failed: ${failed.updateFailed}` };
   }
   return { type: 'wait', message: `Waiting for the in-place update of machine(s) ${names(updating)}` };
 }
@@ -184,16 +181,10 @@ function planInPlace(
   )[0]!;
   const othersNotReady = live.filter((m) => m.name !== candidate.name && !isHealthy(m));
   if (othersNotReady.length > 0) {
-    return {
-      type: 'wait',
-      message: `Waiting for machine(s) ${names(othersNotReady)} to be Ready before updating ${candidate.name}`,
-    };
+    return { type: 'wait', message: `Waiting for machine(s) ${names(othersNotReady)} to be Ready before updating ${candidate.name}` };
   }
   if (live.length > 1 && !canSafelyRemove(input.machines, candidate.name, input.desiredReplicas)) {
-    return {
-      type: 'wait',
-      message: `Updating ${candidate.name} would leave fewer healthy machines than etcd quorum`,
-    };
+    return { type: 'wait', message: `Updating ${candidate.name} would leave fewer healthy machines than etcd quorum` };
   }
   return { type: 'update', machine: candidate.name };
 }

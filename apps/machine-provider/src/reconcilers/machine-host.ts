@@ -18,6 +18,7 @@ import {
   isSimError,
   kubeApiserverArgsOf,
   nodeIdentityFrom,
+  nodeNameOf,
   readInstalledK3s,
   readMachineK3sConfig,
   writeMachineFiles,
@@ -136,16 +137,12 @@ export function startNode(
   const { machine } = host;
   const key = `${machine.metadata!.namespace}/${machine.metadata!.name}`;
   return runtime.ensureNodeAgent(key, {
-    identity: nodeIdentityFrom(
-      host.parsed,
-      {
-        namespace: machine.metadata!.namespace!,
-        name: machine.metadata!.name!,
-        uid: machine.metadata!.uid!,
-        providerID: host.providerID,
-      },
-      host.cluster,
-    ),
+    identity: nodeIdentityFrom(host.parsed, {
+      namespace: machine.metadata!.namespace!,
+      name: machine.metadata!.name!,
+      uid: machine.metadata!.uid!,
+      providerID: host.providerID,
+    }, host.cluster),
     faults: {
       notReadyAfterSeconds: machine.spec?.nodeNotReadyAfterSeconds,
       disappearsAfterSeconds: machine.spec?.nodeDisappearsAfterSeconds,
@@ -175,12 +172,7 @@ export async function runHost(
   const root = runtime.stateDir.machineDir(namespace, name);
   if (options.firstBoot && parsed.files) {
     writeMachineFiles(root, parsed.files);
-    writeSimInstaller(
-      root,
-      parsed.installScriptPath,
-      { version: parsed.version, exec: isServerRole(parsed) ? 'server' : 'agent' },
-      availableMinors(),
-    );
+    writeSimInstaller(root, parsed.installScriptPath, { version: parsed.version, exec: isServerRole(parsed) ? 'server' : 'agent' }, availableMinors());
     if (isServerRole(parsed)) {
       await writeK3sClientCertificate(root, parsed);
       writeSimK3sBinary(root);
@@ -191,16 +183,11 @@ export async function runHost(
   runtime.machineAgents.watchInstalls(key, root, options.onInstall);
   if (isServerRole(parsed)) {
     const clusterKey = clusterKeyOf(host.cluster.namespace, host.cluster.clusterName);
-    const recordsDir = runtime.stateDir.machineRecordsDir(namespace, name);
     runtime.machineAgents.watchK3sRequests(key, root, () =>
       answerK3sRequest({
         root,
-        recordsDir,
-        nodeName: nodeIdentityFrom(
-          parsed,
-          { namespace, name, uid: machine.metadata!.uid!, providerID: host.providerID },
-          host.cluster,
-        ).name,
+        recordsDir: runtime.stateDir.machineRecordsDir(namespace, name),
+        nodeName: nodeNameOf(parsed, name),
         server: true,
         saveSnapshot: (file) => runtime.saveEtcdSnapshot(clusterKey, file),
         restoreSnapshot: (file) => runtime.restoreEtcdSnapshot(clusterKey, file),
@@ -222,10 +209,7 @@ async function writeK3sClientCertificate(root: string, parsed: ParsedK3sBootstra
   const clientCA = parsed.serverTls.clientCA;
   if (!clientCA) return;
   const ca = await loadCertificateAuthority(clientCA);
-  const issued = await issueClientCertificate(ca, {
-    commonName: 'system:apiserver',
-    organizations: ['system:masters'],
-  });
+  const issued = await issueClientCertificate(ca, { commonName: 'system:apiserver', organizations: ['system:masters'] });
   writeMachineFiles(root, [
     { path: K3S_CLIENT_CERT, permissions: '0644', content: Buffer.from(issued.certPem) },
     { path: K3S_CLIENT_KEY, permissions: '0600', content: Buffer.from(issued.keyPem) },
@@ -236,16 +220,11 @@ async function writeK3sClientCertificate(root: string, parsed: ParsedK3sBootstra
  * What the machine installed last (a plan may have run install.sh again): the node reports that release, and a
  * server's cluster API server runs that minor's kube-apiserver with the machine's `kube-apiserver-arg`.
  */
-export async function applyInstalled(
-  runtime: SimRuntime,
-  host: MachineHost,
-): Promise<{ version: string; restarted: boolean } | undefined> {
+export async function applyInstalled(runtime: SimRuntime, host: MachineHost): Promise<{ version: string; restarted: boolean } | undefined> {
   const { machine, parsed } = host;
   const installed = readInstalledK3s(machineRoot(runtime, host));
   if (!installed) return undefined;
-  runtime
-    .nodeAgent(`${machine.metadata!.namespace}/${machine.metadata!.name}`)
-    ?.reinstalled(installed.version);
+  runtime.nodeAgent(`${machine.metadata!.namespace}/${machine.metadata!.name}`)?.reinstalled(installed.version);
   let server: InstalledServer | undefined;
   try {
     server = isServerRole(parsed) ? installedServerOf(runtime, host) : undefined;
@@ -256,10 +235,7 @@ export async function applyInstalled(
     throw error;
   }
   const { restarted } = server
-    ? await runtime.reinstallClusterApi(
-        clusterKeyOf(host.cluster.namespace, host.cluster.clusterName),
-        server,
-      )
+    ? await runtime.reinstallClusterApi(clusterKeyOf(host.cluster.namespace, host.cluster.clusterName), server)
     : { restarted: false };
   if (installed.at !== 'boot') acknowledgeInstall(machineRoot(runtime, host), installed.at);
   return { version: installed.version, restarted };

@@ -88,9 +88,7 @@ export const MAX_GUNZIPPED_OUTPUT_BYTES = 8 * 1024 * 1024;
 export function gunzipJson<T>(data: Buffer | undefined): T | undefined {
   if (!data || data.length === 0) return undefined;
   try {
-    return JSON.parse(
-      gunzipSync(data, { maxOutputLength: MAX_GUNZIPPED_OUTPUT_BYTES }).toString('utf8'),
-    ) as T;
+    return JSON.parse(gunzipSync(data, { maxOutputLength: MAX_GUNZIPPED_OUTPUT_BYTES }).toString('utf8')) as T;
   } catch {
     return undefined;
   }
@@ -141,15 +139,12 @@ export function decide(data: PlanData, now: number, lastFailureAt?: number): Pla
         ? { action: 'give-up', checksum, attempt }
         : { action: 'apply', checksum, attempt: attempt + 1, why: 'resume' };
     case 'failed': {
-      if (text(data, PLAN_KEYS.failedChecksum) !== checksum)
-        return { action: 'apply', checksum, attempt: 1, why: 'new' };
+      if (text(data, PLAN_KEYS.failedChecksum) !== checksum) return { action: 'apply', checksum, attempt: 1, why: 'new' };
       const maxFailures = int(data, PLAN_KEYS.maxFailures, 1);
       const failures = int(data, PLAN_KEYS.failureCount, 0);
       const cooled = lastFailureAt === undefined || now - lastFailureAt >= FAILURE_COOLDOWN_MS;
       if (maxFailures >= 0 && failures >= maxFailures) return { action: 'idle', checksum };
-      return cooled
-        ? { action: 'apply', checksum, attempt: attempt + 1, why: 'retry' }
-        : { action: 'idle', checksum, coolingDown: true };
+      return cooled ? { action: 'apply', checksum, attempt: attempt + 1, why: 'retry' } : { action: 'idle', checksum, coolingDown: true };
     }
     case 'succeeded':
       return text(data, PLAN_KEYS.appliedChecksum) === checksum
@@ -183,8 +178,7 @@ export const SECRET_DATA_LIMIT_BYTES = 1024 * 1024;
 /** Room left for the keys others may add (labels are metadata, not data; this is for a writer's later keys). */
 const SECRET_DATA_MARGIN_BYTES = 16 * 1024;
 
-const dataSize = (data: PlanData) =>
-  Object.entries(data).reduce((sum, [key, value]) => sum + key.length + value.length, 0);
+const dataSize = (data: PlanData) => Object.entries(data).reduce((sum, [key, value]) => sum + key.length + value.length, 0);
 
 export interface ApplyOutcome {
   checksum: string;
@@ -208,8 +202,7 @@ export function recordOutcome(data: PlanData, outcome: ApplyOutcome): PlanData {
   delete next[outputKey];
   // The other output keys shrink first when the room is short: this run's output is the one worth keeping.
   const room = () => SECRET_DATA_LIMIT_BYTES - SECRET_DATA_MARGIN_BYTES - dataSize(next) - 512;
-  if (room() < MAX_GZIPPED_OUTPUT_BYTES)
-    delete next[outcome.succeeded ? PLAN_KEYS.failedOutput : PLAN_KEYS.appliedOutput];
+  if (room() < MAX_GZIPPED_OUTPUT_BYTES) delete next[outcome.succeeded ? PLAN_KEYS.failedOutput : PLAN_KEYS.appliedOutput];
   if (room() < MAX_GZIPPED_OUTPUT_BYTES) delete next[PLAN_KEYS.periodicOutput];
   const output = gzipJson(outcome.output, Math.max(0, Math.min(MAX_GZIPPED_OUTPUT_BYTES, room())));
   if (outcome.succeeded) {
@@ -226,9 +219,7 @@ export function recordOutcome(data: PlanData, outcome: ApplyOutcome): PlanData {
     next[PLAN_KEYS.state] = Buffer.from('failed');
     next[PLAN_KEYS.failedChecksum] = Buffer.from(outcome.checksum);
     next[PLAN_KEYS.failedOutput] = output;
-    next[PLAN_KEYS.failureCount] = Buffer.from(
-      String((sameFailure ? int(data, PLAN_KEYS.failureCount, 0) : 0) + 1),
-    );
+    next[PLAN_KEYS.failureCount] = Buffer.from(String((sameFailure ? int(data, PLAN_KEYS.failureCount, 0) : 0) + 1));
     next[PLAN_KEYS.failureMessage] = Buffer.from(outcome.failure ?? 'failed');
   }
   return next;
