@@ -1,8 +1,13 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
-import { issueClientCertificate, issueServerCertificate, loadCertificateAuthority } from '@capstan/pki';
+import {
+  issueClientCertificate,
+  issueServerCertificate,
+  loadCertificateAuthority,
+  ONE_DAY_MS,
+} from '@capstan/pki';
 import type { K3sServerTls } from '@capstan/k3s-bootstrap';
 import { PROXY_CLIENT_COMMON_NAME, type ApiServerFiles } from './api-server-args.js';
 import { SimError } from './errors.js';
@@ -65,12 +70,28 @@ export function apiServerFilesIn(dir: string): ApiServerFiles {
   };
 }
 
+export interface ApiServerFileOptions {
+  /**
+   * A cluster's first certificates are issued as if this many days had passed since (CAPSTAN_SIM_CERTIFICATE_AGE_DAYS:
+   * certificate rotation exercised without waiting a year). Certificates issued later are issued now.
+   */
+  firstIssueDaysAgo?: number;
+  /** Issue new leaf certificates even when the identity is unchanged (`k3s certificate rotate`). */
+  renew?: boolean;
+}
+
 /**
  * Writes what the API server reads, issuing its serving certificate from the server CA and its front-proxy
  * client certificate from the request-header CA, as K3s does on start. Files written for the same identity
- * are kept (a restarted provider adopts the API server that reads them). Returns the identity digest.
+ * are kept (a restarted provider adopts the API server that reads them) unless `renew` asks for new leaves; each
+ * file is replaced whole (the API server reloads its serving certificate when the file changes). Returns the
+ * identity digest.
  */
-export async function writeApiServerFiles(dir: string, identity: ApiServerIdentity): Promise<string> {
+export async function writeApiServerFiles(
+  dir: string,
+  identity: ApiServerIdentity,
+  options: ApiServerFileOptions = {},
+): Promise<string> {
   const digest = identityDigest(identity);
   const digestFile = join(dir, 'identity.sha256');
   const files = apiServerFilesIn(dir);
@@ -78,7 +99,9 @@ export async function writeApiServerFiles(dir: string, identity: ApiServerIdenti
     existsSync(digestFile) &&
     readFileSync(digestFile, 'utf8') === digest &&
     Object.values(files).every((path) => existsSync(path));
-  if (current) return digest;
+  if (current && !options.renew) return digest;
+  const first = !existsSync(files.servingCert);
+  const now = new Date(Date.now() - (first ? (options.firstIssueDaysAgo ?? 0) * ONE_DAY_MS : 0));
   const tokenLine = tokenAuthFileLine(identity.token);
   let serverCA, requestHeaderCA;
   try {
@@ -93,12 +116,20 @@ export async function writeApiServerFiles(dir: string, identity: ApiServerIdenti
     );
   }
   const [serving, proxyClient] = await Promise.all([
-    issueServerCertificate(serverCA, { commonName: 'kube-apiserver', ...servingCertificateNames(identity) }),
-    issueClientCertificate(requestHeaderCA, { commonName: PROXY_CLIENT_COMMON_NAME }),
+    issueServerCertificate(serverCA, {
+      commonName: 'kube-apiserver',
+      ...servingCertificateNames(identity),
+      now,
+    }),
+    issueClientCertificate(requestHeaderCA, { commonName: PROXY_CLIENT_COMMON_NAME, now }),
   ]);
-  const write = (path: string, content: string) => writeFileSync(path, content, { mode: 0o600 });
-  write(files.servingCert, serving.certPem + identity.tls.serverCA.certPem);
+  const write = (path: string, content: string) => {
+    writeFileSync(`${path}.new`, content, { mode: 0o600 });
+    renameSync(`${path}.new`, path);
+  };
+  // The key first: the API server's reload pairs the certificate it finds with the key beside it.
   write(files.servingKey, serving.keyPem);
+  write(files.servingCert, serving.certPem + identity.tls.serverCA.certPem);
   write(files.clientCA, identity.tls.clientCA.certPem);
   write(files.requestHeaderCA, identity.tls.requestHeaderCA.certPem);
   write(files.proxyClientCert, proxyClient.certPem);

@@ -41,6 +41,8 @@ export interface ApiServerHost {
    * every cluster lives in `etcd()` under a key prefix (the shared store, for scale runs).
    */
   clusterEtcd?: { etcd: () => string; etcdutl: () => string };
+  /** A new cluster's certificates start this many days old (CAPSTAN_SIM_CERTIFICATE_AGE_DAYS; 0 or unset: new). */
+  certificateAgeDays?: number;
 }
 
 /** The largest etcd snapshot the sim saves or restores (K3s's default backend quota). */
@@ -134,7 +136,9 @@ export class DedicatedClusterApi implements ClusterApi {
       }
     }
     const etcd = await this.etcd();
-    const digest = await writeApiServerFiles(dir, this.spec.identity);
+    const digest = await writeApiServerFiles(dir, this.spec.identity, {
+      firstIssueDaysAgo: this.host.certificateAgeDays ?? 0,
+    });
     const bindAddress = bindAddressFor(this.host, this.spec.endpoint.host);
     const process = new OwnedProcess({
       name: 'kube-apiserver',
@@ -216,6 +220,15 @@ export class DedicatedClusterApi implements ClusterApi {
     if (process) await process.stop(graceMs);
     else await stopRecordedProcess(this.dir, 'kube-apiserver');
     await this.stopOwnEtcd();
+  }
+
+  /**
+   * After `k3s certificate rotate` on a server: the API server's serving and front-proxy certificates are issued
+   * again. The running server reloads them from file (kube-apiserver watches its --tls-cert-file), so it keeps
+   * answering throughout, as a cluster whose servers rotate one at a time does.
+   */
+  async renewServingCertificate(): Promise<void> {
+    await writeApiServerFiles(this.host.stateDir.ensure(this.dir), this.spec.identity, { renew: true });
   }
 
   /**

@@ -1,10 +1,15 @@
 import type { SimClusterMode } from '@capstan/api';
 import { requireServerTls, type ParsedK3sBootstrap } from '@capstan/k3s-bootstrap';
 import type { ApiEndpoint } from '@capstan/pki';
+import { servingCertificateNames } from './api-server-certificates.js';
 import type { ClusterApiSpec } from './cluster-api.js';
 import { simulatedAddress, type NodeIdentity } from './node-object.js';
 import { sharedClusterNodeLabels } from './shared-cluster-nodes.js';
-import { K3S_DEFAULT_CLUSTER_CIDR, K3S_DEFAULT_CLUSTER_DOMAIN, K3S_DEFAULT_SERVICE_CIDR } from './service-network.js';
+import {
+  K3S_DEFAULT_CLUSTER_CIDR,
+  K3S_DEFAULT_CLUSTER_DOMAIN,
+  K3S_DEFAULT_SERVICE_CIDR,
+} from './service-network.js';
 
 export interface SimMachineRef {
   namespace: string;
@@ -48,6 +53,20 @@ export function clusterApiSpecFrom(parsed: ParsedK3sBootstrap, cluster: SimClust
   };
 }
 
+/** The names a server's serving certificate carries: the endpoint, its `tls-san`, the kubernetes Service, localhost. */
+export function servingNamesOf(
+  parsed: ParsedK3sBootstrap,
+  cluster: SimClusterRef,
+): { dnsNames: string[]; ipAddresses: string[] } {
+  return servingCertificateNames({
+    endpointHost: cluster.endpoint.host,
+    tlsSANs: parsed.tlsSANs,
+    serviceCIDR: parsed.serviceCIDR ?? K3S_DEFAULT_SERVICE_CIDR,
+    clusterCIDR: parsed.clusterCIDR ?? K3S_DEFAULT_CLUSTER_CIDR,
+    clusterDomain: parsed.clusterDomain ?? K3S_DEFAULT_CLUSTER_DOMAIN,
+  });
+}
+
 /** Where the node's K3s goes: its `server:` URL, or for the init server the cluster endpoint it serves itself. */
 export function serverEndpointOf(parsed: ParsedK3sBootstrap, cluster: SimClusterRef): ApiEndpoint {
   return parsed.endpoint ?? cluster.endpoint;
@@ -89,7 +108,10 @@ export function nodeIdentityFrom(
     providerID: machine.providerID,
     role: parsed.role,
     version: parsed.version,
-    labels: cluster.mode === 'shared' ? { ...parsed.nodeLabels, ...sharedClusterNodeLabels(cluster.namespace, cluster.clusterName) } : parsed.nodeLabels,
+    labels:
+      cluster.mode === 'shared'
+        ? { ...parsed.nodeLabels, ...sharedClusterNodeLabels(cluster.namespace, cluster.clusterName) }
+        : parsed.nodeLabels,
     taints: parsed.nodeTaints,
     addresses: machineAddresses(machine, name),
     machineUID: machine.uid,

@@ -32,3 +32,4 @@ export * from './sim-kubelet.js';
 export * from './static-pods.js';
 export * from './object-store.js';
 export * from './k3s-commands.js';
+export * from './k3s-leaf-certificates.js';

@@ -38,6 +38,8 @@ describe('the sim k3s etcd commands', () => {
       restoreSnapshot: async (file) => {
         restored.push(readFileSync(file, 'utf8'));
       },
+      servingNames: { dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] },
+      renewServingCertificate: async () => undefined,
       now: () => new Date('2026-11-28T10:00:00Z'),
     };
   });

@@ -4,6 +4,12 @@ import { savedEtcdSnapshotLine, type SavedEtcdSnapshot } from '@capstan/k3s-boot
 import { HostRoot, readBeneath, removeBeneath, writeBeneath } from '@capstan/node-agent';
 import { MAX_ETCD_SNAPSHOT_BYTES } from './dedicated-cluster-api.js';
 import { isSimError } from './errors.js';
+import {
+  checkLeafCertificates,
+  issueLeafCertificates,
+  isCertificateService,
+  type K3sCertificateService,
+} from './k3s-leaf-certificates.js';
 import { ObjectStore, ObjectStoreError, type ObjectStoreLocation } from './object-store.js';
 
 // The sim's stand-in for the `k3s` binary's etcd commands on a server machine (docs/sim.md, docs/day2.md). A plan
@@ -35,6 +41,10 @@ export interface K3sCommandHost {
   server: boolean;
   saveSnapshot(file: string): Promise<number>;
   restoreSnapshot(file: string): Promise<void>;
+  /** The names the server's serving certificate carries (for `certificate rotate`). */
+  servingNames: { dnsNames: string[]; ipAddresses: string[] };
+  /** After `certificate rotate` of the api-server: the cluster's API server serves a renewed certificate. */
+  renewServingCertificate(): Promise<void>;
   now?: () => Date;
 }
 
@@ -117,7 +127,7 @@ export async function runK3sCommand(
     const [command, sub, ...rest] = argv;
     if (!host.server)
       throw new UsageError(
-        'k3s: etcd snapshots and cluster resets run on servers only; this machine is an agent',
+        'k3s: etcd snapshots, cluster resets and certificate commands run on servers only; this machine is an agent',
       );
     if (command === 'etcd-snapshot' && sub === 'save')
       return await save(host, parseFlags(rest, SAVE_FLAGS), secretKey);
@@ -132,8 +142,11 @@ export async function runK3sCommand(
         ),
         secretKey,
       );
+    if (command === 'certificate' && sub === 'check') return check(host, parseFlags(rest, CHECK_FLAGS));
+    if (command === 'certificate' && sub === 'rotate')
+      return await rotate(host, parseFlags(rest, ROTATE_FLAGS));
     throw new UsageError(
-      `k3s: the sim runs "k3s etcd-snapshot save|delete" and "k3s server --cluster-reset" only, not "${[command, sub].filter(Boolean).join(' ').slice(0, 64)}"`,
+      `k3s: the sim runs "k3s etcd-snapshot save|delete", "k3s server --cluster-reset" and "k3s certificate check|rotate" only, not "${[command, sub].filter(Boolean).join(' ').slice(0, 64)}"`,
     );
   } catch (error) {
     if (error instanceof UsageError || error instanceof ObjectStoreError)
@@ -145,16 +158,20 @@ export async function runK3sCommand(
 
 interface ParsedFlags {
   values: Map<string, string>;
+  /** Flags given more than once (`--service a --service b`, or `--service a,b`). */
+  lists: Map<string, string[]>;
   switches: Set<string>;
   positional: string[];
 }
 
-type FlagSpec = { values: readonly string[]; switches: readonly string[] };
+type FlagSpec = { values: readonly string[]; switches: readonly string[]; repeated?: readonly string[] };
 
 const S3_VALUES = ['s3-endpoint', 's3-bucket', 's3-folder', 's3-region', 's3-access-key', 's3-endpoint-ca'];
 const S3_SWITCHES = ['s3', 's3-insecure', 's3-skip-ssl-verify'];
 const SAVE_FLAGS: FlagSpec = { values: ['name', ...S3_VALUES], switches: S3_SWITCHES };
 const DELETE_FLAGS: FlagSpec = { values: S3_VALUES, switches: S3_SWITCHES };
+const CHECK_FLAGS: FlagSpec = { values: ['output'], switches: [] };
+const ROTATE_FLAGS: FlagSpec = { values: [], switches: [], repeated: ['service'] };
 const RESET_FLAGS: FlagSpec = {
   values: ['cluster-reset-restore-path', ...S3_VALUES],
   switches: ['cluster-reset', ...S3_SWITCHES],
@@ -162,7 +179,7 @@ const RESET_FLAGS: FlagSpec = {
 
 /** `--flag value`, `--flag=value` and switches; `--etcd-s3-*` is `--s3-*`, as `k3s server` spells them. Unknown: refused. */
 function parseFlags(args: readonly string[], spec: FlagSpec): ParsedFlags {
-  const parsed: ParsedFlags = { values: new Map(), switches: new Set(), positional: [] };
+  const parsed: ParsedFlags = { values: new Map(), lists: new Map(), switches: new Set(), positional: [] };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (!arg.startsWith('-')) {
@@ -175,10 +192,12 @@ function parseFlags(args: readonly string[], spec: FlagSpec): ParsedFlags {
       if (inline !== undefined && inline !== 'true' && inline !== 'false')
         throw new UsageError(`k3s: --${rawName} takes no value`);
       if (inline !== 'false') parsed.switches.add(name);
-    } else if (spec.values.includes(name)) {
+    } else if (spec.repeated?.includes(name) || spec.values.includes(name)) {
       const value = inline ?? args[++i];
       if (value === undefined) throw new UsageError(`k3s: --${rawName} needs a value`);
-      parsed.values.set(name, value);
+      if (spec.repeated?.includes(name))
+        parsed.lists.set(name, [...(parsed.lists.get(name) ?? []), ...value.split(',').filter(Boolean)]);
+      else parsed.values.set(name, value);
     } else {
       throw new UsageError(`k3s: unknown flag --${rawName.slice(0, 64)}`);
     }
@@ -327,4 +346,42 @@ async function reset(host: K3sCommandHost, flags: ParsedFlags, secretKey: string
   } finally {
     if (downloaded) rmSync(file, { force: true });
   }
+}
+
+/** `k3s certificate check [--output text|json]`: the server's leaf certificates and their expiry. */
+function check(host: K3sCommandHost, flags: ParsedFlags): K3sCommandResult {
+  const output = flags.values.get('output') ?? 'text';
+  if (output !== 'text' && output !== 'json' && output !== 'table')
+    throw new UsageError('k3s: --output must be text, table or json');
+  const reports = checkLeafCertificates(host.root, (host.now ?? (() => new Date()))());
+  if (output === 'json') return { code: 0, output: JSON.stringify(reports) };
+  return {
+    code: 0,
+    output: reports
+      .map((r) => `${r.filename}: ${r.status}, expires ${r.expiryTime} (${r.residualTime})`)
+      .join('\n'),
+  };
+}
+
+/**
+ * `k3s certificate rotate [--service s]...`: new leaf certificates for the services (all when none is named), as K3s
+ * issues them on the next start. The sim's one API server per cluster reloads its serving certificate from file, so
+ * the server keeps answering; a real K3s server is stopped around the command (the plan does that).
+ */
+async function rotate(host: K3sCommandHost, flags: ParsedFlags): Promise<K3sCommandResult> {
+  const named = flags.lists.get('service') ?? [];
+  const unknown = named.filter((s) => !isCertificateService(s));
+  if (unknown.length > 0)
+    throw new UsageError(`k3s: unknown certificate service "${unknown[0]!.slice(0, 64)}"`);
+  const services = named.length > 0 ? (named as K3sCertificateService[]) : undefined;
+  const renewed = await issueLeafCertificates(host.root, {
+    servingNames: host.servingNames,
+    ...(services && { services }),
+    ...(host.now && { now: host.now() }),
+  });
+  if (renewed.includes('api-server')) await host.renewServingCertificate();
+  return {
+    code: 0,
+    output: `Certificates rotated for ${renewed.join(', ')}; restart k3s to load them (the sim's server already has)`,
+  };
 }

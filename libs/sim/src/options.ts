@@ -40,6 +40,12 @@ export interface SimMachineOptions {
    * (snapshots and restores act on it); `shared` one store for all, a key prefix each (cheaper, for scale runs).
    */
   clusterEtcd: ClusterEtcdMode;
+  /**
+   * A new server's leaf certificates (and its cluster API server's) are issued as if this many days had passed since
+   * (0: now). K3s's certificates last 365 days, so 350 leaves 15: rotation before expiry can be exercised and measured
+   * without waiting a year. Certificates rotated later are new.
+   */
+  certificateAgeDays: number;
 }
 
 export const CLUSTER_ETCD_MODES = ['per-cluster', 'shared'] as const;
@@ -101,7 +107,22 @@ export function simMachineOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): 
     nodeAgentMain: text(env, 'NODE_AGENT_MAIN'),
     workloads: onOff(env, 'WORKLOADS', true),
     clusterEtcd: oneOf(env, 'CLUSTER_ETCD', CLUSTER_ETCD_MODES, 'per-cluster'),
+    certificateAgeDays: certificateAgeDays(env),
   };
+}
+
+/** Below K3s's one-year lifetime: an older certificate would be issued already expired. */
+function certificateAgeDays(env: NodeJS.ProcessEnv): number {
+  const days = number(env, 'CERTIFICATE_AGE_DAYS', 0);
+  if (days >= 365)
+    throw new SimError(
+      `${SIM_ENV_PREFIX}CERTIFICATE_AGE_DAYS must be below 365 (a leaf certificate's lifetime)`,
+      'InvalidOption',
+      {
+        option: 'CERTIFICATE_AGE_DAYS',
+      },
+    );
+  return days;
 }
 
 function onOff(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {

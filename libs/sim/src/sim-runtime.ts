@@ -216,6 +216,22 @@ export class SimRuntime {
     });
   }
 
+  /** How old a new server's certificates start (CAPSTAN_SIM_CERTIFICATE_AGE_DAYS). */
+  get certificateAgeDays(): number {
+    return this.runtime.options.certificateAgeDays;
+  }
+
+  /**
+   * `k3s certificate rotate` on one of the cluster's servers: its API server serves a new certificate (reloaded from
+   * file, no restart). A shared-mode cluster's server is the shared one, whose certificate is the sim's own: nothing.
+   */
+  renewServingCertificate(clusterKey: string): Promise<void> {
+    return this.withLock(clusterKey, async () => {
+      const api = this.clusters.get(clusterKey);
+      if (api instanceof DedicatedClusterApi) await api.renewServingCertificate();
+    });
+  }
+
   /**
    * `k3s etcd-snapshot save` on one of the cluster's servers: a snapshot of the cluster's own etcd into `file` (a
    * file the provider owns, outside every machine root). Returns its size in bytes.
@@ -465,6 +481,7 @@ export class SimRuntime {
         this.runtime.options.clusterEtcd === 'per-cluster'
           ? { etcd: () => this.resolveBinaries().etcd, etcdutl: () => this.resolveEtcdutl() }
           : undefined,
+      certificateAgeDays: this.runtime.options.certificateAgeDays,
       startTimeoutMs: this.runtime.options.apiServerStartTimeoutSeconds * 1000,
       logger: this.runtime.logger,
       onExit: (key) => {

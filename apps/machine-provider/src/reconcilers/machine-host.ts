@@ -1,14 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { SimMachine } from '@capstan/api';
-import {
-  BOOTSTRAP_SENTINEL_PATH,
-  BootstrapDataError,
-  K3S_SERVER_TLS_DIR,
-  type ParsedFile,
-  type ParsedK3sBootstrap,
-} from '@capstan/k3s-bootstrap';
-import { issueClientCertificate, loadCertificateAuthority } from '@capstan/pki';
+import { BOOTSTRAP_SENTINEL_PATH, BootstrapDataError, type ParsedFile, type ParsedK3sBootstrap } from '@capstan/k3s-bootstrap';
 import { pinnedKubeApiserverVersions, resolveKubeApiserverVersion } from '@capstan/testing/local-host';
 import {
   acknowledgeInstall,
@@ -16,6 +9,7 @@ import {
   clusterApiSpecFrom,
   clusterKeyOf,
   isSimError,
+  issueLeafCertificates,
   kubeApiserverArgsOf,
   nodeIdentityFrom,
   nodeNameOf,
@@ -25,6 +19,7 @@ import {
   writeSimInstaller,
   writeSimK3sBinary,
   serverEndpointOf,
+  servingNamesOf,
   SimConditionReason,
   type ClusterApi,
   type InstalledServer,
@@ -174,7 +169,12 @@ export async function runHost(
     writeMachineFiles(root, parsed.files);
     writeSimInstaller(root, parsed.installScriptPath, { version: parsed.version, exec: isServerRole(parsed) ? 'server' : 'agent' }, availableMinors());
     if (isServerRole(parsed)) {
-      await writeK3sClientCertificate(root, parsed);
+      // K3s issues a new server's leaf certificates at its first start (client-kube-apiserver is what plan probes
+      // of the API server present).
+      await issueLeafCertificates(root, {
+        servingNames: servingNamesOf(parsed, host.cluster),
+        issuedDaysAgo: runtime.certificateAgeDays,
+      });
       writeSimK3sBinary(root);
     }
   }
@@ -191,6 +191,8 @@ export async function runHost(
         server: true,
         saveSnapshot: (file) => runtime.saveEtcdSnapshot(clusterKey, file),
         restoreSnapshot: (file) => runtime.restoreEtcdSnapshot(clusterKey, file),
+        servingNames: servingNamesOf(parsed, host.cluster),
+        renewServingCertificate: () => runtime.renewServingCertificate(clusterKey),
       }),
     );
   }
@@ -200,20 +202,6 @@ export async function runHost(
 /** The Kubernetes minors of the pinned kube-apiservers: the K3s releases the sim can install. */
 function availableMinors(): string[] {
   return pinnedKubeApiserverVersions().map(({ version }) => version.replace(/^v(\d+\.\d+)\..*$/, '$1'));
-}
-
-const K3S_CLIENT_CERT = `${K3S_SERVER_TLS_DIR}/client-kube-apiserver.crt`;
-const K3S_CLIENT_KEY = `${K3S_SERVER_TLS_DIR}/client-kube-apiserver.key`;
-
-async function writeK3sClientCertificate(root: string, parsed: ParsedK3sBootstrap): Promise<void> {
-  const clientCA = parsed.serverTls.clientCA;
-  if (!clientCA) return;
-  const ca = await loadCertificateAuthority(clientCA);
-  const issued = await issueClientCertificate(ca, { commonName: 'system:apiserver', organizations: ['system:masters'] });
-  writeMachineFiles(root, [
-    { path: K3S_CLIENT_CERT, permissions: '0644', content: Buffer.from(issued.certPem) },
-    { path: K3S_CLIENT_KEY, permissions: '0600', content: Buffer.from(issued.keyPem) },
-  ]);
 }
 
 /**
