@@ -8,6 +8,7 @@ export * from './constants/phases.js';
 export * from './constants/resources.js';
 export * from './constants/secrets.js';
 export * from './constants/in-place.js';
+export * from './constants/certificates.js';
 export * from './types/common.js';
 export * from './types/fields.js';
 export * from './types/replica-status.js';

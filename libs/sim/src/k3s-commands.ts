@@ -8,8 +8,8 @@ import {
   checkLeafCertificates,
   issueLeafCertificates,
   isCertificateService,
-  type K3sCertificateService,
 } from './k3s-leaf-certificates.js';
+import type { K3sCertificateService } from '@capstan/api';
 import { ObjectStore, ObjectStoreError, type ObjectStoreLocation } from './object-store.js';
 
 // The sim's stand-in for the `k3s` binary's etcd commands on a server machine (docs/sim.md, docs/day2.md). A plan
@@ -382,6 +382,9 @@ async function rotate(host: K3sCommandHost, flags: ParsedFlags): Promise<K3sComm
   if (renewed.includes('api-server')) await host.renewServingCertificate();
   return {
     code: 0,
-    output: `Certificates rotated for ${renewed.join(', ')}; restart k3s to load them (the sim's server already has)`,
+    output:
+      renewed.length > 0
+        ? `Certificates rotated for ${renewed.join(', ')}; restart k3s to load them (the sim's server already has)`
+        : 'No certificates of the named services are kept on this server',
   };
 }

@@ -1,3 +1,4 @@
+import { K3S_CERTIFICATE_SERVICES, type K3sCertificateService } from '@capstan/api';
 import { K3S_CA_FILES, K3S_SERVER_TLS_DIR, type K3sServerTls } from '@capstan/k3s-bootstrap';
 import { HostRoot, readBeneath, writeBeneath } from '@capstan/node-agent';
 import {
@@ -15,20 +16,24 @@ import { SimError } from './errors.js';
 // `k3s certificate check` reports and `k3s certificate rotate` renews (docs/day2.md). K3s issues them from the
 // cluster's CAs at start, for a year; the sim issues them when the server boots and when a plan rotates them.
 
-/** The `--service` names of `k3s certificate rotate` the sim's servers have certificates for. */
-export const K3S_CERTIFICATE_SERVICES = [
+/**
+ * The `k3s certificate rotate --service` names the sim's servers keep certificates for. The others K3s knows (etcd,
+ * kubelet, kube-proxy, k3s-controller, ...) belong to parts the sim runs without certificates of their own: naming
+ * them is accepted and renews nothing.
+ */
+export const SIM_CERTIFICATE_SERVICES = [
   'admin',
   'api-server',
   'controller-manager',
   'scheduler',
   'auth-proxy',
-] as const;
-export type K3sCertificateService = (typeof K3S_CERTIFICATE_SERVICES)[number];
+] as const satisfies readonly K3sCertificateService[];
+type SimCertificateService = (typeof SIM_CERTIFICATE_SERVICES)[number];
 
 type SigningCA = 'serverCA' | 'clientCA' | 'requestHeaderCA';
 
 interface LeafCertificate {
-  service: K3sCertificateService;
+  service: SimCertificateService;
   /** File name without `.crt` / `.key`, in K3S_SERVER_TLS_DIR. */
   stem: string;
   ca: SigningCA;
@@ -107,7 +112,7 @@ export interface LeafIssueOptions {
 /** One certificate as `k3s certificate check --output json` lists it. */
 export interface LeafCertificateReport {
   filename: string;
-  service: K3sCertificateService;
+  service: SimCertificateService;
   subject: string;
   usages: 'ServerAuth' | 'ClientAuth';
   /** RFC 3339. */
@@ -129,7 +134,7 @@ export async function issueLeafCertificates(
   options: LeafIssueOptions,
 ): Promise<K3sCertificateService[]> {
   const machine = new HostRoot(root);
-  const services = new Set(options.services ?? K3S_CERTIFICATE_SERVICES);
+  const services = new Set<K3sCertificateService>(options.services ?? SIM_CERTIFICATE_SERVICES);
   const leaves = LEAVES.filter((leaf) => services.has(leaf.service));
   const authorities = new Map<SigningCA, CertificateAuthority>();
   for (const ca of new Set(leaves.map((leaf) => leaf.ca))) authorities.set(ca, await machineCA(machine, ca));
@@ -151,7 +156,7 @@ export async function issueLeafCertificates(
     writeBeneath(machine, leafKeyPath(leaf.stem), issued.keyPem, 0o600);
     writeBeneath(machine, leafCertificatePath(leaf.stem), issued.certPem, 0o644);
   }
-  return [...services];
+  return [...new Set(leaves.map((leaf) => leaf.service))];
 }
 
 async function machineCA(machine: HostRoot, ca: SigningCA): Promise<CertificateAuthority> {

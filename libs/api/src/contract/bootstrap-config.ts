@@ -1,3 +1,4 @@
+import { ANNOTATIONS } from '../constants/annotations.js';
 import type { ReportedCondition } from '../conditions/conditions.js';
 import type { ContractVersion } from './contract-version.js';
 import { readConditions } from './shared-fields.js';
@@ -12,6 +13,11 @@ export interface BootstrapConfigContract {
   conditions: ReportedCondition[];
   /** Capstan's in-place update contract (docs/in-place-updates.md): `status.inPlaceUpdate`. */
   inPlaceUpdate?: { target: string; state: string; message?: string };
+  /**
+   * `machine.cluster.x-k8s.io/certificates-expiry` on the config (RFC 3339): when the machine's certificates expire, as
+   * the control plane provider read them. The Machine controller copies it to `status.certificatesExpiryDate`.
+   */
+  certificatesExpiry?: string;
 }
 
 export function readBootstrapConfig(obj: unknown, contract?: ContractVersion): BootstrapConfigContract {
@@ -22,10 +28,12 @@ export function readBootstrapConfig(obj: unknown, contract?: ContractVersion): B
   const target = stringAt(obj, ['status', 'inPlaceUpdate', 'target']);
   const state = stringAt(obj, ['status', 'inPlaceUpdate', 'state']);
   const message = stringAt(obj, ['status', 'inPlaceUpdate', 'message']);
+  const certificatesExpiry = stringAt(obj, ['metadata', 'annotations', ANNOTATIONS.certificatesExpiry]);
   return {
     dataSecretCreated: created === true,
     ...(dataSecretName ? { dataSecretName } : {}),
     conditions: readConditions(obj, contract),
     ...(target && state && { inPlaceUpdate: { target, state, ...(message && { message }) } }),
+    ...(certificatesExpiry && { certificatesExpiry }),
   };
 }

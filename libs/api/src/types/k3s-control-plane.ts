@@ -1,3 +1,8 @@
+import {
+  K3S_CERTIFICATE_SERVICES,
+  K3S_LEAF_CERTIFICATE_DAYS,
+  type K3sCertificateService,
+} from '../constants/certificates.js';
 import { IN_PLACE_POLICIES, type InPlacePolicy } from '../constants/in-place.js';
 import {
   ArrayMaxSize,
@@ -101,8 +106,31 @@ export class K3sControlPlaneRolloutStrategySchema {
 }
 export type K3sControlPlaneRolloutStrategy = K3sControlPlaneRolloutStrategySchema;
 
+@Description(
+  'K3sControlPlaneRolloutBeforeSpec says what makes control plane Machines change before something else would (upstream rollout.before).',
+)
+export class K3sControlPlaneRolloutBeforeSpecSchema {
+  @Description(
+    "certificatesExpiryDays: a server whose certificates (Machine.status.certificatesExpiryDate) expire within this many days has them rotated in place, one server at a time, with no Machine replaced. Upstream's KubeadmControlPlane replaces such a Machine instead. At least 7, and below K3s's 365-day certificate lifetime, so a rotation leaves a server outside the window.",
+  )
+  @IsOptional()
+  @IsInt32()
+  @Cel('self >= 7', 'certificatesExpiryDays must be at least 7')
+  @Cel(
+    `self < ${K3S_LEAF_CERTIFICATE_DAYS}`,
+    `certificatesExpiryDays must be below ${K3S_LEAF_CERTIFICATE_DAYS}, the lifetime of the certificates K3s issues: a rotation would never leave the window`,
+  )
+  certificatesExpiryDays?: number;
+}
+export type K3sControlPlaneRolloutBeforeSpec = K3sControlPlaneRolloutBeforeSpecSchema;
+
 @Description('K3sControlPlaneRolloutSpec configures when and how control plane Machines are rolled out.')
 export class K3sControlPlaneRolloutSpecSchema {
+  @Description('before: certificate expiry that triggers an in-place rotation (certificatesExpiryDays).')
+  @IsOptional()
+  @Nested(() => K3sControlPlaneRolloutBeforeSpecSchema)
+  before?: K3sControlPlaneRolloutBeforeSpecSchema;
+
   @Description(
     'after asks for a rollout after the given time (RFC 3339) even if nothing changed in the K3sControlPlane.',
   )
@@ -257,6 +285,79 @@ export class K3sControlPlaneEtcdRestoreSpecSchema {
   generation!: number;
 }
 export type K3sControlPlaneEtcdRestoreSpec = K3sControlPlaneEtcdRestoreSpecSchema;
+
+@Description(
+  "K3sControlPlaneRotateCertificatesSpec asks for the servers' certificates to be rotated in place (Rancher's rotateCertificates): a new generation starts a rotation, one server at a time.",
+)
+export class K3sControlPlaneRotateCertificatesSpecSchema {
+  @Description('generation: raise it to rotate again.')
+  @IsInt64()
+  @Cel('self >= 1', 'generation must be at least 1')
+  generation!: number;
+
+  @Description(
+    'services limits the rotation to these K3s certificate services (k3s certificate rotate --service); all when unset.',
+  )
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(K3S_CERTIFICATE_SERVICES.length)
+  @IsIn(K3S_CERTIFICATE_SERVICES, { each: true })
+  services?: K3sCertificateService[];
+}
+export type K3sControlPlaneRotateCertificatesSpec = K3sControlPlaneRotateCertificatesSpecSchema;
+
+export const CERTIFICATE_ROTATION_PHASES = ['Rotating', 'Finished', 'Failed'] as const;
+export type CertificateRotationPhase = (typeof CERTIFICATE_ROTATION_PHASES)[number];
+export const CERTIFICATE_ROTATION_REASONS = ['Requested', 'ExpiringSoon'] as const;
+export type CertificateRotationReason = (typeof CERTIFICATE_ROTATION_REASONS)[number];
+
+@Description('K3sControlPlaneCertificateRotationStatus is where the last certificate rotation stands.')
+export class K3sControlPlaneCertificateRotationStatusSchema {
+  @Description(
+    'reason: Requested (spec.rotateCertificates) or ExpiringSoon (rollout.before.certificatesExpiryDays).',
+  )
+  @IsIn(CERTIFICATE_ROTATION_REASONS)
+  reason!: CertificateRotationReason;
+
+  @Description('generation of spec.rotateCertificates a Requested rotation is about.')
+  @IsOptional()
+  @IsInt64()
+  generation?: number;
+
+  @Description('phase: Rotating (one server at a time), Finished or Failed.')
+  @IsIn(CERTIFICATE_ROTATION_PHASES)
+  phase!: CertificateRotationPhase;
+
+  @Description('machines still to rotate, in order; the first is rotating now.')
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(1000)
+  @IsString({ each: true })
+  pending?: string[];
+
+  @Description('rotated lists the server machines whose certificates this rotation renewed.')
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(1000)
+  @IsString({ each: true })
+  rotated?: string[];
+
+  @Description('startTime is when the rotation started (RFC 3339).')
+  @IsRFC3339()
+  startTime!: string;
+
+  @Description('completionTime is when it finished or failed (RFC 3339).')
+  @IsOptional()
+  @IsRFC3339()
+  completionTime?: string;
+
+  @Description('message says what failed and how to recover.')
+  @IsOptional()
+  @IsString()
+  @MaxLength(2048)
+  message?: string;
+}
+export type K3sControlPlaneCertificateRotationStatus = K3sControlPlaneCertificateRotationStatusSchema;
 
 export const ETCD_RESTORE_PHASES = ['Started', 'Restoring', 'Finished', 'Failed'] as const;
 export type EtcdRestorePhase = (typeof ETCD_RESTORE_PHASES)[number];
@@ -498,6 +599,13 @@ export class K3sControlPlaneSpecSchema {
   @IsOptional()
   @Nested(() => K3sControlPlaneEtcdRestoreSpecSchema)
   etcdSnapshotRestore?: K3sControlPlaneEtcdRestoreSpecSchema;
+
+  @Description(
+    "rotateCertificates rotates the servers' certificates in place, one server at a time (a new generation starts one); status.certificateRotation says where it stands.",
+  )
+  @IsOptional()
+  @Nested(() => K3sControlPlaneRotateCertificatesSpecSchema)
+  rotateCertificates?: K3sControlPlaneRotateCertificatesSpecSchema;
 }
 export type K3sControlPlaneSpec = K3sControlPlaneSpecSchema;
 
@@ -573,6 +681,11 @@ export class K3sControlPlaneStatusSchema extends ScalableStatusSchema {
   @IsOptional()
   @Nested(() => K3sControlPlaneEtcdRestoreStatusSchema)
   etcdSnapshotRestore?: K3sControlPlaneEtcdRestoreStatusSchema;
+
+  @Description('certificateRotation is where the last certificate rotation stands.')
+  @IsOptional()
+  @Nested(() => K3sControlPlaneCertificateRotationStatusSchema)
+  certificateRotation?: K3sControlPlaneCertificateRotationStatusSchema;
 }
 export type K3sControlPlaneStatus = K3sControlPlaneStatusSchema;
 

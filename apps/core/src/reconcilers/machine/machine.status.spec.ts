@@ -170,10 +170,48 @@ describe('machine phases', () => {
   });
 });
 
+describe('machine certificatesExpiryDate', () => {
+  const controlPlane = (annotations: Record<string, string> = {}): Machine => {
+    const m = machine();
+    m.metadata.labels = { 'cluster.x-k8s.io/control-plane': '' };
+    m.metadata.annotations = annotations;
+    return m;
+  };
+  const expiryOf = (m: Machine, contract: Partial<BootstrapConfigContract>) =>
+    computeMachineStatus(observe(m, { bootstrap: bootstrap(contract) }), t0).certificatesExpiryDate;
+
+  it("is copied from the bootstrap config's annotation for control plane machines, the Machine's own winning", () => {
+    expect(expiryOf(controlPlane(), { certificatesExpiry: '2026-12-13T10:00:00+00:00' })).toBe(
+      '2026-12-13T10:00:00Z',
+    );
+    expect(
+      expiryOf(controlPlane({ 'machine.cluster.x-k8s.io/certificates-expiry': '2027-01-01T00:00:00Z' }), {
+        certificatesExpiry: '2026-12-13T10:00:00Z',
+      }),
+    ).toBe('2027-01-01T00:00:00Z');
+  });
+
+  it('is never set on workers, cleared when the annotation goes, and ignores a value that is not RFC 3339', () => {
+    expect(expiryOf(machine(), { certificatesExpiry: '2026-12-13T10:00:00Z' })).toBeUndefined();
+    const set = controlPlane();
+    set.status = { certificatesExpiryDate: '2026-12-13T10:00:00Z' };
+    expect(expiryOf(set, {})).toBeUndefined();
+    expect(expiryOf(controlPlane(), { certificatesExpiry: 'next tuesday' })).toBeUndefined();
+  });
+});
+
 describe('machine conditions', () => {
   it("mirror the bootstrap config's PlanApplied, and show none when the provider reports none", () => {
-    const waiting = { type: 'PlanApplied', status: 'False', reason: 'WaitingForProbes', message: 'waiting for probes: kube-apiserver' };
-    const reported = computeMachineStatus(observe(machine(), { bootstrap: bootstrap({ conditions: [waiting] }) }), t0);
+    const waiting = {
+      type: 'PlanApplied',
+      status: 'False',
+      reason: 'WaitingForProbes',
+      message: 'waiting for probes: kube-apiserver',
+    };
+    const reported = computeMachineStatus(
+      observe(machine(), { bootstrap: bootstrap({ conditions: [waiting] }) }),
+      t0,
+    );
     expect(getCondition(reported.conditions, 'PlanApplied')).toMatchObject({
       status: 'False',
       reason: 'WaitingForProbes',

@@ -1,11 +1,13 @@
 import { type V1Node } from '@kubernetes/client-node';
 import {
+  ANNOTATIONS,
   ConditionList,
   ConditionReason,
   ConditionStatus,
   ConditionType,
   deletingCondition,
   getCondition,
+  LABELS,
   MachinePhase,
   mirrorCondition,
   summarizeConditions,
@@ -72,6 +74,26 @@ const NODE_INFO_FIELDS = [
   'architecture',
 ] as const;
 
+/**
+ * `status.certificatesExpiryDate` as upstream's Machine controller sets it (reconcileCertificateExpiry): control plane
+ * Machines only, from the Machine's `machine.cluster.x-k8s.io/certificates-expiry` annotation, else the bootstrap
+ * config's (where the control plane provider writes what the server reported). A value that is not RFC 3339 is not
+ * copied.
+ */
+function certificatesExpiryOf(
+  machine: Machine,
+  bootstrap: ExternalObservation<BootstrapConfigContract>,
+): string | undefined {
+  if (!Object.hasOwn(machine.metadata?.labels ?? {}, LABELS.controlPlane)) return undefined;
+  const value =
+    machine.metadata?.annotations?.[ANNOTATIONS.certificatesExpiry] ??
+    (bootstrap.state === 'found' ? bootstrap.contract.certificatesExpiry : undefined);
+  if (!value || !RFC3339.test(value) || Number.isNaN(Date.parse(value))) return undefined;
+  return toRFC3339(new Date(value));
+}
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
 /** The Machine's status as upstream's Machine controller computes it (machine_controller_status.go). */
 export function computeMachineStatus(observation: MachineObservation, now: Date = new Date()): MachineStatus {
   const { machine, bootstrap, infrastructure: infra, node } = observation;
@@ -99,6 +121,9 @@ export function computeMachineStatus(observation: MachineObservation, now: Date 
     if (infra.contract.addresses.length > 0) status.addresses = infra.contract.addresses;
     if (infra.contract.failureDomain) status.failureDomain = infra.contract.failureDomain;
   }
+  const certificatesExpiryDate = certificatesExpiryOf(machine, bootstrap);
+  if (certificatesExpiryDate) status.certificatesExpiryDate = certificatesExpiryDate;
+  else delete status.certificatesExpiryDate;
   if (node.state === 'found') {
     status.nodeRef = { name: node.node.metadata!.name! };
     const info = nodeInfo(node.node);
