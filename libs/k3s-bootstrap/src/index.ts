@@ -12,3 +12,5 @@ export * from './node-agent-files.js';
 export * from './k3s-release.js';
 export * from './file-content.js';
 export * from './etcd-snapshot-result.js';
+export * from './k3s-on-machine.js';
+export * from './certificate-check.js';

@@ -5,6 +5,11 @@ export function certificateNotAfter(certPem: string): Date {
   return parseCertificatePem(certPem).notAfter;
 }
 
+/** When the first certificate of a PEM bundle started being valid. */
+export function certificateNotBefore(certPem: string): Date {
+  return parseCertificatePem(certPem).notBefore;
+}
+
 /**
  * True when the certificate expires within `withinMs` of `now` (or has already expired): the renewal
  * check, e.g. `expiresWithin(kubeconfigCert, 180 * ONE_DAY_MS)` renews half-way through a one-year cert.

@@ -57,8 +57,8 @@ export interface K3sCommandResult {
 class UsageError extends Error {}
 
 /**
- * The stand-in binary, written at boot below the machine's root: it takes a lock (K3s refuses a second snapshot
- * while one runs), hands `AWS_SECRET_ACCESS_KEY` and the arguments to the provider NUL-separated in a private file,
+ * The stand-in binary, written at boot below the machine's root: it waits for the server's lock (one command at a
+ * time), hands `AWS_SECRET_ACCESS_KEY` and the arguments to the provider NUL-separated in a private file,
  * waits for the answer and prints it with the command's exit code.
  */
 export function writeSimK3sBinary(root: string): void {
@@ -67,10 +67,16 @@ export function writeSimK3sBinary(root: string): void {
 set -eu
 state="\${CAPSTAN_HOST_ROOT%/}/var/lib/capstan/sim"
 mkdir -p "$state"
-if ! mkdir "$state/k3s-request.lock" 2>/dev/null; then
-  echo "k3s: another etcd snapshot or restore is in progress on this server" >&2
-  exit 1
-fi
+# One command at a time per server (the request file has one slot): a certificate check waits for a snapshot.
+waited=0
+until mkdir "$state/k3s-request.lock" 2>/dev/null; do
+  if [ "$waited" -ge ${SIM_K3S_TIMEOUT_SECONDS * 10} ]; then
+    echo "k3s: another k3s command held this server for ${SIM_K3S_TIMEOUT_SECONDS}s" >&2
+    exit 1
+  fi
+  sleep 0.1
+  waited=$((waited + 1))
+done
 trap 'rm -rf "$state/k3s-request.lock"' EXIT
 id="$(date +%s%N)-$$"
 umask 077

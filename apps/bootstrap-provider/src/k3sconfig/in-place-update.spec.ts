@@ -2,6 +2,7 @@ import { gzipSync } from 'node:zlib';
 import { BootstrapDataError, BootstrapRenderError } from '@capstan/k3s-bootstrap';
 import type { V1Secret } from '@kubernetes/client-node';
 import { gzipJson, PLAN_KEYS, planChecksum, type MachinePlan } from '@capstan/node-agent';
+import { initialPlanFor } from './machine-plan.js';
 import { probesDeadlineIn, PROBES_DEADLINE_MS, updateOutcome, updatePlanFor } from './in-place-update.js';
 
 const render = {
@@ -21,6 +22,13 @@ function secretWith(data: Record<string, Buffer | string>): V1Secret {
 }
 
 describe('updatePlanFor', () => {
+  it("keeps the machine plan's probes and periodic instructions (a server's certificate check)", () => {
+    const base = initialPlanFor('init-server', { host: '10.0.0.1', port: 6443 });
+    const plan = updatePlanFor({ render, restart: true, ...base, probes: base.probes });
+    expect(plan.periodicInstructions?.map((p) => p.name)).toEqual(['certificate-expiry']);
+    expect(Object.keys(plan.probes ?? {})).toEqual(['kube-apiserver']);
+  });
+
   it('writes the K3s config and the files, and runs the install script with the new release only on restart', () => {
     const plan = updatePlanFor({ render, restart: true, probes: undefined });
     expect(plan.files?.map((f) => f.path)).toEqual(['/etc/rancher/k3s/config.yaml', '/etc/motd']);

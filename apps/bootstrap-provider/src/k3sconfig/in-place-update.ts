@@ -43,8 +43,9 @@ export interface UpdatePlanInput {
   render: K3sBootstrapInput;
   /** Restart K3s: run the install script with the new release (the core drained the node first). */
   restart: boolean;
-  /** The probes of the machine's plan (kept across updates). */
+  /** The probes and periodic instructions of the machine's plan (kept across updates). */
   probes: MachinePlan['probes'];
+  periodicInstructions?: MachinePlan['periodicInstructions'];
 }
 
 /**
@@ -92,6 +93,7 @@ export function updatePlanFor(input: UpdatePlanInput): MachinePlan {
         },
       ],
     }),
+    ...(input.periodicInstructions?.length && { periodicInstructions: input.periodicInstructions }),
     ...(input.probes && Object.keys(input.probes).length > 0 && { probes: input.probes }),
   };
 }

@@ -252,6 +252,7 @@ export class K3sConfigReconciler implements ReconcilerParts<K3sConfig> {
         render: bootstrapInputFor({ role, spec, files: files.files, version, machine, cluster, token }),
         restart: requested.restart,
         probes: initialPlanFor(role, endpoint).probes,
+        periodicInstructions: initialPlanFor(role, endpoint).periodicInstructions,
       });
     } catch (error) {
       // The spec breaks a rule the rendered data keeps too: the update fails saying which field (never its value).

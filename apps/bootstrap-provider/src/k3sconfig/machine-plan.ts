@@ -9,7 +9,7 @@ import {
   type K3sConfigPlanStatus,
   type Machine,
 } from '@capstan/api';
-import { K3S_SERVER_TLS_DIR, type K3sRole, type NodeAgentBootstrap } from '@capstan/k3s-bootstrap';
+import { certificateCheckInstruction, K3S_SERVER_TLS_DIR, type K3sRole, type NodeAgentBootstrap } from '@capstan/k3s-bootstrap';
 import { formatLabelValue, isAlreadyExists, type KubeClient, type ResourceClient } from '@capstan/kube';
 import {
   decodeSecretData,
@@ -50,12 +50,14 @@ export const PlanAppliedReason = {
 /**
  * The first plan of a machine: nothing to change (the bootstrap data installed K3s), and for servers a probe of
  * the cluster's API server through the CA the bootstrap data wrote, so `PlanApplied` says the agent checked in and,
- * for servers, that the API answers.
+ * for servers, that the API answers; and the hourly certificate check whose output says when the server's
+ * certificates expire (docs/day2.md). Later plans keep both.
  */
 export function initialPlanFor(role: K3sRole, endpoint: { host: string; port: number } | undefined): MachinePlan {
   if (role === 'agent' || !endpoint) return {};
   const host = endpoint.host.includes(':') ? `[${endpoint.host}]` : endpoint.host;
   return {
+    periodicInstructions: [certificateCheckInstruction()],
     probes: {
       'kube-apiserver': {
         failureThreshold: 5,

@@ -1,17 +1,25 @@
 import type { V1Secret } from '@kubernetes/client-node';
-import { LABELS, RESOURCES, type Cluster, type EtcdSnapshot, type K3sControlPlane } from '@capstan/api';
+import {
+  LABELS,
+  RESOURCES,
+  type Cluster,
+  type EtcdSnapshot,
+  type K3sConfig,
+  type K3sControlPlane,
+} from '@capstan/api';
 import { defineController, watch } from '@capstan/provider-kit';
 import { MACHINE_NAME_LABEL } from '@capstan/node-agent';
 import { SECRETS } from '../k3scontrolplane/secrets.js';
 import { etcdCaches } from './etcd-servers.js';
 import { EtcdCondition, Day2Reconciler } from './day2.reconciler.js';
 import { UPGRADE_CONDITION } from './upgrade-guard.js';
+import { CERTIFICATES_CONDITION } from './certificate-rotation.js';
 
 export const DAY2_CONTROLLER = 'k3scontrolplane-day2';
 
 /**
  * The second controller of K3sControlPlane (as upstream's topology controller is a second one of Cluster): scheduled
- * etcd snapshots, their retention, and restores. It owns only its own conditions and status.etcdSnapshotRestore, and
+ * etcd snapshots, their retention, restores, guarded upgrades and certificate rotation. It owns only its own conditions and status.etcdSnapshotRestore, and
  * does not stop for a paused Cluster (a restore pauses it). Woken by spec changes of its control planes, their
  * snapshots and their servers' plan Secrets.
  */
@@ -20,7 +28,12 @@ export function day2Controller(deps: { now?: () => Date } = {}) {
     name: DAY2_CONTROLLER,
     for: RESOURCES.K3sControlPlane,
     conditions: {
-      owned: [EtcdCondition.SnapshotsScheduled, EtcdCondition.SnapshotRestored, UPGRADE_CONDITION],
+      owned: [
+        EtcdCondition.SnapshotsScheduled,
+        EtcdCondition.SnapshotRestored,
+        UPGRADE_CONDITION,
+        CERTIFICATES_CONDITION,
+      ],
       secondary: { failureCondition: EtcdCondition.OperationsReconciled },
     },
     // Its own controller writes the status all the time: only a new spec, or the control plane becoming initialized, matters here.
@@ -46,6 +59,7 @@ export function day2Controller(deps: { now?: () => Date } = {}) {
           snapshotClient: context.client.resource<EtcdSnapshot>(RESOURCES.EtcdSnapshot),
           clusterClient: context.client.resource<Cluster>(RESOURCES.Cluster),
           controlPlaneClient: context.client.resource<K3sControlPlane>(RESOURCES.K3sControlPlane),
+          configClient: context.client.resource<K3sConfig>(RESOURCES.K3sConfig),
           secrets: context.client.resource<V1Secret>(SECRETS),
           recorder: kit.recorder,
           ...(deps.now && { now: deps.now }),

@@ -7,6 +7,7 @@ import {
   type Cluster,
   type ConditionInput,
   type EtcdSnapshot,
+  type K3sConfig,
   type K3sControlPlane,
   type K3sControlPlaneEtcdRestoreStatus,
 } from '@capstan/api';
@@ -25,6 +26,7 @@ import { advancePlanOperation } from './plan-operation.js';
 import { S3CredentialsError, s3TargetOf } from './s3-credentials.js';
 import { timestampMs } from '../planning/machine-facts.js';
 import { UpgradeGuard } from './upgrade-guard.js';
+import { CertificateRotation } from './certificate-rotation.js';
 import type { failingGate } from './workload-gates.js';
 
 /** The conditions of the etcd operations controller on a K3sControlPlane (a second controller of the kind). */
@@ -52,6 +54,8 @@ export interface Day2ReconcilerDeps {
   snapshotClient: ResourceClient<EtcdSnapshot>;
   clusterClient: ResourceClient<Cluster>;
   controlPlaneClient: ResourceClient<K3sControlPlane>;
+  /** Where a server's certificate expiry is written (its K3sConfig's certificates-expiry annotation). */
+  configClient: ResourceClient<K3sConfig>;
   /** The upgrade guard's health gates (a real workload client by default). */
   gates?: typeof failingGate;
   secrets: ResourceClient<V1Secret>;
@@ -66,8 +70,15 @@ export interface Day2ReconcilerDeps {
  */
 export class Day2Reconciler implements ReconcilerParts<K3sControlPlane> {
   private readonly upgrades: UpgradeGuard;
+  private readonly certificates: CertificateRotation;
 
   constructor(private readonly deps: Day2ReconcilerDeps) {
+    this.certificates = new CertificateRotation({
+      caches: deps.caches,
+      secrets: deps.secrets,
+      configs: deps.configClient,
+      recorder: deps.recorder,
+    });
     this.upgrades = new UpgradeGuard({
       snapshots: deps.snapshots,
       snapshotClient: deps.snapshotClient,
@@ -90,6 +101,7 @@ export class Day2Reconciler implements ReconcilerParts<K3sControlPlane> {
       await this.restore(scope, cluster),
       await this.schedule(scope, cluster),
       await this.upgrades.reconcile(scope, cluster, this.clock()),
+      await this.certificates.reconcile(scope, this.clock()),
     ].filter((d): d is number => d !== undefined);
     return delays.length > 0 ? { requeueAfter: Math.min(...delays) } : undefined;
   }

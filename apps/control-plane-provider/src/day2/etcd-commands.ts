@@ -1,20 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { EtcdS3Spec } from '@capstan/api';
+import { k3sShellArgs } from '@capstan/k3s-bootstrap';
 import type { PlanFile, PlanInstruction } from '@capstan/node-agent';
 
 // The K3s commands of etcd snapshots and restores, as plan instructions (Rancher's planner renders the same ones:
 // pkg/capr/planner/etcdcreate.go, etcdrestore.go, s3args.go). Credentials: the access key as a flag, the secret key
 // in AWS_SECRET_ACCESS_KEY, both only in the plan Secret.
-
-/** Runs the machine's k3s: where install.sh put it (/usr/local/bin, or /opt/bin when that is read-only). */
-const K3S = [
-  'for d in /usr/local/bin /opt/bin; do',
-  '  k="${CAPSTAN_HOST_ROOT%/}$d/k3s"',
-  '  if [ -x "$k" ]; then exec "$k" "$@"; fi',
-  'done',
-  'echo "k3s is not installed in /usr/local/bin or /opt/bin" >&2',
-  'exit 127',
-].join('\n');
 
 /** Where an S3 endpoint's CA is written on the server (K3s takes `--etcd-s3-endpoint-ca` as a file). */
 const S3_CA_DIR = '/var/lib/rancher/k3s/server/tls';
@@ -55,7 +46,7 @@ function s3Parts(
 const k3s = (name: string, args: string[], env: string[], timeoutSeconds: number): PlanInstruction => ({
   name,
   command: 'sh',
-  args: ['-c', K3S, 'k3s', ...args],
+  args: k3sShellArgs(args),
   env,
   saveOutput: true,
   timeoutSeconds,

@@ -104,7 +104,10 @@ async function ensureFrom(
 ): Promise<EnsuredKubeconfig | 'exists'> {
   const current = secretText(existing, KUBECONFIG_DATA_KEY);
   const server = apiServerUrl(endpoint);
-  const reason = kubeconfigRenewalReason(current, server, certificates.ca.certPem, now);
+  const rotation = kcp.status?.certificateRotation;
+  const rotatedAt =
+    rotation?.phase === 'Finished' && rotation.completionTime ? new Date(rotation.completionTime) : undefined;
+  const reason = kubeconfigRenewalReason(current, server, certificates.ca.certPem, now, rotatedAt);
   if (!reason && current) return { kubeconfig: current };
 
   const clientCA = await loadCertificateAuthority(certificates.cca, 'client CA');

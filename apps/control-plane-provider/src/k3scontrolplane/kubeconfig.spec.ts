@@ -41,6 +41,14 @@ describe('kubeconfigRenewalReason', () => {
     ).toBe('client certificate expires soon');
   });
 
+  it('follows a certificate rotation that finished after it was issued, and only such a one', () => {
+    const later = new Date(now.getTime() + 3600_000);
+    expect(kubeconfigRenewalReason(kubeconfig, server, certificates.ca.certPem, later, later)).toBe(
+      'server certificates rotated',
+    );
+    expect(kubeconfigRenewalReason(kubeconfig, server, certificates.ca.certPem, later, now)).toBeUndefined();
+  });
+
   it('asks for a new one when missing, unreadable, or for another endpoint or CA', () => {
     expect(kubeconfigRenewalReason(undefined, server, certificates.ca.certPem, now)).toBe('missing');
     expect(kubeconfigRenewalReason('{not yaml', server, certificates.ca.certPem, now)).toBe('unreadable');

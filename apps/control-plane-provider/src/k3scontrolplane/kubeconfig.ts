@@ -1,5 +1,10 @@
 import { parseKubeconfig } from '@capstan/kube';
-import { expiresWithin, kubeconfigClientCertificate } from '@capstan/pki';
+import {
+  certificateNotBefore,
+  CLOCK_SKEW_MS,
+  expiresWithin,
+  kubeconfigClientCertificate,
+} from '@capstan/pki';
 
 /** The admin certificate is issued for a year and replaced once it has 30 days left. */
 export const KUBECONFIG_RENEW_BEFORE_MS = 30 * 24 * 60 * 60 * 1000;
@@ -10,6 +15,8 @@ export function kubeconfigRenewalReason(
   server: string,
   serverCaPem: string,
   now: Date,
+  /** When the servers' certificates were last rotated: a kubeconfig issued before follows them. */
+  rotatedAt?: Date,
 ): string | undefined {
   if (!existing) return 'missing';
   try {
@@ -18,6 +25,13 @@ export function kubeconfigRenewalReason(
     if (current.caPem !== serverCaPem) return 'server CA changed';
     if (expiresWithin(kubeconfigClientCertificate(existing), KUBECONFIG_RENEW_BEFORE_MS, now))
       return 'client certificate expires soon';
+    // Issued certificates start CLOCK_SKEW_MS before they were issued.
+    if (
+      rotatedAt &&
+      certificateNotBefore(kubeconfigClientCertificate(existing)).getTime() + CLOCK_SKEW_MS <
+        rotatedAt.getTime()
+    )
+      return 'server certificates rotated';
     return undefined;
   } catch {
     return 'unreadable';

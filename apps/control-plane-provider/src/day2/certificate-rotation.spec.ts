@@ -1,0 +1,248 @@
+import type { V1Secret } from '@kubernetes/client-node';
+import { RESOURCES, type Cluster, type K3sConfig, type K3sControlPlane, type Machine } from '@capstan/api';
+import { SECRETS, type KubeClient } from '@capstan/kube';
+import { InMemoryApiServer } from '@capstan/kube/testing';
+import {
+  decodeSecretData,
+  encodeSecretData,
+  gzipJson,
+  MACHINE_NAME_LABEL,
+  PLAN_KEYS,
+  planChecksum,
+  planSecretName,
+  type MachinePlan,
+} from '@capstan/node-agent';
+import { inMemoryControllerHost, type InMemoryControllerHost } from '@capstan/provider-kit/testing';
+import { eventually } from '@capstan/testing';
+import { day2Controller } from './day2.controller.js';
+
+// Certificate rotation on the in-memory API server: the test plays each server's node agent (it reports its
+// certificate check in the plan Secret and answers the rotation plans), and the controller rotates the servers whose
+// certificates expire within the window, one at a time, recording each server's expiry on its K3sConfig.
+const NS = 'certs';
+const DAY = 86_400_000;
+const SERVERS = ['demo-cp-a', 'demo-cp-b', 'demo-cp-c'];
+
+describe('the day-2 controller: certificate rotation', () => {
+  let server: InMemoryApiServer;
+  let client: KubeClient;
+  let host: InMemoryControllerHost;
+  let kcp: K3sControlPlane;
+  const now = new Date('2026-11-28T10:00:00Z');
+
+  const check = (daysLeft: number) =>
+    JSON.stringify([
+      {
+        filename: 'serving-kube-apiserver.crt',
+        expiryTime: new Date(now.getTime() + daysLeft * DAY).toISOString(),
+      },
+    ]);
+  const secrets = () => client.resource<V1Secret>(SECRETS);
+  const planOf = async (machine: string) => {
+    const data = decodeSecretData(
+      (await secrets().get({ namespace: NS, name: planSecretName(machine) })).data,
+    );
+    return { data, plan: JSON.parse(data[PLAN_KEYS.plan]?.toString('utf8') ?? '{}') as MachinePlan };
+  };
+  /** The agent of `machine` applied its current plan: the rotation printed a check with `daysLeft`. */
+  const apply = async (machine: string, daysLeft: number) => {
+    const secret = await secrets().get({ namespace: NS, name: planSecretName(machine) });
+    const data = decodeSecretData(secret.data);
+    const checksum = planChecksum(data[PLAN_KEYS.plan]!);
+    await secrets().replace({
+      ...secret,
+      data: encodeSecretData({
+        ...data,
+        [PLAN_KEYS.state]: Buffer.from('succeeded'),
+        [PLAN_KEYS.appliedChecksum]: Buffer.from(checksum),
+        [PLAN_KEYS.lastApplyTime]: Buffer.from(new Date().toISOString()),
+        [PLAN_KEYS.appliedOutput]: gzipJson({
+          'certificate-rotate': `Certificates rotated\n${check(daysLeft)}`,
+        }),
+      }),
+    });
+  };
+  const rotating = (machine: string) =>
+    eventually(async () => (await planOf(machine)).plan.instructions?.[0]?.name === 'certificate-rotate', {
+      message: `${machine} given the rotation plan`,
+    });
+
+  beforeEach(async () => {
+    server = new InMemoryApiServer([
+      RESOURCES.Cluster,
+      RESOURCES.K3sControlPlane,
+      RESOURCES.EtcdSnapshot,
+      RESOURCES.Machine,
+      RESOURCES.K3sConfig,
+      SECRETS,
+    ]);
+    client = server.client({ fieldManager: 'test' });
+    host = inMemoryControllerHost(client, { serviceOptions: { syncPeriodSeconds: 3600 } });
+    day2Controller({ now: () => now }).register(host);
+    await client.resource<Cluster>(RESOURCES.Cluster).create({
+      apiVersion: RESOURCES.Cluster.apiVersion,
+      kind: 'Cluster',
+      metadata: { namespace: NS, name: 'demo' },
+      spec: {
+        controlPlaneRef: {
+          apiGroup: RESOURCES.K3sControlPlane.group,
+          kind: 'K3sControlPlane',
+          name: 'demo-cp',
+        },
+      },
+    } as Cluster);
+    kcp = await client.resource<K3sControlPlane>(RESOURCES.K3sControlPlane).create({
+      apiVersion: RESOURCES.K3sControlPlane.apiVersion,
+      kind: 'K3sControlPlane',
+      metadata: { namespace: NS, name: 'demo-cp' },
+      spec: {
+        replicas: 3,
+        version: 'v1.34.4',
+        machineTemplate: {
+          spec: {
+            infrastructureRef: {
+              apiGroup: 'infrastructure.capstan.dev',
+              kind: 'SimMachineTemplate',
+              name: 'x',
+            },
+          },
+        },
+      },
+    } as K3sControlPlane);
+    kcp = await client
+      .resource<K3sControlPlane>(RESOURCES.K3sControlPlane)
+      .replaceStatus({ ...kcp, status: { initialization: { controlPlaneInitialized: true } } });
+    for (const [index, name] of SERVERS.entries()) {
+      await client.resource<K3sConfig>(RESOURCES.K3sConfig).create({
+        apiVersion: RESOURCES.K3sConfig.apiVersion,
+        kind: 'K3sConfig',
+        metadata: { namespace: NS, name },
+        spec: {},
+      } as K3sConfig);
+      const machine = await client.resource<Machine>(RESOURCES.Machine).create({
+        apiVersion: RESOURCES.Machine.apiVersion,
+        kind: 'Machine',
+        metadata: {
+          namespace: NS,
+          name,
+          labels: { 'cluster.x-k8s.io/cluster-name': 'demo', 'cluster.x-k8s.io/control-plane': '' },
+          // Oldest first: a, b, c.
+          creationTimestamp: new Date(now.getTime() - (10 - index) * 60_000),
+          ownerReferences: [
+            {
+              apiVersion: RESOURCES.K3sControlPlane.apiVersion,
+              kind: 'K3sControlPlane',
+              name: 'demo-cp',
+              uid: kcp.metadata.uid!,
+              controller: true,
+            },
+          ],
+        },
+        spec: {
+          clusterName: 'demo',
+          bootstrap: { configRef: { apiGroup: RESOURCES.K3sConfig.group, kind: 'K3sConfig', name } },
+          infrastructureRef: { apiGroup: 'infrastructure.capstan.dev', kind: 'SimMachine', name },
+        },
+      } as Machine);
+      await client.resource<Machine>(RESOURCES.Machine).replaceStatus({
+        ...machine,
+        status: {
+          nodeRef: { name },
+          conditions: [
+            {
+              type: 'NodeReady',
+              status: 'True',
+              reason: 'NodeReady',
+              message: '',
+              lastTransitionTime: now.toISOString(),
+            },
+          ],
+        },
+      });
+      const plan = Buffer.from(
+        JSON.stringify({ periodicInstructions: [{ name: 'certificate-expiry', command: 'sh' }] }),
+      );
+      await secrets().create({
+        metadata: {
+          namespace: NS,
+          name: planSecretName(name),
+          labels: { 'cluster.x-k8s.io/cluster-name': 'demo', [MACHINE_NAME_LABEL]: name },
+        },
+        data: encodeSecretData({
+          [PLAN_KEYS.plan]: plan,
+          [PLAN_KEYS.state]: Buffer.from('succeeded'),
+          [PLAN_KEYS.appliedChecksum]: Buffer.from(planChecksum(plan)),
+          // a and b were issued 350 days ago; c was replaced last month.
+          [PLAN_KEYS.periodicOutput]: gzipJson({
+            'certificate-expiry': { stdout: check(index < 2 ? 15 : 335), exitCode: 0, failures: 0 },
+          }),
+        }),
+      });
+    }
+    await host.manager.start();
+  });
+  afterEach(async () => {
+    await host.stop();
+    await client.close();
+  });
+
+  const annotationOf = async (name: string) =>
+    (await client.resource<K3sConfig>(RESOURCES.K3sConfig).get({ namespace: NS, name })).metadata
+      .annotations?.['machine.cluster.x-k8s.io/certificates-expiry'];
+  const rotation = async () =>
+    (
+      await client
+        .resource<K3sControlPlane>(RESOURCES.K3sControlPlane)
+        .get({ namespace: NS, name: 'demo-cp' })
+    ).status?.certificateRotation;
+
+  it('records each server expiry, and rotates those within the window one at a time, oldest first', async () => {
+    await eventually(async () => (await annotationOf('demo-cp-c')) === '2027-10-29T10:00:00Z');
+    expect(await annotationOf('demo-cp-a')).toBe('2026-12-13T10:00:00Z');
+    expect((await planOf('demo-cp-a')).plan.instructions).toBeUndefined();
+
+    await client
+      .resource<K3sControlPlane>(RESOURCES.K3sControlPlane)
+      .mergePatch(
+        { namespace: NS, name: 'demo-cp' },
+        { spec: { rollout: { before: { certificatesExpiryDays: 30 } } } },
+      );
+    await rotating('demo-cp-a');
+    expect(await rotation()).toMatchObject({
+      phase: 'Rotating',
+      reason: 'ExpiringSoon',
+      pending: ['demo-cp-a', 'demo-cp-b'],
+    });
+    // One at a time: b gets its plan only once a reported back; the plan kept the periodic check.
+    expect((await planOf('demo-cp-b')).plan.instructions).toBeUndefined();
+    expect((await planOf('demo-cp-a')).plan.periodicInstructions?.[0]?.name).toBe('certificate-expiry');
+    await apply('demo-cp-a', 365);
+    await rotating('demo-cp-b');
+    expect(await annotationOf('demo-cp-a')).toBe('2027-11-28T10:00:00Z');
+    await apply('demo-cp-b', 365);
+    const done = await eventually(async () =>
+      (await rotation())?.phase === 'Finished' ? rotation() : undefined,
+    );
+    expect(done).toMatchObject({ reason: 'ExpiringSoon', rotated: ['demo-cp-a', 'demo-cp-b'] });
+    expect((await planOf('demo-cp-c')).plan.instructions).toBeUndefined();
+  });
+
+  it('fails, and says why, when a rotation leaves a server inside the window', async () => {
+    await eventually(async () => (await annotationOf('demo-cp-a')) !== undefined);
+    await client
+      .resource<K3sControlPlane>(RESOURCES.K3sControlPlane)
+      .mergePatch(
+        { namespace: NS, name: 'demo-cp' },
+        { spec: { rollout: { before: { certificatesExpiryDays: 30 } } } },
+      );
+    await rotating('demo-cp-a');
+    await apply('demo-cp-a', 20);
+    const failed = await eventually(async () =>
+      (await rotation())?.phase === 'Failed' ? rotation() : undefined,
+    );
+    expect(failed?.message).toMatch(
+      /^demo-cp-a was rotated, and its new certificates expire at 2026-12-18T10:00:00Z, still within rollout.before.certificatesExpiryDays \(30\)/,
+    );
+    expect((await planOf('demo-cp-b')).plan.instructions).toBeUndefined();
+  });
+});
