@@ -8,6 +8,7 @@ import { getCommand } from './commands/get.js';
 import { planCommand } from './commands/plan.js';
 import { scaleCommand } from './commands/scale.js';
 import { snapshotCommand } from './commands/snapshot.js';
+import { certsCommand } from './commands/certs.js';
 import { upgradeCommand } from './commands/upgrade.js';
 import { type Output } from './output.js';
 
@@ -29,5 +30,6 @@ export function buildProgram(output: Output): Command {
   program.addCommand(eventsCommand(output));
   program.addCommand(planCommand(output));
   program.addCommand(snapshotCommand(output));
+  program.addCommand(certsCommand(output));
   return program;
 }

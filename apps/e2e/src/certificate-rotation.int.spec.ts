@@ -10,7 +10,7 @@ import {
   type Machine,
 } from '@capstan/api';
 import { createKubeClient, SECRETS, type KubeClient } from '@capstan/kube';
-import { eventually, startCapstan, type CapstanUnderTest } from '@capstan/testing';
+import { eventually, runBuiltCli, startCapstan, type CapstanUnderTest } from '@capstan/testing';
 import {
   controlPlaneName,
   createSimK3sCluster,
@@ -186,7 +186,11 @@ describe('certificate rotation of a three-server K3s cluster on sim machines', (
     'rotates on request (a new generation), and refuses a window no rotation could leave',
     async () => {
       const before = await servers();
-      await kcps().mergePatch({ namespace, name: KCP }, { spec: { rotateCertificates: { generation: 1 } } });
+      const cli = (...args: string[]) =>
+        runBuiltCli(...args, '-n', namespace, '--kubeconfig', process.env['CAPSTAN_TEST_KUBECONFIG']!);
+      const rotated = await cli('certs', 'rotate', CLUSTER);
+      expect(rotated.stderr).toContain('rotated the certificates of');
+      expect(rotated.status).toBe(0);
       const status = await rotationSettled((s) => s?.reason === 'Requested' && s.generation === 1);
       expect(status).toMatchObject({ phase: 'Finished', reason: 'Requested', generation: 1 });
       expect(status.rotated).toHaveLength(3);
@@ -201,6 +205,12 @@ describe('certificate rotation of a three-server K3s cluster on sim machines', (
         );
       });
       expect(after.map((m) => m.metadata.uid)).toEqual(before.map((m) => m.metadata.uid));
+      // The fleet view: every server, a year left, the last rotation.
+      const listed = await cli('certs');
+      expect(listed.status).toBe(0);
+      const rows = listed.stdout.trim().split('\n').slice(1);
+      expect(rows).toHaveLength(3);
+      for (const row of rows) expect(row).toMatch(/\b36[45]d\s+30d\s+Finished \(Requested\)/);
 
       await expect(
         kcps().mergePatch(

@@ -14,7 +14,7 @@ import { noneFound, outputOption, type GetFormat } from './get-clusters.js';
 
 type Options = KubeconfigOptions & { namespace?: string };
 
-const kubeconfigOptions = (command: Command): Command =>
+export const kubeconfigOptions = (command: Command): Command =>
   command
     .option('-n, --namespace <namespace>', 'namespace of the cluster')
     .option('--kubeconfig <path>', 'kubeconfig of the management cluster')
@@ -50,15 +50,17 @@ export function formatBytes(bytes: number): string {
 
 const SNAPSHOT_HEADER = ['NAME', 'CLUSTER', 'TRIGGER', 'PHASE', 'SIZE', 'LOCATION', 'AGE', 'MESSAGE'];
 
-async function controlPlaneOf(
+/** The cluster's K3sControlPlane; a cluster with another control plane is refused, naming what needs one. */
+export async function controlPlaneOf(
   kc: KubeConfig,
   namespace: string,
   clusterName: string,
+  what = 'etcd snapshots are',
 ): Promise<{ name: string; kcp: K3sControlPlane }> {
   const ref = controlPlaneRefOf(await getCluster(kc, namespace, clusterName));
   if (ref.apiGroup !== RESOURCES.K3sControlPlane.group || ref.kind !== RESOURCES.K3sControlPlane.kind) {
     throw new CliError(
-      `cluster ${namespace}/${clusterName} has a ${ref.kind} control plane: etcd snapshots are a K3sControlPlane's`,
+      `cluster ${namespace}/${clusterName} has a ${ref.kind} control plane: ${what} a K3sControlPlane's`,
     );
   }
   return {

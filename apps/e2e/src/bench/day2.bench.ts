@@ -188,8 +188,33 @@ async function benchCluster(
     seconds: [available],
     detail: 'the deleted ConfigMap back',
   });
+  rows.push(await benchRotation(client, namespace, cluster, servers));
   await deleteClusterAndWait(client, namespace, cluster);
   return rows;
+}
+
+/** `spec.rotateCertificates`: every server's certificates in turn, through its plan, until the rotation finished. */
+async function benchRotation(
+  client: KubeClient,
+  namespace: string,
+  cluster: string,
+  servers: number,
+): Promise<Row> {
+  const kcps = client.resource<K3sControlPlane>(RESOURCES.K3sControlPlane);
+  const name = controlPlaneName(cluster);
+  const started = Date.now();
+  await kcps.mergePatch({ namespace, name }, { spec: { rotateCertificates: { generation: 1 } } });
+  const rotation = await until('the certificate rotation finished', async () => {
+    const status = (await kcps.get({ namespace, name })).status?.certificateRotation;
+    if (status?.generation === 1 && status.phase === 'Failed') throw new Error(status.message);
+    return status?.generation === 1 && status.phase === 'Finished' && status;
+  });
+  return {
+    what: 'certificate rotation (to Finished)',
+    servers,
+    seconds: [seconds(started)],
+    detail: `${rotation.rotated?.length ?? 0} server(s), one at a time; no Machine replaced`,
+  };
 }
 
 async function benchRollback(client: KubeClient, namespace: string, s3: TestS3Server): Promise<Row> {
