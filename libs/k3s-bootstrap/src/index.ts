@@ -14,3 +14,4 @@ export * from './file-content.js';
 export * from './etcd-snapshot-result.js';
 export * from './k3s-on-machine.js';
 export * from './certificate-check.js';
+export * from './secrets-encrypt.js';

@@ -44,6 +44,8 @@ export interface K3sServerConfigSpec {
   kubeAPIServerArgs?: readonly string[];
   kubeControllerManagerArgs?: readonly string[];
   kubeSchedulerArgs?: readonly string[];
+  /** Secrets encrypted at rest (K3s `secrets-encryption`). */
+  secretsEncryption?: boolean;
 }
 
 /** A file written to the host; `content` is already encoded as `encoding` says (plain text when unset). */

@@ -21,6 +21,7 @@ export const K3S_CONFIG_KEYS = {
   kubeApiserverArg: 'kube-apiserver-arg',
   kubeControllerManagerArg: 'kube-controller-manager-arg',
   kubeSchedulerArg: 'kube-scheduler-arg',
+  secretsEncryption: 'secrets-encryption',
 } as const;
 
 export const PROVIDER_ID_KUBELET_ARG = 'provider-id';
@@ -75,6 +76,7 @@ export function k3sConfigFor(input: K3sBootstrapInput): Record<string, unknown> 
     list(K3S_CONFIG_KEYS.kubeApiserverArg, server.kubeAPIServerArgs);
     list(K3S_CONFIG_KEYS.kubeControllerManagerArg, server.kubeControllerManagerArgs);
     list(K3S_CONFIG_KEYS.kubeSchedulerArg, server.kubeSchedulerArgs);
+    if (server.secretsEncryption) config[K3S_CONFIG_KEYS.secretsEncryption] = true;
   }
   return Object.fromEntries(Object.entries(config).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }

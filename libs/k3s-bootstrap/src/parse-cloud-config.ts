@@ -43,6 +43,8 @@ export interface ParsedK3sBootstrap {
   kubeAPIServerArgs: string[];
   kubeControllerManagerArgs: string[];
   kubeSchedulerArgs: string[];
+  /** `secrets-encryption: true`: Secrets encrypted at rest. */
+  secretsEncryption: boolean;
   /** The server TLS files present in the document (complete for documents this provider rendered for servers). */
   serverTls: Partial<K3sServerTls>;
   /** Files other than the K3s config and the server TLS files, decoded. */
@@ -291,6 +293,7 @@ export function parseK3sCloudConfig(document: string): ParsedK3sBootstrap {
     kubeAPIServerArgs: stringList(config, K3S_CONFIG_KEYS.kubeApiserverArg),
     kubeControllerManagerArgs: stringList(config, K3S_CONFIG_KEYS.kubeControllerManagerArg),
     kubeSchedulerArgs: stringList(config, K3S_CONFIG_KEYS.kubeSchedulerArg),
+    secretsEncryption: config[K3S_CONFIG_KEYS.secretsEncryption] === true,
     serverTls: readServerTls(files),
     userFiles: files.filter(
       (file) => file.path !== K3S_CONFIG_PATH && !isServerTlsPath(file.path) && !isNodeAgentPath(file.path),

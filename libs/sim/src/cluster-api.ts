@@ -13,6 +13,8 @@ export interface ClusterApiSpec {
   identity: ApiServerIdentity;
   /** What the server machines installed (a plan can change it): the kube-apiserver binary and extra arguments. */
   installed?: InstalledServer;
+  /** K3s `secrets-encryption: true`: Secrets encrypted at rest (turned on when the server starts). */
+  secretsEncryption?: boolean;
 }
 
 /** The K3s release a server machine runs, and the kube-apiserver it makes of it. */

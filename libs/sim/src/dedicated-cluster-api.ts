@@ -14,6 +14,7 @@ import {
   type SimEtcd,
 } from './etcd.js';
 import { apiServerReady } from './https-probe.js';
+import { encryptionConfigPath, ensureEncryption, readEncryption } from './secrets-encryption.js';
 import { OwnedProcess, stopRecordedProcess, type StartOutcome } from './owned-process.js';
 import type { SimStateDir } from './state-dir.js';
 import { waitFor } from './wait.js';
@@ -140,6 +141,9 @@ export class DedicatedClusterApi implements ClusterApi {
       firstIssueDaysAgo: this.host.certificateAgeDays ?? 0,
     });
     const bindAddress = bindAddressFor(this.host, this.spec.endpoint.host);
+    // K3s turns encryption on when a server starts with `secrets-encryption: true`; once on, it stays on.
+    if (this.spec.secretsEncryption) ensureEncryption(dir, new Date());
+    const encrypted = readEncryption(dir) !== undefined;
     const process = new OwnedProcess({
       name: 'kube-apiserver',
       dir,
@@ -157,6 +161,7 @@ export class DedicatedClusterApi implements ClusterApi {
           requestHeaderAllowedNames: [PROXY_CLIENT_COMMON_NAME],
           serviceAccountAdmission: this.host.workloadControllers !== undefined,
         }),
+        ...(encrypted ? [`--encryption-provider-config=${encryptionConfigPath(dir)}`] : []),
         // Later flags win: a plan's kube-apiserver-arg overrides the sim's own setting of the same flag.
         ...(this.spec.installed?.extraArgs ?? []),
       ],
@@ -220,6 +225,24 @@ export class DedicatedClusterApi implements ClusterApi {
     if (process) await process.stop(graceMs);
     else await stopRecordedProcess(this.dir, 'kube-apiserver');
     await this.stopOwnEtcd();
+  }
+
+  /**
+   * The kube-apiserver alone restarts (its etcd and controllers keep running), as K3s restarts after a
+   * `secrets-encrypt` stage: it reads the encryption configuration again.
+   */
+  async restartApiServer(): Promise<void> {
+    const process = this.process;
+    // Unset first: this exit is not the server stopping on its own.
+    this.process = undefined;
+    if (process) await process.stop();
+    else await stopRecordedProcess(this.dir, 'kube-apiserver');
+    await this.start({ fresh: false });
+  }
+
+  /** The cluster directory (its encryption configuration lives there). */
+  get clusterDir(): string {
+    return this.dir;
   }
 
   /**

@@ -21,6 +21,7 @@ export type SimErrorReason =
   | 'EtcdStartFailed'
   | 'EtcdRequestFailed'
   | 'EtcdRestoreFailed'
+  | 'EncryptionStageInvalid'
   | 'JoinRejected'
   | 'NoFreePort'
   | 'InvalidOption'

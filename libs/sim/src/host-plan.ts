@@ -50,6 +50,7 @@ export function clusterApiSpecFrom(parsed: ParsedK3sBootstrap, cluster: SimClust
       clusterCIDR: parsed.clusterCIDR ?? K3S_DEFAULT_CLUSTER_CIDR,
       clusterDomain: parsed.clusterDomain ?? K3S_DEFAULT_CLUSTER_DOMAIN,
     },
+    ...(parsed.secretsEncryption && { secretsEncryption: true }),
   };
 }
 

@@ -39,6 +39,7 @@ describe('the sim k3s etcd commands', () => {
         restored.push(readFileSync(file, 'utf8'));
       },
       servingNames: { dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] },
+      secretsEncrypt: () => Promise.reject(new Error('no cluster here')),
       renewServingCertificate: async () => undefined,
       now: () => new Date('2026-11-28T10:00:00Z'),
     };
@@ -75,6 +76,27 @@ describe('the sim k3s etcd commands', () => {
       code: 0,
     });
     expect(existsSync(join(host.recordsDir, 'snapshots', saved.fileName))).toBe(false);
+  });
+
+  it('hands secrets-encrypt stages to the cluster and refuses anything else', async () => {
+    const asked: string[] = [];
+    const encrypting: K3sCommandHost = {
+      ...host,
+      secretsEncrypt: async (command) => {
+        asked.push(command);
+        return `Current Rotation Stage: ${command}`;
+      },
+    };
+    expect(await runK3sCommand(encrypting, ['secrets-encrypt', 'prepare'], '')).toEqual({
+      code: 0,
+      output: 'Current Rotation Stage: prepare',
+    });
+    expect(await runK3sCommand(encrypting, ['secrets-encrypt', 'disable'], '')).toEqual({
+      code: 1,
+      output: 'k3s: secrets-encrypt takes status, prepare, rotate, reencrypt, not "disable"',
+    });
+    expect((await runK3sCommand(encrypting, ['secrets-encrypt', 'rotate', 'x'], '')).code).toBe(1);
+    expect(asked).toEqual(['prepare']);
   });
 
   it('refuses what K3s would refuse, naming the flag and never the secret', async () => {

@@ -45,6 +45,8 @@ export interface K3sCommandHost {
   servingNames: { dnsNames: string[]; ipAddresses: string[] };
   /** After `certificate rotate` of the api-server: the cluster's API server serves a renewed certificate. */
   renewServingCertificate(): Promise<void>;
+  /** `secrets-encrypt <command>` on the cluster: what it prints. */
+  secretsEncrypt(command: 'status' | 'prepare' | 'rotate' | 'reencrypt'): Promise<string>;
   now?: () => Date;
 }
 
@@ -148,11 +150,13 @@ export async function runK3sCommand(
         ),
         secretKey,
       );
+    if (command === 'secrets-encrypt')
+      return await secretsEncrypt(host, sub, parseFlags(rest, ENCRYPT_FLAGS));
     if (command === 'certificate' && sub === 'check') return check(host, parseFlags(rest, CHECK_FLAGS));
     if (command === 'certificate' && sub === 'rotate')
       return await rotate(host, parseFlags(rest, ROTATE_FLAGS));
     throw new UsageError(
-      `k3s: the sim runs "k3s etcd-snapshot save|delete", "k3s server --cluster-reset" and "k3s certificate check|rotate" only, not "${[command, sub].filter(Boolean).join(' ').slice(0, 64)}"`,
+      `k3s: the sim runs "k3s etcd-snapshot save|delete", "k3s server --cluster-reset", "k3s certificate check|rotate" and "k3s secrets-encrypt status|prepare|rotate|reencrypt" only, not "${[command, sub].filter(Boolean).join(' ').slice(0, 64)}"`,
     );
   } catch (error) {
     if (error instanceof UsageError || error instanceof ObjectStoreError)
@@ -176,6 +180,7 @@ const S3_VALUES = ['s3-endpoint', 's3-bucket', 's3-folder', 's3-region', 's3-acc
 const S3_SWITCHES = ['s3', 's3-insecure', 's3-skip-ssl-verify'];
 const SAVE_FLAGS: FlagSpec = { values: ['name', ...S3_VALUES], switches: S3_SWITCHES };
 const DELETE_FLAGS: FlagSpec = { values: S3_VALUES, switches: S3_SWITCHES };
+const ENCRYPT_FLAGS: FlagSpec = { values: [], switches: ['force', 'f', 'skip', 's'] };
 const CHECK_FLAGS: FlagSpec = { values: ['output'], switches: [] };
 const ROTATE_FLAGS: FlagSpec = { values: [], switches: [], repeated: ['service'] };
 const RESET_FLAGS: FlagSpec = {
@@ -393,4 +398,24 @@ async function rotate(host: K3sCommandHost, flags: ParsedFlags): Promise<K3sComm
         ? `Certificates rotated for ${renewed.join(', ')}; restart k3s to load them (the sim's server already has)`
         : 'No certificates of the named services are kept on this server',
   };
+}
+
+const ENCRYPT_COMMANDS = ['status', 'prepare', 'rotate', 'reencrypt'] as const;
+
+/**
+ * `k3s secrets-encrypt status|prepare|rotate|reencrypt`: one stage of a key rotation on the cluster (its API server
+ * restarts after each, as K3s does), or where it stands. A stage out of order is refused by the stage it needs.
+ */
+async function secretsEncrypt(
+  host: K3sCommandHost,
+  sub: string | undefined,
+  flags: ParsedFlags,
+): Promise<K3sCommandResult> {
+  const command = ENCRYPT_COMMANDS.find((c) => c === sub);
+  if (!command)
+    throw new UsageError(
+      `k3s: secrets-encrypt takes ${ENCRYPT_COMMANDS.join(', ')}, not "${(sub ?? '').slice(0, 64)}"`,
+    );
+  if (flags.positional.length > 0) throw new UsageError(`k3s: secrets-encrypt ${command} takes no arguments`);
+  return { code: 0, output: await host.secretsEncrypt(command) };
 }

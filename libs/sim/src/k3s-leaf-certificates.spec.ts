@@ -37,6 +37,7 @@ describe('the sim k3s certificate commands', () => {
       saveSnapshot: () => Promise.reject(new Error('no etcd here')),
       restoreSnapshot: () => Promise.reject(new Error('no etcd here')),
       servingNames,
+      secretsEncrypt: () => Promise.reject(new Error('no cluster here')),
       renewServingCertificate: async () => {
         renewedServing++;
       },

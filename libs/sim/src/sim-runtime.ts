@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { ClusterConnection, createKubeClient, type KubeClient } from '@capstan/kube';
+import type { V1Secret } from '@kubernetes/client-node';
+import { ClusterConnection, createKubeClient, SECRETS, type KubeClient } from '@capstan/kube';
 import type { ApiEndpoint } from '@capstan/pki';
 import {
   resolveControlPlaneBinaries,
@@ -26,7 +27,18 @@ import { join } from 'node:path';
 import { SimStateDir } from './state-dir.js';
 import { withHostLock } from './host-lock.js';
 import { SimKubelet, type KubeletNode } from './sim-kubelet.js';
+import {
+  encryptionStatusText,
+  prepareStage,
+  readEncryption,
+  reencryptedStage,
+  rotateStage,
+  writeEncryption,
+} from './secrets-encryption.js';
 import { WORKLOAD_CONTROLLERS, type WorkloadController } from './workload-controllers.js';
+
+/** The `k3s secrets-encrypt` commands the sim runs. */
+export type SecretsEncryptCommand = 'status' | 'prepare' | 'rotate' | 'reencrypt';
 
 export interface SimRuntimeOptions {
   options: SimMachineOptions;
@@ -262,6 +274,73 @@ export class SimRuntime {
           if (url === api.url) this.agents.get(machineKey)?.restarted();
       }
     });
+  }
+
+  /**
+   * `k3s secrets-encrypt <command>` on one of the cluster's servers (docs/day2.md): `status` prints the stage and the
+   * key names; `prepare` adds a key, `rotate` makes it the one that encrypts, `reencrypt` writes every Secret again
+   * with it and drops the old ones. Each stage but status restarts the cluster's kube-apiserver, as K3s restarts
+   * after one, so it reads the new configuration. A stage out of order is refused (EncryptionStageInvalid), nothing
+   * changed. Returns what the command prints.
+   */
+  secretsEncrypt(clusterKey: string, command: SecretsEncryptCommand): Promise<string> {
+    return this.withLock(clusterKey, async () => {
+      const api = this.clusters.get(clusterKey);
+      if (!(api instanceof DedicatedClusterApi))
+        throw new SimError(
+          api
+            ? `${clusterKey} is a shared-mode cluster: its Secrets live in the shared server, which the cluster cannot re-key`
+            : `no server of ${clusterKey} is running here`,
+          'EncryptionStageInvalid',
+          { cluster: clusterKey },
+        );
+      const dir = api.clusterDir;
+      const state = readEncryption(dir);
+      if (command === 'status') return encryptionStatusText(state);
+      if (!state)
+        throw new SimError(
+          `secrets encryption is not enabled on ${clusterKey} (K3s secrets-encryption: true when the cluster starts)`,
+          'EncryptionStageInvalid',
+          { cluster: clusterKey },
+        );
+      let rewritten: number | undefined;
+      if (command === 'prepare') writeEncryption(dir, prepareStage(state, new Date()));
+      else if (command === 'rotate') writeEncryption(dir, rotateStage(state));
+      else {
+        // Refused unless rotated: the key that writes must be the new one before anything is written again.
+        reencryptedStage(state);
+        writeEncryption(dir, { ...state, stage: 'reencrypt_active' });
+        rewritten = await this.rewriteSecrets(api);
+        writeEncryption(dir, reencryptedStage(state));
+      }
+      await this.restartApiServer(api);
+      this.log.info({ cluster: clusterKey, command, rewritten }, 'secrets encryption stage done');
+      const done = `secrets-encrypt ${command} done${rewritten === undefined ? '' : `: ${rewritten} Secret(s) written with the new key`}`;
+      return `${done}\n${encryptionStatusText(readEncryption(dir))}`;
+    });
+  }
+
+  /** Every Secret of the cluster written back unchanged: the API server stores it again with its first key. */
+  private async rewriteSecrets(api: DedicatedClusterApi): Promise<number> {
+    const connection = this.connect(api.spec.endpoint, api.spec.identity.token);
+    if (!connection) throw new SimError(`${api.key} does not answer`, 'APIServerNotReady');
+    const secrets = connection.client.resource<V1Secret>(SECRETS);
+    let count = 0;
+    for (const secret of (await secrets.list({})).items) {
+      await secrets.replace(secret);
+      count++;
+    }
+    return count;
+  }
+
+  private async restartApiServer(api: DedicatedClusterApi): Promise<void> {
+    await this.stopKubelet(api.key);
+    this.closeClients(api.url);
+    try {
+      await api.restartApiServer();
+    } finally {
+      this.ensureKubelet(api);
+    }
   }
 
   private ownEtcdCluster(

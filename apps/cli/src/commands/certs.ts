@@ -162,17 +162,23 @@ function rotateCommand(output: Output): Command {
   );
 }
 
-export function certsCommand(output: Output): Command {
+function listCommand(output: Output): Command {
   return kubeconfigOptions(
-    new Command('certs')
-      .description(
-        'When the control plane machines’ certificates expire, across the fleet; rotate them in place',
-      )
+    new Command('list')
+      .alias('ls')
+      .description('When the control plane machines’ certificates expire (what capstan certs runs)')
       .argument('[cluster]', 'only the machines of this cluster')
       .option('-A, --all-namespaces', 'the machines of every namespace')
       .option('--expiring-within <days>', 'only machines whose certificates expire within this many days'),
-  )
-    .action(listAction(output))
+  ).action(listAction(output));
+}
+
+export function certsCommand(output: Output): Command {
+  return new Command('certs')
+    .description(
+      'When the control plane machines’ certificates expire, across the fleet; rotate them in place',
+    )
+    .addCommand(listCommand(output), { isDefault: true })
     .addCommand(rotateCommand(output))
     .addHelpText(
       'after',

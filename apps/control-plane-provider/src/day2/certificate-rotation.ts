@@ -4,8 +4,6 @@ import {
   ConditionStatus,
   getCondition,
   toRFC3339,
-  withConditions,
-  type ConditionInput,
   type K3sConfig,
   type K3sControlPlane,
   type K3sControlPlaneCertificateRotationStatus,
@@ -27,6 +25,7 @@ import {
 import type { EventRecorder, ResourceClient } from '@capstan/kube';
 import type { ReconcileScope } from '@capstan/provider-kit';
 import { ONE_DAY_MS } from '@capstan/pki';
+import { setOperationStatus } from './day2-status.js';
 import { etcdServers, planSecretOf, type EtcdCaches } from './etcd-servers.js';
 import { advancePlanOperation, operationOf } from './plan-operation.js';
 
@@ -241,11 +240,11 @@ export class CertificateRotation {
       CERTIFICATE_CHECK_INSTRUCTION
     ];
     // A check that ran before the machine's last plan applied (a rotation, an update) may tell of certificates
-    // replaced since: the agent runs it again right after, and until then the recorded expiry stands. Both times are
-    // the agent's clock.
+    // replaced since: the agent runs it again right after, and until then the expiry is unknown here (the Machine's
+    // copy may lag the rotation's own report, so it is no better). Both times are the agent's clock.
     const applied = Date.parse(text(data, PLAN_KEYS.lastApplyTime) ?? '');
     const ran = Date.parse(output?.lastSuccessfulRunTime ?? '');
-    if (!Number.isNaN(applied) && !(ran >= applied)) return recordedExpiry(server);
+    if (!Number.isNaN(applied) && !(ran >= applied)) return undefined;
     const reported = certificatesExpiryIn(output?.stdout ?? '');
     if (!reported) return recordedExpiry(server);
     await this.annotate(server, reported);
@@ -283,17 +282,18 @@ export class CertificateRotation {
     reason: string,
     message: string,
   ): void {
-    const input: ConditionInput = {
-      type: CERTIFICATES_CONDITION,
-      status: status.phase === 'Finished' ? ConditionStatus.True : ConditionStatus.False,
-      reason,
-      message: message.slice(0, 2048),
-    };
-    scope.obj.status = {
-      ...scope.obj.status,
-      certificateRotation: status,
-      conditions: withConditions(scope.obj.status?.conditions, [input], scope.obj.metadata.generation, now),
-    };
+    const healthy = status.phase === 'Finished';
+    setOperationStatus(
+      scope,
+      { certificateRotation: status },
+      {
+        type: CERTIFICATES_CONDITION,
+        status: healthy ? ConditionStatus.True : ConditionStatus.False,
+        reason,
+        message,
+      },
+      now,
+    );
   }
 }
 

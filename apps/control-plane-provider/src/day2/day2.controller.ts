@@ -14,6 +14,7 @@ import { etcdCaches } from './etcd-servers.js';
 import { EtcdCondition, Day2Reconciler } from './day2.reconciler.js';
 import { UPGRADE_CONDITION } from './upgrade-guard.js';
 import { CERTIFICATES_CONDITION } from './certificate-rotation.js';
+import { ENCRYPTION_CONDITION } from './encryption-key-rotation.js';
 
 export const DAY2_CONTROLLER = 'k3scontrolplane-day2';
 
@@ -33,6 +34,7 @@ export function day2Controller(deps: { now?: () => Date } = {}) {
         EtcdCondition.SnapshotRestored,
         UPGRADE_CONDITION,
         CERTIFICATES_CONDITION,
+        ENCRYPTION_CONDITION,
       ],
       secondary: { failureCondition: EtcdCondition.OperationsReconciled },
     },

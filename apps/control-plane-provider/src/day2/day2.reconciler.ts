@@ -27,6 +27,7 @@ import { S3CredentialsError, s3TargetOf } from './s3-credentials.js';
 import { timestampMs } from '../planning/machine-facts.js';
 import { UpgradeGuard } from './upgrade-guard.js';
 import { CertificateRotation } from './certificate-rotation.js';
+import { EncryptionKeyRotation } from './encryption-key-rotation.js';
 import type { failingGate } from './workload-gates.js';
 
 /** The conditions of the etcd operations controller on a K3sControlPlane (a second controller of the kind). */
@@ -71,8 +72,14 @@ export interface Day2ReconcilerDeps {
 export class Day2Reconciler implements ReconcilerParts<K3sControlPlane> {
   private readonly upgrades: UpgradeGuard;
   private readonly certificates: CertificateRotation;
+  private readonly encryptionKeys: EncryptionKeyRotation;
 
   constructor(private readonly deps: Day2ReconcilerDeps) {
+    this.encryptionKeys = new EncryptionKeyRotation({
+      caches: deps.caches,
+      secrets: deps.secrets,
+      recorder: deps.recorder,
+    });
     this.certificates = new CertificateRotation({
       caches: deps.caches,
       secrets: deps.secrets,
@@ -102,6 +109,7 @@ export class Day2Reconciler implements ReconcilerParts<K3sControlPlane> {
       await this.schedule(scope, cluster),
       await this.upgrades.reconcile(scope, cluster, this.clock()),
       await this.certificates.reconcile(scope, this.clock()),
+      await this.encryptionKeys.reconcile(scope, this.clock()),
     ].filter((d): d is number => d !== undefined);
     return delays.length > 0 ? { requeueAfter: Math.min(...delays) } : undefined;
   }

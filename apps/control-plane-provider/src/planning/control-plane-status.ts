@@ -187,6 +187,8 @@ export function desiredControlPlaneStatus(
     // The day-2 controller's (day2/day2.reconciler.ts, day2/upgrade-guard.ts): kept as they are.
     ...(current?.etcdSnapshotRestore && { etcdSnapshotRestore: current.etcdSnapshotRestore }),
     ...(current?.upgrade && { upgrade: current.upgrade }),
+    ...(current?.certificateRotation && { certificateRotation: current.certificateRotation }),
+    ...(current?.rotateEncryptionKeys && { rotateEncryptionKeys: current.rotateEncryptionKeys }),
     ...(inputs.generation !== undefined && { observedGeneration: inputs.generation }),
   };
 }

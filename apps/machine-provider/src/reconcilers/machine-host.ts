@@ -193,6 +193,7 @@ export async function runHost(
         restoreSnapshot: (file) => runtime.restoreEtcdSnapshot(clusterKey, file),
         servingNames: servingNamesOf(parsed, host.cluster),
         renewServingCertificate: () => runtime.renewServingCertificate(clusterKey),
+        secretsEncrypt: (command) => runtime.secretsEncrypt(clusterKey, command),
       }),
     );
   }

@@ -107,6 +107,13 @@ export class K3sServerConfigSchema {
     { maxItems: LIMITS.items, itemMaxLength: LIMITS.arg },
   )
   kubeSchedulerArgs?: string[];
+
+  @Description(
+    'secretsEncryption encrypts Secrets at rest with AES-CBC (k3s --secrets-encryption). K3s reads it when the cluster starts: set it when creating the cluster. Keys are rotated with spec.rotateEncryptionKeys of the K3sControlPlane.',
+  )
+  @IsOptional()
+  @IsBoolean()
+  secretsEncryption?: boolean;
 }
 export type K3sServerConfig = K3sServerConfigSchema;
 

@@ -359,6 +359,80 @@ export class K3sControlPlaneCertificateRotationStatusSchema {
 }
 export type K3sControlPlaneCertificateRotationStatus = K3sControlPlaneCertificateRotationStatusSchema;
 
+@Description(
+  "K3sControlPlaneRotateEncryptionKeysSpec asks for the secrets-encryption key to be rotated (Rancher's rotateEncryptionKeys): a new generation starts a rotation.",
+)
+export class K3sControlPlaneRotateEncryptionKeysSpecSchema {
+  @Description('generation: raise it to rotate again.')
+  @IsInt64()
+  @Cel('self >= 1', 'generation must be at least 1')
+  generation!: number;
+}
+export type K3sControlPlaneRotateEncryptionKeysSpec = K3sControlPlaneRotateEncryptionKeysSpecSchema;
+
+/** Rancher's phases (rotate_encryption_keys_phase.go). */
+export const ENCRYPTION_KEY_ROTATION_PHASES = [
+  'Prepare',
+  'PostPrepareRestart',
+  'Rotate',
+  'PostRotateRestart',
+  'Reencrypt',
+  'PostReencryptRestart',
+  'Done',
+  'Failed',
+] as const;
+export type EncryptionKeyRotationPhase = (typeof ENCRYPTION_KEY_ROTATION_PHASES)[number];
+
+@Description('K3sControlPlaneEncryptionKeyRotationStatus is where the last encryption key rotation stands.')
+export class K3sControlPlaneEncryptionKeyRotationStatusSchema {
+  @Description('generation of spec.rotateEncryptionKeys this status is about.')
+  @IsInt64()
+  generation!: number;
+
+  @Description(
+    'phase: Prepare, PostPrepareRestart, Rotate, PostRotateRestart, Reencrypt, PostReencryptRestart, Done or Failed.',
+  )
+  @IsIn(ENCRYPTION_KEY_ROTATION_PHASES)
+  phase!: EncryptionKeyRotationPhase;
+
+  @Description('leader is the server machine that runs the secrets-encrypt commands.')
+  @IsOptional()
+  @IsString()
+  @MaxLength(253)
+  leader?: string;
+
+  @Description('restarted lists the servers restarted in the current restart phase.')
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(1000)
+  @IsString({ each: true })
+  restarted?: string[];
+
+  @Description(
+    'stage is the K3s rotation stage the leader last reported (start, prepare, rotate, reencrypt_finished...).',
+  )
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  stage?: string;
+
+  @Description('startTime is when the rotation started (RFC 3339).')
+  @IsRFC3339()
+  startTime!: string;
+
+  @Description('completionTime is when it was Done or Failed (RFC 3339).')
+  @IsOptional()
+  @IsRFC3339()
+  completionTime?: string;
+
+  @Description('message says what failed and how to recover.')
+  @IsOptional()
+  @IsString()
+  @MaxLength(2048)
+  message?: string;
+}
+export type K3sControlPlaneEncryptionKeyRotationStatus = K3sControlPlaneEncryptionKeyRotationStatusSchema;
+
 export const ETCD_RESTORE_PHASES = ['Started', 'Restoring', 'Finished', 'Failed'] as const;
 export type EtcdRestorePhase = (typeof ETCD_RESTORE_PHASES)[number];
 
@@ -606,6 +680,13 @@ export class K3sControlPlaneSpecSchema {
   @IsOptional()
   @Nested(() => K3sControlPlaneRotateCertificatesSpecSchema)
   rotateCertificates?: K3sControlPlaneRotateCertificatesSpecSchema;
+
+  @Description(
+    "rotateEncryptionKeys rotates the secrets-encryption key (k3sConfigSpec.serverConfig.secretsEncryption) in Rancher's phases: prepare, rotate, re-encrypt, each followed by a restart of the servers. A new generation starts one; status.rotateEncryptionKeys says where it stands.",
+  )
+  @IsOptional()
+  @Nested(() => K3sControlPlaneRotateEncryptionKeysSpecSchema)
+  rotateEncryptionKeys?: K3sControlPlaneRotateEncryptionKeysSpecSchema;
 }
 export type K3sControlPlaneSpec = K3sControlPlaneSpecSchema;
 
@@ -686,6 +767,11 @@ export class K3sControlPlaneStatusSchema extends ScalableStatusSchema {
   @IsOptional()
   @Nested(() => K3sControlPlaneCertificateRotationStatusSchema)
   certificateRotation?: K3sControlPlaneCertificateRotationStatusSchema;
+
+  @Description('rotateEncryptionKeys is where the last encryption key rotation stands.')
+  @IsOptional()
+  @Nested(() => K3sControlPlaneEncryptionKeyRotationStatusSchema)
+  rotateEncryptionKeys?: K3sControlPlaneEncryptionKeyRotationStatusSchema;
 }
 export type K3sControlPlaneStatus = K3sControlPlaneStatusSchema;
 

@@ -1,4 +1,6 @@
 import 'reflect-metadata';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { CoreV1Api, KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import {
@@ -19,17 +21,18 @@ import {
   waitForClusterAvailable,
 } from './sim-cluster-fixture.js';
 
-// Certificate rotation in place with real parts (docs/day2.md): the five services, a dedicated sim cluster of three
-// servers whose certificates were issued 350 days ago (CAPSTAN_SIM_CERTIFICATE_AGE_DAYS), node agents reporting
-// `k3s certificate check` and applying `k3s certificate rotate`, and the cluster's real kube-apiserver reloading its
-// serving certificate.
+// Certificate and encryption-key rotation in place with real parts (docs/day2.md): the five services, a dedicated sim
+// cluster of three servers whose certificates were issued 350 days ago (CAPSTAN_SIM_CERTIFICATE_AGE_DAYS) and whose
+// Secrets are encrypted at rest, node agents reporting `k3s certificate check` and applying `k3s certificate rotate`
+// and `k3s secrets-encrypt`, the cluster's real kube-apiserver reloading its serving certificate and encryption
+// configuration, and its own etcd read directly to see which key encrypted a Secret.
 
 const CLUSTER = 'certs';
 const KCP = controlPlaneName(CLUSTER);
 const STEP_MS = 240_000;
 const DAY_MS = 86_400_000;
 
-describe('certificate rotation of a three-server K3s cluster on sim machines', () => {
+describe('certificate and encryption-key rotation of a three-server K3s cluster on sim machines', () => {
   let capstan: CapstanUnderTest;
   let client: KubeClient;
   let namespace: string;
@@ -86,6 +89,7 @@ describe('certificate rotation of a three-server K3s cluster on sim machines', (
       version: 'v1.34.4',
       controlPlaneReplicas: 3,
       workers: 0,
+      k3sConfigSpec: { serverConfig: { secretsEncryption: true } },
     });
     await waitForClusterAvailable(client, namespace, CLUSTER, STEP_MS);
     await until(
@@ -218,6 +222,89 @@ describe('certificate rotation of a three-server K3s cluster on sim machines', (
           { spec: { rollout: { before: { certificatesExpiryDays: 400 } } } },
         ),
       ).rejects.toThrow(/certificatesExpiryDays must be below 365/);
+    },
+    STEP_MS * 2,
+  );
+
+  it(
+    "rotates the secrets-encryption key in Rancher's phases, the Secret readable after each, and re-encrypted with the new key",
+    async () => {
+      const kc = new KubeConfig();
+      kc.loadFromString(await kubeconfigText());
+      const workload = kc.makeApiClient(CoreV1Api);
+      await workload.createNamespacedSecret({
+        namespace: 'default',
+        body: { metadata: { name: 'vault' }, stringData: { password: 'hunter2' } },
+      });
+      /** The key that encrypted the Secret in the cluster's own etcd (`k8s:enc:aescbc:v1:<key>:...`). */
+      const storedWith = async (): Promise<string> => {
+        const { client: port } = JSON.parse(
+          readFileSync(
+            join(capstan.simStateDir, 'clusters', namespace, CLUSTER, 'etcd', 'ports.json'),
+            'utf8',
+          ),
+        ) as { client: number };
+        const response = await fetch(`http://127.0.0.1:${port}/v3/kv/range`, {
+          method: 'POST',
+          body: JSON.stringify({ key: Buffer.from('/registry/secrets/default/vault').toString('base64') }),
+        });
+        const body = (await response.json()) as { kvs?: { value: string }[] };
+        const value = Buffer.from(body.kvs![0]!.value, 'base64').toString('latin1');
+        // Key names hold the RFC 3339 time they were made, colons included (K3s names them so).
+        const match = /^k8s:enc:aescbc:v1:(aescbckey-\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z):/.exec(value);
+        if (!match) throw new Error(`the Secret is stored as ${value.slice(0, 24)}...`);
+        return match[1]!;
+      };
+      const readable = (phase: string) =>
+        until(`the Secret readable in ${phase}`, async () => {
+          const fresh = new KubeConfig();
+          fresh.loadFromString(await kubeconfigText());
+          const secret = await fresh
+            .makeApiClient(CoreV1Api)
+            .readNamespacedSecret({ name: 'vault', namespace: 'default' })
+            .catch(() => undefined);
+          return Buffer.from(secret?.data?.['password'] ?? '', 'base64').toString('utf8') === 'hunter2';
+        });
+      const firstKey = await storedWith();
+      expect(firstKey).toMatch(/^aescbckey-/);
+
+      await kcps().mergePatch(
+        { namespace, name: KCP },
+        { spec: { rotateEncryptionKeys: { generation: 1 } } },
+      );
+      const seen: string[] = [];
+      for (;;) {
+        const status = (await kcps().get({ namespace, name: KCP })).status?.rotateEncryptionKeys;
+        const phase = status?.generation === 1 ? status.phase : undefined;
+        if (phase && phase !== seen.at(-1)) {
+          seen.push(phase);
+          await readable(phase);
+        }
+        if (phase === 'Done' || phase === 'Failed') {
+          expect(status).toMatchObject({ phase: 'Done', stage: 'reencrypt_finished' });
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      // Every phase was seen (the other two servers restart after each command, so no phase is instantaneous).
+      expect(seen).toEqual([
+        'Prepare',
+        'PostPrepareRestart',
+        'Rotate',
+        'PostRotateRestart',
+        'Reencrypt',
+        'PostReencryptRestart',
+        'Done',
+      ]);
+      const secondKey = await storedWith();
+      expect(secondKey).toMatch(/^aescbckey-/);
+      expect(secondKey).not.toBe(firstKey);
+      await readable('the end');
+      const condition = getCondition(
+        (await kcps().get({ namespace, name: KCP })).status?.conditions,
+        'EncryptionKeysRotated',
+      );
+      expect(condition).toMatchObject({ status: 'True', reason: 'Done' });
     },
     STEP_MS * 2,
   );
