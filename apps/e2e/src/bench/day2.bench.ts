@@ -88,6 +88,7 @@ async function benchCluster(
     version: 'v1.34.4',
     controlPlaneReplicas: servers,
     workers: 0,
+    k3sConfigSpec: { serverConfig: { secretsEncryption: true } },
   });
   await waitForClusterAvailable(client, namespace, cluster, TIMEOUT_MS);
   await until(
@@ -189,6 +190,7 @@ async function benchCluster(
     detail: 'the deleted ConfigMap back',
   });
   rows.push(await benchRotation(client, namespace, cluster, servers));
+  rows.push(await benchEncryptionKeys(client, namespace, cluster, servers));
   await deleteClusterAndWait(client, namespace, cluster);
   return rows;
 }
@@ -214,6 +216,32 @@ async function benchRotation(
     servers,
     seconds: [seconds(started)],
     detail: `${rotation.rotated?.length ?? 0} server(s), one at a time; no Machine replaced`,
+  };
+}
+
+/** `spec.rotateEncryptionKeys`: Rancher's six phases, until Done (every Secret of the cluster written again). */
+async function benchEncryptionKeys(
+  client: KubeClient,
+  namespace: string,
+  cluster: string,
+  servers: number,
+): Promise<Row> {
+  const kcps = client.resource<K3sControlPlane>(RESOURCES.K3sControlPlane);
+  const name = controlPlaneName(cluster);
+  const started = Date.now();
+  await kcps.mergePatch({ namespace, name }, { spec: { rotateEncryptionKeys: { generation: 1 } } });
+  await until('the encryption key rotation done', async () => {
+    const status = (await kcps.get({ namespace, name })).status?.rotateEncryptionKeys;
+    if (status?.generation === 1 && status.phase === 'Failed') throw new Error(status.message);
+    return status?.generation === 1 && status.phase === 'Done';
+  });
+  const secrets = (await (await workloadApi(client, namespace, cluster)).listSecretForAllNamespaces()).items
+    .length;
+  return {
+    what: 'encryption key rotation (to Done)',
+    servers,
+    seconds: [seconds(started)],
+    detail: `prepare, rotate, reencrypt (${secrets} Secret(s)), each with ${servers - 1} server restart(s)`,
   };
 }
 

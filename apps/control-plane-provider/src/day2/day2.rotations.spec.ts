@@ -16,9 +16,11 @@ import { inMemoryControllerHost, type InMemoryControllerHost } from '@capstan/pr
 import { eventually } from '@capstan/testing';
 import { day2Controller } from './day2.controller.js';
 
-// Certificate rotation on the in-memory API server: the test plays each server's node agent (it reports its
-// certificate check in the plan Secret and answers the rotation plans), and the controller rotates the servers whose
-// certificates expire within the window, one at a time, recording each server's expiry on its K3sConfig.
+// Certificate and encryption-key rotation on the in-memory API server: the test plays each server's node agent (it
+// reports its certificate check in the plan Secret and answers the rotation plans). The controller rotates the
+// servers whose certificates expire within the window, one at a time, recording each server's expiry on its
+// K3sConfig; and it moves an encryption key rotation through Rancher's phases only while every server reports the
+// stage the leader reached.
 const NS = 'certs';
 const DAY = 86_400_000;
 const SERVERS = ['demo-cp-a', 'demo-cp-b', 'demo-cp-c'];
@@ -45,7 +47,10 @@ describe('the day-2 controller: certificate rotation', () => {
     return { data, plan: JSON.parse(data[PLAN_KEYS.plan]?.toString('utf8') ?? '{}') as MachinePlan };
   };
   /** The agent of `machine` applied its current plan: the rotation printed a check with `daysLeft`. */
-  const apply = async (machine: string, daysLeft: number) => {
+  const apply = (machine: string, daysLeft: number) =>
+    applied(machine, { 'certificate-rotate': `Certificates rotated\n${check(daysLeft)}` });
+  /** The agent of `machine` applied its current plan, and its instructions printed `outputs`. */
+  const applied = async (machine: string, outputs: Record<string, string>) => {
     const secret = await secrets().get({ namespace: NS, name: planSecretName(machine) });
     const data = decodeSecretData(secret.data);
     const checksum = planChecksum(data[PLAN_KEYS.plan]!);
@@ -56,9 +61,7 @@ describe('the day-2 controller: certificate rotation', () => {
         [PLAN_KEYS.state]: Buffer.from('succeeded'),
         [PLAN_KEYS.appliedChecksum]: Buffer.from(checksum),
         [PLAN_KEYS.lastApplyTime]: Buffer.from(new Date().toISOString()),
-        [PLAN_KEYS.appliedOutput]: gzipJson({
-          'certificate-rotate': `Certificates rotated\n${check(daysLeft)}`,
-        }),
+        [PLAN_KEYS.appliedOutput]: gzipJson(outputs),
       }),
     });
   };
@@ -244,5 +247,79 @@ describe('the day-2 controller: certificate rotation', () => {
       /^demo-cp-a was rotated, and its new certificates expire at 2026-12-18T10:00:00Z, still within rollout.before.certificatesExpiryDays \(30\)/,
     );
     expect((await planOf('demo-cp-b')).plan.instructions).toBeUndefined();
+  });
+
+  describe('encryption keys', () => {
+    const stage = (name: string) => ({
+      'secrets-encrypt': `Encryption Status: Enabled\nCurrent Rotation Stage: ${name}`,
+    });
+    const running = (machine: string, phase: string) =>
+      eventually(
+        async () =>
+          (await planOf(machine)).plan.instructions?.[0]?.env?.some((e) => e.endsWith(`-${phase}`)) === true,
+        { message: `${machine} given the ${phase} plan` },
+      );
+    const keyRotation = async () =>
+      (
+        await client
+          .resource<K3sControlPlane>(RESOURCES.K3sControlPlane)
+          .get({ namespace: NS, name: 'demo-cp' })
+      ).status?.rotateEncryptionKeys;
+    const ask = (spec: Record<string, unknown>) =>
+      client
+        .resource<K3sControlPlane>(RESOURCES.K3sControlPlane)
+        .mergePatch({ namespace: NS, name: 'demo-cp' }, { spec });
+
+    it('runs prepare, rotate and reencrypt on the leader, each followed by the other servers, to Done', async () => {
+      await ask({
+        k3sConfigSpec: { serverConfig: { secretsEncryption: true } },
+        rotateEncryptionKeys: { generation: 1 },
+      });
+      for (const [phase, restart, reached] of [
+        ['Prepare', 'PostPrepareRestart', 'prepare'],
+        ['Rotate', 'PostRotateRestart', 'rotate'],
+        ['Reencrypt', 'PostReencryptRestart', 'reencrypt_finished'],
+      ] as const) {
+        await running('demo-cp-a', phase);
+        // Nothing else moves while the leader runs the stage.
+        expect((await keyRotation())?.phase).toBe(phase);
+        await applied('demo-cp-a', stage(reached));
+        for (const follower of ['demo-cp-b', 'demo-cp-c']) {
+          await running(follower, restart);
+          await applied(follower, stage(reached));
+        }
+      }
+      const done = await eventually(async () =>
+        (await keyRotation())?.phase === 'Done' ? keyRotation() : undefined,
+      );
+      expect(done).toMatchObject({ generation: 1, leader: 'demo-cp-a', stage: 'reencrypt_finished' });
+    });
+
+    it('fails, saying which server disagrees, when a server reports another stage after its restart', async () => {
+      await ask({
+        k3sConfigSpec: { serverConfig: { secretsEncryption: true } },
+        rotateEncryptionKeys: { generation: 1 },
+      });
+      await running('demo-cp-a', 'Prepare');
+      await applied('demo-cp-a', stage('prepare'));
+      await running('demo-cp-b', 'PostPrepareRestart');
+      await applied('demo-cp-b', stage('start'));
+      const failed = await eventually(async () =>
+        (await keyRotation())?.phase === 'Failed' ? keyRotation() : undefined,
+      );
+      expect(failed?.message).toMatch(
+        /^demo-cp-b reports the rotation stage start after its restart, and the leader prepare: the servers disagree\. .*restore an etcd snapshot/,
+      );
+      expect((await planOf('demo-cp-c')).plan.instructions).toBeUndefined();
+    });
+
+    it('refuses a control plane without secrets encryption before any plan', async () => {
+      await ask({ rotateEncryptionKeys: { generation: 1 } });
+      const failed = await eventually(async () =>
+        (await keyRotation())?.phase === 'Failed' ? keyRotation() : undefined,
+      );
+      expect(failed?.message).toMatch(/^secrets encryption is not enabled on this control plane/);
+      expect((await planOf('demo-cp-a')).plan.instructions).toBeUndefined();
+    });
   });
 });
