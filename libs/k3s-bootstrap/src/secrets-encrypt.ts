@@ -17,6 +17,11 @@ export function secretsEncryptArgs(command: 'prepare' | 'rotate' | 'reencrypt'):
   return k3sScriptArgs(`k3s secrets-encrypt "$1"\n${RESTART}\nk3s secrets-encrypt status`, [command]);
 }
 
+/** `k3s secrets-encrypt status` alone: where a background re-encryption stands. */
+export function secretsEncryptStatusArgs(): string[] {
+  return k3sScriptArgs('k3s secrets-encrypt status');
+}
+
 /** A server's restart after a stage, and its status (which must show the leader's stage). */
 export function secretsEncryptRestartArgs(): string[] {
   return k3sScriptArgs(`${RESTART}\nk3s secrets-encrypt status`);

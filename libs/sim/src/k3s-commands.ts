@@ -69,17 +69,14 @@ export function writeSimK3sBinary(root: string): void {
 set -eu
 state="\${CAPSTAN_HOST_ROOT%/}/var/lib/capstan/sim"
 mkdir -p "$state"
-# One command at a time per server (the request file has one slot): a certificate check waits for a snapshot.
-waited=0
-until mkdir "$state/k3s-request.lock" 2>/dev/null; do
-  if [ "$waited" -ge ${SIM_K3S_TIMEOUT_SECONDS * 10} ]; then
-    echo "k3s: another k3s command held this server for ${SIM_K3S_TIMEOUT_SECONDS}s" >&2
-    exit 1
-  fi
-  sleep 0.1
-  waited=$((waited + 1))
-done
-trap 'rm -rf "$state/k3s-request.lock"' EXIT
+# One command at a time per server (the request file has one slot): a certificate check waits for a snapshot. A
+# kernel lock (flock), so a command killed while it waits (a periodic check stopped for a new plan) never leaves
+# the server locked.
+exec 9>"$state/k3s-request.flock"
+if ! flock -w ${SIM_K3S_TIMEOUT_SECONDS} 9; then
+  echo "k3s: another k3s command held this server for ${SIM_K3S_TIMEOUT_SECONDS}s" >&2
+  exit 1
+fi
 id="$(date +%s%N)-$$"
 umask 077
 printf '%s\\0' "$id" "\${AWS_SECRET_ACCESS_KEY:-}" "$@" > "$state/k3s-request.tmp"

@@ -170,62 +170,80 @@ function restoreCommand(output: Output): Command {
       )
       .argument('<cluster>', 'name of the cluster')
       .argument('<snapshot>', 'name of the EtcdSnapshot (capstan snapshot list)')
+      .option(
+        '--restore-version',
+        'also set the control plane version back to the one the snapshot was saved with (restoreConfig KubernetesVersion)',
+      )
       .option('--no-wait', 'return once the restore is asked for'),
-  ).action(async (clusterName: string, snapshotName: string, opts: Options & { wait: boolean }) => {
-    const kc = loadKubeConfig(opts);
-    const namespace = namespaceOf(kc, opts.namespace);
-    const { name: kcpName, kcp } = await controlPlaneOf(kc, namespace, clusterName);
-    const snapshot = await getObject<EtcdSnapshot>(kc, RESOURCES.EtcdSnapshot, namespace, snapshotName);
-    if (snapshot.spec.clusterName !== clusterName) {
-      throw new CliError(
-        `etcdsnapshot/${snapshotName} is a snapshot of cluster ${snapshot.spec.clusterName}, not of ${clusterName}`,
-      );
-    }
-    if (snapshot.status?.phase !== 'Succeeded') {
-      throw new CliError(
-        `etcdsnapshot/${snapshotName} has not been saved (phase ${snapshot.status?.phase ?? 'Pending'})`,
-      );
-    }
-    const generation =
-      Math.max(
-        kcp.spec.etcdSnapshotRestore?.generation ?? 0,
-        kcp.status?.etcdSnapshotRestore?.generation ?? 0,
-      ) + 1;
-    await kc.makeApiClient(CustomObjectsApi).patchNamespacedCustomObject(
-      {
-        group: RESOURCES.K3sControlPlane.group,
-        version: RESOURCES.K3sControlPlane.version,
-        namespace,
-        plural: RESOURCES.K3sControlPlane.plural,
-        name: kcpName,
-        body: { spec: { etcdSnapshotRestore: { name: snapshotName, generation } } },
-      },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
-    if (!opts.wait) {
-      output.line(`restore ${generation} of ${snapshotName} asked for on k3scontrolplane/${kcpName}`);
-      return;
-    }
-    const progress = output.progress(`restoring ${snapshotName} into ${clusterName}`);
-    for (;;) {
-      const status = (await getObject<K3sControlPlane>(kc, RESOURCES.K3sControlPlane, namespace, kcpName))
-        .status?.etcdSnapshotRestore;
-      if (status?.generation === generation && status.phase === 'Finished') {
-        progress.done(
-          `${clusterName} restored from ${snapshotName}${status.machineName ? ` on ${status.machineName}` : ''}`,
+  ).action(
+    async (
+      clusterName: string,
+      snapshotName: string,
+      opts: Options & { wait: boolean; restoreVersion?: boolean },
+    ) => {
+      const kc = loadKubeConfig(opts);
+      const namespace = namespaceOf(kc, opts.namespace);
+      const { name: kcpName, kcp } = await controlPlaneOf(kc, namespace, clusterName);
+      const snapshot = await getObject<EtcdSnapshot>(kc, RESOURCES.EtcdSnapshot, namespace, snapshotName);
+      if (snapshot.spec.clusterName !== clusterName) {
+        throw new CliError(
+          `etcdsnapshot/${snapshotName} is a snapshot of cluster ${snapshot.spec.clusterName}, not of ${clusterName}`,
         );
+      }
+      if (snapshot.status?.phase !== 'Succeeded') {
+        throw new CliError(
+          `etcdsnapshot/${snapshotName} has not been saved (phase ${snapshot.status?.phase ?? 'Pending'})`,
+        );
+      }
+      const generation =
+        Math.max(
+          kcp.spec.etcdSnapshotRestore?.generation ?? 0,
+          kcp.status?.etcdSnapshotRestore?.generation ?? 0,
+        ) + 1;
+      await kc.makeApiClient(CustomObjectsApi).patchNamespacedCustomObject(
+        {
+          group: RESOURCES.K3sControlPlane.group,
+          version: RESOURCES.K3sControlPlane.version,
+          namespace,
+          plural: RESOURCES.K3sControlPlane.plural,
+          name: kcpName,
+          body: {
+            spec: {
+              etcdSnapshotRestore: {
+                name: snapshotName,
+                generation,
+                restoreConfig: opts.restoreVersion ? 'KubernetesVersion' : null,
+              },
+            },
+          },
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+      if (!opts.wait) {
+        output.line(`restore ${generation} of ${snapshotName} asked for on k3scontrolplane/${kcpName}`);
         return;
       }
-      if (status?.generation === generation && status.phase === 'Failed') {
-        progress.fail();
-        throw new CliError(`the restore of ${snapshotName} failed: ${status.message ?? 'no reason given'}`);
+      const progress = output.progress(`restoring ${snapshotName} into ${clusterName}`);
+      for (;;) {
+        const status = (await getObject<K3sControlPlane>(kc, RESOURCES.K3sControlPlane, namespace, kcpName))
+          .status?.etcdSnapshotRestore;
+        if (status?.generation === generation && status.phase === 'Finished') {
+          progress.done(
+            `${clusterName} restored from ${snapshotName}${status.machineName ? ` on ${status.machineName}` : ''}`,
+          );
+          return;
+        }
+        if (status?.generation === generation && status.phase === 'Failed') {
+          progress.fail();
+          throw new CliError(`the restore of ${snapshotName} failed: ${status.message ?? 'no reason given'}`);
+        }
+        progress.update(
+          `restoring ${snapshotName} into ${clusterName}: ${status?.generation === generation ? status.phase : 'asked for'}`,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 1000));
       }
-      progress.update(
-        `restoring ${snapshotName} into ${clusterName}: ${status?.generation === generation ? status.phase : 'asked for'}`,
-      );
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-    }
-  });
+    },
+  );
 }
 
 function deleteCommand(output: Output): Command {

@@ -291,6 +291,21 @@ export class Day2Reconciler implements ReconcilerParts<K3sControlPlane> {
     if (!secret) return WAIT_MS;
 
     if (status.phase === 'Started') {
+      // Rancher's restoreRKEConfig: kubernetesVersion: the version goes back before the reset (the rollout to it
+      // waits for the restore, which pauses the Cluster).
+      const saved = snapshot.status.kubernetesVersion;
+      if (wanted.restoreConfig === 'KubernetesVersion' && saved && kcp.spec.version !== saved) {
+        await this.deps.controlPlaneClient.mergePatch(
+          { namespace, name: kcp.metadata.name! },
+          { spec: { version: saved } },
+        );
+        void this.deps.recorder.event(kcp, {
+          type: 'Normal',
+          reason: 'EtcdRestoreVersion',
+          action: 'Restore',
+          note: `spec.version set back to ${saved}, the version ${wanted.name} was saved with`,
+        });
+      }
       await this.pause(cluster, wanted.generation);
       status = { ...status, phase: 'Restoring', machineName: server.metadata.name! };
       this.setRestore(

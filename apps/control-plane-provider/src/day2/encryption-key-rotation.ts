@@ -7,7 +7,12 @@ import {
   type K3sControlPlaneEncryptionKeyRotationStatus,
   type Machine,
 } from '@capstan/api';
-import { encryptionStageIn, secretsEncryptArgs, secretsEncryptRestartArgs } from '@capstan/k3s-bootstrap';
+import {
+  encryptionStageIn,
+  secretsEncryptArgs,
+  secretsEncryptRestartArgs,
+  secretsEncryptStatusArgs,
+} from '@capstan/k3s-bootstrap';
 import type { EventRecorder, ResourceClient } from '@capstan/kube';
 import type { ReconcileScope } from '@capstan/provider-kit';
 import { setOperationStatus } from './day2-status.js';
@@ -40,6 +45,8 @@ const NEXT_AFTER_RESTART: Partial<Record<EncryptionKeyRotationPhase, EncryptionK
   PostReencryptRestart: 'Done',
 };
 const WAIT_MS = 10_000;
+/** How often a background re-encryption is looked at (Rancher's periodic status runs every 5 s). */
+const REENCRYPT_CHECK_MS = 5_000;
 
 export interface EncryptionKeyRotationDeps {
   caches: EtcdCaches;
@@ -114,7 +121,17 @@ export class EncryptionKeyRotation {
     now: Date,
   ): Promise<Status | number | undefined> {
     const { command, stage, restart } = COMMAND_PHASES[phase];
-    const outcome = await this.run(scope.obj, status, leader, phase, secretsEncryptArgs(command));
+    // K3s re-encrypts in the background: while the leader says so, its status is asked again (a plan each time).
+    const checking = status.checks !== undefined;
+    const outcome = checking
+      ? await this.run(
+          scope.obj,
+          status,
+          leader,
+          `${phase}-check-${status.checks}`,
+          secretsEncryptStatusArgs(),
+        )
+      : await this.run(scope.obj, status, leader, phase, secretsEncryptArgs(command));
     if (outcome.state === 'failed')
       return this.fail(
         scope,
@@ -133,6 +150,11 @@ export class EncryptionKeyRotation {
       return WAIT_MS;
     }
     const reported = encryptionStageIn(outcome.output);
+    if (phase === 'Reencrypt' && (reported === 'reencrypt_request' || reported === 'reencrypt_active')) {
+      const next: Status = { ...status, stage: reported, checks: (status.checks ?? -1) + 1 };
+      this.set(scope, next, now, phase, `${leader.metadata.name} re-encrypts the Secrets (${reported})`);
+      return REENCRYPT_CHECK_MS;
+    }
     if (reported !== stage) {
       return this.fail(
         scope,
@@ -142,6 +164,7 @@ export class EncryptionKeyRotation {
       );
     }
     const next: Status = { ...status, phase: restart, stage: reported, restarted: [] };
+    delete next.checks;
     this.set(
       scope,
       next,

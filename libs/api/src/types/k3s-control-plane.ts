@@ -269,6 +269,9 @@ export class K3sControlPlaneEtcdSpecSchema {
 }
 export type K3sControlPlaneEtcdSpec = K3sControlPlaneEtcdSpecSchema;
 
+export const ETCD_RESTORE_CONFIGS = ['None', 'KubernetesVersion'] as const;
+export type EtcdRestoreConfig = (typeof ETCD_RESTORE_CONFIGS)[number];
+
 @Description(
   "K3sControlPlaneEtcdRestoreSpec asks for the cluster's etcd to be restored from an EtcdSnapshot (Rancher's etcdSnapshotRestore): a new generation starts a restore.",
 )
@@ -283,6 +286,13 @@ export class K3sControlPlaneEtcdRestoreSpecSchema {
   @IsInt64()
   @Cel('self >= 1', 'generation must be at least 1')
   generation!: number;
+
+  @Description(
+    "restoreConfig (Rancher's restoreRKEConfig): None (the default) restores the etcd data only; KubernetesVersion also sets spec.version back to the version the servers ran when the snapshot was saved, before the reset.",
+  )
+  @IsOptional()
+  @IsIn(ETCD_RESTORE_CONFIGS)
+  restoreConfig?: EtcdRestoreConfig;
 }
 export type K3sControlPlaneEtcdRestoreSpec = K3sControlPlaneEtcdRestoreSpecSchema;
 
@@ -415,6 +425,14 @@ export class K3sControlPlaneEncryptionKeyRotationStatusSchema {
   @IsString()
   @MaxLength(64)
   stage?: string;
+
+  @Description(
+    'checks counts the status checks of the leader while K3s re-encrypts in the background (reencrypt_request, reencrypt_active), until reencrypt_finished.',
+  )
+  @IsOptional()
+  @IsInt32()
+  @Cel('self >= 0', 'checks must not be negative')
+  checks?: number;
 
   @Description('startTime is when the rotation started (RFC 3339).')
   @IsRFC3339()

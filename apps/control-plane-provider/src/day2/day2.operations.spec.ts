@@ -1,5 +1,12 @@
 import type { V1Secret } from '@kubernetes/client-node';
-import { RESOURCES, type Cluster, type K3sConfig, type K3sControlPlane, type Machine } from '@capstan/api';
+import {
+  RESOURCES,
+  type Cluster,
+  type EtcdSnapshot,
+  type K3sConfig,
+  type K3sControlPlane,
+  type Machine,
+} from '@capstan/api';
 import { SECRETS, type KubeClient } from '@capstan/kube';
 import { InMemoryApiServer } from '@capstan/kube/testing';
 import {
@@ -295,6 +302,35 @@ describe('the day-2 controller: certificate rotation', () => {
       expect(done).toMatchObject({ generation: 1, leader: 'demo-cp-a', stage: 'reencrypt_finished' });
     });
 
+    it('waits for a re-encryption K3s runs in the background, asking the leader again until it finished', async () => {
+      await ask({
+        k3sConfigSpec: { serverConfig: { secretsEncryption: true } },
+        rotateEncryptionKeys: { generation: 1 },
+      });
+      for (const [phase, restart, reached] of [
+        ['Prepare', 'PostPrepareRestart', 'prepare'],
+        ['Rotate', 'PostRotateRestart', 'rotate'],
+      ] as const) {
+        await running('demo-cp-a', phase);
+        await applied('demo-cp-a', stage(reached));
+        for (const follower of ['demo-cp-b', 'demo-cp-c']) {
+          await running(follower, restart);
+          await applied(follower, stage(reached));
+        }
+      }
+      await running('demo-cp-a', 'Reencrypt');
+      await applied('demo-cp-a', stage('reencrypt_active'));
+      await running('demo-cp-a', 'Reencrypt-check-0');
+      expect(await keyRotation()).toMatchObject({ phase: 'Reencrypt', stage: 'reencrypt_active', checks: 0 });
+      await applied('demo-cp-a', stage('reencrypt_finished'));
+      await running('demo-cp-b', 'PostReencryptRestart');
+      expect(await keyRotation()).toMatchObject({
+        phase: 'PostReencryptRestart',
+        stage: 'reencrypt_finished',
+      });
+      expect((await keyRotation())?.checks).toBeUndefined();
+    });
+
     it('fails, saying which server disagrees, when a server reports another stage after its restart', async () => {
       await ask({
         k3sConfigSpec: { serverConfig: { secretsEncryption: true } },
@@ -320,6 +356,56 @@ describe('the day-2 controller: certificate rotation', () => {
       );
       expect(failed?.message).toMatch(/^secrets encryption is not enabled on this control plane/);
       expect((await planOf('demo-cp-a')).plan.instructions).toBeUndefined();
+    });
+  });
+
+  describe('a restore with restoreConfig KubernetesVersion', () => {
+    it('sets spec.version back to the snapshot version before the reset, and resumes the Cluster after', async () => {
+      const snapshot = await client.resource<EtcdSnapshot>(RESOURCES.EtcdSnapshot).create({
+        apiVersion: RESOURCES.EtcdSnapshot.apiVersion,
+        kind: 'EtcdSnapshot',
+        metadata: { namespace: NS, name: 'before-upgrade' },
+        spec: { clusterName: 'demo' },
+      } as EtcdSnapshot);
+      await client.resource<EtcdSnapshot>(RESOURCES.EtcdSnapshot).replaceStatus({
+        ...snapshot,
+        status: {
+          phase: 'Succeeded',
+          fileName: 'on-demand-demo-cp-a-1795860000',
+          location: 'file:///var/lib/rancher/k3s/server/db/snapshots/on-demand-demo-cp-a-1795860000',
+          machineName: 'demo-cp-a',
+          kubernetesVersion: 'v1.33.5',
+        },
+      });
+      const kcps = client.resource<K3sControlPlane>(RESOURCES.K3sControlPlane);
+      await kcps.mergePatch(
+        { namespace: NS, name: 'demo-cp' },
+        {
+          spec: {
+            etcdSnapshotRestore: {
+              name: 'before-upgrade',
+              generation: 1,
+              restoreConfig: 'KubernetesVersion',
+            },
+          },
+        },
+      );
+      await eventually(
+        async () => (await planOf('demo-cp-a')).plan.instructions?.[0]?.name === 'etcd-restore',
+        {
+          message: 'the restore plan written',
+        },
+      );
+      expect((await kcps.get({ namespace: NS, name: 'demo-cp' })).spec.version).toBe('v1.33.5');
+      const clusters = client.resource<Cluster>(RESOURCES.Cluster);
+      expect((await clusters.get({ namespace: NS, name: 'demo' })).spec?.paused).toBe(true);
+      await applied('demo-cp-a', { 'etcd-restore': 'Managed etcd cluster membership has been reset' });
+      const status = await eventually(async () => {
+        const s = (await kcps.get({ namespace: NS, name: 'demo-cp' })).status?.etcdSnapshotRestore;
+        return s?.phase === 'Finished' ? s : undefined;
+      });
+      expect(status).toMatchObject({ name: 'before-upgrade', generation: 1, machineName: 'demo-cp-a' });
+      expect((await clusters.get({ namespace: NS, name: 'demo' })).spec?.paused).toBe(false);
     });
   });
 });
