@@ -233,9 +233,10 @@ export class DedicatedClusterApi implements ClusterApi {
    */
   async restartApiServer(): Promise<void> {
     const process = this.process;
-    // Unset first: this exit is not the server stopping on its own.
+    // Unset first: this exit is not the server stopping on its own. A short grace, as for a reset: the data is in
+    // etcd, and nothing the server still answers matters.
     this.process = undefined;
-    if (process) await process.stop();
+    if (process) await process.stop(RESET_GRACE_MS);
     else await stopRecordedProcess(this.dir, 'kube-apiserver');
     await this.start({ fresh: false });
   }

@@ -30,6 +30,8 @@ import {
 
 const CONFIGMAPS = Number(process.env['BENCH_CONFIGMAPS'] ?? 1000);
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 3);
+/** Secrets in each cluster: what an encryption key rotation writes again. */
+const SECRETS_COUNT = Number(process.env['BENCH_SECRETS'] ?? 200);
 const BUCKET = 'bench-snapshots';
 const TIMEOUT_MS = 10 * 60 * 1000;
 
@@ -103,6 +105,16 @@ async function benchCluster(
         api.createNamespacedConfigMap({
           namespace: 'default',
           body: { metadata: { name: `data-${i + j}` }, data: { payload } },
+        }),
+      ),
+    );
+  }
+  for (let i = 0; i < SECRETS_COUNT; i += 50) {
+    await Promise.all(
+      Array.from({ length: Math.min(50, SECRETS_COUNT - i) }, (_, j) =>
+        api.createNamespacedSecret({
+          namespace: 'default',
+          body: { metadata: { name: `secret-${i + j}` }, stringData: { token: payload.slice(0, 256) } },
         }),
       ),
     );
@@ -304,7 +316,7 @@ async function benchRollback(client: KubeClient, namespace: string, s3: TestS3Se
 
 function table(rows: readonly Row[]): string {
   const lines = [
-    `Measured ${new Date().toISOString().slice(0, 10)} by \`npm run bench:day2\` on ${cpus().length} cores: clusters holding ${CONFIGMAPS} ConfigMaps of 2 KiB, snapshots taken ${RUNS} times each (median, max).`,
+    `Measured ${new Date().toISOString().slice(0, 10)} by \`npm run bench:day2\` on ${cpus().length} cores: clusters holding ${CONFIGMAPS} ConfigMaps of 2 KiB and ${SECRETS_COUNT} Secrets (encrypted at rest), snapshots taken ${RUNS} times each (median, max).`,
     '',
     '| operation | servers | seconds (median) | max | notes |',
     '|---|---|---|---|---|',
