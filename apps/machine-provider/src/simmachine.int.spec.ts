@@ -78,7 +78,14 @@ describe('machine-provider: SimMachine', () => {
     });
     expect(await alpha.readyNodes()).toEqual(['alpha-cp-0', 'alpha-md-0', 'alpha-md-1']);
 
-    const server = await alpha.simMachine('alpha-cp-0');
+    // The Node can be Ready before the reconcile that booted the machine has written it (the kit writes at its end).
+    const server = await eventually(
+      async () => {
+        const machine = await alpha.simMachine('alpha-cp-0');
+        return machine.status?.initialization?.provisioned === true && machine;
+      },
+      { timeoutMs: 30_000, message: 'alpha-cp-0 written as provisioned' },
+    );
     expect(server.spec?.providerID).toBe(`sim://${ns.name}/alpha-cp-0`);
     expect(server.metadata?.finalizers).toContain(FINALIZERS.simMachine);
     expect(server.status?.initialization?.provisioned).toBe(true);

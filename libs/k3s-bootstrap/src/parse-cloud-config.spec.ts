@@ -32,6 +32,7 @@ const spec: K3sConfigSpec = {
     kubeAPIServerArgs: ['audit-log-maxage=30'],
     kubeControllerManagerArgs: ['node-monitor-grace-period=20s'],
     kubeSchedulerArgs: ['v=2'],
+    secretsEncryption: true,
   },
   files: [
     { path: '/etc/motd', content: 'hello\n', permissions: '0644', owner: 'root:root' },
@@ -82,6 +83,8 @@ describe('parseK3sCloudConfig', () => {
       kubeAPIServerArgs: [],
       kubeControllerManagerArgs: [],
       kubeSchedulerArgs: [],
+      // Agents never read server settings: secrets-encryption is not in their config.
+      secretsEncryption: false,
       serverTls: {},
       userFiles: [
         { path: '/etc/motd', owner: 'root:root', permissions: '0644', content: Buffer.from('hello\n') },

@@ -39,6 +39,13 @@ describe('decideInPlace', () => {
     expect(decision.reason).toContain('first boot');
   });
 
+  it('refuses turning secrets encryption on or off in place: K3s reads it when the cluster starts', () => {
+    const decision = decideInPlace(base, { ...base, spec: { ...base.spec, serverConfig: { secretsEncryption: true } } });
+    expect(decision.inPlace).toBe(false);
+    expect(decision.fields).toEqual(['spec.serverConfig.secretsEncryption']);
+    expect(decision.reason).toContain('spec.rotateEncryptionKeys');
+  });
+
   it('compares K3s releases when the config pins one', () => {
     const pinned = { version: 'v1.34.4', spec: { version: 'v1.34.4+k3s1' } };
     expect(decideInPlace(pinned, { version: 'v1.34.4', spec: { version: 'v1.34.4+k3s2' } })).toEqual({

@@ -19,6 +19,7 @@ const FIXED_FIELDS: Record<string, string> = {
   'serverConfig.clusterDNS': 'is fixed when the cluster is initialized',
   'serverConfig.clusterDomain': 'is fixed when the cluster is initialized',
   'serverConfig.tlsSANs': 'is baked into the serving certificate',
+  'serverConfig.secretsEncryption': 'is read when the cluster starts (its key is rotated with spec.rotateEncryptionKeys of the control plane)',
 };
 
 /** Fields that go into K3s's config.yaml: changing them restarts K3s (and so drains the node first). */
