@@ -170,7 +170,11 @@ describe('hand-off hints with sharded replicas', () => {
     });
     for (const [name, cluster] of after)
       expect(handledBy.get(name)).toEqual([ownerAmong(['s-a', 's-b', 's-c'], cluster)]);
-    expect(new Set([...after.keys()].map((n) => handledBy.get(n)![0])).size).toBe(3);
+    // Every replica that owns one of the clusters acted (the owners come from the namespace's hash: with 12 clusters
+    // one of three replicas owns none about once in a hundred runs, so the set is compared, not counted).
+    expect(new Set([...after.keys()].map((n) => handledBy.get(n)![0]))).toEqual(
+      new Set([...after.values()].map((cluster) => ownerAmong(['s-a', 's-b', 's-c'], cluster))),
+    );
 
     // s-b leaves: its clusters' hints go to their new owners.
     await replicas.get('s-b')!.stop();
