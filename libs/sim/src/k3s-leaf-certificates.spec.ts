@@ -1,12 +1,15 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serverTlsFiles, serverTlsFromClusterCertificates } from '@capstan/k3s-bootstrap';
 import { HostRoot, writeBeneath } from '@capstan/node-agent';
 import { generateClusterCertificates, ONE_DAY_MS, type ClusterCertificates } from '@capstan/pki';
 import { runK3sCommand, type K3sCommandHost } from './k3s-commands.js';
-import { leafCertificatePath, type LeafCertificateReport } from './k3s-leaf-certificates.js';
-import { issueLeafCertificates } from './k3s-leaf-certificates.js';
+import {
+  issueLeafCertificates,
+  leafCertificatePath,
+  type LeafCertificateReport,
+} from './k3s-leaf-certificates.js';
 
 // `k3s certificate check` and `k3s certificate rotate` on a sim server: the leaf certificates K3s keeps in
 // server/tls, issued from the cluster CAs the bootstrap data wrote on the machine.
@@ -103,6 +106,22 @@ describe('the sim k3s certificate commands', () => {
     expect(refused.output).toMatch(/client-ca\.crt and \.key cannot sign certificates/);
     expect(refused.output).not.toContain('not for tenants');
     expect(readFileSync(join(host.root, leafCertificatePath('client-admin')), 'utf8')).toBe(admin);
+  });
+
+  it('never reads or writes through a leaf certificate the owner swapped for a link to a host file', async () => {
+    await issueLeafCertificates(host.root, { servingNames, now });
+    const hostCert = join(dir, 'host-serving.crt');
+    const hostPem = readFileSync(join(host.root, leafCertificatePath('serving-kube-apiserver')), 'utf8');
+    writeFileSync(hostCert, hostPem);
+    const planted = join(host.root, leafCertificatePath('client-scheduler'));
+    rmSync(planted);
+    symlinkSync(hostCert, planted);
+    // The check does not follow it: the link is not one of the server's certificates.
+    expect((await check()).map((r) => r.filename)).not.toContain(leafCertificatePath('client-scheduler'));
+    // The rotation replaces the link with a file of the machine's own, and the host file stays as it was.
+    expect((await runK3sCommand(host, ['certificate', 'rotate', '--service', 'scheduler'], '')).code).toBe(0);
+    expect(lstatSync(planted).isSymbolicLink()).toBe(false);
+    expect(readFileSync(hostCert, 'utf8')).toBe(hostPem);
   });
 
   it('refuses certificate commands on an agent', async () => {

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SimError } from './errors.js';
@@ -79,11 +79,6 @@ export function ensureEncryption(clusterDir: string, now: Date): EncryptionState
   const state: EncryptionState = { stage: 'start', keys: [newEncryptionKey(now)] };
   writeEncryption(clusterDir, state);
   return state;
-}
-
-/** The hash K3s compares across servers: of the keys, never showing them. */
-export function encryptionHash(state: EncryptionState): string {
-  return createHash('sha256').update(JSON.stringify(state.keys)).digest('hex').slice(0, 16);
 }
 
 function requireStage(state: EncryptionState, command: string, allowed: readonly EncryptionStage[]): void {

@@ -37,6 +37,9 @@ import {
 } from './secrets-encryption.js';
 import { WORKLOAD_CONTROLLERS, type WorkloadController } from './workload-controllers.js';
 
+/** Secrets read per request while re-encrypting (K3s's own reencrypt pages by the same order of size). */
+const REENCRYPT_PAGE_SIZE = 100;
+
 /** The `k3s secrets-encrypt` commands the sim runs. */
 export type SecretsEncryptCommand = 'status' | 'prepare' | 'rotate' | 'reencrypt';
 
@@ -326,10 +329,17 @@ export class SimRuntime {
     if (!connection) throw new SimError(`${api.key} does not answer`, 'APIServerNotReady');
     const secrets = connection.client.resource<V1Secret>(SECRETS);
     let count = 0;
-    for (const secret of (await secrets.list({})).items) {
-      await secrets.replace(secret);
-      count++;
-    }
+    // A page at a time: the cluster owner decides how many Secrets there are and how large, and the provider holds
+    // one page of them, never the whole set.
+    let token: string | undefined;
+    do {
+      const page = await secrets.list({ limit: REENCRYPT_PAGE_SIZE, ...(token && { continue: token }) });
+      for (const secret of page.items) {
+        await secrets.replace(secret);
+        count++;
+      }
+      token = page.continue;
+    } while (token);
     return count;
   }
 

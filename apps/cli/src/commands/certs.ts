@@ -13,6 +13,7 @@ import { loadKubeConfig, namespaceOf, type KubeconfigOptions } from '../kubeconf
 import { CliError, type Output } from '../output.js';
 import { listObjects } from '../tables/fetch.js';
 import { cell, renderTable } from '../tables/table.js';
+import { followOperation } from './follow-operation.js';
 import { noneFound } from './get-clusters.js';
 import { controlPlaneOf, kubeconfigOptions } from './snapshot.js';
 
@@ -138,26 +139,20 @@ function rotateCommand(output: Output): Command {
         output.line(`certificate rotation ${generation} asked for on k3scontrolplane/${name}`);
         return;
       }
-      const progress = output.progress(`rotating the certificates of ${clusterName}`);
-      for (;;) {
+      await followOperation(output.progress(`rotating the certificates of ${clusterName}`), async () => {
         const status = (await getObject<K3sControlPlane>(kc, RESOURCES.K3sControlPlane, namespace, name))
           .status?.certificateRotation;
         const ours = status?.reason === 'Requested' && status.generation === generation;
-        if (ours && status.phase === 'Finished') {
-          progress.done(`rotated the certificates of ${(status.rotated ?? []).join(', ') || 'no server'}`);
-          return;
-        }
-        if (ours && status.phase === 'Failed') {
-          progress.fail();
-          throw new CliError(`the certificate rotation failed: ${status.message ?? 'no reason given'}`);
-        }
-        progress.update(
-          ours
+        if (ours && status.phase === 'Finished')
+          return { done: `rotated the certificates of ${(status.rotated ?? []).join(', ') || 'no server'}` };
+        if (ours && status.phase === 'Failed')
+          return { failed: `the certificate rotation failed: ${status.message ?? 'no reason given'}` };
+        return {
+          progress: ours
             ? `rotating the certificates of ${clusterName}: ${(status.rotated ?? []).length} done, next ${status.pending?.[0] ?? '-'}`
             : `rotation ${generation} of ${clusterName} asked for`,
-        );
-        await new Promise((resolve) => setTimeout(resolve, 1000));
-      }
+        };
+      });
     },
   );
 }

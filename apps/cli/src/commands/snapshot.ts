@@ -7,6 +7,7 @@ import { loadKubeConfig, namespaceOf, type KubeconfigOptions } from '../kubeconf
 import { CliError, type Output } from '../output.js';
 import { listObjects } from '../tables/fetch.js';
 import { asList, cell, creationAge, renderTable } from '../tables/table.js';
+import { followOperation } from './follow-operation.js';
 import { noneFound, outputOption, type GetFormat } from './get-clusters.js';
 
 // `capstan snapshot`: etcd snapshots of K3s clusters (docs/day2.md), as EtcdSnapshot objects: list them, take one,
@@ -138,27 +139,19 @@ function createCommand(output: Output): Command {
       output.line(`etcdsnapshot/${name} requested`);
       return;
     }
-    const progress = output.progress(`etcd snapshot ${name} of ${clusterName}`);
-    for (;;) {
+    await followOperation(output.progress(`etcd snapshot ${name} of ${clusterName}`), async () => {
       const snapshot = await getObject<EtcdSnapshot>(kc, RESOURCES.EtcdSnapshot, namespace, name);
       const phase = snapshot.status?.phase;
-      if (phase === 'Succeeded') {
-        progress.done(
-          `etcdsnapshot/${name} saved: ${snapshot.status?.fileName} (${formatBytes(snapshot.status?.sizeBytes ?? 0)}) at ${snapshot.status?.location}`,
-        );
-        return;
-      }
-      if (phase === 'Failed') {
-        progress.fail();
-        throw new CliError(
-          `etcdsnapshot/${name} failed: ${getCondition(snapshot.status?.conditions, 'Ready')?.message ?? 'no reason given'}`,
-        );
-      }
-      progress.update(
-        `etcd snapshot ${name}: ${phase ?? 'Pending'}${phase === 'Pending' ? ` (${getCondition(snapshot.status?.conditions, 'Ready')?.message ?? 'waiting'})` : ''}`,
-      );
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-    }
+      const ready = getCondition(snapshot.status?.conditions, 'Ready')?.message;
+      if (phase === 'Succeeded')
+        return {
+          done: `etcdsnapshot/${name} saved: ${snapshot.status?.fileName} (${formatBytes(snapshot.status?.sizeBytes ?? 0)}) at ${snapshot.status?.location}`,
+        };
+      if (phase === 'Failed') return { failed: `etcdsnapshot/${name} failed: ${ready ?? 'no reason given'}` };
+      return {
+        progress: `etcd snapshot ${name}: ${phase ?? 'Pending'}${phase === 'Pending' ? ` (${ready ?? 'waiting'})` : ''}`,
+      };
+    });
   });
 }
 
@@ -223,25 +216,20 @@ function restoreCommand(output: Output): Command {
         output.line(`restore ${generation} of ${snapshotName} asked for on k3scontrolplane/${kcpName}`);
         return;
       }
-      const progress = output.progress(`restoring ${snapshotName} into ${clusterName}`);
-      for (;;) {
+      await followOperation(output.progress(`restoring ${snapshotName} into ${clusterName}`), async () => {
         const status = (await getObject<K3sControlPlane>(kc, RESOURCES.K3sControlPlane, namespace, kcpName))
           .status?.etcdSnapshotRestore;
-        if (status?.generation === generation && status.phase === 'Finished') {
-          progress.done(
-            `${clusterName} restored from ${snapshotName}${status.machineName ? ` on ${status.machineName}` : ''}`,
-          );
-          return;
-        }
-        if (status?.generation === generation && status.phase === 'Failed') {
-          progress.fail();
-          throw new CliError(`the restore of ${snapshotName} failed: ${status.message ?? 'no reason given'}`);
-        }
-        progress.update(
-          `restoring ${snapshotName} into ${clusterName}: ${status?.generation === generation ? status.phase : 'asked for'}`,
-        );
-        await new Promise((resolve) => setTimeout(resolve, 1000));
-      }
+        const ours = status?.generation === generation;
+        if (ours && status.phase === 'Finished')
+          return {
+            done: `${clusterName} restored from ${snapshotName}${status.machineName ? ` on ${status.machineName}` : ''}`,
+          };
+        if (ours && status.phase === 'Failed')
+          return { failed: `the restore of ${snapshotName} failed: ${status.message ?? 'no reason given'}` };
+        return {
+          progress: `restoring ${snapshotName} into ${clusterName}: ${ours ? status.phase : 'asked for'}`,
+        };
+      });
     },
   );
 }

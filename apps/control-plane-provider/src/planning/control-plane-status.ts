@@ -37,7 +37,11 @@ export function machineSelector(clusterName: string): string {
 }
 
 // By name: a message must not change with the order the cache lists Machines in.
-const list = (machines: readonly ControlPlaneMachine[]) => machines.map((m) => m.name).sort().join(', ');
+const list = (machines: readonly ControlPlaneMachine[]) =>
+  machines
+    .map((m) => m.name)
+    .sort()
+    .join(', ');
 
 function condition(
   type: string,
@@ -114,7 +118,12 @@ function conditionsFor(inputs: StatusInputs): Omit<ConditionInput, 'observedGene
           outdated.length === 0 ? '' : `Machine(s) not up to date: ${list(outdated)}`,
         ),
     inputs.plan?.inPlaceBlocked
-      ? condition(ConditionType.RollingOut, true, [ConditionReason.InPlaceUpdateBlocked, ''], `* ${inputs.plan.inPlaceBlocked}`)
+      ? condition(
+          ConditionType.RollingOut,
+          true,
+          [ConditionReason.InPlaceUpdateBlocked, ''],
+          `* ${inputs.plan.inPlaceBlocked}`,
+        )
       : activity(
           ConditionType.RollingOut,
           outdated.length > 0,
@@ -161,6 +170,27 @@ function conditionsFor(inputs: StatusInputs): Omit<ConditionInput, 'observedGene
  * the selector of the scale subresource, `initialization.controlPlaneInitialized` (never taken back), and
  * the conditions. Conditions of other owners (`Paused`, `ReconcileSucceeded`: the reconciler kit's) are kept.
  */
+/** The status fields desiredControlPlaneStatus computes; every other field is another controller's. */
+const COMPUTED_STATUS_FIELDS: ReadonlySet<string> = new Set<keyof K3sControlPlaneStatus>([
+  'conditions',
+  'selector',
+  'replicas',
+  'readyReplicas',
+  'availableReplicas',
+  'upToDateReplicas',
+  'versions',
+  'version',
+  'initialization',
+  'lastRemediation',
+  'observedGeneration',
+]);
+
+function writtenByOthers(current: K3sControlPlaneStatus | undefined): Partial<K3sControlPlaneStatus> {
+  return Object.fromEntries(
+    Object.entries(current ?? {}).filter(([field]) => !COMPUTED_STATUS_FIELDS.has(field)),
+  ) as Partial<K3sControlPlaneStatus>;
+}
+
 export function desiredControlPlaneStatus(
   current: K3sControlPlaneStatus | undefined,
   inputs: StatusInputs,
@@ -184,11 +214,8 @@ export function desiredControlPlaneStatus(
     ...(versions.length > 0 && { versions, version: versions[0]!.version }),
     ...(initialized && { initialization: { controlPlaneInitialized: true } }),
     ...(lastRemediation && { lastRemediation }),
-    // The day-2 controller's (day2/day2.reconciler.ts, day2/upgrade-guard.ts): kept as they are.
-    ...(current?.etcdSnapshotRestore && { etcdSnapshotRestore: current.etcdSnapshotRestore }),
-    ...(current?.upgrade && { upgrade: current.upgrade }),
-    ...(current?.certificateRotation && { certificateRotation: current.certificateRotation }),
-    ...(current?.rotateEncryptionKeys && { rotateEncryptionKeys: current.rotateEncryptionKeys }),
+    // What other controllers write (the day-2 controller's operations, day2/): kept as they are.
+    ...writtenByOthers(current),
     ...(inputs.generation !== undefined && { observedGeneration: inputs.generation }),
   };
 }

@@ -207,6 +207,30 @@ async function benchCluster(
   return rows;
 }
 
+/**
+ * Asks the control plane for a day-2 operation (generation 1 of `spec`) and times it until `statusOf` shows it
+ * `done`; a Failed phase ends the wait with its message.
+ */
+async function timeOperation<S extends { generation?: number; phase: string; message?: string }>(
+  client: KubeClient,
+  namespace: string,
+  cluster: string,
+  spec: Record<string, unknown>,
+  statusOf: (kcp: K3sControlPlane) => S | undefined,
+  done: S['phase'],
+): Promise<{ seconds: number; status: S }> {
+  const kcps = client.resource<K3sControlPlane>(RESOURCES.K3sControlPlane);
+  const name = controlPlaneName(cluster);
+  const started = Date.now();
+  await kcps.mergePatch({ namespace, name }, { spec });
+  const status = await until(`${Object.keys(spec).join(', ')} ${done}`, async () => {
+    const current = statusOf(await kcps.get({ namespace, name }));
+    if (current?.generation === 1 && current.phase === 'Failed') throw new Error(current.message);
+    return current?.generation === 1 && current.phase === done && current;
+  });
+  return { seconds: seconds(started), status };
+}
+
 /** `spec.rotateCertificates`: every server's certificates in turn, through its plan, until the rotation finished. */
 async function benchRotation(
   client: KubeClient,
@@ -214,20 +238,19 @@ async function benchRotation(
   cluster: string,
   servers: number,
 ): Promise<Row> {
-  const kcps = client.resource<K3sControlPlane>(RESOURCES.K3sControlPlane);
-  const name = controlPlaneName(cluster);
-  const started = Date.now();
-  await kcps.mergePatch({ namespace, name }, { spec: { rotateCertificates: { generation: 1 } } });
-  const rotation = await until('the certificate rotation finished', async () => {
-    const status = (await kcps.get({ namespace, name })).status?.certificateRotation;
-    if (status?.generation === 1 && status.phase === 'Failed') throw new Error(status.message);
-    return status?.generation === 1 && status.phase === 'Finished' && status;
-  });
+  const { seconds: took, status } = await timeOperation(
+    client,
+    namespace,
+    cluster,
+    { rotateCertificates: { generation: 1 } },
+    (kcp) => kcp.status?.certificateRotation,
+    'Finished',
+  );
   return {
     what: 'certificate rotation (to Finished)',
     servers,
-    seconds: [seconds(started)],
-    detail: `${rotation.rotated?.length ?? 0} server(s), one at a time; no Machine replaced`,
+    seconds: [took],
+    detail: `${status.rotated?.length ?? 0} server(s), one at a time; no Machine replaced`,
   };
 }
 
@@ -238,21 +261,20 @@ async function benchEncryptionKeys(
   cluster: string,
   servers: number,
 ): Promise<Row> {
-  const kcps = client.resource<K3sControlPlane>(RESOURCES.K3sControlPlane);
-  const name = controlPlaneName(cluster);
-  const started = Date.now();
-  await kcps.mergePatch({ namespace, name }, { spec: { rotateEncryptionKeys: { generation: 1 } } });
-  await until('the encryption key rotation done', async () => {
-    const status = (await kcps.get({ namespace, name })).status?.rotateEncryptionKeys;
-    if (status?.generation === 1 && status.phase === 'Failed') throw new Error(status.message);
-    return status?.generation === 1 && status.phase === 'Done';
-  });
+  const { seconds: took } = await timeOperation(
+    client,
+    namespace,
+    cluster,
+    { rotateEncryptionKeys: { generation: 1 } },
+    (kcp) => kcp.status?.rotateEncryptionKeys,
+    'Done',
+  );
   const secrets = (await (await workloadApi(client, namespace, cluster)).listSecretForAllNamespaces()).items
     .length;
   return {
     what: 'encryption key rotation (to Done)',
     servers,
-    seconds: [seconds(started)],
+    seconds: [took],
     detail: `prepare, rotate, reencrypt (${secrets} Secret(s)), each with ${servers - 1} server restart(s)`,
   };
 }
