@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { CoreV1Api, KubeConfig, type V1Secret } from '@kubernetes/client-node';
@@ -236,24 +236,35 @@ describe('certificate and encryption-key rotation of a three-server K3s cluster 
         namespace: 'default',
         body: { metadata: { name: 'vault' }, stringData: { password: 'hunter2' } },
       });
-      /** The key that encrypted the Secret in the cluster's own etcd (`k8s:enc:aescbc:v1:<key>:...`). */
+      /**
+       * The key that encrypted the Secret in the cluster's own etcd (`k8s:enc:aescbc:v1:<key>:...`), as each server's
+       * etcd member holds it (a serializable read answers from the member's own data): all three must agree.
+       */
       const storedWith = async (): Promise<string> => {
-        const { client: port } = JSON.parse(
-          readFileSync(
-            join(capstan.simStateDir, 'clusters', namespace, CLUSTER, 'etcd', 'ports.json'),
-            'utf8',
-          ),
-        ) as { client: number };
-        const response = await fetch(`http://127.0.0.1:${port}/v3/kv/range`, {
-          method: 'POST',
-          body: JSON.stringify({ key: Buffer.from('/registry/secrets/default/vault').toString('base64') }),
-        });
-        const body = (await response.json()) as { kvs?: { value: string }[] };
-        const value = Buffer.from(body.kvs![0]!.value, 'base64').toString('latin1');
-        // Key names hold the RFC 3339 time they were made, colons included (K3s names them so).
-        const match = /^k8s:enc:aescbc:v1:(aescbckey-\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z):/.exec(value);
-        if (!match) throw new Error(`the Secret is stored as ${value.slice(0, 24)}...`);
-        return match[1]!;
+        const etcdDir = join(capstan.simStateDir, 'clusters', namespace, CLUSTER, 'etcd');
+        const keys = new Set<string>();
+        const members = readdirSync(etcdDir).filter((name) => existsSync(join(etcdDir, name, 'ports.json')));
+        expect(members).toHaveLength(3);
+        for (const member of members) {
+          const { client: port } = JSON.parse(readFileSync(join(etcdDir, member, 'ports.json'), 'utf8')) as {
+            client: number;
+          };
+          const response = await fetch(`http://127.0.0.1:${port}/v3/kv/range`, {
+            method: 'POST',
+            body: JSON.stringify({
+              key: Buffer.from('/registry/secrets/default/vault').toString('base64'),
+              serializable: true,
+            }),
+          });
+          const body = (await response.json()) as { kvs?: { value: string }[] };
+          const value = Buffer.from(body.kvs![0]!.value, 'base64').toString('latin1');
+          // Key names hold the RFC 3339 time they were made, colons included (K3s names them so).
+          const match = /^k8s:enc:aescbc:v1:(aescbckey-\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z):/.exec(value);
+          if (!match) throw new Error(`the Secret is stored as ${value.slice(0, 24)}... on ${member}`);
+          keys.add(match[1]!);
+        }
+        if (keys.size !== 1) throw new Error(`the members disagree: ${[...keys].join(', ')}`);
+        return [...keys][0]!;
       };
       const readable = (phase: string) =>
         until(`the Secret readable in ${phase}`, async () => {

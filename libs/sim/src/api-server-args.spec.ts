@@ -2,7 +2,7 @@ import { apiServerFilesIn } from './api-server-certificates.js';
 import { workloadApiServerArgs, type ApiServerArgsInput } from './api-server-args.js';
 
 const input: ApiServerArgsInput = {
-  etcdUrl: 'http://127.0.0.1:2379',
+  etcdUrls: ['http://127.0.0.1:2379'],
   etcdPrefix: '/capstan-sim/shared',
   bindAddress: '127.0.0.1',
   advertiseAddress: '127.0.0.1',

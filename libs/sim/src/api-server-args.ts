@@ -12,7 +12,8 @@ export interface ApiServerFiles {
 }
 
 export interface ApiServerArgsInput {
-  etcdUrl: string;
+  /** Every etcd member the server may use (its client fails over between them). */
+  etcdUrls: readonly string[];
   /** `/capstan-sim/<namespace>/<cluster>` (dedicated) or `/capstan-sim/shared`. */
   etcdPrefix: string;
   bindAddress: string;
@@ -49,7 +50,7 @@ export function workloadApiServerArgs(input: ApiServerArgsInput): string[] {
   const issuer = `https://kubernetes.default.svc.${input.clusterDomain}`;
   const { files } = input;
   return [
-    `--etcd-servers=${input.etcdUrl}`,
+    `--etcd-servers=${input.etcdUrls.join(',')}`,
     `--etcd-prefix=${input.etcdPrefix}`,
     `--bind-address=${input.bindAddress}`,
     `--advertise-address=${input.advertiseAddress}`,

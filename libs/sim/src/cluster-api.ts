@@ -35,8 +35,11 @@ export interface ClusterApi {
   /** `namespace/cluster`. */
   readonly key: string;
   readonly url: string;
-  /** Starts (or adopts what an earlier provider left running) and waits until it answers. */
-  start(options: { fresh: boolean }): Promise<StartOutcome>;
+  /**
+   * Starts (or adopts what an earlier provider left running) and waits until it answers. `member`: the server
+   * (its node name) whose boot starts it, the first etcd member of a cluster with an etcd of its own.
+   */
+  start(options: { fresh: boolean; member?: string }): Promise<StartOutcome>;
   healthy(): Promise<boolean>;
   /** Stops serving; the cluster's data stays, a restarted provider serves it again. */
   stop(): Promise<void>;

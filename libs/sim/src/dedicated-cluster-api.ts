@@ -6,13 +6,8 @@ import { PROXY_CLIENT_COMMON_NAME, workloadApiServerArgs } from './api-server-ar
 import { apiServerFilesIn, writeApiServerFiles } from './api-server-certificates.js';
 import { clusterEtcdPrefix, clusterKeyOf, type ClusterApi, type ClusterApiSpec } from './cluster-api.js';
 import { SimError } from './errors.js';
-import {
-  deleteEtcdPrefix,
-  restoreEtcdSnapshot,
-  saveEtcdSnapshot,
-  startOwnedEtcd,
-  type SimEtcd,
-} from './etcd.js';
+import { deleteEtcdPrefix, type SimEtcd } from './etcd.js';
+import { EtcdMemberSet } from './etcd-members.js';
 import { apiServerReady } from './https-probe.js';
 import { encryptionConfigPath, ensureEncryption, readEncryption } from './secrets-encryption.js';
 import { OwnedProcess, stopRecordedProcess, type StartOutcome } from './owned-process.js';
@@ -37,9 +32,9 @@ export interface ApiServerHost {
    */
   workloadControllers?: () => Readonly<Record<WorkloadController, string>>;
   /**
-   * Each dedicated cluster keeps its data in an etcd of its own (K3s's embedded etcd on the init server: what an etcd
-   * snapshot saves and a cluster reset restores); the etcd and etcdutl binaries, resolved when first needed. Unset:
-   * every cluster lives in `etcd()` under a key prefix (the shared store, for scale runs).
+   * Each dedicated cluster keeps its data in etcd members of its own, one per server machine (K3s's embedded etcd:
+   * what an etcd snapshot saves and a cluster reset restores); the etcd and etcdutl binaries, resolved when first
+   * needed. Unset: every cluster lives in `etcd()` under a key prefix (the shared store, for scale runs).
    */
   clusterEtcd?: { etcd: () => string; etcdutl: () => string };
   /** A new cluster's certificates start this many days old (CAPSTAN_SIM_CERTIFICATE_AGE_DAYS; 0 or unset: new). */
@@ -50,8 +45,8 @@ export interface ApiServerHost {
 export const MAX_ETCD_SNAPSHOT_BYTES = 2 * 1024 ** 3;
 /** How long the server's processes get after SIGTERM before a cluster reset kills them. */
 const RESET_GRACE_MS = 1_000;
-/** The member name of a dedicated cluster's etcd. */
-const CLUSTER_ETCD_MEMBER = 'server';
+/** The member a cluster's etcd starts with when no server named one (a start that is not a server's boot). */
+const FIRST_MEMBER = 'server';
 
 export function bindAddressFor(host: ApiServerHost, endpointHost: string): string {
   return host.bindAddress ?? (isIP(endpointHost) !== 0 ? endpointHost : '0.0.0.0');
@@ -80,6 +75,16 @@ export class DedicatedClusterApi implements ClusterApi {
   ) {
     this.key = clusterKeyOf(spec.namespace, spec.clusterName);
     this.url = apiServerUrl(spec.endpoint);
+    this.members = host.clusterEtcd
+      ? new EtcdMemberSet({
+          dir: this.etcdDir,
+          clusterKey: this.key,
+          binaries: host.clusterEtcd,
+          quotaBackendBytes: MAX_ETCD_SNAPSHOT_BYTES,
+          env: memoryLimitEnv(Math.round(host.memoryLimitMiB / 2)),
+          logger: host.logger,
+        })
+      : undefined;
   }
 
   private get dir(): string {
@@ -97,46 +102,37 @@ export class DedicatedClusterApi implements ClusterApi {
     return join(this.dir, 'etcd');
   }
 
-  private ownEtcd: SimEtcd | undefined;
+  /** The cluster's own etcd members (unset: it lives in the shared store). */
+  private readonly members: EtcdMemberSet | undefined;
 
-  /** The cluster's etcd: its own (started or adopted here), or the shared store. */
-  private async etcd(): Promise<SimEtcd> {
-    if (!this.host.clusterEtcd) return this.host.etcd();
-    this.ownEtcd ??= await startOwnedEtcd(
-      this.host.clusterEtcd.etcd(),
-      this.host.stateDir.ensure(this.etcdDir),
-      {
-        name: CLUSTER_ETCD_MEMBER,
-        quotaBackendBytes: MAX_ETCD_SNAPSHOT_BYTES,
-        env: memoryLimitEnv(Math.round(this.host.memoryLimitMiB / 2)),
-      },
-    );
-    return this.ownEtcd;
+  /** The etcd URLs the running kube-apiserver was given. */
+  private etcdUrls: string[] = [];
+
+  /** The cluster's etcd: its own members (started or adopted here; `member` starts a new cluster), or the shared store. */
+  private async etcd(member: string | undefined): Promise<string[]> {
+    if (!this.members) return [(await this.host.etcd()).url];
+    this.host.stateDir.ensure(this.etcdDir);
+    await this.members.startAll(member ?? FIRST_MEMBER);
+    return this.members.clientUrls();
   }
 
-  /** Stops the cluster's own etcd (it is adopted again by the next start while its data stays). */
-  private async stopOwnEtcd(): Promise<void> {
-    const etcd = this.ownEtcd;
-    this.ownEtcd = undefined;
-    if (etcd) await etcd.stop();
-    else if (this.host.clusterEtcd) await stopRecordedProcess(this.etcdDir, 'etcd');
-  }
-
-  async start({ fresh }: { fresh: boolean }): Promise<StartOutcome> {
+  /** `member`: the server machine (its node name) whose boot starts the cluster; its etcd member is the first. */
+  async start({ fresh, member }: { fresh: boolean; member?: string }): Promise<StartOutcome> {
     const dir = this.host.stateDir.ensure(this.dir);
     if (fresh) {
       // Controllers that cached the old cluster's objects must not act on the new one.
       await (this.controllers ?? this.controllersIn(dir))?.stop();
       this.controllers = undefined;
       await this.process?.stop();
-      if (this.host.clusterEtcd) {
-        await this.stopOwnEtcd();
+      if (this.members) {
+        await this.members.stopAll();
         this.host.stateDir.remove(this.etcdDir);
       } else {
         await deleteEtcdPrefix((await this.host.etcd()).url, this.etcdPrefix);
       }
     }
-    const etcd = await this.etcd();
+    const etcdUrls = await this.etcd(member);
+    this.etcdUrls = etcdUrls;
     const digest = await writeApiServerFiles(dir, this.spec.identity, {
       firstIssueDaysAgo: this.host.certificateAgeDays ?? 0,
     });
@@ -150,7 +146,7 @@ export class DedicatedClusterApi implements ClusterApi {
       command: this.spec.installed?.kubeApiserver ?? this.host.kubeApiserver,
       args: [
         ...workloadApiServerArgs({
-          etcdUrl: etcd.url,
+          etcdUrls,
           etcdPrefix: this.etcdPrefix,
           bindAddress,
           advertiseAddress: advertiseAddressFor(bindAddress),
@@ -224,7 +220,26 @@ export class DedicatedClusterApi implements ClusterApi {
     await (controllers ?? this.controllersIn(this.dir))?.stop(graceMs);
     if (process) await process.stop(graceMs);
     else await stopRecordedProcess(this.dir, 'kube-apiserver');
-    await this.stopOwnEtcd();
+    await this.members?.stopAll(graceMs);
+  }
+
+  /**
+   * Server `member` (its node name) has a running etcd member: started again after a restart, or joined to the
+   * others (a new server, or one whose data a cluster reset dropped). Nothing for a cluster in the shared store.
+   */
+  async ensureMember(member: string): Promise<void> {
+    await this.members?.ensure(member);
+  }
+
+  /**
+   * Server `member` is gone: its etcd member leaves the cluster. The kube-apiserver keeps the members it knows,
+   * and fails over between them; true when none of them is left, so it must restart to be given the others.
+   */
+  async removeMember(member: string): Promise<boolean> {
+    if (!this.members) return false;
+    await this.members.remove(member);
+    const urls = this.members.clientUrls();
+    return urls.length > 0 && !this.etcdUrls.some((url) => urls.includes(url));
   }
 
   /**
@@ -256,26 +271,31 @@ export class DedicatedClusterApi implements ClusterApi {
   }
 
   /**
-   * `k3s etcd-snapshot save`: a snapshot of the cluster's own etcd into `file` (its size in bytes). Only a cluster
-   * with an etcd of its own has one to give.
+   * `k3s etcd-snapshot save` on server `member`: a snapshot of its etcd member into `file` (its size in bytes). Only
+   * a cluster with an etcd of its own has one to give.
    */
-  async saveSnapshot(file: string): Promise<number> {
-    this.requireOwnEtcd('snapshot', 'EtcdRequestFailed');
-    return saveEtcdSnapshot((await this.etcd()).url, file, MAX_ETCD_SNAPSHOT_BYTES);
+  async saveSnapshot(file: string, member: string): Promise<number> {
+    return this.requireOwnEtcd('snapshot', 'EtcdRequestFailed').saveSnapshot(
+      member,
+      file,
+      MAX_ETCD_SNAPSHOT_BYTES,
+    );
   }
 
   /**
-   * `k3s server --cluster-reset --cluster-reset-restore-path`: stops the server (API server, controllers, etcd),
-   * replaces the etcd data with the snapshot's (refused, data untouched, when the snapshot does not check out) and
-   * starts the server again on the restored data. The controllers start afresh: they must not act on what they
+   * `k3s server --cluster-reset --cluster-reset-restore-path` on server `member`: every server stops (API server,
+   * controllers, etcd members: Rancher's restore stops them all first), `member`'s etcd data is replaced by the
+   * snapshot's as a cluster of one (refused, every member's data untouched, when the snapshot does not check out),
+   * the other members' data goes, and the server starts again on the restored data. The other servers join again,
+   * empty, when they next start (K3s's tombstone). The controllers start afresh: they must not act on what they
    * cached before the reset.
    */
-  async restoreSnapshot(file: string): Promise<void> {
-    const { etcdutl } = this.requireOwnEtcd('restore', 'EtcdRestoreFailed');
+  async restoreSnapshot(file: string, member: string): Promise<void> {
+    const members = this.requireOwnEtcd('restore', 'EtcdRestoreFailed');
     // The reset kills the server, as `k3s-killall.sh` does before a restore: nothing it would still write matters.
     await this.stop(RESET_GRACE_MS);
     try {
-      await restoreEtcdSnapshot(etcdutl(), this.etcdDir, file, CLUSTER_ETCD_MEMBER);
+      await members.restore(member, file, RESET_GRACE_MS);
     } finally {
       // Restored or not, the cluster serves again: on the snapshot's data, or on what it had.
       await this.start({ fresh: false });
@@ -285,8 +305,8 @@ export class DedicatedClusterApi implements ClusterApi {
   private requireOwnEtcd(
     what: 'snapshot' | 'restore',
     reason: 'EtcdRequestFailed' | 'EtcdRestoreFailed',
-  ): NonNullable<ApiServerHost['clusterEtcd']> {
-    if (this.host.clusterEtcd) return this.host.clusterEtcd;
+  ): EtcdMemberSet {
+    if (this.members) return this.members;
     throw new SimError(
       `${this.key} keeps its data in the shared store: it has no etcd of its own to ${what}`,
       reason,
@@ -301,7 +321,7 @@ export class DedicatedClusterApi implements ClusterApi {
     this.process = undefined;
     this.controllers?.detach();
     this.controllers = undefined;
-    this.ownEtcd = undefined;
+    this.members?.detach();
   }
 
   /** As K3s runs them in the server process: they start (or are adopted, or restarted) with the API server. */
@@ -329,7 +349,7 @@ export class DedicatedClusterApi implements ClusterApi {
 
   async destroy(): Promise<void> {
     await this.stop();
-    if (!this.host.clusterEtcd) await deleteEtcdPrefix((await this.host.etcd()).url, this.etcdPrefix);
+    if (!this.members) await deleteEtcdPrefix((await this.host.etcd()).url, this.etcdPrefix);
     this.host.stateDir.remove(this.dir);
   }
 

@@ -21,6 +21,7 @@ export type SimErrorReason =
   | 'EtcdStartFailed'
   | 'EtcdRequestFailed'
   | 'EtcdRestoreFailed'
+  | 'EtcdJoinFailed'
   | 'EncryptionStageInvalid'
   | 'JoinRejected'
   | 'NoFreePort'

@@ -23,7 +23,10 @@ export interface SimEtcd {
   readonly url: string;
   /** True when the provider started it (and stops it on shutdown). */
   readonly owned: boolean;
-  stop(): Promise<void>;
+  /** `graceMs`: how long it gets after SIGTERM (a cluster reset kills, as K3s's killall does). */
+  stop(graceMs?: number): Promise<void>;
+  /** Whether its process still runs (an external etcd is taken to). */
+  alive(): boolean;
 }
 
 export async function etcdHealthy(url: string): Promise<boolean> {
@@ -37,12 +40,53 @@ export async function etcdHealthy(url: string): Promise<boolean> {
 
 /** An etcd given by URL (the test environment's, an operator's): used as is, never stopped. */
 export function externalEtcd(url: string): SimEtcd {
-  return { url: url.replace(/\/+$/, ''), owned: false, stop: async () => undefined };
+  return { url: url.replace(/\/+$/, ''), owned: false, stop: async () => undefined, alive: () => true };
 }
 
-interface EtcdPorts {
+export interface EtcdPorts {
   client: number;
   peer: number;
+}
+
+/**
+ * How a member that joined a running cluster was started (`cluster.json` next to its data): etcd reads the initial
+ * cluster only on the first start of an empty data dir, but the same command line must come back for a member to be
+ * adopted after a provider restart. Absent: a cluster of its own (`--initial-cluster-state=new`).
+ */
+export interface EtcdJoin {
+  /** Every member, this one included, as `name=peerURL`. */
+  initialCluster: string;
+}
+
+const portsFileIn = (dir: string) => join(dir, 'ports.json');
+const joinFileIn = (dir: string) => join(dir, 'cluster.json');
+
+export const peerUrlOf = (ports: EtcdPorts) => `http://127.0.0.1:${ports.peer}`;
+export const clientUrlOf = (ports: EtcdPorts) => `http://127.0.0.1:${ports.client}`;
+
+/** Records the ports a member will listen on, before it is added to a cluster (its peer URL is its identity). */
+export function reservePorts(dir: string, ports: EtcdPorts): void {
+  writeFileSync(portsFileIn(dir), JSON.stringify(ports));
+}
+
+/** The ports recorded for the member in `dir`. */
+export function recordedPorts(dir: string): EtcdPorts | undefined {
+  return readPorts(portsFileIn(dir));
+}
+
+/** Records how the member in `dir` joins its cluster (undefined: it starts a cluster of its own). */
+export function recordJoin(dir: string, join: EtcdJoin | undefined): void {
+  if (join) writeFileSync(joinFileIn(dir), JSON.stringify(join));
+  else rmSync(joinFileIn(dir), { force: true });
+}
+
+function readJoin(dir: string): EtcdJoin | undefined {
+  try {
+    const parsed = JSON.parse(readFileSync(joinFileIn(dir), 'utf8')) as Partial<EtcdJoin>;
+    return typeof parsed.initialCluster === 'string' ? { initialCluster: parsed.initialCluster } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export interface OwnedEtcdOptions {
@@ -69,13 +113,14 @@ export async function startOwnedEtcd(
 ): Promise<SimEtcd> {
   const timeoutMs = options.timeoutMs ?? 60_000;
   const name = options.name ?? 'capstan-sim';
-  const portsFile = join(dir, 'ports.json');
+  const portsFile = portsFileIn(dir);
   let ports = readPorts(portsFile);
+  const joined = readJoin(dir);
   for (let attempt = 0; attempt < 3; attempt++) {
     ports ??= { client: await freePort(), peer: await freePort() };
     writeFileSync(portsFile, JSON.stringify(ports));
-    const url = `http://127.0.0.1:${ports.client}`;
-    const peer = `http://127.0.0.1:${ports.peer}`;
+    const url = clientUrlOf(ports);
+    const peer = peerUrlOf(ports);
     const etcd = new OwnedProcess({
       name: 'etcd',
       dir,
@@ -87,7 +132,9 @@ export async function startOwnedEtcd(
         `--advertise-client-urls=${url}`,
         `--listen-peer-urls=${peer}`,
         `--initial-advertise-peer-urls=${peer}`,
-        `--initial-cluster=${name}=${peer}`,
+        ...(joined
+          ? [`--initial-cluster=${joined.initialCluster}`, '--initial-cluster-state=existing']
+          : [`--initial-cluster=${name}=${peer}`]),
         // A simulation: losing the last writes on a host crash is acceptable, fsync latency is not.
         '--unsafe-no-fsync=true',
         `--quota-backend-bytes=${options.quotaBackendBytes ?? 8 * 1024 ** 3}`,
@@ -104,10 +151,11 @@ export async function startOwnedEtcd(
         details: () => etcd.tailLog(),
         reason: 'EtcdStartFailed',
       });
-      return { url, owned: true, stop: () => etcd.stop() };
+      return { url, owned: true, stop: (graceMs) => etcd.stop(graceMs), alive: () => etcd.alive() };
     } catch (error) {
       await etcd.stop();
-      if (!/address already in use/i.test(etcd.tailLog())) throw error;
+      // A member that joined is known to the others by its peer URL: it cannot move to other ports.
+      if (joined || !/address already in use/i.test(etcd.tailLog())) throw error;
       ports = undefined;
     }
   }
@@ -249,8 +297,8 @@ export async function restoreEtcdSnapshot(
 ): Promise<void> {
   const staging = join(dir, 'data-restoring');
   rmSync(staging, { recursive: true, force: true });
-  const peer = readPorts(join(dir, 'ports.json'));
-  const peerUrl = `http://127.0.0.1:${peer?.peer ?? 2380}`;
+  const ports = readPorts(portsFileIn(dir));
+  const peerUrl = ports ? peerUrlOf(ports) : 'http://127.0.0.1:2380';
   try {
     await execFileAsync(
       etcdutl,
@@ -281,4 +329,6 @@ export async function restoreEtcdSnapshot(
     if (entry.startsWith('data-old-')) rmSync(join(dir, entry), { recursive: true, force: true });
   if (existsSync(data)) renameSync(data, join(dir, `data-old-${Date.now()}`));
   renameSync(staging, data);
+  // The restored member is a cluster of one: the members it joined are gone from its data.
+  recordJoin(dir, undefined);
 }

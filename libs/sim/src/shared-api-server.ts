@@ -135,7 +135,7 @@ export class SharedApiServer {
       dir,
       command: this.host.kubeApiserver,
       args: workloadApiServerArgs({
-        etcdUrl: etcd.url,
+        etcdUrls: [etcd.url],
         etcdPrefix: this.etcdPrefix,
         bindAddress: '127.0.0.1',
         advertiseAddress: '127.0.0.1',

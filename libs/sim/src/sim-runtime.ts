@@ -16,6 +16,7 @@ import {
   type InstalledServer,
 } from './cluster-api.js';
 import { DedicatedClusterApi, type ApiServerHost } from './dedicated-cluster-api.js';
+import { stopRecordedMembers } from './etcd-members.js';
 import { SimError } from './errors.js';
 import { externalEtcd, startOwnedEtcd, type SimEtcd } from './etcd.js';
 import { MachineAgents } from './machine-agents.js';
@@ -134,7 +135,7 @@ export class SimRuntime {
         this.log.info({ cluster: key }, 'stopping an API server no machine claims');
         void Promise.all(
           [...WORKLOAD_CONTROLLERS, 'kube-apiserver'].map((name) => stopRecordedProcess(orphan.dir, name)),
-        ).then(() => stopRecordedProcess(join(orphan.dir, 'etcd'), 'etcd'));
+        ).then(() => stopRecordedMembers(join(orphan.dir, 'etcd')));
       }
     }, this.runtime.options.orphanGraceSeconds * 1000);
     this.orphanTimer.unref();
@@ -166,11 +167,12 @@ export class SimRuntime {
    * Brings a cluster's API up for one of its server machines: starts it (or adopts the one an earlier
    * provider left) when none runs, restarts it when it stopped, and otherwise checks that the server
    * belongs to this cluster (same CAs, token and endpoint), as a K3s server joining would.
-   * `fresh` wipes data a cluster of the same name left: the init server's first boot.
+   * `fresh` wipes data a cluster of the same name left: the init server's first boot. `member`: the server's node
+   * name; in a cluster with an etcd of its own, that server's etcd member runs (started, or joined to the others).
    */
   ensureClusterApi(
     spec: ClusterApiSpec,
-    { fresh }: { fresh: boolean },
+    { fresh, member }: { fresh: boolean; member?: string },
   ): Promise<{ api: ClusterApi; outcome: StartOutcome | 'running' }> {
     const key = clusterKeyOf(spec.namespace, spec.clusterName);
     return this.withLock(key, async () => {
@@ -181,15 +183,23 @@ export class SimRuntime {
         const mismatch = sameIdentity(existing.spec, spec);
         if (mismatch)
           throw new SimError(`the server cannot join ${key}: ${mismatch}`, 'JoinRejected', { cluster: key });
-        if (await existing.healthy()) return { api: existing, outcome: 'running' as const };
-        const outcome = await existing.start({ fresh: false });
+        const ensureMember = async () => {
+          if (member && existing instanceof DedicatedClusterApi) await existing.ensureMember(member);
+        };
+        if (await existing.healthy()) {
+          await ensureMember();
+          return { api: existing, outcome: 'running' as const };
+        }
+        const outcome = await existing.start({ fresh: false, member });
+        await ensureMember();
         this.ensureKubelet(existing);
         return { api: existing, outcome };
       }
       const api = this.createClusterApi(spec);
       this.clusters.set(key, api);
       try {
-        const outcome = await api.start({ fresh });
+        const outcome = await api.start({ fresh, member });
+        if (member && api instanceof DedicatedClusterApi) await api.ensureMember(member);
         this.log.info({ cluster: key, url: api.url, mode: spec.mode, outcome }, 'workload API server up');
         this.ensureKubelet(api);
         return { api, outcome };
@@ -248,27 +258,28 @@ export class SimRuntime {
   }
 
   /**
-   * `k3s etcd-snapshot save` on one of the cluster's servers: a snapshot of the cluster's own etcd into `file` (a
-   * file the provider owns, outside every machine root). Returns its size in bytes.
+   * `k3s etcd-snapshot save` on server `member` (its node name) of the cluster: a snapshot of that server's etcd
+   * member into `file` (a file the provider owns, outside every machine root). Returns its size in bytes.
    */
-  saveEtcdSnapshot(clusterKey: string, file: string): Promise<number> {
+  saveEtcdSnapshot(clusterKey: string, file: string, member: string): Promise<number> {
     return this.withLock(clusterKey, async () =>
-      this.ownEtcdCluster(clusterKey, 'EtcdRequestFailed').saveSnapshot(file),
+      this.ownEtcdCluster(clusterKey, 'EtcdRequestFailed').saveSnapshot(file, member),
     );
   }
 
   /**
-   * `k3s server --cluster-reset --cluster-reset-restore-path=<file>`: the cluster's server stops, its etcd is rebuilt
-   * from the snapshot and it starts again on that data; the nodes' kubelets reconnect. A snapshot that does not check
-   * out is refused (EtcdRestoreFailed) and the cluster serves what it had.
+   * `k3s server --cluster-reset --cluster-reset-restore-path=<file>` on server `member`: the cluster's servers stop,
+   * that server's etcd member is rebuilt from the snapshot as a cluster of one and it starts again on that data (the
+   * other servers' members join again, empty, when they next start); the nodes' kubelets reconnect. A snapshot that
+   * does not check out is refused (EtcdRestoreFailed) and the cluster serves what it had.
    */
-  restoreEtcdSnapshot(clusterKey: string, file: string): Promise<void> {
+  restoreEtcdSnapshot(clusterKey: string, file: string, member: string): Promise<void> {
     return this.withLock(clusterKey, async () => {
       const api = this.ownEtcdCluster(clusterKey, 'EtcdRestoreFailed');
       await this.stopKubelet(clusterKey);
       this.closeClients(api.url);
       try {
-        await api.restoreSnapshot(file);
+        await api.restoreSnapshot(file, member);
         this.log.info({ cluster: clusterKey }, 'workload cluster restored from an etcd snapshot');
       } finally {
         this.ensureKubelet(api);
@@ -370,6 +381,18 @@ export class SimRuntime {
       );
     }
     return api;
+  }
+
+  /**
+   * A server machine of the cluster is gone and others remain: its etcd member leaves the cluster (K3s removes the
+   * member of a deleted server's Node). Nothing for a cluster in the shared store, or one not served here.
+   */
+  removeEtcdMember(clusterKey: string, member: string): Promise<void> {
+    return this.withLock(clusterKey, async () => {
+      const api = this.clusters.get(clusterKey);
+      if (api instanceof DedicatedClusterApi && (await api.removeMember(member)))
+        await this.restartApiServer(api);
+    });
   }
 
   /** The cluster's API server stops for good and its data goes: its last server machine is gone. */

@@ -92,7 +92,8 @@ export async function bringUpServer(
   const fresh =
     options.firstBoot && host.parsed.role === 'init-server' && !running && !options.otherServersProvisioned;
   try {
-    const { api } = await runtime.ensureClusterApi(spec, { fresh });
+    const member = nodeNameOf(host.parsed, host.machine.metadata!.name!);
+    const { api } = await runtime.ensureClusterApi(spec, { fresh, member });
     return { ok: true, api };
   } catch (error) {
     if (isSimError(error, 'JoinRejected')) {
@@ -183,14 +184,16 @@ export async function runHost(
   runtime.machineAgents.watchInstalls(key, root, options.onInstall);
   if (isServerRole(parsed)) {
     const clusterKey = clusterKeyOf(host.cluster.namespace, host.cluster.clusterName);
+    const nodeName = nodeNameOf(parsed, name);
     runtime.machineAgents.watchK3sRequests(key, root, () =>
       answerK3sRequest({
         root,
         recordsDir: runtime.stateDir.machineRecordsDir(namespace, name),
-        nodeName: nodeNameOf(parsed, name),
+        nodeName,
         server: true,
-        saveSnapshot: (file) => runtime.saveEtcdSnapshot(clusterKey, file),
-        restoreSnapshot: (file) => runtime.restoreEtcdSnapshot(clusterKey, file),
+        // The server's own etcd member: K3s snapshots and resets the member it runs.
+        saveSnapshot: (file) => runtime.saveEtcdSnapshot(clusterKey, file, nodeName),
+        restoreSnapshot: (file) => runtime.restoreEtcdSnapshot(clusterKey, file, nodeName),
         servingNames: servingNamesOf(parsed, host.cluster),
         renewServingCertificate: () => runtime.renewServingCertificate(clusterKey),
         secretsEncrypt: (command) => runtime.secretsEncrypt(clusterKey, command),

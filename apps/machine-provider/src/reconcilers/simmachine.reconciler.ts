@@ -21,6 +21,8 @@ import {
 import { type DeletionResult, type ReconcilerParts, type ReconcileScope } from '@capstan/provider-kit';
 import {
   clusterKeyOf,
+  hostnameOf,
+  nodeNameOf,
   SimConditionReason,
   SimConditionType,
   SimEventReason,
@@ -181,9 +183,18 @@ export class SimMachineReconciler implements ReconcilerParts<SimMachine> {
     await this.deps.runtime.machineAgents.remove(`${namespace}/${name}`);
     const parsed = this.plans.get(uid);
     const server = parsed ? isServerRole(parsed) : isServerMachine(simMachine);
-    if (server && owners.clusterName && !this.otherServersProvisioned(simMachine, owners.clusterName)) {
+    const lastServer =
+      server && owners.clusterName && !this.otherServersProvisioned(simMachine, owners.clusterName);
+    if (server && owners.clusterName && !lastServer) {
+      // K3s removes a deleted server's etcd member: the others keep quorum without it.
+      await this.deps.runtime.removeEtcdMember(
+        clusterKeyOf(namespace, owners.clusterName),
+        parsed ? nodeNameOf(parsed, name) : hostnameOf(name),
+      );
+    }
+    if (lastServer) {
       // The last server of the cluster: its API server stops and the cluster's data goes with it.
-      await this.deps.runtime.releaseClusterApi(clusterKeyOf(namespace, owners.clusterName));
+      await this.deps.runtime.releaseClusterApi(clusterKeyOf(namespace, owners.clusterName!));
       void this.deps.recorder.event(simMachine, {
         type: 'Normal',
         reason: SimEventReason.APIServerStopped,

@@ -1,0 +1,67 @@
+import { SimError } from './errors.js';
+
+// etcd's Cluster API (member list, add, promote, remove) through its JSON gateway: what K3s's embedded etcd does when
+// a server joins (as a learner, promoted once it has caught up) or its Node is deleted.
+
+/** A member as the gateway lists it (IDs are uint64, so JSON carries them as strings). */
+export interface EtcdMember {
+  ID: string;
+  /** Empty until a member that was added has started. */
+  name?: string;
+  peerURLs?: string[];
+  clientURLs?: string[];
+  isLearner?: boolean;
+}
+
+const MEMBER_REQUEST_TIMEOUT_MS = 5_000;
+
+async function gateway<T>(url: string, path: string, body: object): Promise<T> {
+  let response: Response;
+  try {
+    response = await fetch(`${url}/v3/cluster/member/${path}`, {
+      method: 'POST',
+      body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json' },
+      signal: AbortSignal.timeout(MEMBER_REQUEST_TIMEOUT_MS),
+    });
+  } catch (error) {
+    throw new SimError(`etcd member ${path} failed: ${(error as Error).message}`, 'EtcdRequestFailed', {});
+  }
+  const text = await response.text();
+  if (!response.ok) {
+    let message = `status ${response.status}`;
+    try {
+      message = (JSON.parse(text) as { message?: string }).message ?? message;
+    } catch {
+      // Not JSON (a proxy's page): the status says enough.
+    }
+    throw new SimError(`etcd member ${path} failed: ${message.slice(0, 200)}`, 'EtcdRequestFailed', {});
+  }
+  return JSON.parse(text) as T;
+}
+
+export async function listMembers(url: string): Promise<EtcdMember[]> {
+  return (await gateway<{ members?: EtcdMember[] }>(url, 'list', { linearizable: true })).members ?? [];
+}
+
+/** Adds a learner at `peerUrl`: it does not count towards quorum until promoted. Returns it and every member. */
+export async function addLearner(
+  url: string,
+  peerUrl: string,
+): Promise<{ added: EtcdMember; members: EtcdMember[] }> {
+  const result = await gateway<{ member?: EtcdMember; members?: EtcdMember[] }>(url, 'add', {
+    peerURLs: [peerUrl],
+    isLearner: true,
+  });
+  if (!result.member) throw new SimError('etcd member add answered no member', 'EtcdRequestFailed', {});
+  return { added: result.member, members: result.members ?? [] };
+}
+
+/** Promotes a learner; etcd refuses until it has caught up with the leader (the caller retries). */
+export async function promoteMember(url: string, id: string): Promise<void> {
+  await gateway(url, 'promote', { ID: id });
+}
+
+export async function removeMember(url: string, id: string): Promise<void> {
+  await gateway(url, 'remove', { ID: id });
+}
