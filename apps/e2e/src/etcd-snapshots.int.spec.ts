@@ -1,5 +1,7 @@
 import 'reflect-metadata';
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { AppsV1Api, CoreV1Api, KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import {
   getCondition,
@@ -393,6 +395,37 @@ describe('etcd snapshots and restore of a K3s cluster on sim machines', () => {
           return v === '1';
         });
         await waitForClusterAvailable(client, namespace, trio, STEP_MS);
+        // Each server runs an etcd member; the reset left the restoring server's alone, and the other two join
+        // again, empty, when their servers next start: three voters, each holding the restored data.
+        const etcdDir = join(capstan.simStateDir, 'clusters', namespace, trio, 'etcd');
+        const memberUrl = (member: string) =>
+          `http://127.0.0.1:${(JSON.parse(readFileSync(join(etcdDir, member, 'ports.json'), 'utf8')) as { client: number }).client}`;
+        const voters = await until('the other servers rejoined the etcd cluster', async () => {
+          const response = await fetch(`${memberUrl(status.machineName!)}/v3/cluster/member/list`, {
+            method: 'POST',
+            body: '{}',
+          }).catch(() => undefined);
+          const members = ((await response?.json()) as { members?: { name?: string; isLearner?: boolean }[] })
+            ?.members;
+          const names = (members ?? []).filter((m) => m.name && !m.isLearner).map((m) => m.name!);
+          return names.length === 3 && names.sort();
+        });
+        expect(voters).toContain(status.machineName);
+        // Every member holds the ConfigMap as the restored server's member does (which the API read as v=1).
+        const stored = new Set<string>();
+        for (const member of voters) {
+          const response = await fetch(`${memberUrl(member)}/v3/kv/range`, {
+            method: 'POST',
+            body: JSON.stringify({
+              key: Buffer.from('/registry/configmaps/default/ledger').toString('base64'),
+              serializable: true,
+            }),
+          });
+          const kvs = ((await response.json()) as { kvs?: { value: string }[] }).kvs ?? [];
+          expect(kvs).toHaveLength(1);
+          stored.add(kvs[0]!.value);
+        }
+        expect(stored.size).toBe(1);
         const machinesAfter = (await client.resource<Machine>(RESOURCES.Machine).list({ namespace })).items
           .filter((m) => m.spec.clusterName === trio)
           .map((m) => m.metadata.uid)
