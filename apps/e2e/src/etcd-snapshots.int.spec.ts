@@ -154,6 +154,10 @@ describe('etcd snapshots and restore of a K3s cluster on sim machines', () => {
     async () => {
       const snapshot = await takeSnapshot('before-change');
       expect(snapshot.status).toMatchObject({ phase: 'Succeeded', kubernetesVersion: 'v1.34.4' });
+      // What restoreConfig All puts back.
+      const { k3sConfigSpec } = (await kcps().get({ namespace, name: KCP })).spec;
+      expect(k3sConfigSpec).toBeDefined();
+      expect(snapshot.status?.k3sConfigSpec).toEqual(k3sConfigSpec);
       expect(snapshot.status?.fileName).toMatch(/^on-demand-snap-control-plane-[a-z0-9]+-\d+$/);
       expect(snapshot.status?.location).toBe(
         `s3://${BUCKET}/clusters/${CLUSTER}/${snapshot.status?.fileName}`,
@@ -205,9 +209,14 @@ describe('etcd snapshots and restore of a K3s cluster on sim machines', () => {
         new RegExp(`cli-snap\\s+${CLUSTER}\\s+OnDemand\\s+Succeeded\\s+[0-9.]+ [KM]iB\\s+s3://${BUCKET}/`),
       );
       await setOrders('cli-after');
-      const restored = await cli('snapshot', 'restore', CLUSTER, 'cli-snap');
+      // With the configuration it was saved with (restoreConfig All): the same as now, so nothing rolls out.
+      const restored = await cli('snapshot', 'restore', CLUSTER, 'cli-snap', '--restore-config');
       expect(restored.status).toBe(0);
       expect(restored.stderr).toContain(`${CLUSTER} restored from cli-snap`);
+      expect((await kcps().get({ namespace, name: KCP })).spec.etcdSnapshotRestore).toMatchObject({
+        name: 'cli-snap',
+        restoreConfig: 'All',
+      });
       await until(
         'the CLI restore took effect',
         async () => (await orders().catch(() => undefined)) === 'cli-before',

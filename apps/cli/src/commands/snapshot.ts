@@ -167,12 +167,16 @@ function restoreCommand(output: Output): Command {
         '--restore-version',
         'also set the control plane version back to the one the snapshot was saved with (restoreConfig KubernetesVersion)',
       )
+      .option(
+        '--restore-config',
+        'also set the control plane version and k3sConfigSpec back to what the snapshot was saved with (restoreConfig All)',
+      )
       .option('--no-wait', 'return once the restore is asked for'),
   ).action(
     async (
       clusterName: string,
       snapshotName: string,
-      opts: Options & { wait: boolean; restoreVersion?: boolean },
+      opts: Options & { wait: boolean; restoreVersion?: boolean; restoreConfig?: boolean },
     ) => {
       const kc = loadKubeConfig(opts);
       const namespace = namespaceOf(kc, opts.namespace);
@@ -186,6 +190,11 @@ function restoreCommand(output: Output): Command {
       if (snapshot.status?.phase !== 'Succeeded') {
         throw new CliError(
           `etcdsnapshot/${snapshotName} has not been saved (phase ${snapshot.status?.phase ?? 'Pending'})`,
+        );
+      }
+      if (opts.restoreConfig && !snapshot.status.k3sConfigSpec) {
+        throw new CliError(
+          `etcdsnapshot/${snapshotName} does not record the configuration it was saved with: restore it with --restore-version or without either flag`,
         );
       }
       const generation =
@@ -205,7 +214,7 @@ function restoreCommand(output: Output): Command {
               etcdSnapshotRestore: {
                 name: snapshotName,
                 generation,
-                restoreConfig: opts.restoreVersion ? 'KubernetesVersion' : null,
+                restoreConfig: opts.restoreConfig ? 'All' : opts.restoreVersion ? 'KubernetesVersion' : null,
               },
             },
           },

@@ -408,4 +408,78 @@ describe('the day-2 controller: certificate rotation', () => {
       expect((await clusters.get({ namespace: NS, name: 'demo' })).spec?.paused).toBe(false);
     });
   });
+
+  describe('a restore with restoreConfig All', () => {
+    const snapshots = () => client.resource<EtcdSnapshot>(RESOURCES.EtcdSnapshot);
+    const kcps = () => client.resource<K3sControlPlane>(RESOURCES.K3sControlPlane);
+    const saved = async (name: string, status: Partial<EtcdSnapshot['status']>) => {
+      const snapshot = await snapshots().create({
+        apiVersion: RESOURCES.EtcdSnapshot.apiVersion,
+        kind: 'EtcdSnapshot',
+        metadata: { namespace: NS, name },
+        spec: { clusterName: 'demo' },
+      } as EtcdSnapshot);
+      await snapshots().replaceStatus({
+        ...snapshot,
+        status: {
+          phase: 'Succeeded',
+          fileName: `on-demand-demo-cp-a-${name}`,
+          location: `file:///var/lib/rancher/k3s/server/db/snapshots/on-demand-demo-cp-a-${name}`,
+          machineName: 'demo-cp-a',
+          kubernetesVersion: 'v1.33.5',
+          ...status,
+        },
+      });
+    };
+
+    it('puts back the version and the whole k3sConfigSpec the snapshot was saved with, fields added since dropped', async () => {
+      await saved('with-config', {
+        k3sConfigSpec: { serverConfig: { kubeAPIServerArgs: ['audit-log-maxage=7'] } },
+      });
+      await kcps().mergePatch(
+        { namespace: NS, name: 'demo-cp' },
+        {
+          spec: {
+            k3sConfigSpec: {
+              serverConfig: { kubeAPIServerArgs: ['audit-log-maxage=30'] },
+              agentConfig: { nodeLabels: ['added=later'] },
+            },
+            etcdSnapshotRestore: { name: 'with-config', generation: 1, restoreConfig: 'All' },
+          },
+        },
+      );
+      await eventually(
+        async () => (await planOf('demo-cp-a')).plan.instructions?.[0]?.name === 'etcd-restore',
+        { message: 'the restore plan written' },
+      );
+      const spec = (await kcps().get({ namespace: NS, name: 'demo-cp' })).spec;
+      expect(spec.version).toBe('v1.33.5');
+      expect(spec.k3sConfigSpec).toEqual({ serverConfig: { kubeAPIServerArgs: ['audit-log-maxage=7'] } });
+      await applied('demo-cp-a', { 'etcd-restore': 'Managed etcd cluster membership has been reset' });
+      await eventually(async () => {
+        const s = (await kcps().get({ namespace: NS, name: 'demo-cp' })).status?.etcdSnapshotRestore;
+        return s?.phase === 'Finished' ? s : undefined;
+      });
+    });
+
+    it('refuses a snapshot that does not record its configuration, naming the way out, and changes nothing', async () => {
+      await saved('without-config', {});
+      const before = (await kcps().get({ namespace: NS, name: 'demo-cp' })).spec;
+      await kcps().mergePatch(
+        { namespace: NS, name: 'demo-cp' },
+        { spec: { etcdSnapshotRestore: { name: 'without-config', generation: 1, restoreConfig: 'All' } } },
+      );
+      const failed = await eventually(async () => {
+        const s = (await kcps().get({ namespace: NS, name: 'demo-cp' })).status?.etcdSnapshotRestore;
+        return s?.phase === 'Failed' ? s : undefined;
+      });
+      expect(failed.message).toMatch(
+        /^EtcdSnapshot without-config does not record the configuration it was saved with .*restoreConfig KubernetesVersion or None$/,
+      );
+      const after = (await kcps().get({ namespace: NS, name: 'demo-cp' })).spec;
+      expect(after.version).toBe(before.version);
+      expect(after.k3sConfigSpec).toEqual(before.k3sConfigSpec);
+      expect((await planOf('demo-cp-a')).plan.instructions).toBeUndefined();
+    });
+  });
 });

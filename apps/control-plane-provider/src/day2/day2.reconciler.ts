@@ -9,12 +9,15 @@ import {
   type EtcdSnapshot,
   type K3sConfig,
   type K3sControlPlane,
+  type K3sControlPlaneEtcdRestoreSpec,
   type K3sControlPlaneEtcdRestoreStatus,
 } from '@capstan/api';
 import {
+  canonicalJson,
   isAlreadyExists,
   type EventRecorder,
   type Informer,
+  type JsonPatchOperation,
   type ReconcileResult,
   type ResourceClient,
 } from '@capstan/kube';
@@ -291,21 +294,12 @@ export class Day2Reconciler implements ReconcilerParts<K3sControlPlane> {
     if (!secret) return WAIT_MS;
 
     if (status.phase === 'Started') {
-      // Rancher's restoreRKEConfig: kubernetesVersion: the version goes back before the reset (the rollout to it
-      // waits for the restore, which pauses the Cluster).
-      const saved = snapshot.status.kubernetesVersion;
-      if (wanted.restoreConfig === 'KubernetesVersion' && saved && kcp.spec.version !== saved) {
-        await this.deps.controlPlaneClient.mergePatch(
-          { namespace, name: kcp.metadata.name! },
-          { spec: { version: saved } },
+      if (wanted.restoreConfig === 'All' && !snapshot.status.k3sConfigSpec) {
+        return refuse(
+          `EtcdSnapshot ${wanted.name} does not record the configuration it was saved with (it was saved before snapshots recorded it, or the control plane had no k3sConfigSpec): restore it with restoreConfig KubernetesVersion or None`,
         );
-        void this.deps.recorder.event(kcp, {
-          type: 'Normal',
-          reason: 'EtcdRestoreVersion',
-          action: 'Restore',
-          note: `spec.version set back to ${saved}, the version ${wanted.name} was saved with`,
-        });
       }
+      await this.restoreConfiguration(kcp, wanted, snapshot);
       await this.pause(cluster, wanted.generation);
       status = { ...status, phase: 'Restoring', machineName: server.metadata.name! };
       this.setRestore(
@@ -349,6 +343,45 @@ export class Day2Reconciler implements ReconcilerParts<K3sControlPlane> {
     if (outcome.state === 'busy')
       this.setRestore(scope, status, 'Restoring', `waiting for ${server.metadata.name}: ${outcome.message}`);
     return WAIT_MS * 3;
+  }
+
+  /**
+   * Rancher's restoreRKEConfig, before the reset (the rollout to what comes back waits for the restore, which pauses
+   * the Cluster): KubernetesVersion sets spec.version back to the version the snapshot was saved with; All also puts
+   * back spec.k3sConfigSpec as it was then (replaced whole: a merge would keep fields added since).
+   */
+  private async restoreConfiguration(
+    kcp: K3sControlPlane,
+    wanted: K3sControlPlaneEtcdRestoreSpec,
+    snapshot: EtcdSnapshot,
+  ): Promise<void> {
+    const restoreConfig = wanted.restoreConfig ?? 'None';
+    if (restoreConfig === 'None') return;
+    const ref = { namespace: kcp.metadata.namespace!, name: kcp.metadata.name! };
+    const restored: string[] = [];
+    const version = snapshot.status?.kubernetesVersion;
+    const patch: JsonPatchOperation[] = [];
+    if (version && kcp.spec.version !== version) {
+      patch.push({ op: 'add', path: '/spec/version', value: version });
+      restored.push(`spec.version set back to ${version}`);
+    }
+    const config = snapshot.status?.k3sConfigSpec;
+    if (
+      restoreConfig === 'All' &&
+      config &&
+      canonicalJson(config) !== canonicalJson(kcp.spec.k3sConfigSpec ?? null)
+    ) {
+      patch.push({ op: 'add', path: '/spec/k3sConfigSpec', value: config });
+      restored.push('spec.k3sConfigSpec set back');
+    }
+    if (patch.length === 0) return;
+    await this.deps.controlPlaneClient.jsonPatch(ref, patch);
+    void this.deps.recorder.event(kcp, {
+      type: 'Normal',
+      reason: 'EtcdRestoreConfiguration',
+      action: 'Restore',
+      note: `${restored.join(' and ')}: what ${wanted.name} was saved with (restoreConfig ${restoreConfig})`,
+    });
   }
 
   private async finishRestore(

@@ -99,15 +99,19 @@ export class EtcdSnapshotReconciler implements ReconcilerParts<EtcdSnapshot> {
       files: command.files,
       secrets: s3 ? [s3.secretKey, s3.accessKey] : [],
     });
-    // The version the servers run (an upgrade waiting for this snapshot has a new spec.version already).
-    return this.apply(scope, server, outcome, kcp.status?.version ?? kcp.spec.version);
+    // The version the servers run (an upgrade waiting for this snapshot has a new spec.version already), and the
+    // configuration a restore with restoreConfig All puts back.
+    return this.apply(scope, server, outcome, {
+      kubernetesVersion: kcp.status?.version ?? kcp.spec.version,
+      ...(kcp.spec.k3sConfigSpec && { k3sConfigSpec: kcp.spec.k3sConfigSpec }),
+    });
   }
 
   private apply(
     scope: ReconcileScope<EtcdSnapshot>,
     server: Machine,
     outcome: OperationState,
-    version: string,
+    savedWith: Pick<EtcdSnapshotStatus, 'kubernetesVersion' | 'k3sConfigSpec'>,
   ): ReconcileResult | undefined {
     const machineName = server.metadata.name!;
     switch (outcome.state) {
@@ -161,7 +165,7 @@ export class EtcdSnapshotReconciler implements ReconcilerParts<EtcdSnapshot> {
         }
         this.setStatus(
           scope,
-          { phase: 'Succeeded', machineName, ...saved, kubernetesVersion: version },
+          { phase: 'Succeeded', machineName, ...saved, ...savedWith },
           {
             status: ConditionStatus.True,
             reason: EtcdSnapshotReason.Saved,

@@ -12,6 +12,7 @@ import { Cel, CustomResource, Description, Nested } from '../schema/decorators.j
 import { IsInt64 } from '../schema/validators.js';
 import { ResourceSchema, type Condition } from './common.js';
 import { ClusterNameField, ConditionsField, ObservedGenerationField } from './fields.js';
+import { K3sConfigSpecSchema } from './k3s-config.js';
 import { K3S_CONTROL_PLANE_PROVIDER_NAME } from './k3s-control-plane.js';
 import { AGE_COLUMN, CLUSTER_LABEL_COLUMN, providerCrdLabels } from './printer-columns.js';
 
@@ -84,6 +85,13 @@ export class EtcdSnapshotStatusSchema {
   @MinLength(1)
   @MaxLength(256)
   kubernetesVersion?: string;
+
+  @Description(
+    "k3sConfigSpec is the control plane's spec.k3sConfigSpec when the snapshot was saved: a restore with restoreConfig All puts it back (Rancher's restoreRKEConfig: all).",
+  )
+  @IsOptional()
+  @Nested(() => K3sConfigSpecSchema)
+  k3sConfigSpec?: K3sConfigSpecSchema;
 
   @ConditionsField('Ready (the snapshot is saved and can be restored; False names why not)')
   conditions?: Condition[];

@@ -269,7 +269,7 @@ export class K3sControlPlaneEtcdSpecSchema {
 }
 export type K3sControlPlaneEtcdSpec = K3sControlPlaneEtcdSpecSchema;
 
-export const ETCD_RESTORE_CONFIGS = ['None', 'KubernetesVersion'] as const;
+export const ETCD_RESTORE_CONFIGS = ['None', 'KubernetesVersion', 'All'] as const;
 export type EtcdRestoreConfig = (typeof ETCD_RESTORE_CONFIGS)[number];
 
 @Description(
@@ -288,7 +288,7 @@ export class K3sControlPlaneEtcdRestoreSpecSchema {
   generation!: number;
 
   @Description(
-    "restoreConfig (Rancher's restoreRKEConfig): None (the default) restores the etcd data only; KubernetesVersion also sets spec.version back to the version the servers ran when the snapshot was saved, before the reset.",
+    "restoreConfig (Rancher's restoreRKEConfig): None (the default) restores the etcd data only; KubernetesVersion also sets spec.version back to the version the servers ran when the snapshot was saved, before the reset; All sets spec.version and spec.k3sConfigSpec back to what they were when the snapshot was saved (replicas, machineTemplate, rollout and etcd settings stay as they are).",
   )
   @IsOptional()
   @IsIn(ETCD_RESTORE_CONFIGS)
