@@ -537,6 +537,60 @@ describe('bootstrap-provider with a real API server and event bus', () => {
     ]);
   });
 
+  it('renders registries.yaml with the credentials of its auth Secret, and waits, naming Secret and key, while they are missing', async () => {
+    const password = 'registry-pa55-never-in-a-condition';
+    const name = 'demo-md-0-registries';
+    const messageOf = async () =>
+      getCondition((await getConfig(name)).status?.conditions, 'DataSecretAvailable')?.message;
+    await machineWithConfig(name, {
+      spec: {
+        privateRegistriesConfig: {
+          mirrors: { 'docker.io': { endpoint: ['https://registry.example.com:5000'] } },
+          configs: { 'registry.example.com:5000': { authSecret: { name: 'registry-auth' } } },
+        },
+      },
+    });
+    await until(
+      'waiting for the registry secret',
+      async () => (await reasonOf(name)) === 'WaitingForRegistrySecret',
+    );
+    expect(await messageOf()).toBe(
+      'spec.privateRegistriesConfig.configs[registry.example.com:5000].authSecret: secret registry-auth not found',
+    );
+    await secrets().create({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'registry-auth', namespace: ns.name },
+      stringData: { password },
+    });
+    await reconcileAgain(`${ns.name}/${name}`);
+    const message = await messageOf();
+    expect(message).toBe(
+      'spec.privateRegistriesConfig.configs[registry.example.com:5000].authSecret: secret registry-auth has no key username',
+    );
+    expect(JSON.stringify((await getConfig(name)).status)).not.toContain(password);
+
+    await secrets().mergePatch(
+      { namespace: ns.name, name: 'registry-auth' },
+      { stringData: { username: 'puller' } },
+    );
+    service.context.controllers.enqueue(K3SCONFIG_CONTROLLER, `${ns.name}/${name}`);
+    const data = await until('the data secret', () => getSecret(name));
+    const parsed = parseK3sCloudConfig(text(data, 'value'));
+    const registries = parsed.userFiles.find((f) => f.path === '/etc/rancher/k3s/registries.yaml');
+    expect(registries?.permissions).toBe('0600');
+    expect(parse(registries!.content.toString('utf8'))).toEqual({
+      mirrors: { 'docker.io': { endpoint: ['https://registry.example.com:5000'] } },
+      configs: { 'registry.example.com:5000': { auth: { username: 'puller', password } } },
+    });
+    // The machine's first plan writes the same file, so that a later plan removes it with the field.
+    const planSecret = await until('the plan Secret', () => getSecret(`${name}-machine-plan`));
+    const plan = JSON.parse(text(planSecret, 'plan')) as { files?: { path: string; content: string }[] };
+    expect(plan.files?.map((f) => f.path)).toEqual(['/etc/rancher/k3s/registries.yaml']);
+    expect(Buffer.from(plan.files![0]!.content, 'base64').equals(registries!.content)).toBe(true);
+    expect(JSON.stringify((await getConfig(name)).status)).not.toContain(password);
+  });
+
   it('reports an invalid spec by field, and leaves paused clusters alone', async () => {
     await machineWithConfig('demo-md-0-bad', { spec: { agentConfig: { kubeletArgs: ['--not valid'] } } });
     await until(

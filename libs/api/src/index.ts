@@ -31,6 +31,7 @@ export * from './types/extension-config.js';
 export * from './types/sim-cluster.js';
 export * from './types/sim-machine.js';
 export * from './types/sim-machine-template.js';
+export * from './types/k3s-private-registries.js';
 export * from './types/k3s-config.js';
 export * from './types/k3s-config-template.js';
 export * from './types/k3s-control-plane.js';

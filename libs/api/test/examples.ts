@@ -140,6 +140,20 @@ function k3sConfigSpec(): Record<string, unknown> {
       { path: '/etc/motd', content: 'managed by capstan', permissions: '0644', owner: 'root:root' },
       { path: '/etc/registry.crt', contentFrom: { secret: { name: 'registry-ca', key: 'ca.crt' } } },
     ],
+    privateRegistriesConfig: {
+      mirrors: {
+        'docker.io': {
+          endpoint: ['https://registry.example.com:5000'],
+          rewrite: { '^rancher/(.*)': 'mirrorproject/rancher-images/$1' },
+        },
+      },
+      configs: {
+        'registry.example.com:5000': {
+          authSecret: { name: 'registry-auth' },
+          tls: { tlsConfigSecret: { name: 'registry-tls' }, insecureSkipVerify: false },
+        },
+      },
+    },
     preK3sCommands: ['echo pre'],
     postK3sCommands: ['echo post'],
   };

@@ -136,6 +136,31 @@ describe('rendered bootstrap data, checked by cloud-init and shellcheck', () => 
       { role: 'init-server', spec: withFilesAndCommands, endpoint, token, certificates, nodeAgent: nodeAgent() },
     ],
     ['agent with a node agent', { role: 'agent', spec, endpoint, token, nodeAgent: nodeAgent() }],
+    [
+      'server with private registries',
+      {
+        role: 'join-server',
+        spec: {
+          ...spec,
+          registries: {
+            mirrors: { 'docker.io': { endpoint: ['https://registry.example.com:5000'] } },
+            configs: {
+              'registry.example.com:5000': {
+                auth: { username: 'puller', password: 'yes' },
+                tls: {
+                  caPem: certificates.ca.certPem,
+                  certPem: certificates.cca.certPem,
+                  keyPem: certificates.cca.keyPem,
+                },
+              },
+            },
+          },
+        },
+        endpoint,
+        token,
+        certificates,
+      },
+    ],
   ];
 
   beforeAll(async () => {

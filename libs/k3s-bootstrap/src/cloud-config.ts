@@ -3,9 +3,11 @@ import type { K3sBootstrapInput } from './k3s-config-spec.js';
 import { k3sConfigFor } from './k3s-config.js';
 import { K3S_CONFIG_PATH, K3S_INSTALL_SCRIPT_PATH } from './paths.js';
 import { nodeAgentFiles } from './node-agent-files.js';
+import { registriesFiles } from './private-registries.js';
 import { execFor, runcmdLines } from './runcmd.js';
 import { serverTlsFiles, serverTlsFromClusterCertificates } from './server-tls-files.js';
 import { validateBootstrapInput } from './validate-input.js';
+import { YAML_OPTIONS } from './yaml-options.js';
 
 export const CLOUD_CONFIG_HEADER = '#cloud-config';
 
@@ -13,11 +15,7 @@ export const CLOUD_CONFIG_HEADER = '#cloud-config';
 const ROOT_OWNER = 'root:root';
 const CONFIG_PERMISSIONS = '0600';
 
-/**
- * cloud-init and K3s read YAML 1.1 (PyYAML, go-yaml): written as 1.1 so strings such as `on`, `no` or
- * `0644` are quoted and stay strings. No line folding, so a long command stays on one line.
- */
-export const YAML_OPTIONS = { version: '1.1', lineWidth: 0 } as const;
+export { YAML_OPTIONS } from './yaml-options.js';
 
 /** A `write_files` entry as rendered (cloud-init's field names). */
 export interface CloudConfigWriteFile {
@@ -29,10 +27,10 @@ export interface CloudConfigWriteFile {
 }
 
 /**
- * Renders the bootstrap data of one K3s node as a `#cloud-config` document: write_files (the K3s config,
- * the server CA material for servers, the user's files) and runcmd (pre commands, the K3s install, post
- * commands, the Cluster API sentinel). The output depends only on the input, key order included, so a
- * re-render does not change the data secret.
+ * Renders the bootstrap data of one K3s node as a `#cloud-config` document: write_files (the K3s config, the
+ * server CA material for servers, registries.yaml and its certificates, the node agent's files, the user's files)
+ * and runcmd (pre commands, the K3s install, post commands, the Cluster API sentinel). The output depends only on
+ * the input, key order included, so a re-render does not change the data secret.
  */
 export function renderK3sCloudConfig(input: K3sBootstrapInput): string {
   validateBootstrapInput(input);
@@ -54,6 +52,9 @@ export function renderK3sCloudConfig(input: K3sBootstrapInput): string {
         content: file.content,
       });
     }
+  }
+  for (const file of spec.registries ? registriesFiles(spec.registries) : []) {
+    files.push({ path: file.path, owner: ROOT_OWNER, permissions: file.permissions, content: file.content });
   }
   for (const file of input.nodeAgent ? nodeAgentFiles(input.nodeAgent) : []) {
     files.push({ path: file.path, owner: ROOT_OWNER, permissions: file.permissions, content: file.content });

@@ -3,6 +3,7 @@ export * from './k3s-config-spec.js';
 export * from './paths.js';
 export * from './node-metadata.js';
 export * from './server-tls-files.js';
+export * from './private-registries.js';
 export * from './k3s-config.js';
 export * from './runcmd.js';
 export * from './validate-input.js';

@@ -60,12 +60,52 @@ export interface K3sFile {
 /** The encodings upstream's bootstrap configs accept; cloud-init decodes them when writing. */
 export type K3sFileEncoding = 'base64' | 'gzip' | 'gzip+base64';
 
+/** The mirrors of one registry (K3s registries.yaml `mirrors`). */
+export interface K3sRegistryMirror {
+  /** Mirror URLs, tried in order. */
+  endpoint?: readonly string[];
+  /** Regular expression on the image name -> replacement. */
+  rewrite?: Readonly<Record<string, string>>;
+}
+
+/** Credentials of one registry, read from its auth Secret: username and password, or an identity token. */
+export interface K3sRegistryAuth {
+  username?: string;
+  password?: string;
+  identityToken?: string;
+}
+
+/** Certificate material (PEM) and verification of one registry. */
+export interface K3sRegistryTls {
+  caPem?: string;
+  /** A client certificate, with its key. */
+  certPem?: string;
+  keyPem?: string;
+  insecureSkipVerify?: boolean;
+}
+
+export interface K3sRegistryConfig {
+  auth?: K3sRegistryAuth;
+  tls?: K3sRegistryTls;
+}
+
+/**
+ * K3s's registries.yaml with the Secrets it names already read (K3sConfig `spec.privateRegistriesConfig`), keyed by
+ * registry host[:port] or `*`. Credentials are never logged, never in an error message.
+ */
+export interface K3sRegistries {
+  mirrors?: Readonly<Record<string, K3sRegistryMirror>>;
+  configs?: Readonly<Record<string, K3sRegistryConfig>>;
+}
+
 export interface K3sConfigSpec {
   /** The K3s release to install, e.g. `v1.31.4+k3s1`. */
   version: string;
   serverConfig?: K3sServerConfigSpec;
   agentConfig?: K3sAgentConfigSpec;
   files?: readonly K3sFile[];
+  /** Written to /etc/rancher/k3s/registries.yaml; unset: that file is left as the host has it. */
+  registries?: K3sRegistries;
   preK3sCommands?: readonly string[];
   postK3sCommands?: readonly string[];
   /** Install from the image's pre-loaded script and binary instead of downloading them. */

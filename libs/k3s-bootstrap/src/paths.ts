@@ -1,6 +1,12 @@
 /** Where K3s reads its configuration (the same file for servers and agents). */
 export const K3S_CONFIG_PATH = '/etc/rancher/k3s/config.yaml';
 
+/** K3s's private registry configuration (https://docs.k3s.io/installation/private-registry). */
+export const K3S_REGISTRIES_PATH = '/etc/rancher/k3s/registries.yaml';
+
+/** One directory per registry for its certificate files, under K3s's data directory as Rancher's planner puts them. */
+export const K3S_REGISTRY_TLS_DIR = '/var/lib/rancher/k3s/etc/tls/registries';
+
 /** K3s's server TLS directory; CA files found here before the first start are used instead of generated. */
 export const K3S_SERVER_TLS_DIR = '/var/lib/rancher/k3s/server/tls';
 

@@ -4,6 +4,7 @@ import type { K3sBootstrapInput, K3sFileEncoding } from './k3s-config-spec.js';
 import { parseNodeLabel, parseNodeTaint } from './node-metadata.js';
 import { isNodeAgentPath } from './node-agent-files.js';
 import { K3S_CONFIG_PATH, K3S_INSTALL_SCRIPT_PATH, NODE_AGENT_BINARY_PATH, NODE_AGENT_DIR } from './paths.js';
+import { isRegistriesPath, validateRegistries } from './private-registries.js';
 import { isServerTlsPath } from './server-tls-files.js';
 
 /** K3s release tags (`v1.31.4+k3s1`, `v1.32.0-rc1+k3s1`); also plain `v1.31.4` for air-gapped images. */
@@ -105,6 +106,8 @@ export function validateBootstrapInput(
     });
   }
 
+  if (spec.registries) validateRegistries(spec.registries);
+
   const seen = new Set<string>();
   (spec.files ?? []).forEach((file, index) => {
     const field = `spec.files[${index}]`;
@@ -114,6 +117,14 @@ export function validateBootstrapInput(
     if (file.path === K3S_CONFIG_PATH || isServerTlsPath(file.path)) {
       throw new BootstrapRenderError(
         `${field}.path is written by the bootstrap provider itself; use /etc/rancher/k3s/config.yaml.d/ for extra K3s config`,
+        'ReservedPath',
+        `${field}.path`,
+      );
+    }
+    // Without privateRegistriesConfig a file may still provide registries.yaml, as before the field existed.
+    if (spec.registries && isRegistriesPath(file.path)) {
+      throw new BootstrapRenderError(
+        `${field}.path is written from spec.privateRegistriesConfig`,
         'ReservedPath',
         `${field}.path`,
       );

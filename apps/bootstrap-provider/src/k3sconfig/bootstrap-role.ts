@@ -26,6 +26,7 @@ export const WaitingReason = {
   MachineOwner: 'WaitingForMachineOwner',
   Cluster: 'WaitingForCluster',
   FileSecret: 'WaitingForFileSecret',
+  RegistrySecret: 'WaitingForRegistrySecret',
 } as const;
 
 /**

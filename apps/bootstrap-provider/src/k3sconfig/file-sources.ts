@@ -2,7 +2,7 @@ import type { V1Secret } from '@kubernetes/client-node';
 import type { K3sFile as ApiK3sFile } from '@capstan/api';
 import type { K3sFile } from '@capstan/k3s-bootstrap';
 import type { ResourceClient } from '@capstan/kube';
-import { getSecretIfExists, secretText } from './secrets.js';
+import { getSecretIfExists, missingSecretKey, secretText } from './secrets.js';
 
 export type FileResolution = { resolved: true; files: K3sFile[] } | { resolved: false; message: string };
 
@@ -26,9 +26,7 @@ export async function resolveFiles(
       if (value === undefined) {
         return {
           resolved: false,
-          message: secret
-            ? `spec.files[${index}]: secret ${source.name} has no key ${source.key}`
-            : `spec.files[${index}]: secret ${source.name} not found`,
+          message: `spec.files[${index}]: ${missingSecretKey(secret, source.name, source.key)}`,
         };
       }
       content = value;

@@ -29,6 +29,19 @@ describe('decideInPlace', () => {
     expect(decideInPlace(base, files)).toEqual({ inPlace: true });
   });
 
+  it('restarts K3s, servers and agents alike, when private registries are added, changed or removed', () => {
+    const mirrors = { 'docker.io': { endpoint: ['https://mirror.example.com'] } };
+    const withRegistries = { ...base, spec: { ...base.spec, privateRegistriesConfig: { mirrors } } };
+    const configs = { 'mirror.example.com': { authSecret: { name: 'pull' } } };
+    const changed = { ...base, spec: { ...base.spec, privateRegistriesConfig: { mirrors, configs } } };
+    for (const role of ['server', 'agent'] as const) {
+      expect(decideInPlace(base, withRegistries, role)).toEqual({ inPlace: true, restart: true });
+      expect(decideInPlace(withRegistries, changed, role)).toEqual({ inPlace: true, restart: true });
+      expect(decideInPlace(changed, base, role)).toEqual({ inPlace: true, restart: true });
+      expect(decideInPlace(changed, structuredClone(changed), role)).toEqual({ inPlace: true });
+    }
+  });
+
   it('refuses what only the first boot or the cluster init reads, naming every such field', () => {
     const decision = decideInPlace(base, {
       ...base,

@@ -3,9 +3,10 @@ import type { K3sConfigSpec } from '@capstan/api';
 import type { CanUpdateMachineResponse } from '@capstan/events';
 import { k3sReleaseFor } from './render-input.js';
 
-// What of a K3s machine can change in place (docs/in-place-updates.md). K3s takes a new release and a new
-// config.yaml through its install script and a restart (Rancher's planner does the same); files are written by
-// the agent. What only the first boot reads, or what the whole cluster agreed on at init, cannot change in place.
+// What of a K3s machine can change in place (docs/in-place-updates.md). K3s takes a new release, a new
+// config.yaml and a new registries.yaml through its install script and a restart (Rancher's planner does the
+// same); files are written by the agent. What only the first boot reads, or what the whole cluster agreed on at
+// init, cannot change in place.
 
 /** K3sConfig spec fields that cannot change on a running machine, and why. */
 const FIXED_FIELDS: Record<string, string> = {
@@ -22,8 +23,11 @@ const FIXED_FIELDS: Record<string, string> = {
   'serverConfig.secretsEncryption': 'is read when the cluster starts (its key is rotated with spec.rotateEncryptionKeys of the control plane)',
 };
 
-/** Fields that go into K3s's config.yaml: changing them restarts K3s (and so drains the node first). */
-const RESTART_FIELDS = ['version', 'serverConfig', 'agentConfig'] as const;
+/**
+ * Fields that go into K3s's config.yaml or registries.yaml, which K3s reads only when it starts: changing them
+ * restarts K3s (and so drains the node first).
+ */
+const RESTART_FIELDS = ['version', 'serverConfig', 'agentConfig', 'privateRegistriesConfig'] as const;
 
 const SEMVER = /^v?(\d+)\.(\d+)\.(\d+)/;
 

@@ -3,7 +3,14 @@ import { BootstrapDataError, BootstrapRenderError } from '@capstan/k3s-bootstrap
 import type { V1Secret } from '@kubernetes/client-node';
 import { gzipJson, PLAN_KEYS, planChecksum, type MachinePlan } from '@capstan/node-agent';
 import { initialPlanFor } from './machine-plan.js';
-import { probesDeadlineIn, PROBES_DEADLINE_MS, updateOutcome, updatePlanFor } from './in-place-update.js';
+import {
+  currentPlanOf,
+  probesDeadlineIn,
+  PROBES_DEADLINE_MS,
+  updateOutcome,
+  updatePlanFor,
+} from './in-place-update.js';
+import { withRegistriesFiles } from './registries-plan.js';
 
 const render = {
   role: 'agent' as const,
@@ -61,6 +68,95 @@ describe('updatePlanFor', () => {
       expect(attempt).toThrow(BootstrapRenderError);
       expect(attempt).toThrow(/spec\.files\[0\]\.path/);
     }
+  });
+
+  describe('private registries', () => {
+    const CA = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+    const auth = { username: 'puller', password: 'pa55' };
+    const registries = {
+      mirrors: { 'docker.io': { endpoint: ['https://registry.example.com:5000'] } },
+      configs: { 'registry.example.com:5000': { auth, tls: { caPem: CA } } },
+    };
+    const dir = '/var/lib/rancher/k3s/etc/tls/registries/registry.example.com:5000';
+    const withRegistries = { ...render, spec: { ...render.spec, registries } };
+    const decoded = (plan: MachinePlan, path: string) =>
+      Buffer.from(plan.files!.find((f) => f.path === path)!.content!, 'base64').toString('utf8');
+
+    it('writes registries.yaml (0600) and its CA (0644) after the K3s config, before the user files', () => {
+      const plan = updatePlanFor({ render: withRegistries, restart: true, probes: undefined });
+      expect(plan.files?.map((f) => [f.path, f.permissions])).toEqual([
+        ['/etc/rancher/k3s/config.yaml', '0600'],
+        ['/etc/rancher/k3s/registries.yaml', '0600'],
+        [`${dir}/ca.crt`, '0644'],
+        ['/etc/motd', undefined],
+      ]);
+      expect(decoded(plan, '/etc/rancher/k3s/registries.yaml')).toBe(
+        [
+          'mirrors:',
+          '  docker.io:',
+          '    endpoint:',
+          '      - https://registry.example.com:5000',
+          'configs:',
+          '  registry.example.com:5000:',
+          '    auth:',
+          '      username: puller',
+          '      password: pa55',
+          '    tls:',
+          `      ca_file: ${dir}/ca.crt`,
+          '',
+        ].join('\n'),
+      );
+      expect(decoded(plan, `${dir}/ca.crt`)).toBe(CA);
+    });
+
+    it('removes the registries files the machine’s plan wrote once the spec has none, and keeps doing so', () => {
+      const written = updatePlanFor({ render: withRegistries, restart: true, probes: undefined });
+      const removed = updatePlanFor({ render, restart: true, probes: undefined, current: written });
+      expect(removed.files?.map((f) => [f.path, f.action])).toEqual([
+        ['/etc/rancher/k3s/config.yaml', undefined],
+        ['/etc/motd', undefined],
+        ['/etc/rancher/k3s/registries.yaml', 'delete'],
+        [`${dir}/ca.crt`, 'delete'],
+      ]);
+      // The same update computed again from its own plan (its status write was lost) is the same plan.
+      expect(updatePlanFor({ render, restart: true, probes: undefined, current: removed })).toEqual(removed);
+    });
+
+    it('removes a dropped registry’s certificate files and rewrites what stays', () => {
+      const written = updatePlanFor({ render: withRegistries, restart: true, probes: undefined });
+      const authOnly = { ...registries, configs: { 'registry.example.com:5000': { auth } } };
+      const withoutTls = { ...render, spec: { ...render.spec, registries: authOnly } };
+      const plan = updatePlanFor({ render: withoutTls, restart: true, probes: undefined, current: written });
+      expect(plan.files?.filter((f) => f.path !== '/etc/motd').map((f) => [f.path, f.action])).toEqual([
+        ['/etc/rancher/k3s/config.yaml', undefined],
+        ['/etc/rancher/k3s/registries.yaml', undefined],
+        [`${dir}/ca.crt`, 'delete'],
+      ]);
+    });
+
+    it('leaves a registries.yaml no plan wrote (the machine image’s own) alone', () => {
+      const first = initialPlanFor('agent', { host: '10.0.0.1', port: 6443 });
+      const plan = updatePlanFor({ render, restart: true, probes: undefined, current: first });
+      expect(plan.files?.map((f) => f.path)).toEqual(['/etc/rancher/k3s/config.yaml', '/etc/motd']);
+    });
+
+    it('removes the files the first plan wrote with the bootstrap data', () => {
+      const endpoint = { host: '10.0.0.1', port: 6443 };
+      const first = withRegistriesFiles(initialPlanFor('init-server', endpoint), registries);
+      expect(first.files?.map((f) => f.path)).toEqual(['/etc/rancher/k3s/registries.yaml', `${dir}/ca.crt`]);
+      const plan = updatePlanFor({ render, restart: true, probes: undefined, current: first });
+      expect(plan.files?.filter((f) => f.action === 'delete').map((f) => f.path)).toEqual([
+        '/etc/rancher/k3s/registries.yaml',
+        `${dir}/ca.crt`,
+      ]);
+    });
+
+    it('reads the current plan from the plan Secret, and none from an empty or unreadable one', () => {
+      const plan = updatePlanFor({ render: withRegistries, restart: false, probes: undefined });
+      expect(currentPlanOf(secretWith({ plan: JSON.stringify(plan) }))).toEqual(plan);
+      expect(currentPlanOf(secretWith({}))).toBeUndefined();
+      expect(currentPlanOf(secretWith({ plan: '{"files": "not a list"}' }))).toBeUndefined();
+    });
   });
 
   it('refuses files that decode to more than the limit, without holding them', () => {

@@ -20,17 +20,21 @@ import { maskSecrets } from '@capstan/kube';
 import {
   decodeSecretData,
   gunzipJson,
+  InvalidPlanError,
+  parsePlan,
   PLAN_KEYS,
   probeStatusesOf,
   text,
   type MachinePlan,
   type PlanFile,
 } from '@capstan/node-agent';
+import { registriesFilesRemoved, registriesPlanFiles } from './registries-plan.js';
 
 // The bootstrap provider's half of an in-place update (docs/in-place-updates.md): once the core says the machine
-// may start (`ready-to-update` equals `update-in-progress`), the machine's plan becomes its K3s config file, the
-// user's files and, when K3s restarts, the install script with the new release; the agent applies it; the
-// outcome goes to `status.inPlaceUpdate` (the contract field the core reads) and `machine.updated`.
+// may start (`ready-to-update` equals `update-in-progress`), the machine's plan becomes its K3s config file, its
+// registries.yaml, the user's files and, when K3s restarts, the install script with the new release; the agent
+// applies it; the outcome goes to `status.inPlaceUpdate` (the contract field the core reads) and
+// `machine.updated`.
 
 /** How much of a failed instruction's output a condition shows (its tail). */
 const OUTPUT_TAIL = 512;
@@ -46,6 +50,8 @@ export interface UpdatePlanInput {
   /** The probes and periodic instructions of the machine's plan (kept across updates). */
   probes: MachinePlan['probes'];
   periodicInstructions?: MachinePlan['periodicInstructions'];
+  /** The plan in the machine's plan Secret now: the registries files it wrote that the new spec lacks are removed. */
+  current?: MachinePlan;
 }
 
 /**
@@ -63,6 +69,7 @@ export function updatePlanFor(input: UpdatePlanInput): MachinePlan {
       permissions: '0600',
       content: Buffer.from(stringify(k3sConfigFor(render), YAML_OPTIONS)).toString('base64'),
     },
+    ...registriesPlanFiles(render.spec.registries),
     ...(render.spec.files ?? []).map((file, index) => {
       const bytes = budget.decode(file.content, file.encoding, `spec.files[${index}].content`);
       return {
@@ -72,6 +79,7 @@ export function updatePlanFor(input: UpdatePlanInput): MachinePlan {
       };
     }),
   ];
+  files.push(...registriesFilesRemoved(input.current, files));
   const scriptPath = render.spec.airGapped
     ? (render.spec.airGappedInstallScriptPath ?? K3S_INSTALL_SCRIPT_PATH)
     : K3S_INSTALL_SCRIPT_PATH;
@@ -111,6 +119,18 @@ export function requestedUpdate(machine: Machine): { target: string; ready: bool
 }
 
 export { writePlan } from '@capstan/node-agent';
+
+/** The plan in a machine's plan Secret, or undefined when it holds none or one the agent would refuse too. */
+export function currentPlanOf(secret: V1Secret): MachinePlan | undefined {
+  const raw = decodeSecretData(secret.data)[PLAN_KEYS.plan];
+  if (!raw || raw.length === 0) return undefined;
+  try {
+    return parsePlan(raw);
+  } catch (error) {
+    if (error instanceof InvalidPlanError) return undefined;
+    throw error;
+  }
+}
 
 /**
  * Where the update stands, from the plan the agent reported on: Succeeded once the update's plan applied and its

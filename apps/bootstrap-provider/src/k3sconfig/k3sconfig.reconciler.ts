@@ -38,7 +38,6 @@ import type { AgentLiveness } from './agent-liveness.js';
 import { decideBootstrap, WaitingReason } from './bootstrap-role.js';
 import { readClusterCertificates } from './cluster-certificates.js';
 import { bootstrapDataSecret, dataSecretNameFor } from './data-secret.js';
-import { resolveFiles } from './file-sources.js';
 import { ensureJoinToken } from './join-token.js';
 import {
   K3SCONFIG_CONDITIONS,
@@ -56,12 +55,15 @@ import {
   type AgentConnection,
 } from './machine-plan.js';
 import {
+  currentPlanOf,
   probesDeadlineIn,
   requestedUpdate,
   updateOutcome,
   updatePlanFor,
   writePlan,
 } from './in-place-update.js';
+import { withRegistriesFiles } from './registries-plan.js';
+import { resolveSecretSources } from './secret-sources.js';
 import { bootstrapInputFor, k3sReleaseFor } from './render-input.js';
 import { getSecretIfExists, SECRETS } from './secrets.js';
 
@@ -201,8 +203,9 @@ export class K3sConfigReconciler implements ReconcilerParts<K3sConfig> {
 
   /**
    * Starts the in-place update the Machine asks for once the core let it start: writes the machine's new plan (its
-   * K3s config, files, and the install script with the new release when K3s restarts) and records its checksum in
-   * `status.inPlaceUpdate`. A new target (the spec changed again) gets a new plan; the same target never a second.
+   * K3s config, registries.yaml, files, and the install script with the new release when K3s restarts) and records
+   * its checksum in `status.inPlaceUpdate`. A new target (the spec changed again) gets a new plan; the same target
+   * never a second.
    */
   private async startInPlaceUpdate(scope: ReconcileScope<K3sConfig>, machine: Machine): Promise<void> {
     const config = scope.obj;
@@ -229,7 +232,7 @@ export class K3sConfigReconciler implements ReconcilerParts<K3sConfig> {
     const namespace = config.metadata.namespace!;
     const spec = config.spec ?? {};
     const version = k3sReleaseFor(spec.version, machine.spec.version);
-    const files = await resolveFiles(namespace, spec.files, this.secretClient);
+    const sources = await resolveSecretSources(namespace, spec, this.secretClient);
     if (!version) {
       status.inPlaceUpdate = {
         ...update,
@@ -238,8 +241,8 @@ export class K3sConfigReconciler implements ReconcilerParts<K3sConfig> {
       };
       return;
     }
-    if (!files.resolved) {
-      status.inPlaceUpdate = { ...update, state: 'Failed', message: files.message };
+    if (!sources.resolved) {
+      status.inPlaceUpdate = { ...update, state: 'Failed', message: sources.message };
       return;
     }
     const role = this.roleOf(config, machine);
@@ -249,10 +252,11 @@ export class K3sConfigReconciler implements ReconcilerParts<K3sConfig> {
     let plan: MachinePlan;
     try {
       plan = updatePlanFor({
-        render: bootstrapInputFor({ role, spec, files: files.files, version, machine, cluster, token }),
+        render: bootstrapInputFor({ role, spec, ...sources.read, version, machine, cluster, token }),
         restart: requested.restart,
         probes: initialPlanFor(role, endpoint).probes,
         periodicInstructions: initialPlanFor(role, endpoint).periodicInstructions,
+        current: currentPlanOf(secret),
       });
     } catch (error) {
       // The spec breaks a rule the rendered data keeps too: the update fails saying which field (never its value).
@@ -379,10 +383,10 @@ export class K3sConfigReconciler implements ReconcilerParts<K3sConfig> {
       }
       certificates = lookup.certificates;
     }
-    const files = await resolveFiles(namespace, spec.files, this.secretClient);
-    if (!files.resolved) {
+    const sources = await resolveSecretSources(namespace, spec, this.secretClient);
+    if (!sources.resolved) {
       return {
-        outcome: { state: 'waiting', reason: WaitingReason.FileSecret, message: files.message },
+        outcome: { state: 'waiting', reason: sources.reason, message: sources.message },
         result: { requeueAfter: UNWATCHED_RETRY_MS },
       };
     }
@@ -395,7 +399,10 @@ export class K3sConfigReconciler implements ReconcilerParts<K3sConfig> {
           config,
           machine,
           connection,
-          initialPlanFor(role, cluster.spec?.controlPlaneEndpoint),
+          withRegistriesFiles(
+            initialPlanFor(role, cluster.spec?.controlPlaneEndpoint),
+            sources.read.registries,
+          ),
           this.deps.agentLeaseSeconds,
         )
       : undefined;
@@ -403,16 +410,7 @@ export class K3sConfigReconciler implements ReconcilerParts<K3sConfig> {
     let cloudConfig: string;
     try {
       cloudConfig = renderK3sCloudConfig({
-        ...bootstrapInputFor({
-          role,
-          spec,
-          files: files.files,
-          version,
-          machine,
-          cluster,
-          token,
-          certificates,
-        }),
+        ...bootstrapInputFor({ role, spec, ...sources.read, version, machine, cluster, token, certificates }),
         ...(nodeAgent && { nodeAgent }),
       });
     } catch (error) {

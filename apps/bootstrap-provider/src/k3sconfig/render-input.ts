@@ -3,6 +3,7 @@ import type {
   K3sBootstrapInput,
   K3sConfigSpec,
   K3sFile,
+  K3sRegistries,
   K3sRole,
   K3sServerConfigSpec,
 } from '@capstan/k3s-bootstrap';
@@ -44,6 +45,8 @@ export interface RenderInputs {
   spec: ApiK3sConfigSpec;
   /** The files with every `contentFrom` already resolved, in spec order. */
   files: K3sFile[];
+  /** `spec.privateRegistriesConfig` with its Secrets read (resolveRegistries). */
+  registries?: K3sRegistries;
   version: string;
   machine: Machine;
   cluster: Cluster;
@@ -68,6 +71,7 @@ export function bootstrapInputFor(inputs: RenderInputs): K3sBootstrapInput {
     }),
     ...(spec.agentConfig && { agentConfig: spec.agentConfig }),
     ...(inputs.files.length > 0 && { files: inputs.files }),
+    ...(inputs.registries && { registries: inputs.registries }),
     ...(spec.preK3sCommands && { preK3sCommands: spec.preK3sCommands }),
     ...(spec.postK3sCommands && { postK3sCommands: spec.postK3sCommands }),
     ...(spec.airGapped !== undefined && { airGapped: spec.airGapped }),

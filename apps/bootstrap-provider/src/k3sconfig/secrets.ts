@@ -9,6 +9,13 @@ export function secretText(secret: V1Secret | undefined, key: string): string | 
   return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
 }
 
+export const secretNotFound = (name: string): string => `secret ${name} not found`;
+
+/** What keeps a key of a Secret from being read, the Secret and the key named: never a value. */
+export function missingSecretKey(secret: V1Secret | undefined, name: string, key: string): string {
+  return secret ? `secret ${name} has no key ${key}` : secretNotFound(name);
+}
+
 export const base64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
 
 /** A Secret read from the API, or undefined when there is none. */

@@ -384,6 +384,41 @@ describe('generated CRDs on a real API server', () => {
     );
   });
 
+  it('refuses malformed private registries, naming the field or the rule', async () => {
+    const registries = (value: unknown) =>
+      create(fresh(withSpec(k3sConfig(), (s) => (s['privateRegistriesConfig'] = value))));
+    const mirrorEndpoint = (endpoint: string) => registries({ mirrors: { 'docker.io': { endpoint: [endpoint] } } });
+    expect(await refusal(registries({ mirrors: { 'https://docker.io': {} } }))).toMatch(
+      /privateRegistriesConfig\.mirrors: Invalid value: "object": mirrors keys must be a registry host\[:port\] or \*/,
+    );
+    expect(await refusal(registries({ configs: { 'registry.example.com:5000/path': {} } }))).toMatch(
+      /privateRegistriesConfig\.configs: Invalid value: "object": configs keys must be a registry host\[:port\] or \*/,
+    );
+    expect(await refusal(mirrorEndpoint('registry.example.com'))).toMatch(
+      /privateRegistriesConfig\.mirrors\.docker\.io\.endpoint\[0\]: Invalid value: "registry\.example\.com"/,
+    );
+    expect(await refusal(mirrorEndpoint('https://user:pw@registry.example.com'))).toMatch(
+      /spec\.privateRegistriesConfig\.mirrors\.docker\.io\.endpoint\[0\]/,
+    );
+    const tooMany = Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`r${i}.example.com`, {}]));
+    expect(await refusal(registries({ configs: tooMany }))).toMatch(
+      /spec\.privateRegistriesConfig\.configs: Too many: 33: must have at most 32 items/,
+    );
+    const caBundle = registries({ configs: { '*': { tls: { caBundle: 'not a certificate' } } } });
+    expect(await refusal(caBundle)).toMatch(/spec\.privateRegistriesConfig\.configs\.\*\.tls\.caBundle: Invalid value/);
+    expect(await refusal(registries({ configs: { '*': { authSecret: { name: 'Not_A_Name' } } } }))).toMatch(
+      /spec\.privateRegistriesConfig\.configs\.\*\.authSecret\.name: Invalid value/,
+    );
+    expect(
+      await refusal(registries({ mirrors: { 'docker.io': { rewrite: { [`^${'x'.repeat(600)}`]: '$1' } } } })),
+    ).toMatch(/rewrite patterns must be at most 512 characters/);
+    // The wildcard entry and an IPv4 registry with a port are registries K3s knows.
+    await registries({
+      mirrors: { '*': { endpoint: ['http://10.0.0.5:5000/v2'] } },
+      configs: { '10.0.0.5:5000': {} },
+    });
+  });
+
   it('refuses a MachinePool whose template belongs to another cluster, and keeps its cluster fixed', async () => {
     const otherCluster = withSpec(
       machinePool(),

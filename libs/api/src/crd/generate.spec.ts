@@ -2,7 +2,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { IsArray, IsEmail, IsOptional, IsString } from 'class-validator';
 import { parse } from 'yaml';
-import { Description, Nested } from '../schema/decorators.js';
+import { Description, Nested, NestedMap } from '../schema/decorators.js';
 import { IsFreeFormJson, IsFreeFormObject, IsIntOrString } from '../schema/validators.js';
 import type { CustomResourceDefinition } from './crd-builder.js';
 import { REGENERATE_COMMAND, buildCrds, defaultCrdDirectory, generateCrds } from './generate.js';
@@ -293,6 +293,50 @@ describe('schema builder', () => {
         },
       },
     });
+  });
+
+  it('renders a map of objects as additionalProperties, its keys checked by a CEL rule, and refuses other checks', () => {
+    class Value {
+      @Description('a count')
+      @IsString()
+      count!: string;
+    }
+    const limits = {
+      maxProperties: 4,
+      keyMaxLength: 10,
+      keyPattern: /^[a-z]+\.io$/,
+      keyMessage: "keys must be like 'x.io'",
+    };
+    class Holder {
+      @Description('values by host')
+      @IsOptional()
+      @NestedMap(() => Value, limits)
+      byHost?: Record<string, Value>;
+    }
+    expect(objectSchema(Holder).properties!['byHost']).toEqual({
+      type: 'object',
+      description: 'values by host',
+      maxProperties: 4,
+      additionalProperties: {
+        type: 'object',
+        properties: { count: { type: 'string', description: 'a count' } },
+        required: ['count'],
+      },
+      'x-kubernetes-validations': [
+        // The pattern's backslash is escaped in the CEL string literal, so CEL reads the pattern as written.
+        {
+          rule: "self.all(key, size(key) <= 10 && key.matches('^[a-z]+\\\\.io$'))",
+          message: "keys must be like 'x.io'",
+        },
+      ],
+    });
+    class Typed {
+      @Description('values by host')
+      @IsString()
+      @NestedMap(() => Value, limits)
+      byHost!: Record<string, Value>;
+    }
+    expect(() => objectSchema(Typed)).toThrow('Typed.byHost: a map of objects takes no other value check');
   });
 
   it('renders free-form JSON without a type, items included, and refuses it with a type check', () => {

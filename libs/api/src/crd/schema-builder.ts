@@ -7,8 +7,10 @@ import {
   IS_INT64,
   IS_INT_OR_PERCENT,
   IS_INT_OR_STRING,
+  IS_OBJECT_MAP,
   IS_STRING_MAP,
   PERCENT_PATTERN,
+  type ObjectMapLimits,
   type StringMapLimits,
 } from '../schema/validators.js';
 import type { JsonSchema } from './json-schema.js';
@@ -197,6 +199,44 @@ function valueSchema(
   return node;
 }
 
+/** A CEL string literal holding `text` (a regular expression's backslashes kept). */
+function celString(text: string): string {
+  return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+/**
+ * A map of objects (NestedMap): `additionalProperties` is the value class's schema, and the key rule, which no
+ * structural keyword can express, a CEL rule on the map.
+ */
+function objectMapSchema(
+  cls: SchemaClass,
+  property: string,
+  checks: ValidationMetadata[],
+  nested: SchemaClass | undefined,
+  stack: SchemaClass[],
+): JsonSchema {
+  const mapCheck = checks.find((m) => checkName(m) === IS_OBJECT_MAP);
+  if (!nested || !mapCheck)
+    throw new SchemaDefinitionError(cls.name, property, 'a map of objects is declared with NestedMap');
+  const others = checks.filter(
+    (m) => m !== mapCheck && m.type !== 'nestedValidation' && !NOT_VALUE_SCHEMA.has(checkName(m)),
+  );
+  if (others.length > 0)
+    throw new SchemaDefinitionError(cls.name, property, 'a map of objects takes no other value check');
+  const limits = (mapCheck.constraints as [ObjectMapLimits])[0];
+  return {
+    type: 'object',
+    maxProperties: limits.maxProperties,
+    additionalProperties: objectSchema(nested, stack),
+    'x-kubernetes-validations': [
+      {
+        rule: `self.all(key, size(key) <= ${limits.keyMaxLength} && key.matches(${celString(limits.keyPattern.source)}))`,
+        message: limits.keyMessage,
+      },
+    ],
+  };
+}
+
 function propertySchema(
   cls: SchemaClass,
   property: string,
@@ -225,6 +265,8 @@ function propertySchema(
     }
     if (declared.listType) node['x-kubernetes-list-type'] = declared.listType;
     if (declared.listMapKeys) node['x-kubernetes-list-map-keys'] = declared.listMapKeys;
+  } else if (declared.map) {
+    node = objectMapSchema(cls, property, checks, nested, stack);
   } else {
     const eachChecks = checks.filter((m) => m.each);
     if (eachChecks.length > 0)

@@ -1,4 +1,5 @@
 import { ValidateNested } from './class-validator.js';
+import { IsObjectMap, type ObjectMapLimits } from './validators.js';
 import {
   type CelRule,
   type CustomResourceOptions,
@@ -31,6 +32,20 @@ export function Nested(type: () => SchemaClass): PropertyDecorator {
   return (target, property) => {
     ValidateNested()(target, property);
     ownPropertySchema(ownerOf(target), property).nested = type;
+  };
+}
+
+/**
+ * A map from string keys to objects of class `type` (Go's `map[string]T`, a CRD's `additionalProperties`): each value
+ * validated as a Nested object, the keys and the size bounded by `limits`.
+ */
+export function NestedMap(type: () => SchemaClass, limits: ObjectMapLimits): PropertyDecorator {
+  return (target, property) => {
+    ValidateNested()(target, property);
+    IsObjectMap(limits)(target, property);
+    const prop = ownPropertySchema(ownerOf(target), property);
+    prop.nested = type;
+    prop.map = true;
   };
 }
 

@@ -15,8 +15,10 @@ export interface CelRule {
 
 export interface PropertySchema {
   description?: string;
-  /** The class of a nested object, or of the items of an array of objects. */
+  /** The class of a nested object, or of the items of an array of objects, or of the values of a map. */
   nested?: () => SchemaClass;
+  /** `nested` is the class of the values of a map (string keys), not of the property itself. */
+  map?: boolean;
   default?: unknown;
   validations: CelRule[];
   listType?: 'atomic' | 'set' | 'map';

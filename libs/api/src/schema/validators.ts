@@ -9,6 +9,7 @@ export const IS_INT_OR_PERCENT = 'isIntOrPercent';
 export const IS_STRING_MAP = 'isStringMap';
 export const IS_FREE_FORM_OBJECT = 'isFreeFormObject';
 export const IS_FREE_FORM_JSON = 'isFreeFormJson';
+export const IS_OBJECT_MAP = 'isObjectMap';
 
 const INT32_MIN = -(2 ** 31);
 const INT32_MAX = 2 ** 31 - 1;
@@ -122,6 +123,52 @@ function describeLimits(limits: StringMapLimits): string {
     limits.valueMaxLength === undefined ? '' : `values of at most ${limits.valueMaxLength} characters`,
   ].filter(Boolean);
   return parts.length ? ` (${parts.join(', ')})` : '';
+}
+
+/**
+ * Bounds and key rule of a map whose values are objects. A structural schema cannot constrain keys, so the CRD
+ * generator turns `keyPattern` and `keyMaxLength` into a CEL rule on the map (its message is `keyMessage`).
+ */
+export interface ObjectMapLimits {
+  maxProperties: number;
+  keyMaxLength: number;
+  keyPattern: RegExp;
+  keyMessage: string;
+}
+
+function entriesOf(value: unknown): [string, unknown][] | undefined {
+  // validateAs hands class-validator a Map (so it validates each value as its class); a plain object otherwise.
+  if (value instanceof Map) return [...(value as Map<string, unknown>).entries()];
+  return isPlainObject(value) ? Object.entries(value) : undefined;
+}
+
+/**
+ * The keys and the size of map[string]Object; the values are checked by their class (NestedMap in decorators.ts
+ * declares both).
+ */
+export function IsObjectMap(limits: ObjectMapLimits, options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: IS_OBJECT_MAP,
+      constraints: [limits],
+      validator: {
+        validate: (value: unknown) => {
+          const entries = entriesOf(value);
+          return (
+            entries !== undefined &&
+            entries.length <= limits.maxProperties &&
+            entries.every(([key]) => key.length <= limits.keyMaxLength && limits.keyPattern.test(key))
+          );
+        },
+        defaultMessage: buildMessage(
+          (each) =>
+            `${each}$property must be a map of at most ${limits.maxProperties} entries; ${limits.keyMessage}`,
+          options,
+        ),
+      },
+    },
+    options,
+  );
 }
 
 /** An object whose fields the schema does not describe (`x-kubernetes-preserve-unknown-fields`). */

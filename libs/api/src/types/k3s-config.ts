@@ -18,6 +18,7 @@ import { PATTERNS } from '../schema/patterns.js';
 
 import { ResourceSchema, type Condition } from './common.js';
 import { ConditionsField, ObservedGenerationField, StringListField } from './fields.js';
+import { PrivateRegistriesConfigSchema } from './k3s-private-registries.js';
 import { AGE_COLUMN, CLUSTER_LABEL_COLUMN, conditionColumn, providerCrdLabels } from './printer-columns.js';
 
 /** Value of the `cluster.x-k8s.io/provider` label on the K3s bootstrap provider's objects. */
@@ -259,6 +260,13 @@ export class K3sConfigSpecSchema {
   @Nested(() => K3sFileSchema)
   @ListType('atomic')
   files?: K3sFileSchema[];
+
+  @Description(
+    'privateRegistriesConfig is written to /etc/rancher/k3s/registries.yaml (mode 0600): registry mirrors, and credentials and TLS per registry from Secrets in this namespace. A change restarts K3s; removing it removes the file.',
+  )
+  @IsOptional()
+  @Nested(() => PrivateRegistriesConfigSchema)
+  privateRegistriesConfig?: PrivateRegistriesConfigSchema;
 
   @StringListField('preK3sCommands run before K3s is installed.', {
     maxItems: LIMITS.items,

@@ -94,6 +94,31 @@ describe('class validation', () => {
     ]);
   });
 
+  it('checks a map of objects: its keys, and each value as its class, at the key', () => {
+    const registries = (value: unknown) =>
+      validateResource(withSpec(k3sConfig(), (s) => (s['privateRegistriesConfig'] = value)));
+    expect(registries({ mirrors: { 'docker.io': { endpoint: ['ftp://mirror'] } } })).toEqual([
+      {
+        path: 'spec.privateRegistriesConfig.mirrors.docker.io.endpoint',
+        message: 'each endpoint must be an http:// or https:// URL with a host and no credentials',
+      },
+    ]);
+    expect(registries({ configs: { 'registry:5000': { authSecret: { name: 'a', key: 'x' } } } })).toEqual([
+      {
+        path: 'spec.privateRegistriesConfig.configs.registry:5000.authSecret.key',
+        message: 'property key should not exist',
+      },
+    ]);
+    expect(registries({ configs: { 'https://registry': {} } })).toEqual([
+      {
+        path: 'spec.privateRegistriesConfig.configs',
+        message: 'configs must be a map of at most 32 entries; configs keys must be a registry host[:port] or *',
+      },
+    ]);
+    const notAnObject = registries({ mirrors: { '*': 'not an object' } });
+    expect(notAnObject[0]?.path).toBe('spec.privateRegistriesConfig.mirrors.*');
+  });
+
   it('reports fields the class does not declare, unless told not to', () => {
     const typo = withSpec(machine(), (s) => (s['clustername'] = 'demo'));
     expect(validateResource(typo)).toEqual([

@@ -31,8 +31,14 @@ export function toInstance<T>(cls: SchemaClass<T>, plain: Record<string, unknown
   const instance = Object.create(cls.prototype as object) as Record<string, unknown>;
   const properties = classSchemaOf(cls).properties;
   for (const [key, value] of Object.entries(plain)) {
-    const nested = properties.get(key)?.nested?.();
-    if (nested && Array.isArray(value))
+    const declared = properties.get(key);
+    const nested = declared?.nested?.();
+    // A Map, not an object: class-validator validates each value of a Map as its class, and an object as one.
+    if (nested && declared?.map && isPlainObject(value))
+      instance[key] = new Map(
+        Object.entries(value).map(([k, v]) => [k, isPlainObject(v) ? toInstance(nested, v) : v]),
+      );
+    else if (nested && Array.isArray(value))
       instance[key] = value.map((item) => (isPlainObject(item) ? toInstance(nested, item) : item));
     else if (nested && isPlainObject(value)) instance[key] = toInstance(nested, value);
     else instance[key] = value;
