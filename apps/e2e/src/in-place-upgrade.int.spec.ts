@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { KubeConfig, type V1Node, type V1Secret } from '@kubernetes/client-node';
 import { pino } from 'pino';
@@ -297,16 +297,54 @@ describe('in-place upgrade of a K3s cluster on sim machines', () => {
           machines.list(ns.name).some((m) => which(m) && m.metadata.annotations?.['in-place.capstan.dev/update-in-progress']),
         );
 
+      // A private registry comes with it: registries.yaml, its credentials from a Secret, written by the same plans.
+      const registriesPath = (m: Machine) =>
+        join(capstan.simStateDir, 'machines', ns.name, m.metadata.name!, 'etc/rancher/k3s/registries.yaml');
+      const registriesOf = (m: Machine) => {
+        try {
+          return readFileSync(registriesPath(m), 'utf8');
+        } catch {
+          return '';
+        }
+      };
+      await client.resource<V1Secret>(SECRETS).create({
+        metadata: { name: 'registry-auth', namespace: ns.name },
+        type: 'kubernetes.io/basic-auth',
+        stringData: { username: 'puller', password: 'pull-secret-1' },
+      });
       await client.resource<K3sControlPlane>(RESOURCES.K3sControlPlane).mergePatch(
         { namespace: ns.name, name: KCP },
-        { spec: { k3sConfigSpec: { serverConfig: { kubeAPIServerArgs: ['event-ttl=2h'] } } } },
+        {
+          spec: {
+            k3sConfigSpec: {
+              serverConfig: { kubeAPIServerArgs: ['event-ttl=2h'] },
+              privateRegistriesConfig: {
+                mirrors: { 'docker.io': { endpoint: ['https://mirror.capstan.test:5000'] } },
+                configs: { 'mirror.capstan.test:5000': { authSecret: { name: 'registry-auth' } } },
+              },
+            },
+          },
+        },
       );
       await inFlight(isControlPlane);
       await capstan.killAndRestart('control-plane-provider');
       await until('the control plane reconfigured', () => {
         const cp = machines.list(ns.name).filter(isControlPlane);
-        return cp.length === 3 && cp.every((m) => isTrueOn(m, 'UpToDate') && !updating(m) && configOf(m).includes('event-ttl=2h'));
+        return (
+          cp.length === 3 &&
+          cp.every(
+            (m) =>
+              isTrueOn(m, 'UpToDate') &&
+              !updating(m) &&
+              configOf(m).includes('event-ttl=2h') &&
+              registriesOf(m).includes('https://mirror.capstan.test:5000'),
+          )
+        );
       });
+      for (const m of machines.list(ns.name).filter(isControlPlane)) {
+        expect(registriesOf(m)).toContain('password: pull-secret-1');
+        expect(statSync(registriesPath(m)).mode & 0o777).toBe(0o600);
+      }
 
       await create(RESOURCES.K3sConfigTemplate, {
         metadata: { name: `${MD}-v2`, namespace: ns.name },

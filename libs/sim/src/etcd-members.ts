@@ -251,6 +251,25 @@ async function removeWhenSafe(url: string, id: string, name: string): Promise<vo
   }
 }
 
+/**
+ * The voting members (names, sorted) of the cluster whose members live in `dir`, as the first member that answers
+ * lists them; [] when none answers. What a test or benchmark waits for after a join or a restore.
+ */
+export async function votingMembersIn(dir: string): Promise<string[]> {
+  if (!existsSync(dir)) return [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const ports = entry.isDirectory() ? recordedPorts(join(dir, entry.name)) : undefined;
+    if (!ports) continue;
+    const members = await listMembers(clientUrlOf(ports)).catch(() => undefined);
+    if (members)
+      return members
+        .filter((m) => m.name && !m.isLearner)
+        .map((m) => m.name!)
+        .sort();
+  }
+  return [];
+}
+
 /** Stops every member an earlier provider left running in `dir` (a cluster no machine claims any more). */
 export async function stopRecordedMembers(dir: string): Promise<void> {
   if (!existsSync(dir)) return;

@@ -5,6 +5,7 @@ export * from './state-dir.js';
 export * from './owned-process.js';
 export * from './wait.js';
 export * from './etcd.js';
+export { votingMembersIn } from './etcd-members.js';
 export * from './https-probe.js';
 export * from './token-file.js';
 export * from './service-network.js';

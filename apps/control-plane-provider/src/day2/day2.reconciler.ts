@@ -296,7 +296,7 @@ export class Day2Reconciler implements ReconcilerParts<K3sControlPlane> {
     if (status.phase === 'Started') {
       if (wanted.restoreConfig === 'All' && !snapshot.status.k3sConfigSpec) {
         return refuse(
-          `EtcdSnapshot ${wanted.name} does not record the configuration it was saved with (it was saved before snapshots recorded it, or the control plane had no k3sConfigSpec): restore it with restoreConfig KubernetesVersion or None`,
+          `EtcdSnapshot ${wanted.name} does not record the configuration it was saved with (it was saved before snapshots recorded it): restore it with restoreConfig KubernetesVersion or None`,
         );
       }
       await this.restoreConfiguration(kcp, wanted, snapshot);
@@ -369,7 +369,7 @@ export class Day2Reconciler implements ReconcilerParts<K3sControlPlane> {
     if (
       restoreConfig === 'All' &&
       config &&
-      canonicalJson(config) !== canonicalJson(kcp.spec.k3sConfigSpec ?? null)
+      canonicalJson(config) !== canonicalJson(kcp.spec.k3sConfigSpec ?? {})
     ) {
       patch.push({ op: 'add', path: '/spec/k3sConfigSpec', value: config });
       restored.push('spec.k3sConfigSpec set back');

@@ -103,7 +103,8 @@ export class EtcdSnapshotReconciler implements ReconcilerParts<EtcdSnapshot> {
     // configuration a restore with restoreConfig All puts back.
     return this.apply(scope, server, outcome, {
       kubernetesVersion: kcp.status?.version ?? kcp.spec.version,
-      ...(kcp.spec.k3sConfigSpec && { k3sConfigSpec: kcp.spec.k3sConfigSpec }),
+      // Recorded even when unset (as {}): All then puts back "nothing set", which differs from "not recorded".
+      k3sConfigSpec: kcp.spec.k3sConfigSpec ?? {},
     });
   }
 
