@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { SimError } from './errors.js';
 
 // etcd's Cluster API (member list, add, promote, remove) through its JSON gateway: what K3s's embedded etcd does when
@@ -15,7 +16,23 @@ export interface EtcdMember {
 
 const MEMBER_REQUEST_TIMEOUT_MS = 5_000;
 
+/** An election under way (a member just left or restarted): the same request answers once a leader is elected. */
+const ELECTION = /leader changed|no leader|request timed out/i;
+const ELECTION_RETRIES = 20;
+const ELECTION_WAIT_MS = 250;
+
 async function gateway<T>(url: string, path: string, body: object): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await gatewayOnce<T>(url, path, body);
+    } catch (error) {
+      if (attempt >= ELECTION_RETRIES || !ELECTION.test((error as Error).message)) throw error;
+      await sleep(ELECTION_WAIT_MS);
+    }
+  }
+}
+
+async function gatewayOnce<T>(url: string, path: string, body: object): Promise<T> {
   let response: Response;
   try {
     response = await fetch(`${url}/v3/cluster/member/${path}`, {
