@@ -122,6 +122,10 @@ describe('deploy/ manifests', () => {
         ['core', { group: 'cluster.x-k8s.io', resource: 'machines', subresource: 'status', verb: 'patch', namespace: 'default' }],
         ['core', { group: 'infrastructure.capstan.dev', resource: 'simmachines', verb: 'create', namespace: 'default' }],
         ['core', { group: '', resource: 'secrets', verb: 'get', namespace: 'default' }],
+        // ClusterResourceSets: their ConfigMaps read, their status and the bindings written.
+        ['core', { group: '', resource: 'configmaps', verb: 'get', namespace: 'default' }],
+        ['core', { group: 'addons.cluster.x-k8s.io', resource: 'clusterresourcesets', subresource: 'status', verb: 'patch', namespace: 'default' }],
+        ['core', { group: 'addons.cluster.x-k8s.io', resource: 'clusterresourcesetbindings', verb: 'create', namespace: 'default' }],
         // The conversion webhook: its CA bundle into the CRDs it converts, its certificates in its own namespace.
         ['core', { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', name: 'machines.cluster.x-k8s.io', verb: 'patch' }],
         ['core', { group: '', resource: 'secrets', verb: 'create', namespace: NS }],
@@ -202,6 +206,9 @@ describe('deploy/ manifests', () => {
       forbidden.push(['core', { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', name: 'k3sconfigs.bootstrap.capstan.dev', verb: 'patch' }]);
       forbidden.push(['core', { group: '', resource: 'secrets', name: 'cluster-kubeconfig', verb: 'update', namespace: NS }]);
       forbidden.push(['core', { group: '', resource: 'secrets', verb: 'create', namespace: 'default' }]);
+      // A ClusterResourceSet's sources are only read: the core writes no ConfigMap and patches no Secret.
+      forbidden.push(['core', { group: '', resource: 'configmaps', verb: 'patch', namespace: 'default' }]);
+      forbidden.push(['core', { group: '', resource: 'secrets', verb: 'patch', namespace: 'default' }]);
       // The validating webhook changes only its own configuration: no other, no new one, none deleted, no mutating one.
       forbidden.push(['core', { group: 'admissionregistration.k8s.io', resource: 'validatingwebhookconfigurations', name: 'someone-elses', verb: 'patch' }]);
       forbidden.push(['core', { group: 'admissionregistration.k8s.io', resource: 'validatingwebhookconfigurations', verb: 'create' }]);

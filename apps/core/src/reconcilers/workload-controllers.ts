@@ -9,6 +9,7 @@ import {
 import { type CanUpdateMachineRequest, type CanUpdateMachineResponse } from '@capstan/events';
 import { ProviderKinds, TemplateClusterOwnership, type ControllerHost } from '@capstan/provider-kit';
 import type { WorkloadClusters } from '../remote/workload-clusters.js';
+import { clusterResourceSetController } from './clusterresourceset/clusterresourceset.controller.js';
 import { machineDeploymentController } from './machinedeployment/machinedeployment.controller.js';
 import { machineHealthCheckController } from './machinehealthcheck/machinehealthcheck.controller.js';
 import { machineSetController } from './machineset/machineset.controller.js';
@@ -16,8 +17,9 @@ import { TemplateCloner, type TemplateObject } from './shared/template-cloner.js
 import { ORPHANS_BY_NAMESPACE, orphansByNamespace, type WorkloadContext } from './shared/workload-context.js';
 
 /**
- * Registers the MachineSet, MachineDeployment and MachineHealthCheck controllers of the core service; they share
- * the service's client and caches. The MachineHealthCheck reads Nodes through `workloadClusters`.
+ * Registers the MachineSet, MachineDeployment, MachineHealthCheck and ClusterResourceSet controllers of the core
+ * service; they share the service's client and caches. The MachineHealthCheck reads Nodes, and the ClusterResourceSet
+ * applies add-ons, through `workloadClusters`.
  */
 export function registerWorkloadControllers(
   host: ControllerHost,
@@ -26,6 +28,8 @@ export function registerWorkloadControllers(
     /** Asks a Machine's bootstrap provider whether a change can be applied in place (NATS request/reply). */
     askCanUpdate: (request: CanUpdateMachineRequest) => Promise<CanUpdateMachineResponse>;
     now?: () => Date;
+    /** How often a Reconcile ClusterResourceSet reads its resources again (default 30 s; tests shorten it). */
+    clusterResourceSetPeriodMs?: number;
   },
 ): void {
   const templates = new TemplateCloner(host.client, new ProviderKinds(host.client), (type) =>
@@ -57,4 +61,8 @@ export function registerWorkloadControllers(
   machineSetController(workload).register(host);
   machineDeploymentController(workload).register(host);
   machineHealthCheckController(workload, deps.workloadClusters).register(host);
+  clusterResourceSetController(deps.workloadClusters, {
+    now: workload.now,
+    reconcilePeriodMs: deps.clusterResourceSetPeriodMs,
+  }).register(host);
 }

@@ -57,6 +57,8 @@ export async function startInMemoryWorkload(
     RESOURCES.MachineSet,
     RESOURCES.MachineDeployment,
     RESOURCES.MachineHealthCheck,
+    RESOURCES.ClusterResourceSet,
+    RESOURCES.ClusterResourceSetBinding,
     ...GENERIC_PROVIDER_KINDS.map((kind) => resourceOf(kind.kind)),
     { type: CUSTOM_RESOURCE_DEFINITIONS, statusSubresource: false },
     { type: SECRETS, statusSubresource: false },

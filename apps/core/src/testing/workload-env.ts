@@ -69,6 +69,7 @@ export async function startWorkloadEnv(prefix: string): Promise<WorkloadEnv> {
         registerWorkloadControllers(context, {
           workloadClusters,
           askCanUpdate: (request) => askCanUpdateMachine(context.bus.nc, context.topology.root, request),
+          clusterResourceSetPeriodMs: 2_000,
         });
         return () => workloadClusters.stop();
       },
