@@ -20,6 +20,7 @@ import { workloadKubeconfig } from '../commands/get.js';
 import { getCluster } from '../describe/fetch.js';
 import { buildTree, renderTree, treeRows } from '../describe/tree.js';
 import { generateCluster } from '../generate/cluster-template.js';
+import { waitForAddon } from './wait-for-addon.js';
 import {
   buildNodeImageArchive,
   localServiceLines,
@@ -150,6 +151,16 @@ async function main(): Promise<void> {
       throw new CliError(error.message);
     });
     clusterProgress.done(`Cluster ${CLUSTER} is Available ${sinceApply()} after apply`);
+    const addonSet = 'platform-baseline';
+    const addon = await waitForAddon(kc, NAMESPACE, CLUSTER, addonSet, {
+      timeoutMs: 60_000,
+      signal: interrupted.signal,
+    }).catch((error: Error) => {
+      throw new CliError(error.message);
+    });
+    output.line(
+      `Add-on delivered by ClusterResourceSet ${addon.set}: ${addon.resources.join(', ')} applied (namespace platform with default container requests)`,
+    );
 
     output.line('');
     output.line(`$ capstan describe cluster ${CLUSTER}`);

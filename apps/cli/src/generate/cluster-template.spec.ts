@@ -4,7 +4,7 @@ import { MissingVariablesError } from './substitute.js';
 
 interface Doc {
   kind: string;
-  metadata: { name: string; namespace: string };
+  metadata: { name: string; namespace: string; labels?: Record<string, string> };
   spec: Record<string, unknown>;
 }
 
@@ -14,7 +14,7 @@ describe('generate cluster (sim)', () => {
       generateCluster({ clusterName: 'demo', infrastructure: 'sim', kubernetesVersion: 'v1.34.4', env: {}, ...extra }),
     ).map((d) => d.toJS() as Doc);
 
-  it('renders every object of a cluster, in the target namespace, with a MachineHealthCheck', () => {
+  it('renders every object of a cluster, in the target namespace, with a MachineHealthCheck and an add-on', () => {
     const docs = generate({ targetNamespace: 'fleet', controlPlaneMachineCount: 3, workerMachineCount: 2 });
     expect(docs.map((d) => d.kind)).toEqual([
       'Cluster',
@@ -25,8 +25,20 @@ describe('generate cluster (sim)', () => {
       'SimMachineTemplate',
       'K3sConfigTemplate',
       'MachineHealthCheck',
+      'ConfigMap',
+      'ClusterResourceSet',
     ]);
     expect(new Set(docs.map((d) => d.metadata.namespace))).toEqual(new Set(['fleet']));
+    // The add-on's set belongs to the namespace: it selects every cluster carrying the label.
+    const set = docs.find((d) => d.kind === 'ClusterResourceSet')!;
+    expect(set.spec).toMatchObject({
+      strategy: 'Reconcile',
+      clusterSelector: { matchLabels: { 'capstan.dev/platform-baseline': 'enabled' } },
+      resources: [{ kind: 'ConfigMap', name: 'platform-baseline' }],
+    });
+    expect(docs.find((d) => d.kind === 'Cluster')!.metadata).toMatchObject({
+      labels: { 'capstan.dev/platform-baseline': 'enabled' },
+    });
     expect(docs.find((d) => d.kind === 'K3sControlPlane')!.spec).toMatchObject({ replicas: 3, version: 'v1.34.4+k3s1' });
     // One rule for K3s versions: the release, as the nodes report it, on the control plane and the workers alike.
     expect(docs.find((d) => d.kind === 'MachineDeployment')!.spec).toMatchObject({ template: { spec: { version: 'v1.34.4+k3s1' } } });

@@ -180,6 +180,24 @@ describe('ClusterResourceSet controller', () => {
     await expect(configMaps.get({ namespace: target, name: 'never' })).rejects.toMatchObject({ code: 404 });
   }, 60_000);
 
+  it("deletes a Cluster's binding with the Cluster", async () => {
+    await createReadyCluster(env, 'short-lived');
+    await env.client
+      .resource<Cluster>(RESOURCES.Cluster)
+      .mergePatch({ namespace: ns(), name: 'short-lived' }, { metadata: { labels: { cni: 'calico' } } });
+    await createKubeconfigSecret(env, 'short-lived');
+    await eventually('the binding made', () =>
+      bindings.get({ namespace: ns(), name: 'short-lived' }).catch(() => undefined),
+    );
+    await env.client.resource<Cluster>(RESOURCES.Cluster).delete({ namespace: ns(), name: 'short-lived' });
+    await eventually('the binding deleted with its Cluster', () =>
+      bindings.get({ namespace: ns(), name: 'short-lived' }).then(
+        () => false,
+        (error: unknown) => isNotFound(error),
+      ),
+    );
+  }, 60_000);
+
   it('takes a deleted set out of the binding, and deletes the binding with the last set', async () => {
     for (const name of ['calico', 'wrong']) await sets.delete({ namespace: ns(), name });
     const left = await eventually('calico and wrong out of the binding', async () => {

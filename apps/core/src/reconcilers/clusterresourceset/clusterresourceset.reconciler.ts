@@ -100,6 +100,7 @@ export class ClusterResourceSetReconciler implements ReconcilerParts<ClusterReso
 
   async reconcileNormal(scope: ReconcileScope<ClusterResourceSet>): Promise<ReconcileResult | undefined> {
     const set = scope.obj;
+    await this.dropBindingsOfGoneClusters(set);
     const problems: Problem[] = [];
     const resources = await this.resolve(set, problems);
     let waiting = false;
@@ -171,6 +172,27 @@ export class ClusterResourceSetReconciler implements ReconcilerParts<ClusterReso
       }
     }
     return { done: true };
+  }
+
+  /**
+   * A binding belongs to its Cluster: it goes when the Cluster is deleted (upstream's ClusterResourceSetBinding
+   * controller does this; the garbage collector cannot, since the sets own the binding too).
+   */
+  private async dropBindingsOfGoneClusters(set: ClusterResourceSet): Promise<void> {
+    const bindings = this.deps.client.resource<ClusterResourceSetBinding>(
+      RESOURCES.ClusterResourceSetBinding,
+    );
+    for (const binding of this.deps.bindings.list(set.metadata.namespace)) {
+      if (!(binding.spec.bindings ?? []).some((b) => b.clusterResourceSetName === set.metadata.name))
+        continue;
+      const cluster = this.deps.clusters.getByName(binding.metadata.namespace, binding.spec.clusterName);
+      if (cluster && !isBeingDeleted(cluster)) continue;
+      await bindings
+        .delete({ namespace: binding.metadata.namespace, name: binding.metadata.name! })
+        .catch((error: unknown) => {
+          if (!isNotFound(error)) throw error;
+        });
+    }
   }
 
   /** The set's Secrets and ConfigMaps, read and parsed; what cannot be used is a problem, the rest goes on. */
