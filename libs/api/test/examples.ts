@@ -202,6 +202,38 @@ export function k3sControlPlane(): ExampleObject {
   };
 }
 
+export function k3sControlPlaneTemplate(): ExampleObject {
+  return {
+    apiVersion: 'controlplane.capstan.dev/v1alpha1',
+    kind: 'K3sControlPlaneTemplate',
+    metadata: { name: 'capstan-k3s-control-plane' },
+    spec: {
+      template: {
+        metadata: { labels: { tier: 'control-plane' } },
+        spec: {
+          machineTemplate: {
+            metadata: { labels: { tier: 'control-plane' } },
+            spec: { deletion: { nodeDrainTimeoutSeconds: 120 } },
+          },
+          k3sConfigSpec: { serverConfig: { disableComponents: ['traefik'] } },
+          rollout: { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1 } } },
+          remediation: { maxRetry: 3 },
+          etcd: { snapshotScheduleCron: '0 */6 * * *', snapshotRetention: 5 },
+        },
+      },
+    },
+  };
+}
+
+export function simClusterTemplate(): ExampleObject {
+  return {
+    apiVersion: 'infrastructure.capstan.dev/v1alpha1',
+    kind: 'SimClusterTemplate',
+    metadata: { name: 'capstan-k3s-cluster' },
+    spec: { template: { spec: { mode: 'dedicated', failureDomains: [{ name: 'zone-a', controlPlane: true }] } } },
+  };
+}
+
 export function machinePool(): ExampleObject {
   const name = `${CLUSTER}-mp-0`;
   return {
@@ -513,8 +545,10 @@ export function validExamples(): ExampleObject[] {
     simCluster(),
     simMachine(),
     simMachineTemplate(),
+    simClusterTemplate(),
     k3sConfig(),
     k3sConfigTemplate(),
     k3sControlPlane(),
+    k3sControlPlaneTemplate(),
   ];
 }

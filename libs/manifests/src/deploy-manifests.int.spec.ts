@@ -43,6 +43,7 @@ describe('deploy/ manifests', () => {
       'k3sconfigs.bootstrap.capstan.dev',
       'k3sconfigtemplates.bootstrap.capstan.dev',
       'k3scontrolplanes.controlplane.capstan.dev',
+      'k3scontrolplanetemplates.controlplane.capstan.dev',
       'machinedeployments.cluster.x-k8s.io',
       'machinedrainrules.cluster.x-k8s.io',
       'machinehealthchecks.cluster.x-k8s.io',
@@ -50,6 +51,7 @@ describe('deploy/ manifests', () => {
       'machines.cluster.x-k8s.io',
       'machinesets.cluster.x-k8s.io',
       'simclusters.infrastructure.capstan.dev',
+      'simclustertemplates.infrastructure.capstan.dev',
       'simmachines.infrastructure.capstan.dev',
       'simmachinetemplates.infrastructure.capstan.dev',
     ]);

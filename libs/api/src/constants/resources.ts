@@ -79,6 +79,12 @@ export const RESOURCES = {
   IPAddress: resource(IPAM_GROUP, CLUSTER_API_VERSION, 'IPAddress', 'ipaddresses'),
   ExtensionConfig: resource(RUNTIME_GROUP, CLUSTER_API_VERSION, 'ExtensionConfig', 'extensionconfigs', false),
   SimCluster: resource(INFRASTRUCTURE_GROUP, CAPSTAN_PROVIDER_VERSION, 'SimCluster', 'simclusters'),
+  SimClusterTemplate: resource(
+    INFRASTRUCTURE_GROUP,
+    CAPSTAN_PROVIDER_VERSION,
+    'SimClusterTemplate',
+    'simclustertemplates',
+  ),
   SimMachine: resource(INFRASTRUCTURE_GROUP, CAPSTAN_PROVIDER_VERSION, 'SimMachine', 'simmachines'),
   SimMachineTemplate: resource(
     INFRASTRUCTURE_GROUP,
@@ -98,6 +104,12 @@ export const RESOURCES = {
     CAPSTAN_PROVIDER_VERSION,
     'K3sControlPlane',
     'k3scontrolplanes',
+  ),
+  K3sControlPlaneTemplate: resource(
+    CONTROL_PLANE_GROUP,
+    CAPSTAN_PROVIDER_VERSION,
+    'K3sControlPlaneTemplate',
+    'k3scontrolplanetemplates',
   ),
   EtcdSnapshot: resource(CONTROL_PLANE_GROUP, CAPSTAN_PROVIDER_VERSION, 'EtcdSnapshot', 'etcdsnapshots'),
 } as const satisfies Record<string, ResourceDefinition>;

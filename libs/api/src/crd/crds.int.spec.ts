@@ -21,6 +21,7 @@ import {
   ipAddressClaim,
   k3sConfig,
   k3sControlPlane,
+  k3sControlPlaneTemplate,
   machine,
   machineDeployment,
   machineDrainRule,
@@ -29,6 +30,7 @@ import {
   machineSet,
   simCluster,
   simMachine,
+  simClusterTemplate,
   simMachineTemplate,
   topologyCluster,
   validExamples,
@@ -340,6 +342,17 @@ describe('generated CRDs on a real API server', () => {
     const template = await create(fresh(simMachineTemplate()));
     expect(
       await refusal(mergePatch(template, { spec: { template: { spec: { provisioningDelaySeconds: 9 } } } })),
+    ).toMatch(/spec\.template\.spec: .*spec\.template\.spec is immutable/);
+    // The templates a ClusterClass names: changed by a new template (the topology rotates to it), never in place.
+    const clusterTemplate = await create(fresh(simClusterTemplate()));
+    expect(
+      await refusal(mergePatch(clusterTemplate, { spec: { template: { spec: { mode: 'shared' } } } })),
+    ).toMatch(/spec\.template\.spec: .*spec\.template\.spec is immutable/);
+    const controlPlaneTemplate = await create(fresh(k3sControlPlaneTemplate()));
+    expect(
+      await refusal(
+        mergePatch(controlPlaneTemplate, { spec: { template: { spec: { remediation: { maxRetry: 9 } } } } }),
+      ),
     ).toMatch(/spec\.template\.spec: .*spec\.template\.spec is immutable/);
 
     const simMa = await create(fresh(simMachine()));

@@ -9,6 +9,7 @@ import { IPAddressSchema } from '../types/ip-address.js';
 import { K3sConfigTemplateSchema } from '../types/k3s-config-template.js';
 import { K3sConfigSchema } from '../types/k3s-config.js';
 import { EtcdSnapshotSchema } from '../types/etcd-snapshot.js';
+import { K3sControlPlaneTemplateSchema } from '../types/k3s-control-plane-template.js';
 import { K3sControlPlaneSchema } from '../types/k3s-control-plane.js';
 import { MachineDeploymentSchema } from '../types/machine-deployment.js';
 import { MachineDrainRuleSchema } from '../types/machine-drain-rule.js';
@@ -16,6 +17,7 @@ import { MachineHealthCheckSchema } from '../types/machine-health-check.js';
 import { MachinePoolSchema } from '../types/machine-pool.js';
 import { MachineSetSchema } from '../types/machine-set.js';
 import { MachineSchema } from '../types/machine.js';
+import { SimClusterTemplateSchema } from '../types/sim-cluster-template.js';
 import { SimClusterSchema } from '../types/sim-cluster.js';
 import { SimMachineTemplateSchema } from '../types/sim-machine-template.js';
 import { SimMachineSchema } from '../types/sim-machine.js';
@@ -36,11 +38,13 @@ export const CUSTOM_RESOURCE_CLASSES: readonly SchemaClass[] = [
   IPAddressSchema,
   ExtensionConfigSchema,
   SimClusterSchema,
+  SimClusterTemplateSchema,
   SimMachineSchema,
   SimMachineTemplateSchema,
   K3sConfigSchema,
   K3sConfigTemplateSchema,
   K3sControlPlaneSchema,
+  K3sControlPlaneTemplateSchema,
   EtcdSnapshotSchema,
 ];
 
