@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { savedEtcdSnapshotLine, type SavedEtcdSnapshot } from '@capstan/k3s-bootstrap';
 import { HostRoot, readBeneath, removeBeneath, writeBeneath } from '@capstan/node-agent';
@@ -279,7 +279,7 @@ async function save(host: K3sCommandHost, flags: ParsedFlags, secretKey: string)
   let location = `file://${K3S_SNAPSHOT_DIR}/${fileName}`;
   if (store) {
     try {
-      const key = await store.put(fileName, readFileSync(file));
+      const key = await store.putFile(fileName, file);
       location = `s3://${store.location.bucket}/${key}`;
     } finally {
       // K3s keeps the local copy too; the sim keeps only what it must (the management host's disk).
@@ -336,7 +336,7 @@ async function reset(host: K3sCommandHost, flags: ParsedFlags, secretKey: string
   if (store) {
     mkdirSync(host.recordsDir, { recursive: true, mode: 0o700 });
     file = join(host.recordsDir, `restore-${name}`);
-    writeFileSync(file, await store.get(name, MAX_ETCD_SNAPSHOT_BYTES), { mode: 0o600 });
+    await store.getFile(name, file, MAX_ETCD_SNAPSHOT_BYTES);
     downloaded = true;
   } else if (!existsSync(file)) {
     const kept = existsSync(snapshotsDir(host)) ? readdirSync(snapshotsDir(host)).length : 0;

@@ -1,10 +1,13 @@
 import { createHash, createHmac } from 'node:crypto';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { createReadStream, createWriteStream, renameSync, rmSync, statSync } from 'node:fs';
+import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { pipeline } from 'node:stream/promises';
 
 // An S3 client for what K3s does with etcd snapshots (upload, download, list, delete), signed with AWS Signature
 // Version 4 (path-style requests, the signed payload hash). Node's own https, so a private CA needs no dispatcher and
-// no SDK joins the dependencies.
+// no SDK joins the dependencies. Snapshots stream between a file and the store: the provider never holds one whole
+// (a cluster owner decides how large their etcd grows, up to its quota).
 
 /** Where snapshots go: K3s's `etcd-s3-*` settings. */
 export interface ObjectStoreLocation {
@@ -58,6 +61,33 @@ const REQUEST_TIMEOUT_MS = 60_000;
 const MAX_METADATA_BYTES = 4 * 1024 * 1024;
 
 const sha256Hex = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
+
+/** A request body: its SigV4 payload hash, its length, and how it is written. */
+interface RequestBody {
+  hash: string;
+  length: number;
+  send(req: ClientRequest): void;
+}
+
+const EMPTY_BODY: RequestBody = { hash: sha256Hex(''), length: 0, send: (req) => req.end() };
+
+/** A file as a request body: hashed by reading it once, then streamed (SigV4 signs the hash before the bytes go). */
+async function fileBody(path: string): Promise<RequestBody> {
+  const hash = createHash('sha256');
+  await pipeline(createReadStream(path), hash);
+  return {
+    hash: hash.digest('hex'),
+    length: statSync(path).size,
+    send: (req) => {
+      const file = createReadStream(path);
+      file.on('error', (error) => req.destroy(error));
+      file.pipe(req);
+    },
+  };
+}
+
+/** Where a successful response body goes: memory (a listing or a small answer), or a file. */
+type ResponseSink = { kind: 'memory'; maxBytes: number } | { kind: 'file'; path: string; maxBytes: number };
 const hmac = (key: string | Buffer, data: string) => createHmac('sha256', key).update(data).digest();
 
 /** RFC 3986 encoding, as SigV4 wants it (`/` kept in paths). */
@@ -150,8 +180,8 @@ export class ObjectStore {
     method: string,
     key: string | undefined,
     query: Record<string, string>,
-    body: Buffer | undefined,
-    maxBytes: number,
+    body: RequestBody,
+    sink: ResponseSink,
   ): Promise<Response> {
     const path = `/${this.location.bucket}${key === undefined ? '' : `/${key}`}`;
     const headers = signRequest({
@@ -159,7 +189,7 @@ export class ObjectStore {
       host: this.location.endpoint,
       path,
       query,
-      payloadHash: sha256Hex(body ?? Buffer.alloc(0)),
+      payloadHash: body.hash,
       region: this.location.region || DEFAULT_REGION,
       credentials: this.credentials,
       now: new Date(),
@@ -168,11 +198,25 @@ export class ObjectStore {
     const url = `${this.location.insecure ? 'http' : 'https'}://${this.location.endpoint}${uriEncode(path, true)}${search}`;
     const send = this.location.insecure ? httpRequest : httpsRequest;
     return new Promise<Response>((resolve, reject) => {
+      // The first failure wins: cutting off a response that is too large also fails the request's socket.
+      let failure: ObjectStoreError | undefined;
+      // A download into a file settles when the file is complete or cleaned up, not when the socket fails.
+      let receiving = false;
+      const unreachable = (error: Error) =>
+        failure ??
+        new ObjectStoreError(`${this.describe(method, key)} failed: ${error.message}`, 'S3Unreachable', {
+          cause: error,
+        });
+      const tooLarge = (maxBytes: number) =>
+        (failure ??= new ObjectStoreError(
+          `${this.describe(method, key)}: the response exceeds ${maxBytes} bytes`,
+          'S3ObjectTooLarge',
+        ));
       const req = send(
         url,
         {
           method,
-          headers: { ...headers, ...(body && { 'content-length': String(body.length) }) },
+          headers: { ...headers, ...(body.length > 0 && { 'content-length': String(body.length) }) },
           timeout: REQUEST_TIMEOUT_MS,
           ...(!this.location.insecure && {
             ...(this.location.caPem && { ca: this.location.caPem }),
@@ -180,36 +224,63 @@ export class ObjectStore {
           }),
         },
         (res: IncomingMessage) => {
+          const status = res.statusCode ?? 0;
+          // An error answer is read into memory (its code is in the XML), bounded as a listing is.
+          if (sink.kind === 'file' && status >= 200 && status < 300) {
+            receiving = true;
+            this.receiveFile(res, sink, tooLarge, unreachable).then(
+              () => resolve({ status, body: Buffer.alloc(0) }),
+              reject,
+            );
+            return;
+          }
+          const maxBytes = sink.kind === 'memory' ? sink.maxBytes : MAX_METADATA_BYTES;
           const chunks: Buffer[] = [];
           let size = 0;
           res.on('data', (chunk: Buffer) => {
             size += chunk.length;
             if (size > maxBytes) {
               res.destroy();
-              reject(
-                new ObjectStoreError(
-                  `${this.describe(method, key)}: the response exceeds ${maxBytes} bytes`,
-                  'S3ObjectTooLarge',
-                ),
-              );
+              reject(tooLarge(maxBytes));
               return;
             }
             chunks.push(chunk);
           });
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+          res.on('end', () => resolve({ status, body: Buffer.concat(chunks) }));
           res.on('error', reject);
         },
       );
       req.on('timeout', () => req.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS / 1000}s`)));
-      req.on('error', (error) =>
-        reject(
-          new ObjectStoreError(`${this.describe(method, key)} failed: ${error.message}`, 'S3Unreachable', {
-            cause: error,
-          }),
-        ),
-      );
-      req.end(body);
+      req.on('error', (error) => {
+        if (!receiving) reject(unreachable(error));
+      });
+      body.send(req);
     });
+  }
+
+  /**
+   * Streams a response into `sink.path` through a `.partial` file, stopping past `maxBytes`: a download that fails
+   * or is too large leaves no file under the name.
+   */
+  private async receiveFile(
+    res: IncomingMessage,
+    sink: Extract<ResponseSink, { kind: 'file' }>,
+    tooLarge: (maxBytes: number) => ObjectStoreError,
+    unreachable: (error: Error) => ObjectStoreError,
+  ): Promise<void> {
+    const partial = `${sink.path}.partial`;
+    let size = 0;
+    res.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > sink.maxBytes) res.destroy(tooLarge(sink.maxBytes));
+    });
+    try {
+      await pipeline(res, createWriteStream(partial, { mode: 0o600 }));
+    } catch (error) {
+      rmSync(partial, { force: true });
+      throw error instanceof ObjectStoreError ? error : unreachable(error as Error);
+    }
+    renameSync(partial, sink.path);
   }
 
   private check(response: Response, operation: string, key?: string): void {
@@ -237,22 +308,32 @@ export class ObjectStore {
     );
   }
 
-  async put(name: string, body: Buffer): Promise<string> {
+  /** Uploads the file at `path` as object `name` (under the folder), streamed; returns the object's key. */
+  async putFile(name: string, path: string): Promise<string> {
     const key = objectKey(this.location, name);
-    this.check(await this.send('PUT', key, {}, body, MAX_METADATA_BYTES), 'upload', key);
+    const body = await fileBody(path);
+    this.check(
+      await this.send('PUT', key, {}, body, { kind: 'memory', maxBytes: MAX_METADATA_BYTES }),
+      'upload',
+      key,
+    );
     return key;
   }
 
-  async get(name: string, maxBytes: number): Promise<Buffer> {
+  /** Downloads object `name` into the file at `path`, streamed and refused past `maxBytes` (no file left then). */
+  async getFile(name: string, path: string, maxBytes: number): Promise<void> {
     const key = objectKey(this.location, name);
-    const response = await this.send('GET', key, {}, undefined, maxBytes);
+    const response = await this.send('GET', key, {}, EMPTY_BODY, { kind: 'file', path, maxBytes });
     this.check(response, 'download', key);
-    return response.body;
   }
 
   async delete(name: string): Promise<void> {
     const key = objectKey(this.location, name);
-    this.check(await this.send('DELETE', key, {}, undefined, MAX_METADATA_BYTES), 'delete', key);
+    this.check(
+      await this.send('DELETE', key, {}, EMPTY_BODY, { kind: 'memory', maxBytes: MAX_METADATA_BYTES }),
+      'delete',
+      key,
+    );
   }
 
   /** The objects under the folder whose names start with `prefix` (every page). */
@@ -265,7 +346,10 @@ export class ObjectStore {
         prefix: objectKey(this.location, prefix),
         ...(token && { 'continuation-token': token }),
       };
-      const response = await this.send('GET', undefined, query, undefined, MAX_METADATA_BYTES);
+      const response = await this.send('GET', undefined, query, EMPTY_BODY, {
+        kind: 'memory',
+        maxBytes: MAX_METADATA_BYTES,
+      });
       this.check(response, 'list');
       const xml = response.body.toString('utf8');
       for (const [, entry] of xml.matchAll(/<Contents>([\s\S]*?)<\/Contents>/g)) {
