@@ -180,6 +180,27 @@ describe('ClusterResourceSet controller', () => {
     await expect(configMaps.get({ namespace: target, name: 'never' })).rejects.toMatchObject({ code: 404 });
   }, 60_000);
 
+  it('takes the set out of the binding of a Cluster it no longer selects, leaving what it applied', async () => {
+    await createReadyCluster(env, 'relabelled');
+    const clusters = env.client.resource<Cluster>(RESOURCES.Cluster);
+    await clusters.mergePatch(
+      { namespace: ns(), name: 'relabelled' },
+      { metadata: { labels: { cni: 'calico' } } },
+    );
+    await createKubeconfigSecret(env, 'relabelled');
+    const listedSets = async () =>
+      (
+        await bindings.get({ namespace: ns(), name: 'relabelled' }).catch(() => undefined)
+      )?.spec.bindings?.map((b) => b.clusterResourceSetName);
+    await eventually('the once set bound', async () => (await listedSets())?.includes('once'));
+    await clusters.mergePatch(
+      { namespace: ns(), name: 'relabelled' },
+      { metadata: { labels: { cni: 'cilium' } } },
+    );
+    await eventually('the sets out of its binding', async () => (await listedSets()) === undefined);
+    expect(await applied('once-config')).toEqual({ version: '1' });
+  }, 60_000);
+
   it("deletes a Cluster's binding with the Cluster", async () => {
     await createReadyCluster(env, 'short-lived');
     await env.client

@@ -100,7 +100,7 @@ export class ClusterResourceSetReconciler implements ReconcilerParts<ClusterReso
 
   async reconcileNormal(scope: ReconcileScope<ClusterResourceSet>): Promise<ReconcileResult | undefined> {
     const set = scope.obj;
-    await this.dropBindingsOfGoneClusters(set);
+    await this.dropStaleBindings(set);
     const problems: Problem[] = [];
     const resources = await this.resolve(set, problems);
     let waiting = false;
@@ -150,23 +150,12 @@ export class ClusterResourceSetReconciler implements ReconcilerParts<ClusterReso
    */
   async reconcileDelete(scope: ReconcileScope<ClusterResourceSet>): Promise<DeletionResult> {
     const set = scope.obj;
-    const bindings = this.deps.client.resource<ClusterResourceSetBinding>(
-      RESOURCES.ClusterResourceSetBinding,
-    );
     for (const cached of this.deps.bindings.list(set.metadata.namespace)) {
       const listed = (cached.spec.bindings ?? []).some((b) => b.clusterResourceSetName === set.metadata.name);
       if (!listed && !hasOwnerReference(set, cached)) continue;
-      const binding = structuredClone(cached);
-      binding.spec.bindings = (binding.spec.bindings ?? []).filter(
-        (b) => b.clusterResourceSetName !== set.metadata.name,
-      );
-      removeOwnerReference(set, binding);
       try {
-        if (binding.spec.bindings.length === 0)
-          await bindings.delete({ namespace: binding.metadata.namespace, name: binding.metadata.name! });
-        else await bindings.replace(binding);
+        await this.leaveBinding(set, cached);
       } catch (error) {
-        if (isNotFound(error)) continue;
         if (isConflict(error)) return { requeueAfter: 1_000 };
         throw error;
       }
@@ -175,10 +164,11 @@ export class ClusterResourceSetReconciler implements ReconcilerParts<ClusterReso
   }
 
   /**
-   * A binding belongs to its Cluster: it goes when the Cluster is deleted (upstream's ClusterResourceSetBinding
-   * controller does this; the garbage collector cannot, since the sets own the binding too).
+   * The set's bindings whose Cluster is gone or going are deleted: a binding belongs to its Cluster (upstream's
+   * ClusterResourceSetBinding controller does this; the garbage collector cannot, since the sets own the binding too).
+   * A Cluster the set no longer selects (its labels changed) loses the set's entry; what was applied stays.
    */
-  private async dropBindingsOfGoneClusters(set: ClusterResourceSet): Promise<void> {
+  private async dropStaleBindings(set: ClusterResourceSet): Promise<void> {
     const bindings = this.deps.client.resource<ClusterResourceSetBinding>(
       RESOURCES.ClusterResourceSetBinding,
     );
@@ -186,12 +176,34 @@ export class ClusterResourceSetReconciler implements ReconcilerParts<ClusterReso
       if (!(binding.spec.bindings ?? []).some((b) => b.clusterResourceSetName === set.metadata.name))
         continue;
       const cluster = this.deps.clusters.getByName(binding.metadata.namespace, binding.spec.clusterName);
-      if (cluster && !isBeingDeleted(cluster)) continue;
+      if (cluster && !isBeingDeleted(cluster)) {
+        if (!selects(set, cluster)) await this.leaveBinding(set, binding);
+        continue;
+      }
       await bindings
         .delete({ namespace: binding.metadata.namespace, name: binding.metadata.name! })
         .catch((error: unknown) => {
           if (!isNotFound(error)) throw error;
         });
+    }
+  }
+
+  /** Takes the set out of a binding: its entry and owner reference; a binding left empty is deleted. */
+  private async leaveBinding(set: ClusterResourceSet, cached: ClusterResourceSetBinding): Promise<void> {
+    const bindings = this.deps.client.resource<ClusterResourceSetBinding>(
+      RESOURCES.ClusterResourceSetBinding,
+    );
+    const binding = structuredClone(cached);
+    binding.spec.bindings = (binding.spec.bindings ?? []).filter(
+      (b) => b.clusterResourceSetName !== set.metadata.name,
+    );
+    removeOwnerReference(set, binding);
+    try {
+      if (binding.spec.bindings.length === 0)
+        await bindings.delete({ namespace: binding.metadata.namespace, name: binding.metadata.name! });
+      else await bindings.replace(binding);
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
     }
   }
 
