@@ -214,6 +214,21 @@ export class EtcdMemberSet {
           intervalMs: 200,
         },
       );
+      // The leader committed the promotion; the new member applies it a moment later and refuses what a learner
+      // may not serve until then. It is usable (by the API server, a removal, a snapshot) once it answers itself.
+      await waitFor(
+        () =>
+          listMembers(clientUrlOf(ports)).then(
+            (members) => members.some((m) => m.name === name && !m.isLearner),
+            () => false,
+          ),
+        {
+          what: `etcd member ${name} serving as a voter`,
+          timeoutMs: PROMOTE_TIMEOUT_MS,
+          reason: 'EtcdJoinFailed',
+          intervalMs: 100,
+        },
+      );
       this.options.logger.info(
         { cluster: this.options.clusterKey, member: name, url: clientUrlOf(ports) },
         'etcd member joined',
