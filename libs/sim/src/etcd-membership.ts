@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SimError } from './errors.js';
+import { postEtcdGateway } from './etcd-gateway.js';
 
 // etcd's Cluster API (member list, add, promote, remove) through its JSON gateway: what K3s's embedded etcd does when
 // a server joins (as a learner, promoted once it has caught up) or its Node is deleted.
@@ -24,37 +25,15 @@ const ELECTION_WAIT_MS = 250;
 async function gateway<T>(url: string, path: string, body: object): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
-      return await gatewayOnce<T>(url, path, body);
+      return await postEtcdGateway<T>(url, `/v3/cluster/member/${path}`, body, {
+        what: `member ${path}`,
+        timeoutMs: MEMBER_REQUEST_TIMEOUT_MS,
+      });
     } catch (error) {
       if (attempt >= ELECTION_RETRIES || !ELECTION.test((error as Error).message)) throw error;
       await sleep(ELECTION_WAIT_MS);
     }
   }
-}
-
-async function gatewayOnce<T>(url: string, path: string, body: object): Promise<T> {
-  let response: Response;
-  try {
-    response = await fetch(`${url}/v3/cluster/member/${path}`, {
-      method: 'POST',
-      body: JSON.stringify(body),
-      headers: { 'content-type': 'application/json' },
-      signal: AbortSignal.timeout(MEMBER_REQUEST_TIMEOUT_MS),
-    });
-  } catch (error) {
-    throw new SimError(`etcd member ${path} failed: ${(error as Error).message}`, 'EtcdRequestFailed', {});
-  }
-  const text = await response.text();
-  if (!response.ok) {
-    let message = `status ${response.status}`;
-    try {
-      message = (JSON.parse(text) as { message?: string }).message ?? message;
-    } catch {
-      // Not JSON (a proxy's page): the status says enough.
-    }
-    throw new SimError(`etcd member ${path} failed: ${message.slice(0, 200)}`, 'EtcdRequestFailed', {});
-  }
-  return JSON.parse(text) as T;
 }
 
 export async function listMembers(url: string): Promise<EtcdMember[]> {

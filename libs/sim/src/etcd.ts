@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '@capstan/testing/local-host';
 import { SimError } from './errors.js';
+import { postEtcdGateway } from './etcd-gateway.js';
 import { OwnedProcess } from './owned-process.js';
 import { waitFor } from './wait.js';
 
@@ -196,23 +197,11 @@ export async function deleteEtcdPrefix(url: string, prefix: string): Promise<num
     key: Buffer.from(start, 'utf8').toString('base64'),
     range_end: Buffer.from(prefixRangeEnd(start), 'latin1').toString('base64'),
   };
-  let response: Response;
-  try {
-    response = await fetch(`${url}/v3/kv/deleterange`, {
-      method: 'POST',
-      body: JSON.stringify(body),
-      headers: { 'content-type': 'application/json' },
-      signal: AbortSignal.timeout(10_000),
-    });
-  } catch (error) {
-    throw new SimError(`etcd deleterange failed: ${(error as Error).message}`, 'EtcdRequestFailed', {
-      prefix,
-    });
-  }
-  if (!response.ok) {
-    throw new SimError(`etcd deleterange answered ${response.status}`, 'EtcdRequestFailed', { prefix });
-  }
-  const result = (await response.json()) as { deleted?: string };
+  const result = await postEtcdGateway<{ deleted?: string }>(url, '/v3/kv/deleterange', body, {
+    what: 'deleterange',
+    timeoutMs: 10_000,
+    context: { prefix },
+  });
   return Number(result.deleted ?? 0);
 }
 
