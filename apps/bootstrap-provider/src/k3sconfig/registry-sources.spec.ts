@@ -101,6 +101,11 @@ describe('resolveRegistries', () => {
       { other: PASSWORD },
       'secret registry-tls has none of the keys ca.crt, tls.crt and tls.key',
     ],
+    [
+      'a key larger than a PEM may be',
+      { 'tls.crt': 'c', 'tls.key': `${PASSWORD}${'x'.repeat(70_000)}` },
+      'key tls.key of secret registry-tls is 70021 bytes, more than the 65536 a PEM may be',
+    ],
   ])('names the TLS Secret and the key for %s, never a value', async (_case, data, problem) => {
     if (data) await secret('registry-tls', data);
     const result = await resolve({

@@ -47,6 +47,9 @@ async function authOf(read: SecretReader, name: string, field: string): Promise<
   return { username, password, ...(identityToken !== undefined && { identityToken }) };
 }
 
+/** The largest certificate or key a TLS Secret may give (the API's bound on the inline caBundle). */
+const MAX_REGISTRY_TLS_BYTES = 64 * 1024;
+
 async function tlsOf(
   read: SecretReader,
   tls: NonNullable<RegistryConfig['tls']>,
@@ -66,6 +69,18 @@ async function tlsOf(
   const missing = (name: string) =>
     new UnresolvedRegistrySecret(`${secretField}: ${missingSecretKey(secret, ref.name, name)}`);
   if (!secret) throw new UnresolvedRegistrySecret(`${secretField}: ${secretNotFound(ref.name)}`);
+  // Bounded as the inline caBundle is: every registry may name the same large Secret, and each copy is rendered.
+  for (const [name, value] of [
+    [REGISTRY_TLS_KEYS.ca, ca],
+    [REGISTRY_TLS_KEYS.cert, cert],
+    [REGISTRY_TLS_KEYS.key, key],
+  ] as const) {
+    const bytes = value === undefined ? 0 : Buffer.byteLength(value);
+    if (bytes > MAX_REGISTRY_TLS_BYTES)
+      throw new UnresolvedRegistrySecret(
+        `${secretField}: key ${name} of secret ${ref.name} is ${bytes} bytes, more than the ${MAX_REGISTRY_TLS_BYTES} a PEM may be`,
+      );
+  }
   // A client certificate needs its key and the other way round; a CA alone is enough.
   if (cert !== undefined && key === undefined) throw missing(REGISTRY_TLS_KEYS.key);
   if (key !== undefined && cert === undefined) throw missing(REGISTRY_TLS_KEYS.cert);
