@@ -24,6 +24,7 @@ export * from './work-queue.js';
 export * from './core-kinds.js';
 export * from './call-bounds.js';
 export * from './patch/json-diff.js';
+export * from './patch/json-patches.js';
 export * from './patch/own-writes.js';
 export * from './patch/patch-helper.js';
 export * from './describe-failure.js';

@@ -8,10 +8,10 @@ import {
   type ConditionInput,
   type K3sControlPlaneStatus,
   type LastRemediationStatus,
+  versionCounts,
 } from '@capstan/api';
 import { isHealthy, quorum, type ControlPlaneMachine } from './control-plane-machine.js';
 import type { Plan } from './planner.js';
-import { versionCounts } from './versions.js';
 
 /** Everything one reconcile learned, from which the status follows. */
 export interface StatusInputs {

@@ -9,16 +9,18 @@ import {
 import { type CanUpdateMachineRequest, type CanUpdateMachineResponse } from '@capstan/events';
 import { ProviderKinds, TemplateClusterOwnership, type ControllerHost } from '@capstan/provider-kit';
 import type { WorkloadClusters } from '../remote/workload-clusters.js';
+import { clusterClassController } from './clusterclass/clusterclass.controller.js';
 import { clusterResourceSetController } from './clusterresourceset/clusterresourceset.controller.js';
 import { machineDeploymentController } from './machinedeployment/machinedeployment.controller.js';
 import { machineHealthCheckController } from './machinehealthcheck/machinehealthcheck.controller.js';
 import { machineSetController } from './machineset/machineset.controller.js';
 import { TemplateCloner, type TemplateObject } from './shared/template-cloner.js';
 import { ORPHANS_BY_NAMESPACE, orphansByNamespace, type WorkloadContext } from './shared/workload-context.js';
+import { topologyController } from './topology/topology.controller.js';
 
 /**
- * Registers the MachineSet, MachineDeployment, MachineHealthCheck and ClusterResourceSet controllers of the core
- * service; they share the service's client and caches. The MachineHealthCheck reads Nodes, and the ClusterResourceSet
+ * Registers the MachineSet, MachineDeployment, MachineHealthCheck, ClusterClass, topology and ClusterResourceSet
+ * controllers of the core service; they share the service's client and caches. The MachineHealthCheck reads Nodes, and the ClusterResourceSet
  * applies add-ons, through `workloadClusters`.
  */
 export function registerWorkloadControllers(
@@ -61,6 +63,8 @@ export function registerWorkloadControllers(
   machineSetController(workload).register(host);
   machineDeploymentController(workload).register(host);
   machineHealthCheckController(workload, deps.workloadClusters).register(host);
+  clusterClassController({ now: workload.now }).register(host);
+  topologyController(workload).register(host);
   clusterResourceSetController(deps.workloadClusters, {
     now: workload.now,
     reconcilePeriodMs: deps.clusterResourceSetPeriodMs,

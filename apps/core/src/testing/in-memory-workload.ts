@@ -41,7 +41,8 @@ export interface InMemoryWorkloadOptions {
 }
 
 /**
- * The MachineSet, MachineDeployment and MachineHealthCheck controllers (and with `wholeCore` the Cluster and Machine
+ * The workload controllers (MachineSet, MachineDeployment, MachineHealthCheck, ClusterClass, topology,
+ * ClusterResourceSet; with `wholeCore` the Cluster and Machine
  * controllers too) on the in-memory API server
  * (`@capstan/kube/testing`, held to the real API server's contract), with the generic provider kinds and their CRDs
  * served: the seam for table tests of their reconcile orchestration. `client` plays everyone else (users, the
@@ -59,6 +60,7 @@ export async function startInMemoryWorkload(
     RESOURCES.MachineHealthCheck,
     RESOURCES.ClusterResourceSet,
     RESOURCES.ClusterResourceSetBinding,
+    RESOURCES.ClusterClass,
     ...GENERIC_PROVIDER_KINDS.map((kind) => resourceOf(kind.kind)),
     { type: CUSTOM_RESOURCE_DEFINITIONS, statusSubresource: false },
     { type: SECRETS, statusSubresource: false },

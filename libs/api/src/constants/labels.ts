@@ -18,6 +18,8 @@ export const LABELS = {
   watchFilter: 'cluster.x-k8s.io/watch-filter',
   interruptible: 'cluster.x-k8s.io/interruptible',
   topologyOwned: 'topology.cluster.x-k8s.io/owned',
+  /** On a topology's MachineDeployments, their Machines and templates: the MachineDeployment's topology name. */
+  topologyDeploymentName: 'topology.cluster.x-k8s.io/deployment-name',
 } as const;
 
 /** Label on a provider CRD naming the API versions that speak a contract, e.g. `cluster.x-k8s.io/v1beta2: v1alpha1`. */

@@ -52,10 +52,11 @@ import {
   HealthCheckRemediationTriggerIfSchema,
 } from './machine-health-check.js';
 import { DELETION_ORDERS, type DeletionOrder } from './machine-template.js';
+import { IN_PLACE_POLICIES, type InPlacePolicy } from '../constants/in-place.js';
 import { AGE_COLUMN, CORE_CRD_LABELS, conditionColumn } from './printer-columns.js';
 
 // ClusterClass: the templates, variables and patches a topology-managed Cluster (spec.topology) is built from.
-// Capstan serves and validates it; reconciling it (and spec.topology) is later work.
+// The core's topology controller (apps/core/src/reconcilers/topology) builds Clusters from it.
 //
 // Upstream's webhook rules expressed below as CEL: template kinds end in Template; the API group and kind of the
 // infrastructure, control plane and worker infrastructure templates stay fixed; controlPlane.healthCheck needs
@@ -323,6 +324,13 @@ export class MachineDeploymentClassRolloutSpecSchema {
   @IsOptional()
   @Nested(() => MachineDeploymentClassRolloutStrategySchema)
   strategy?: MachineDeploymentClassRolloutStrategySchema;
+
+  @Description(
+    "inPlace (Capstan) is the MachineDeployment's rollout.inPlace: whether changes, a version upgrade included, are applied to existing Machines through machine plans: Never (replace them; unset means Never), Preferred (in place when the providers can, else replace) or Required (never replace for a spec change). A Cluster topology can override it.",
+  )
+  @IsOptional()
+  @IsIn(IN_PLACE_POLICIES)
+  inPlace?: InPlacePolicy;
 }
 export type MachineDeploymentClassRolloutSpec = MachineDeploymentClassRolloutSpecSchema;
 
@@ -1103,7 +1111,7 @@ export class ClusterClassStatusSchema {
 export type ClusterClassStatus = ClusterClassStatusSchema;
 
 @Description(
-  'ClusterClass is the Schema for the clusterclasses API: a template for topology-managed Clusters (served, not reconciled, by Capstan).',
+  'ClusterClass is the Schema for the clusterclasses API: a template for topology-managed Clusters (reconciled by the ClusterClass and topology controllers of the core).',
 )
 @CustomResource({
   resource: RESOURCES.ClusterClass,

@@ -25,9 +25,9 @@ import type { MachineReadinessGate, MachineTaint } from './common.js';
 import { NonNegativeInt32Field, ReadinessGatesField, StringListField, TaintsField } from './fields.js';
 import { MachineDeletionSpecSchema } from './machine.js';
 
-// spec.topology of a Cluster: the ClusterClass it is built from and what it sets of that class. Capstan serves and
-// validates it as upstream's CRD does, and does not reconcile it (no topology controller): a Cluster with a topology
-// keeps its own controlPlaneRef and infrastructureRef, and waits while they are unset.
+// spec.topology of a Cluster: the ClusterClass it is built from and what it sets of that class. Validated as upstream's
+// CRD does; the core's topology controller builds the Cluster's objects from it and sets its controlPlaneRef and
+// infrastructureRef.
 //
 // Upstream's webhook rules expressed below as CEL: the version is a semantic version starting with v; a topology
 // cannot be removed from a Cluster (the rule is on the Cluster spec). Left out: a topology (classRef) added to an
@@ -366,7 +366,7 @@ export class WorkersTopologySchema {
 export type WorkersTopology = WorkersTopologySchema;
 
 @Description(
-  'Topology is the ClusterClass a Cluster is built from and what the Cluster sets of it (served, not reconciled, by Capstan).',
+  'Topology is the ClusterClass a Cluster is built from and what the Cluster sets of it (reconciled by the topology controller of the core).',
 )
 export class TopologySchema {
   @Description('classRef is the reference to the ClusterClass the topology is built from.')

@@ -107,7 +107,7 @@ export class ClusterSpecSchema {
   infrastructureRef?: ContractVersionedObjectReferenceSchema;
 
   @Description(
-    'topology is the ClusterClass the Cluster is built from and what the Cluster sets of it. Capstan serves and validates it but does not reconcile it: it creates no objects from the ClusterClass.',
+    'topology is the ClusterClass the Cluster is built from and what the Cluster sets of it. The topology controller of the core creates and updates the infrastructure cluster, control plane, MachineDeployments and MachineHealthChecks from the ClusterClass, and sets infrastructureRef and controlPlaneRef.',
   )
   @IsOptional()
   @Nested(() => TopologySchema)

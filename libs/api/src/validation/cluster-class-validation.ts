@@ -234,7 +234,8 @@ function selectorNameProblem(name: string): string | undefined {
   return undefined;
 }
 
-function classNameMatches(selector: string, className: string): boolean {
+/** Whether a patch selector's worker class name (`*`, `prefix*`, `*suffix` or a name) matches `className`. */
+export function classNameMatches(selector: string, className: string): boolean {
   if (selector === className || selector === '*') return true;
   if (selector.startsWith('*')) return className.endsWith(selector.slice(1));
   if (selector.endsWith('*')) return className.startsWith(selector.slice(0, -1));

@@ -148,7 +148,7 @@ function compilePattern(pattern: string): RegExp | undefined {
   }
 }
 
-interface ValueWalk {
+export interface ValueWalk {
   /** Defaults: fields the schema does not know would be pruned, so they are refused. */
   pruning: boolean;
   depth: number;

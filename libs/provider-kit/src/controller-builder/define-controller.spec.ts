@@ -229,4 +229,48 @@ describe('defineController', () => {
     expect(conditionOf(obj, RECONCILE_SUCCEEDED_CONDITION)).toBeUndefined();
     expect(conditionOf(obj, 'Ready')?.status).toBe('True');
   });
+
+  it('keeps the False a second controller writes on its failure condition itself (the kit undoes only its own)', async () => {
+    let calls = 0;
+    const refusing = defineController<SimCluster>({
+      name: 'topology',
+      for: RESOURCES.SimCluster,
+      conditions: { owned: ['TopologyReconciled'], secondary: { failureCondition: 'TopologyReconciled' } },
+      wire: () => ({
+        reconciler: {
+          reconcileNormal: async (scope) => {
+            calls++;
+            // The first reconcile fails as the kit reports it; the next ones refuse the input in a condition of their own.
+            if (calls === 1) throw new Error('the API server answered 500');
+            scope.obj.status = {
+              ...scope.obj.status,
+              conditions: [
+                {
+                  type: 'TopologyReconciled',
+                  status: 'False',
+                  reason: 'ClusterClassNotReconciled',
+                  message: 'ClusterClass default/k3s is not reconciled yet',
+                  lastTransitionTime: new Date().toISOString(),
+                },
+              ],
+            };
+            return { requeueAfter: 60_000 };
+          },
+        },
+      }),
+    });
+    refusing.register(host);
+    await host.manager.start();
+    await create('g');
+    const obj = await eventually(async () => {
+      const current = await get('g');
+      return conditionOf(current, 'TopologyReconciled')?.reason === 'ClusterClassNotReconciled'
+        ? current
+        : undefined;
+    });
+    expect(conditionOf(obj, 'TopologyReconciled')).toMatchObject({
+      status: 'False',
+      message: expect.stringContaining('not reconciled yet'),
+    });
+  });
 });

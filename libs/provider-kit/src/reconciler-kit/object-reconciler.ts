@@ -221,10 +221,16 @@ function withoutLoneNotPaused<T extends ReconciledObject>(patch: PatchHelper<T>,
 }
 
 /** The failure condition goes back to True once a reconcile succeeds after a failure; it is never added otherwise. */
+/** The reason the kit gives its failure condition when a reconcile throws. */
+const RECONCILE_ERROR_REASON = 'ReconcileError';
+
 function markSucceeded(obj: ReconciledObject, failureCondition: string, now: Date): void {
   const conditions = (obj.status?.conditions ?? []) as Condition[];
   const current = conditions.find((c) => c.type === failureCondition);
-  if (!current || current.status === ConditionStatus.True) return;
+  // Only the kit's own failure mark is undone: a second controller may write its failure condition itself (the
+  // topology controller's TopologyReconciled False, ClusterClassNotReconciled), and that stands.
+  if (!current || current.status === ConditionStatus.True || current.reason !== RECONCILE_ERROR_REASON)
+    return;
   setObjectCondition(
     obj,
     { type: failureCondition, status: ConditionStatus.True, reason: 'ReconcileSucceeded' },
@@ -244,7 +250,7 @@ async function writeFailure<T extends ReconciledObject>(
     {
       type: failureCondition,
       status: ConditionStatus.False,
-      reason: 'ReconcileError',
+      reason: RECONCILE_ERROR_REASON,
       message: describeFailure(error),
     },
     now,

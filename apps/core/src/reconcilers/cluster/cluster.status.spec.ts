@@ -187,7 +187,7 @@ describe('cluster conditions', () => {
     });
   });
 
-  it('waits on a Cluster with a topology and no references, saying Capstan does not reconcile the topology', () => {
+  it('waits on a Cluster with a topology and no references, pointing at the topology controller', () => {
     const topology = { classRef: { name: 'in-memory' }, version: 'v1.34.4', controlPlane: { replicas: 3 } };
     const c = cluster({ topology });
     const status = computeClusterStatus(
@@ -196,16 +196,15 @@ describe('cluster conditions', () => {
     );
     expect(status.phase).toBe('Pending');
     expect(status.initialization).toBeUndefined();
-    const notReconciled = 'the cluster topology (spec.topology) is not reconciled by Capstan';
     expect(getCondition(status.conditions, 'InfrastructureReady')).toMatchObject({
       status: 'False',
       reason: 'ObjectDoesNotExist',
-      message: `Waiting for spec.infrastructureRef: ${notReconciled}`,
+      message: 'Waiting for the topology controller to set spec.infrastructureRef (see TopologyReconciled)',
     });
     expect(getCondition(status.conditions, 'ControlPlaneAvailable')).toMatchObject({
       status: 'False',
       reason: 'ObjectDoesNotExist',
-      message: `Waiting for spec.controlPlaneRef: ${notReconciled}`,
+      message: 'Waiting for the topology controller to set spec.controlPlaneRef (see TopologyReconciled)',
     });
     expect(getCondition(status.conditions, 'ControlPlaneInitialized')).toMatchObject({
       status: 'Unknown',

@@ -56,8 +56,8 @@ const ownedBy = (obj: { metadata?: { ownerReferences?: { uid: string }[] } }, cl
   (obj.metadata?.ownerReferences ?? []).some((r) => r.uid === cluster.metadata?.uid);
 
 /**
- * A reference a Cluster with a topology leaves unset: upstream's topology controller would create the object and
- * set it, Capstan has no topology controller. The Cluster waits, as upstream's waits for its topology.
+ * A reference a Cluster with a topology leaves unset: the topology controller creates the object and sets it (its
+ * TopologyReconciled condition says why it has not yet). The Cluster waits, as upstream's waits for its topology.
  */
 const awaitsTopology = (cluster: Cluster, ref: ExternalObservation<unknown>): boolean =>
   ref.state === 'unset' && cluster.spec?.topology !== undefined;
@@ -66,7 +66,7 @@ const awaitsTopology = (cluster: Cluster, ref: ExternalObservation<unknown>): bo
 const topologyNotReconciled = (cluster: Cluster, field: string): string =>
   cluster.metadata?.deletionTimestamp
     ? ''
-    : `Waiting for spec.${field}: the cluster topology (spec.topology) is not reconciled by Capstan`;
+    : `Waiting for the topology controller to set spec.${field} (see TopologyReconciled)`;
 
 /** False: the object of a reference the topology would set does not exist (upstream's reason). */
 const waitingForTopology = (

@@ -18,7 +18,7 @@ import {
   type Target,
 } from './api-status.js';
 import { FieldOwnership, type FieldWrite, type WriteScope } from './field-ownership.js';
-import { applyJsonPatch, applyMergePatch, JsonPatchError } from './json-patches.js';
+import { applyJsonPatch, applyMergePatch, JsonPatchError } from '../../patch/json-patches.js';
 import {
   fieldsMatch,
   labelsMatch,

@@ -1,4 +1,4 @@
-import type { StatusVersion } from '@capstan/api';
+import type { StatusVersion } from '../types/common.js';
 
 const SEMVER = /^v?(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$/;
 

@@ -1,10 +1,9 @@
 // The two patch formats a client sends besides apply: RFC 7386 merge patch and RFC 6902 JSON patch.
 
-import { deepEqual, isPlainObject as isObject } from '../../patch/json-diff.js';
-import type { JsonPatchOperation } from '../../resource-client.js';
+import { deepEqual, isPlainObject as isObject } from './json-diff.js';
+import type { JsonPatchOperation } from '../resource-client.js';
 
 type Json = unknown;
-
 
 /** A JSON patch that cannot be applied (a failed `test`, a path that is not there): the server answers 422. */
 export class JsonPatchError extends Error {
@@ -42,7 +41,8 @@ function parentOf(doc: Json, path: string): { parent: Record<string, Json> | Jso
     node = Array.isArray(node) ? node[Number(part)] : isObject(node) ? node[part] : undefined;
     if (node === undefined) throw new JsonPatchError(`path ${path}: no such parent`);
   }
-  if (!Array.isArray(node) && !isObject(node)) throw new JsonPatchError(`path ${path}: parent is not a container`);
+  if (!Array.isArray(node) && !isObject(node))
+    throw new JsonPatchError(`path ${path}: parent is not a container`);
   return { parent: node, key: parts[parts.length - 1]! };
 }
 
