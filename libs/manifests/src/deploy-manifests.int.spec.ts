@@ -128,6 +128,16 @@ describe('deploy/ manifests', () => {
         ['core', { group: '', resource: 'configmaps', verb: 'get', namespace: 'default' }],
         ['core', { group: 'addons.cluster.x-k8s.io', resource: 'clusterresourcesets', subresource: 'status', verb: 'patch', namespace: 'default' }],
         ['core', { group: 'addons.cluster.x-k8s.io', resource: 'clusterresourcesetbindings', verb: 'create', namespace: 'default' }],
+        // Topologies: classes read and their status written; the objects of a topology created from the templates.
+        ['core', { group: 'cluster.x-k8s.io', resource: 'clusterclasses', verb: 'watch', namespace: 'default' }],
+        ['core', { group: 'cluster.x-k8s.io', resource: 'clusterclasses', subresource: 'status', verb: 'patch', namespace: 'default' }],
+        ['core', { group: 'controlplane.capstan.dev', resource: 'k3scontrolplanes', verb: 'create', namespace: 'default' }],
+        ['core', { group: 'bootstrap.capstan.dev', resource: 'k3sconfigtemplates', verb: 'delete', namespace: 'default' }],
+        // Runtime SDK: ExtensionConfigs discovered and their caBundle injected; Namespaces read for namespaceSelectors.
+        ['core', { group: 'runtime.cluster.x-k8s.io', resource: 'extensionconfigs', verb: 'watch' }],
+        ['core', { group: 'runtime.cluster.x-k8s.io', resource: 'extensionconfigs', verb: 'patch' }],
+        ['core', { group: 'runtime.cluster.x-k8s.io', resource: 'extensionconfigs', subresource: 'status', verb: 'patch' }],
+        ['core', { group: '', resource: 'namespaces', verb: 'watch' }],
         // The conversion webhook: its CA bundle into the CRDs it converts, its certificates in its own namespace.
         ['core', { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', name: 'machines.cluster.x-k8s.io', verb: 'patch' }],
         ['core', { group: '', resource: 'secrets', verb: 'create', namespace: NS }],
@@ -208,6 +218,9 @@ describe('deploy/ manifests', () => {
       forbidden.push(['core', { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', name: 'k3sconfigs.bootstrap.capstan.dev', verb: 'patch' }]);
       forbidden.push(['core', { group: '', resource: 'secrets', name: 'cluster-kubeconfig', verb: 'update', namespace: NS }]);
       forbidden.push(['core', { group: '', resource: 'secrets', verb: 'create', namespace: 'default' }]);
+      // A ClusterClass is its author's: the core writes its status only.
+      forbidden.push(['core', { group: 'cluster.x-k8s.io', resource: 'clusterclasses', verb: 'patch', namespace: 'default' }]);
+      forbidden.push(['core', { group: 'cluster.x-k8s.io', resource: 'clusterclasses', verb: 'delete', namespace: 'default' }]);
       // A ClusterResourceSet's sources are only read: the core writes no ConfigMap and patches no Secret.
       forbidden.push(['core', { group: '', resource: 'configmaps', verb: 'patch', namespace: 'default' }]);
       forbidden.push(['core', { group: '', resource: 'secrets', verb: 'patch', namespace: 'default' }]);

@@ -1,6 +1,8 @@
+import type { V1Namespace } from '@kubernetes/client-node';
 import {
   RESOURCES,
   type Cluster,
+  type ExtensionConfig,
   type Machine,
   type MachineDeployment,
   type MachineHealthCheck,
@@ -8,7 +10,10 @@ import {
 } from '@capstan/api';
 import { type CanUpdateMachineRequest, type CanUpdateMachineResponse } from '@capstan/events';
 import { ProviderKinds, TemplateClusterOwnership, type ControllerHost } from '@capstan/provider-kit';
+import { NAMESPACES } from '@capstan/kube';
 import type { WorkloadClusters } from '../remote/workload-clusters.js';
+import { extensionConfigController } from '../runtime/extensionconfig.controller.js';
+import { RuntimeClient } from '../runtime/runtime-client.js';
 import { clusterClassController } from './clusterclass/clusterclass.controller.js';
 import { clusterResourceSetController } from './clusterresourceset/clusterresourceset.controller.js';
 import { machineDeploymentController } from './machinedeployment/machinedeployment.controller.js';
@@ -19,8 +24,8 @@ import { ORPHANS_BY_NAMESPACE, orphansByNamespace, type WorkloadContext } from '
 import { topologyController } from './topology/topology.controller.js';
 
 /**
- * Registers the MachineSet, MachineDeployment, MachineHealthCheck, ClusterClass, topology and ClusterResourceSet
- * controllers of the core service; they share the service's client and caches. The MachineHealthCheck reads Nodes, and the ClusterResourceSet
+ * Registers the MachineSet, MachineDeployment, MachineHealthCheck, ClusterClass, ExtensionConfig, topology and
+ * ClusterResourceSet controllers of the core service; they share the service's client and caches. The MachineHealthCheck reads Nodes, and the ClusterResourceSet
  * applies add-ons, through `workloadClusters`.
  */
 export function registerWorkloadControllers(
@@ -64,7 +69,14 @@ export function registerWorkloadControllers(
   machineDeploymentController(workload).register(host);
   machineHealthCheckController(workload, deps.workloadClusters).register(host);
   clusterClassController({ now: workload.now }).register(host);
-  topologyController(workload).register(host);
+  extensionConfigController({ now: workload.now }).register(host);
+  // Created here, before the manager starts, so the manager waits for both caches.
+  const runtime = new RuntimeClient({
+    extensionConfigs: host.manager.informer<ExtensionConfig>(RESOURCES.ExtensionConfig),
+    namespaces: host.manager.informer<V1Namespace>(NAMESPACES),
+    logger: host.logger,
+  });
+  topologyController(workload, { runtime }).register(host);
   clusterResourceSetController(deps.workloadClusters, {
     now: workload.now,
     reconcilePeriodMs: deps.clusterResourceSetPeriodMs,

@@ -5,7 +5,7 @@ import {
   type CanUpdateMachineRequest,
   type CanUpdateMachineResponse,
 } from '@capstan/events';
-import { CUSTOM_RESOURCE_DEFINITIONS, EVENTS_V1, SECRETS } from '@capstan/kube';
+import { CUSTOM_RESOURCE_DEFINITIONS, EVENTS_V1, NAMESPACES, SECRETS } from '@capstan/kube';
 import { InMemoryApiServer } from '@capstan/kube/testing';
 import { inMemoryControllerHost, type InMemoryControllerHost } from '@capstan/provider-kit/testing';
 import { GENERIC_PROVIDER_CRDS, GENERIC_PROVIDER_KINDS } from '@capstan/testing';
@@ -61,6 +61,8 @@ export async function startInMemoryWorkload(
     RESOURCES.ClusterResourceSet,
     RESOURCES.ClusterResourceSetBinding,
     RESOURCES.ClusterClass,
+    { type: RESOURCES.ExtensionConfig, statusSubresource: true },
+    { type: NAMESPACES, statusSubresource: false },
     ...GENERIC_PROVIDER_KINDS.map((kind) => resourceOf(kind.kind)),
     { type: CUSTOM_RESOURCE_DEFINITIONS, statusSubresource: false },
     { type: SECRETS, statusSubresource: false },

@@ -60,6 +60,8 @@ export interface DesiredStateInput {
   blueprint: Blueprint;
   current: CurrentState;
   variables: ResolvedVariables;
+  /** Upgrade steps Runtime SDK hooks hold back. */
+  hold?: { controlPlane?: boolean; workers?: boolean };
 }
 
 const CORE_GROUP = 'cluster.x-k8s.io';
@@ -248,6 +250,7 @@ export function computeDesiredState(input: DesiredStateInput): DesiredState {
       };
     }),
     concurrency: upgradeConcurrency(cluster.metadata.annotations),
+    hold: input.hold,
   });
 
   // Names: kept once the objects exist.

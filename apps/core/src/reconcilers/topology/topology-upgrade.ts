@@ -1,7 +1,7 @@
 import { compareVersions } from '@capstan/api';
 
-// Upgrade orchestration (upstream's desiredstate computeControlPlaneVersion and computeMachineDeploymentVersion,
-// without Runtime SDK hooks): the control plane moves to the topology's version first, and only once it is stable
+// Upgrade orchestration (upstream's desiredstate computeControlPlaneVersion and computeMachineDeploymentVersion; the
+// Runtime SDK hooks' answers come in as `hold`, see topology-hooks.ts): the control plane moves to the topology's version first, and only once it is stable
 // and every worker has caught up with it; then MachineDeployments follow in the topology's order, at most
 // `upgrade-concurrency` at a time, skipping deferred ones and stopping at a held one. A MachineDeployment the
 // topology adds while the control plane is moving is created once it has arrived.
@@ -60,6 +60,8 @@ export function decideVersions(input: {
   /** In the topology's order. */
   machineDeployments: readonly MachineDeploymentState[];
   concurrency: number;
+  /** Runtime SDK hooks holding a step back: BeforeClusterUpgrade the control plane, AfterControlPlaneUpgrade the workers. */
+  hold?: { controlPlane?: boolean; workers?: boolean };
 }): UpgradeDecision {
   const { topologyVersion, controlPlane } = input;
   const mds = input.machineDeployments;
@@ -77,7 +79,8 @@ export function decideVersions(input: {
     controlPlaneUpgrading ||
     controlPlane.settling ||
     workersUpgrading.length > 0 ||
-    existing.some((md) => md.version !== controlPlane.version)
+    existing.some((md) => md.version !== controlPlane.version) ||
+    input.hold?.controlPlane === true
   )
     controlPlaneVersion = controlPlane.version;
   else controlPlaneVersion = topologyVersion;
@@ -88,7 +91,8 @@ export function decideVersions(input: {
     (controlPlane.version === topologyVersion &&
       controlPlane.statusVersion !== undefined &&
       !controlPlaneUpgrading &&
-      !controlPlane.settling);
+      !controlPlane.settling &&
+      input.hold?.workers !== true);
 
   const machineDeploymentVersions = new Map<string, string>();
   const createPending: string[] = [];

@@ -11,6 +11,7 @@ import { type Informer } from '@capstan/kube';
 import { defineController, watch } from '@capstan/provider-kit';
 import type { WorkloadContext } from '../shared/workload-context.js';
 import type { TemplateObject } from './topology-blueprint.js';
+import type { LifecycleHookCaller } from './topology-hooks.js';
 import { TopologyReconciler } from './topology.reconciler.js';
 
 export const TOPOLOGY_CONTROLLER = 'topology';
@@ -44,7 +45,10 @@ function clustersOfClass(clusters: Informer<Cluster>, clusterClass: ClusterClass
  * TopologyReconciled. It wakes on its Clusters, their classes, the MachineDeployments it made (their rollouts move
  * an upgrade along) and the deletion of their MachineSets (which frees old template copies).
  */
-export function topologyController(workload: WorkloadContext, options: { now?: () => Date } = {}) {
+export function topologyController(
+  workload: WorkloadContext,
+  options: { now?: () => Date; runtime?: LifecycleHookCaller } = {},
+) {
   return defineController<Cluster>({
     name: TOPOLOGY_CONTROLLER,
     for: RESOURCES.Cluster,
@@ -58,6 +62,7 @@ export function topologyController(workload: WorkloadContext, options: { now?: (
         reconciler: new TopologyReconciler({
           workload,
           clusterClasses,
+          runtime: options.runtime,
           informerOf: (type) => kit.informer<TemplateObject>(type),
           now: options.now ?? workload.now,
         }),

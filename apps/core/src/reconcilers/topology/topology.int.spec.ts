@@ -7,11 +7,13 @@ import {
   RESOURCES,
   type Cluster,
   type ClusterClass,
+  type ExtensionConfig,
   type MachineDeployment,
   type MachineHealthCheck,
   type Unstructured,
 } from '@capstan/api';
 import type { ResourceType } from '@capstan/kube';
+import { startTestExtension } from '../../runtime/testing/test-extension.js';
 import { eventually, startWorkloadEnv, type WorkloadEnv } from '../../testing/workload-env.js';
 
 /**
@@ -249,6 +251,83 @@ describe('topology controller', () => {
       async () => (await topologyMachineDeployment('alpha', 'md-0'))?.spec.template.spec.version === NEW,
     );
     await eventually('upgrade done', async () => (await topologyCondition('alpha'))?.status === 'True');
+  });
+
+  it('holds an upgrade while a BeforeClusterUpgrade extension blocks it, and calls the After hooks as it completes', async () => {
+    const extension = await startTestExtension({
+      handlers: [
+        { name: 'hold-upgrades', hook: 'BeforeClusterUpgrade' },
+        { name: 'after-cp', hook: 'AfterControlPlaneUpgrade' },
+        { name: 'after-cluster', hook: 'AfterClusterUpgrade' },
+      ],
+    });
+    const configs = env.client.resource<ExtensionConfig>(RESOURCES.ExtensionConfig);
+    const configName = `${ns()}-upgrades`;
+    try {
+      extension.block('BeforeClusterUpgrade', 2);
+      await configs.create({
+        apiVersion: RESOURCES.ExtensionConfig.apiVersion,
+        kind: RESOURCES.ExtensionConfig.kind,
+        metadata: { name: configName },
+        spec: {
+          clientConfig: { url: extension.url, caBundle: extension.caBundle },
+          // Only this run's namespace: other files' Clusters never call it.
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns() } },
+        },
+      } as ExtensionConfig);
+      await eventually(
+        'the extension discovered',
+        async () =>
+          getCondition((await configs.get({ name: configName })).status?.conditions, 'Discovered')?.status ===
+          'True',
+      );
+      const cpName = (await cluster('alpha')).spec!.controlPlaneRef!.name;
+      const controlPlanes = env.client.resource<Unstructured>(typeOf('K3sControlPlane'));
+      const cpStatus = (version: string) =>
+        controlPlanes.patchStatus(
+          { namespace: ns(), name: cpName },
+          { version, replicas: 1, readyReplicas: 1, upToDateReplicas: 1 },
+        );
+      const LATER = 'v1.36.1';
+      await patchTopology('alpha', { version: LATER });
+      const held = await eventually('the upgrade held by the hook', async () => {
+        const found = await topologyCondition('alpha');
+        return found?.message?.includes('BeforeClusterUpgrade hook is blocking') && found;
+      });
+      expect(held).toMatchObject({ status: 'False', reason: 'ClusterUpgrading' });
+      expect(spec(await read('K3sControlPlane', cpName)).version).toBe(NEW);
+      expect(extension.calls('BeforeClusterUpgrade').at(-1)).toMatchObject({
+        fromKubernetesVersion: NEW,
+        toKubernetesVersion: LATER,
+      });
+
+      extension.release('BeforeClusterUpgrade');
+      await eventually(
+        'the control plane moves once released',
+        async () => spec(await read('K3sControlPlane', cpName)).version === LATER,
+        15_000,
+      );
+      expect(extension.calls('AfterControlPlaneUpgrade')).toEqual([]);
+      await cpStatus(LATER);
+      await eventually(
+        'the workers follow',
+        async () => (await topologyMachineDeployment('alpha', 'md-0'))?.spec.template.spec.version === LATER,
+      );
+      expect(extension.calls('AfterControlPlaneUpgrade')).toHaveLength(1);
+      // AfterControlPlaneInitialized stays pending here: no Cluster controller says the control plane is initialized.
+      await eventually('AfterClusterUpgrade called, no upgrade hook pending', async () => {
+        const pending = (await cluster('alpha')).metadata.annotations?.[
+          'runtime.cluster.x-k8s.io/pending-hooks'
+        ];
+        return (
+          extension.calls('AfterClusterUpgrade').length > 0 && pending === 'AfterControlPlaneInitialized'
+        );
+      });
+      await eventually('reconciled', async () => (await topologyCondition('alpha'))?.status === 'True');
+    } finally {
+      await configs.delete({ name: configName }).catch(() => undefined);
+      await extension.stop();
+    }
   });
 
   it('creates and deletes MachineDeployments as the topology lists them', async () => {

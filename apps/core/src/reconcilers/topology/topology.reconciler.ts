@@ -26,6 +26,7 @@ import type { WorkloadContext } from '../shared/workload-context.js';
 import { computeDesiredState, SPEC_HASH_ANNOTATION, specHash, type DesiredState } from './desired-state.js';
 import type { CurrentState, TemplateObject } from './topology-blueprint.js';
 import { TopologyError } from './topology-errors.js';
+import { setPending, TopologyHooks, type BlockingHook, type LifecycleHookCaller } from './topology-hooks.js';
 import { containsIntent } from './topology-intent.js';
 import { readBlueprint, readCurrentState, topologyMachineDeployments } from './topology-reads.js';
 import { resolveVariables, variableDefinitions } from './topology-variables.js';
@@ -46,6 +47,7 @@ export const TopologyReconciledReason = {
   ReconcileSucceeded: 'ReconcileSucceeded',
   ReconcileFailed: 'ReconcileFailed',
   ClusterClassNotReconciled: 'ClusterClassNotReconciled',
+  ClusterCreating: 'ClusterCreating',
   ClusterUpgrading: 'ClusterUpgrading',
   MachineDeploymentsUpgradeDeferred: 'MachineDeploymentsUpgradeDeferred',
 } as const;
@@ -63,6 +65,8 @@ export interface TopologyDeps {
     'client' | 'templates' | 'machineDeployments' | 'machineSets' | 'machines' | 'machineHealthChecks'
   >;
   clusterClasses: Informer<ClusterClass>;
+  /** The Runtime SDK client lifecycle hooks are called through; none: no hooks are called. */
+  runtime?: LifecycleHookCaller;
   /** The cache of a template kind: copies nothing references any more are found there. */
   informerOf: (type: ResourceType) => Informer<TemplateObject>;
   now?: () => Date;
@@ -91,7 +95,11 @@ function withAppliedHash<T extends KubernetesObject>(object: T): T {
 }
 
 export class TopologyReconciler implements ReconcilerParts<Cluster> {
-  constructor(private readonly deps: TopologyDeps) {}
+  private readonly hooks: TopologyHooks;
+
+  constructor(private readonly deps: TopologyDeps) {
+    this.hooks = new TopologyHooks(deps.runtime);
+  }
 
   get now(): () => Date {
     return this.deps.now ?? (() => new Date());
@@ -111,11 +119,32 @@ export class TopologyReconciler implements ReconcilerParts<Cluster> {
       const variables = resolveVariables(variableDefinitions(clusterClass), topology);
       const blueprint = await readBlueprint(this.deps.workload, clusterClass);
       const current = await readCurrentState(this.deps.workload, cluster);
-      const desired = computeDesiredState({ cluster, blueprint, current, variables });
+
+      const creating = await this.hooks.beforeClusterCreate(cluster);
+      if (creating) return this.blocked(scope, TopologyReconciledReason.ClusterCreating, creating);
+      await this.hooks.afterControlPlaneInitialized(cluster);
+      const afterControlPlane = await this.hooks.afterControlPlaneUpgrade(cluster, current);
+      const hold = { workers: afterControlPlane.holdWorkers };
+      let desired = computeDesiredState({ cluster, blueprint, current, variables, hold });
+      const beforeUpgrade = await this.hooks.beforeClusterUpgrade(cluster, current, desired);
+      // The control plane stays where it is until BeforeClusterUpgrade lets it go.
+      if (beforeUpgrade)
+        desired = computeDesiredState({
+          cluster,
+          blueprint,
+          current,
+          variables,
+          hold: { ...hold, controlPlane: true },
+        });
+      if (!current.controlPlane) setPending(cluster, ['AfterControlPlaneInitialized']);
+
       const outcome = await this.apply(scope, current, desired);
       if (outcome === 'cache-behind') return { requeueAfter: AGAIN_MS };
-      const condition = progressCondition(desired);
       // scope.obj, not `cluster`: writing the references replaced the object the reconcile goes on with.
+      const afterUpgrade = await this.hooks.afterClusterUpgrade(scope.obj, desired);
+      const blocking = beforeUpgrade ?? afterControlPlane.blocking ?? afterUpgrade;
+      if (blocking) return this.blocked(scope, TopologyReconciledReason.ClusterUpgrading, blocking);
+      const condition = progressCondition(desired);
       this.setCondition(scope.obj, condition);
       if (condition.reason !== TopologyReconciledReason.ReconcileSucceeded)
         return { requeueAfter: UPGRADE_POLL_MS };
@@ -131,6 +160,21 @@ export class TopologyReconciler implements ReconcilerParts<Cluster> {
       });
       return { requeueAfter: RETRY_MS };
     }
+  }
+
+  /** A lifecycle hook holds the topology back: said on TopologyReconciled, and asked again when the hook wants. */
+  private blocked(scope: ReconcileScope<Cluster>, reason: string, blocking: BlockingHook): ReconcileResult {
+    scope.rc.log.info(
+      { hook: blocking.hook, retryAfterSeconds: blocking.retryAfterSeconds },
+      'lifecycle hook blocking',
+    );
+    this.setCondition(scope.obj, {
+      type: ConditionType.TopologyReconciled,
+      status: ConditionStatus.False,
+      reason,
+      message: `${blocking.hook} hook is blocking${blocking.message ? `: ${blocking.message}` : ''}`,
+    });
+    return { requeueAfter: blocking.retryAfterSeconds * 1000 };
   }
 
   private setCondition(cluster: Cluster, condition: ConditionInput): void {
