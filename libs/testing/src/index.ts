@@ -22,6 +22,7 @@ export * from './repo.js';
 export * from './cluster-leftovers.js';
 export * from './upstream-cluster-api.js';
 export * from './upstream-managers.js';
+export * from './upstream-templates.js';
 export * from './in-memory-quick-start.js';
 export * from './stale-webhooks.js';
 export * from './webhook-client-credentials.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { generateCluster, templateVariables, UnknownTemplateError } from '../generate/cluster-template.js';
-import { MissingVariablesError } from '../generate/substitute.js';
+import { MissingVariablesError } from '@capstan/manifests';
 import { countArgument } from '../generate/validate.js';
 import { CliError, type Output } from '../output.js';
 

@@ -1,6 +1,6 @@
 import { parseAllDocuments } from 'yaml';
 import { generateCluster, templateVariables, UnknownTemplateError } from './cluster-template.js';
-import { MissingVariablesError } from './substitute.js';
+import { MissingVariablesError } from '@capstan/manifests';
 
 interface Doc {
   kind: string;

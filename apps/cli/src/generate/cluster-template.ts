@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { k3sRelease } from '@capstan/k3s-bootstrap';
-import { listVariables, substitute, type TemplateVariable } from './substitute.js';
+import { listVariables, substitute, type TemplateVariable } from '@capstan/manifests';
 import { InvalidClusterError, renderedProblems, variableProblems } from './validate.js';
 
 export interface GenerateClusterOptions {

@@ -177,8 +177,8 @@ async function runBranch<T extends ReconciledObject>(
     await scope.patchNow();
     if (finalizer) {
       scope.obj.metadata!.finalizers = (scope.obj.metadata!.finalizers ?? []).filter((f) => f !== finalizer);
+      scope.rc.log.info('deletion done: finalizer removed');
     }
-    scope.rc.log.info('deletion done: finalizer removed');
     return undefined;
   }
   if (finalizer && !(obj.metadata?.finalizers ?? []).includes(finalizer)) {

@@ -1,4 +1,4 @@
-import { listVariables, MissingVariablesError, substitute } from './substitute.js';
+import { listVariables, MissingVariablesError, substitute } from './template-variables.js';
 
 describe('template substitution', () => {
   const template = 'name: ${CLUSTER_NAME}\nns: ${NAMESPACE:=default}\nver: ${ KUBERNETES_VERSION }\ncidr: ${POD_CIDR:-10.42.0.0/16}\nx: ${EMPTY_OK=keep}';
