@@ -49,6 +49,33 @@ describe('generate cluster (sim)', () => {
     });
   });
 
+  it('renders the topology flavor: the capstan-k3s ClusterClass with its templates, and a Cluster naming it', () => {
+    const docs = generate({ flavor: 'topology', targetNamespace: 'fleet', controlPlaneMachineCount: 3, workerMachineCount: 2 });
+    expect(docs.map((d) => d.kind)).toEqual([
+      'SimClusterTemplate',
+      'K3sControlPlaneTemplate',
+      'SimMachineTemplate',
+      'SimMachineTemplate',
+      'K3sConfigTemplate',
+      'ClusterClass',
+      'Cluster',
+      'ConfigMap',
+      'ClusterResourceSet',
+    ]);
+    expect(new Set(docs.map((d) => d.metadata.namespace))).toEqual(new Set(['fleet']));
+    const cluster = docs.find((d) => d.kind === 'Cluster')!;
+    expect(cluster.spec).not.toHaveProperty('infrastructureRef');
+    expect(cluster.spec['topology']).toMatchObject({
+      classRef: { name: 'capstan-k3s' },
+      version: 'v1.34.4+k3s1',
+      controlPlane: { replicas: 3 },
+      workers: { machineDeployments: [{ class: 'default-worker', name: 'md-0', replicas: 2 }] },
+    });
+    const clusterClass = docs.find((d) => d.kind === 'ClusterClass')!;
+    const workerClasses = (clusterClass.spec['workers'] as { machineDeployments: { class: string }[] }).machineDeployments;
+    expect(workerClasses.map((w) => w.class)).toEqual(['default-worker', 'in-place-worker']);
+  });
+
   it('takes flags over environment variables and defaults the counts as clusterctl does', () => {
     const docs = generate({ kubernetesVersion: undefined, env: { KUBERNETES_VERSION: 'v1.33.0', NAMESPACE: 'from-env' } });
     expect(docs[0]!.metadata.namespace).toBe('from-env');
