@@ -10,7 +10,11 @@ import {
 } from '@capstan/api';
 import { isNotFound, type KubeClient, type ResourceType } from '@capstan/kube';
 import { type ExternalObjects, type ExternalRead } from '../../external/external-objects.js';
+import { OK_TO_DELETE_ANNOTATION } from '../topology/topology-hooks.js';
 import { isControlPlaneMachine } from './cluster.status.js';
+
+/** The Deleting reason while the BeforeClusterDelete hook holds a topology Cluster (upstream's). */
+export const WAITING_FOR_BEFORE_DELETE_HOOK = 'WaitingForBeforeDeleteHook';
 
 export interface ClusterDeletionState {
   cluster: Cluster;
@@ -58,6 +62,18 @@ export async function nextDeletionStep(
     }
   };
 
+  // A topology Cluster waits for the topology controller's BeforeClusterDelete hook to let it go (upstream's
+  // ok-to-delete annotation; set at once when no extension has a handler).
+  if (
+    state.cluster.spec?.topology &&
+    state.cluster.metadata?.annotations?.[OK_TO_DELETE_ANNOTATION] === undefined
+  ) {
+    return {
+      reason: WAITING_FOR_BEFORE_DELETE_HOOK,
+      message: 'Waiting for the BeforeClusterDelete hook to allow the deletion',
+      done: false,
+    };
+  }
   if (state.machineDeployments.length > 0) {
     await deleteAll(RESOURCES.MachineDeployment, state.machineDeployments);
     return waitingForWorkers(`MachineDeployments ${names(state.machineDeployments)} are being deleted`);

@@ -12,10 +12,13 @@ import type { DesiredState } from './desired-state.js';
 //   it passes, AfterControlPlaneUpgrade and AfterClusterUpgrade are pending.
 // - AfterControlPlaneUpgrade once the control plane has arrived; a blocking answer holds the workers.
 // - AfterClusterUpgrade once everything runs the new version; a blocking answer holds the next upgrade.
+// - BeforeClusterDelete when the Cluster is deleted; until it lets go, the Cluster controller deletes nothing.
 // What is still to be called lives in the Cluster's pending-hooks annotation, so a restart or another replica goes
 // on where this one stopped.
 
 export const PENDING_HOOKS_ANNOTATION = 'runtime.cluster.x-k8s.io/pending-hooks';
+/** Set once BeforeClusterDelete lets a topology Cluster go: the Cluster controller deletes its objects only then. */
+export const OK_TO_DELETE_ANNOTATION = 'runtime.cluster.x-k8s.io/ok-to-delete';
 
 /** The part of the Runtime SDK client the topology uses. */
 export interface LifecycleHookCaller {
@@ -133,6 +136,15 @@ export class TopologyHooks {
     if (!initialized) return;
     await this.call('AfterControlPlaneInitialized', cluster, {});
     setPending(cluster, [], ['AfterControlPlaneInitialized']);
+  }
+
+  /** BeforeClusterDelete; once it lets go, the ok-to-delete annotation (also when no extension has a handler). */
+  async beforeClusterDelete(cluster: Cluster): Promise<BlockingHook | undefined> {
+    if (cluster.metadata.annotations?.[OK_TO_DELETE_ANNOTATION] !== undefined) return undefined;
+    const blocking = await this.call('BeforeClusterDelete', cluster, {});
+    if (!blocking)
+      cluster.metadata.annotations = { ...cluster.metadata.annotations, [OK_TO_DELETE_ANNOTATION]: '' };
+    return blocking;
   }
 
   /** AfterClusterUpgrade, once pending and nothing of the upgrade is left: a blocking answer holds the next upgrade. */

@@ -20,7 +20,7 @@ import {
   type ReconcileResult,
   type ResourceType,
 } from '@capstan/kube';
-import type { ReconcilerParts, ReconcileScope } from '@capstan/provider-kit';
+import type { DeletionResult, ReconcilerParts, ReconcileScope } from '@capstan/provider-kit';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { WorkloadContext } from '../shared/workload-context.js';
 import { computeDesiredState, SPEC_HASH_ANNOTATION, specHash, type DesiredState } from './desired-state.js';
@@ -48,6 +48,7 @@ export const TopologyReconciledReason = {
   ReconcileFailed: 'ReconcileFailed',
   ClusterClassNotReconciled: 'ClusterClassNotReconciled',
   ClusterCreating: 'ClusterCreating',
+  Deleting: 'Deleting',
   ClusterUpgrading: 'ClusterUpgrading',
   MachineDeploymentsUpgradeDeferred: 'MachineDeploymentsUpgradeDeferred',
 } as const;
@@ -160,6 +161,14 @@ export class TopologyReconciler implements ReconcilerParts<Cluster> {
       });
       return { requeueAfter: RETRY_MS };
     }
+  }
+
+  /** A deleted topology Cluster: BeforeClusterDelete decides when the Cluster controller may delete its objects. */
+  async reconcileDelete(scope: ReconcileScope<Cluster>): Promise<DeletionResult> {
+    if (!scope.obj.spec?.topology) return { done: true };
+    const blocking = await this.hooks.beforeClusterDelete(scope.obj);
+    if (blocking) return { ...this.blocked(scope, TopologyReconciledReason.Deleting, blocking), done: false };
+    return { done: true };
   }
 
   /** A lifecycle hook holds the topology back: said on TopologyReconciled, and asked again when the hook wants. */
