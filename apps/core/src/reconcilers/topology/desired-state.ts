@@ -7,6 +7,8 @@ import {
   type ClusterClassObjectMetaSchema as ClusterClassObjectMeta,
   type MachineDeployment,
   type MachineDeploymentClass,
+  type ControlPlaneClass,
+  compareVersions,
   type MachineDeploymentTopology,
   type MachineHealthCheck,
   type Unstructured,
@@ -235,6 +237,13 @@ export function computeDesiredState(input: DesiredStateInput): DesiredState {
       `spec.topology.controlPlane.healthCheck.enabled is true, but neither the topology nor ClusterClass ${clusterClass.metadata?.name} defines the health check`,
     );
 
+  // Upstream's webhook refuses a version going down; Capstan has no webhook for it, so the topology says it here.
+  const runningVersion = (current.controlPlane?.['spec'] as { version?: string } | undefined)?.version;
+  if (runningVersion !== undefined && compareVersions(topology.version, runningVersion) < 0)
+    throw new TopologyError(
+      `spec.topology.version ${topology.version} is older than the control plane's ${runningVersion}: a downgrade is not supported`,
+    );
+
   // Versions first: they are builtin variables the patches see.
   const upgrade = decideVersions({
     topologyVersion: topology.version,
@@ -401,6 +410,7 @@ export function computeDesiredState(input: DesiredStateInput): DesiredState {
     upgrade,
     meta: controlPlaneMeta,
     infrastructureTemplate: cpInfra,
+    classControlPlane: clusterClass.spec.controlPlane,
   });
   // A control plane waiting for its upgrade to start is left as it is (upstream: IsPendingUpgrade).
   const updateControlPlane =
@@ -465,6 +475,7 @@ function controlPlaneState(controlPlane: TemplateObject) {
   const spec = (controlPlane['spec'] ?? {}) as { version?: string; replicas?: number };
   const status = (controlPlane['status'] ?? {}) as {
     version?: string;
+    versions?: { version?: string }[];
     replicas?: number;
     readyReplicas?: number;
     upToDateReplicas?: number;
@@ -475,7 +486,12 @@ function controlPlaneState(controlPlane: TemplateObject) {
     (status.replicas !== replicas ||
       status.readyReplicas !== replicas ||
       (status.upToDateReplicas ?? replicas) !== replicas);
-  return { version: spec.version ?? '', statusVersion: status.version, settling };
+  // The contract's status.versions (oldest first) where a control plane reports it, else the older status.version.
+  const oldest = status.versions
+    ?.map((v) => v.version)
+    .filter((v): v is string => v !== undefined)
+    .sort(compareVersions)[0];
+  return { version: spec.version ?? '', statusVersion: oldest ?? status.version, settling };
 }
 
 function setControlPlaneFields(
@@ -485,9 +501,11 @@ function setControlPlaneFields(
     upgrade: UpgradeDecision;
     meta: { labels: StringMap; annotations: StringMap };
     infrastructureTemplate: TemplateObject | undefined;
+    classControlPlane: ControlPlaneClass;
   },
 ): void {
   const topology = input.cluster.spec!.topology!;
+  const classControlPlane = input.classControlPlane;
   const spec = controlPlane['spec'] as Record<string, unknown>;
   spec['version'] = input.upgrade.controlPlaneVersion;
   if (topology.controlPlane?.replicas !== undefined) spec['replicas'] = topology.controlPlane.replicas;
@@ -514,10 +532,12 @@ function setControlPlaneFields(
       spec: {
         ...machineSpec,
         infrastructureRef: refTo(input.infrastructureTemplate),
-        ...(topology.controlPlane?.readinessGates
-          ? { readinessGates: topology.controlPlane.readinessGates }
+        ...((topology.controlPlane?.readinessGates ?? classControlPlane.readinessGates)
+          ? { readinessGates: topology.controlPlane?.readinessGates ?? classControlPlane.readinessGates }
           : {}),
-        ...(topology.controlPlane?.deletion ? { deletion: topology.controlPlane.deletion } : {}),
+        ...(topology.controlPlane?.deletion || classControlPlane.deletion
+          ? { deletion: { ...classControlPlane.deletion, ...topology.controlPlane?.deletion } }
+          : {}),
       },
     };
   }

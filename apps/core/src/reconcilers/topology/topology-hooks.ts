@@ -93,6 +93,13 @@ export class TopologyHooks {
     const from = (current.controlPlane?.['spec'] as { version?: string } | undefined)?.version;
     const to = (desired.controlPlane['spec'] as { version?: string }).version;
     if (from === undefined || to === undefined || from === to) return undefined;
+    // The previous upgrade's AfterClusterUpgrade holds the next one (upstream's webhook refuses the change meanwhile).
+    if (pendingHooks(cluster).has('AfterClusterUpgrade'))
+      return {
+        hook: 'AfterClusterUpgrade',
+        retryAfterSeconds: 10,
+        message: 'the previous upgrade is not done: AfterClusterUpgrade has not let it finish',
+      };
     const blocking = await this.call('BeforeClusterUpgrade', cluster, {
       fromKubernetesVersion: from,
       toKubernetesVersion: to,

@@ -129,7 +129,7 @@ function apply(target: PatchTarget, jsonPatch: JSONPatch): void {
 
 /**
  * Applies the class's inline patches to `targets`, in order. `variables` are the Cluster-level values (with
- * `builtin.cluster`) that `enabledIf` sees. External patches are not applied here (the Runtime SDK does that).
+ * `builtin.cluster`) that `enabledIf` sees. A class with an external patch is refused (not applied yet).
  */
 export function applyInlinePatches(
   patches: readonly ClusterClassPatch[],
@@ -137,6 +137,12 @@ export function applyInlinePatches(
   variables: VariableValues,
 ): void {
   for (const patch of patches) {
+    // An external patch (Runtime SDK GeneratePatches) is not applied yet: the topology is refused rather than
+    // built without it.
+    if (patch.external)
+      throw new TopologyError(
+        `patch "${patch.name}" is external (Runtime SDK GeneratePatches), which Capstan does not apply yet`,
+      );
     if (!patch.definitions || !enabled(patch, variables)) continue;
     patch.definitions.forEach((definition, d) => {
       for (const target of targets) {

@@ -275,6 +275,8 @@ export class TopologyReconciler implements ReconcilerParts<Cluster> {
     );
     for (const md of desired.machineDeployments) {
       const existing = current.machineDeployments.get(md.topologyName);
+      // One of this name still being deleted: its replacement waits for it to go (its deletion wakes the controller).
+      if (!existing && existingByTopology.get(md.topologyName)?.metadata.deletionTimestamp) continue;
       if (
         !existing &&
         (existingByTopology.has(md.topologyName) || (await this.existsLive(cluster, md.topologyName)))
