@@ -152,6 +152,11 @@ export interface ValueWalk {
   /** Defaults: fields the schema does not know would be pruned, so they are refused. */
   pruning: boolean;
   depth: number;
+  /**
+   * How a `pattern` is matched; default JavaScript's RegExp. A caller checking values a cluster owner wrote against
+   * patterns someone else wrote passes a matcher linear in the input (RegExp backtracks).
+   */
+  matches?: (pattern: string, value: string) => boolean;
 }
 
 const canonical = (value: unknown): string =>
@@ -201,7 +206,7 @@ export function valueProblems(value: unknown, schema: Schema, path: string, issu
   const enumValues = schema['enum'];
   if (Array.isArray(enumValues) && !enumValues.some((allowed) => canonical(allowed) === canonical(value)))
     issues.push({ path, message: 'Unsupported value: must be one of the enum values' });
-  if (typeof value === 'string') stringProblems(value, schema, path, issues);
+  if (typeof value === 'string') stringProblems(value, schema, path, issues, walk.matches);
   if (typeof value === 'number') numberProblems(value, schema, path, issues);
   const deeper = { ...walk, depth: walk.depth + 1 };
   if (Array.isArray(value)) {
@@ -217,12 +222,24 @@ export function valueProblems(value: unknown, schema: Schema, path: string, issu
   combinatorProblems(value, schema, path, issues, deeper);
 }
 
-function stringProblems(value: string, schema: Schema, path: string, issues: Issues): void {
+function stringProblems(
+  value: string,
+  schema: Schema,
+  path: string,
+  issues: Issues,
+  matches: ValueWalk['matches'],
+): void {
   const length = [...value].length;
   const [min, max] = [bound(schema['minLength']), bound(schema['maxLength'])];
   if (min !== undefined && length < min) issues.push({ path, message: `must be at least ${min} characters long` });
   if (max !== undefined && length > max) issues.push({ path, message: `may not be more than ${max} characters long` });
-  const pattern = typeof schema['pattern'] === 'string' ? compilePattern(schema['pattern']) : undefined;
+  const source = schema['pattern'];
+  if (typeof source !== 'string') return;
+  if (matches) {
+    if (!matches(source, value)) issues.push({ path, message: 'must match the schema pattern' });
+    return;
+  }
+  const pattern = compilePattern(source);
   if (pattern && !pattern.test(value)) issues.push({ path, message: 'must match the schema pattern' });
 }
 

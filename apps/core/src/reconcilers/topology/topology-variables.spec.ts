@@ -65,6 +65,28 @@ describe('topology variables', () => {
     expect(resolved.machineDeployments.get('md-0')?.['region']).toBe('us');
   });
 
+  it('matches a schema pattern in linear time, whatever value a cluster owner writes', () => {
+    // (a+)+$ backtracks exponentially in JavaScript's RegExp on a long run of a's and a mismatch: with RegExp this
+    // test would not finish; the RE2 engine answers at once.
+    const nested = variableDefinitions({
+      spec: {
+        variables: [
+          {
+            name: 'name',
+            required: true,
+            schema: { openAPIV3Schema: { type: 'string', pattern: '^(a+)+$' } },
+          },
+        ],
+      },
+    } as unknown as ClusterClass);
+    expect(() =>
+      resolveVariables(nested, topology({ variables: [{ name: 'name', value: `${'a'.repeat(40)}!` }] })),
+    ).toThrow(/must match the schema pattern/);
+    expect(
+      resolveVariables(nested, topology({ variables: [{ name: 'name', value: 'aaaa' }] })).cluster['name'],
+    ).toBe('aaaa');
+  });
+
   it('refuses a missing required variable, an undefined one and a value against its schema, naming them and not the value', () => {
     const attempt = (variables: Topology['variables']) => {
       try {

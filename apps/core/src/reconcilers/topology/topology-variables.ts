@@ -5,6 +5,7 @@ import {
   type Topology,
   type ValidationIssue,
 } from '@capstan/api';
+import { GoRegexp } from './go-template-functions.js';
 import { TopologyError } from './topology-errors.js';
 
 // A topology's variable values, defaulted and checked against the ClusterClass's variable schemas before any patch
@@ -27,6 +28,19 @@ export interface ResolvedVariables {
   controlPlane: VariableValues;
   /** Each MachineDeployment topology's values (by topology name): the Cluster's, with its overrides. */
   machineDeployments: Map<string, VariableValues>;
+}
+
+/**
+ * Schema patterns are the class author's, values the cluster owner's: matched by a linear-time (RE2) engine, so no
+ * value can make a pattern backtrack for long. A pattern that engine cannot parse matches nothing.
+ */
+const PATTERN_BUDGET = { maxBytes: 1 << 20, charge: () => undefined };
+function linearMatch(pattern: string, value: string): boolean {
+  try {
+    return new GoRegexp(pattern).exec(value, 0, PATTERN_BUDGET) !== null;
+  } catch {
+    return false;
+  }
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -94,7 +108,7 @@ function resolveList(
       continue;
     }
     const value = withDefaults(variable.value, definition.schema);
-    valueProblems(value, definition.schema, at, issues, { pruning: true, depth: 0 });
+    valueProblems(value, definition.schema, at, issues, { pruning: true, depth: 0, matches: linearMatch });
     resolved[variable.name] = value;
   }
   return resolved;
