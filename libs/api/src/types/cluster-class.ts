@@ -52,7 +52,6 @@ import {
   HealthCheckRemediationTriggerIfSchema,
 } from './machine-health-check.js';
 import { DELETION_ORDERS, type DeletionOrder } from './machine-template.js';
-import { IN_PLACE_POLICIES, type InPlacePolicy } from '../constants/in-place.js';
 import { AGE_COLUMN, CORE_CRD_LABELS, conditionColumn } from './printer-columns.js';
 
 // ClusterClass: the templates, variables and patches a topology-managed Cluster (spec.topology) is built from.
@@ -325,12 +324,6 @@ export class MachineDeploymentClassRolloutSpecSchema {
   @Nested(() => MachineDeploymentClassRolloutStrategySchema)
   strategy?: MachineDeploymentClassRolloutStrategySchema;
 
-  @Description(
-    "inPlace (Capstan) is the MachineDeployment's rollout.inPlace: whether changes, a version upgrade included, are applied to existing Machines through machine plans: Never (replace them; unset means Never), Preferred (in place when the providers can, else replace) or Required (never replace for a spec change). A Cluster topology can override it.",
-  )
-  @IsOptional()
-  @IsIn(IN_PLACE_POLICIES)
-  inPlace?: InPlacePolicy;
 }
 export type MachineDeploymentClassRolloutSpec = MachineDeploymentClassRolloutSpecSchema;
 

@@ -8,6 +8,8 @@ import {
   type MachineDeployment,
   type MachineDeploymentClass,
   type ControlPlaneClass,
+  IN_PLACE_POLICIES,
+  type InPlacePolicy,
   compareVersions,
   type MachineDeploymentTopology,
   type MachineHealthCheck,
@@ -563,10 +565,11 @@ function machineDeploymentObject(input: {
   const annotations = withoutKeys(meta.annotations, [
     DEFER_UPGRADE_ANNOTATION,
     HOLD_UPGRADE_SEQUENCE_ANNOTATION,
+    IN_PLACE_ANNOTATION,
   ]);
   const { order, ...machineDeletion } = { ...mdClass.deletion, ...md.deletion };
   const strategy = md.rollout?.strategy ?? mdClass.rollout?.strategy;
-  const inPlace = md.rollout?.inPlace ?? mdClass.rollout?.inPlace;
+  const inPlace = inPlacePolicyOf(meta.annotations, md.name);
   const rollout = {
     ...(strategy ? { strategy } : {}),
     ...(md.rollout?.after ? { after: md.rollout.after } : {}),
@@ -611,6 +614,22 @@ function machineDeploymentObject(input: {
       },
     },
   } as MachineDeployment;
+}
+
+/**
+ * On a worker class's or a MachineDeployment topology's metadata (Capstan): the MachineDeployment's rollout.inPlace.
+ * An annotation, not a field, so the class stays valid under upstream's ClusterClass schema (where it is only copied).
+ */
+export const IN_PLACE_ANNOTATION = 'capstan.dev/rollout-in-place';
+
+function inPlacePolicyOf(annotations: StringMap, topologyName: string): InPlacePolicy | undefined {
+  const value = annotations[IN_PLACE_ANNOTATION];
+  if (value === undefined) return undefined;
+  if (!(IN_PLACE_POLICIES as readonly string[]).includes(value))
+    throw new TopologyError(
+      `MachineDeployment topology "${topologyName}": annotation ${IN_PLACE_ANNOTATION} must be one of ${IN_PLACE_POLICIES.join(', ')}`,
+    );
+  return value as InPlacePolicy;
 }
 
 /** Checks and remediation: the topology's override, else the class's; `maxInFlight` belongs to the MachineDeployment. */
