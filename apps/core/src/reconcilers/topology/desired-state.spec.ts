@@ -97,8 +97,8 @@ describe('computeDesiredState', () => {
     },
   });
 
-  it("gives the control plane the class's readiness gates and deletion timeouts, the topology's replicas and version", () => {
-    const desired = computeDesiredState({
+  it("gives the control plane the class's readiness gates and deletion timeouts, the topology's replicas and version", async () => {
+    const desired = await computeDesiredState({
       cluster: cluster('v1.34.4'),
       blueprint: blueprint(),
       current: none,
@@ -117,15 +117,15 @@ describe('computeDesiredState', () => {
     });
   });
 
-  it("reads the control plane's progress from status.versions when it reports them", () => {
-    const moving = computeDesiredState({
+  it("reads the control plane's progress from status.versions when it reports them", async () => {
+    const moving = await computeDesiredState({
       cluster: cluster('v1.35.0'),
       blueprint: blueprint(),
       current: controlPlaneAt('v1.34.4', { versions: [{ version: 'v1.34.4', replicas: 3 }] }),
       variables,
     });
     expect(moving.upgrade.controlPlaneVersion).toBe('v1.35.0');
-    const provisioning = computeDesiredState({
+    const provisioning = await computeDesiredState({
       cluster: cluster('v1.35.0'),
       blueprint: blueprint(),
       current: controlPlaneAt('v1.34.4', {}),
@@ -134,20 +134,23 @@ describe('computeDesiredState', () => {
     expect(provisioning.upgrade.controlPlaneVersion).toBe('v1.34.4');
   });
 
-  it('refuses a version older than the control plane runs, and a class with an external patch', () => {
-    expect(() =>
+  it('refuses a version older than the control plane runs', async () => {
+    await expect(
       computeDesiredState({
         cluster: cluster('v1.33.0'),
         blueprint: blueprint(),
         current: controlPlaneAt('v1.34.4', { version: 'v1.34.4' }),
         variables,
       }),
-    ).toThrow(/older than the control plane's v1.34.4/);
+    ).rejects.toThrow(/older than the control plane's v1.34.4/);
+  });
+
+  it('refuses a class with an external patch when there is no Runtime SDK client to ask', async () => {
     const external = blueprint({
       patches: [{ name: 'lb', external: { generatePatchesExtension: 'lb.ext' } }],
     });
-    expect(() =>
+    await expect(
       computeDesiredState({ cluster: cluster('v1.34.4'), blueprint: external, current: none, variables }),
-    ).toThrow(TopologyError);
+    ).rejects.toThrow(TopologyError);
   });
 });

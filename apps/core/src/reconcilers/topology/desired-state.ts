@@ -21,7 +21,8 @@ import { cloneKindOf } from '../shared/template-cloner.js';
 import type { Blueprint, CurrentState, TemplateObject } from './topology-blueprint.js';
 import { TopologyError } from './topology-errors.js';
 import { DEFAULT_NAMING, nameFromTemplate, nameWithPrefix } from './topology-names.js';
-import { applyInlinePatches, type PatchTarget } from './topology-patches.js';
+import type { ExternalPatchCaller } from './external-patches.js';
+import { applyPatches, type PatchTarget } from './topology-patches.js';
 import {
   decideVersions,
   DEFER_UPGRADE_ANNOTATION,
@@ -64,6 +65,8 @@ export interface DesiredStateInput {
   blueprint: Blueprint;
   current: CurrentState;
   variables: ResolvedVariables;
+  /** The Runtime SDK client external patches are asked through. */
+  external?: ExternalPatchCaller;
   /** Upgrade steps Runtime SDK hooks hold back. */
   hold?: { controlPlane?: boolean; workers?: boolean };
 }
@@ -217,12 +220,20 @@ const withBuiltin = (values: VariableValues, builtin: Record<string, unknown>): 
 });
 
 /** The desired state; throws TopologyError when the class and the topology disagree or a patch fails. */
-export function computeDesiredState(input: DesiredStateInput): DesiredState {
+export async function computeDesiredState(input: DesiredStateInput): Promise<DesiredState> {
   const { cluster, blueprint, current, variables } = input;
   const topology = cluster.spec!.topology!;
   const clusterClass = blueprint.clusterClass;
   const clusterName = cluster.metadata.name!;
   const cluster0 = builtinCluster(cluster);
+  const namespace = cluster.metadata.namespace!;
+  const clusterHolder = (fieldPath: string) => ({
+    apiVersion: CORE_API_VERSION,
+    kind: 'Cluster',
+    namespace,
+    name: clusterName,
+    fieldPath,
+  });
 
   const workerTopologies = topology.workers?.machineDeployments ?? [];
   for (const md of workerTopologies)
@@ -309,6 +320,7 @@ export function computeDesiredState(input: DesiredStateInput): DesiredState {
       template: infrastructureClusterTemplate,
       variables: withBuiltin(variables.cluster, { cluster: cluster0 }),
       describe: `infrastructure cluster template ${blueprint.infrastructureClusterTemplate.metadata.name}`,
+      holder: clusterHolder('spec.infrastructureRef'),
     },
     {
       role: { kind: 'controlPlane' },
@@ -318,6 +330,7 @@ export function computeDesiredState(input: DesiredStateInput): DesiredState {
         controlPlane: controlPlaneBuiltin,
       }),
       describe: `control plane template ${blueprint.controlPlaneTemplate.metadata.name}`,
+      holder: clusterHolder('spec.controlPlaneRef'),
     },
   ];
   if (controlPlaneInfraTemplate)
@@ -329,6 +342,13 @@ export function computeDesiredState(input: DesiredStateInput): DesiredState {
         controlPlane: controlPlaneBuiltin,
       }),
       describe: `control plane machine infrastructure template ${controlPlaneInfraTemplate.metadata.name}`,
+      holder: {
+        apiVersion: blueprint.controlPlaneTemplate.apiVersion,
+        kind: cloneKindOf(blueprint.controlPlaneTemplate.kind),
+        namespace,
+        name: controlPlaneName,
+        fieldPath: 'spec.machineTemplate.spec.infrastructureRef',
+      },
     });
 
   const workers = workerTopologies
@@ -367,23 +387,28 @@ export function computeDesiredState(input: DesiredStateInput): DesiredState {
         variables.machineDeployments.get(md.name) ?? variables.cluster,
         builtin,
       );
-      for (const [template, what] of [
-        [bootstrapTemplate, 'bootstrap'],
-        [infrastructureTemplate, 'infrastructure'],
+      for (const [template, what, fieldPath] of [
+        [bootstrapTemplate, 'bootstrap', 'spec.template.spec.bootstrap.configRef'],
+        [infrastructureTemplate, 'infrastructure', 'spec.template.spec.infrastructureRef'],
       ] as const)
         targets.push({
           role: { kind: 'machineDeployment', className: md.class },
           template,
           variables: mdVariables,
           describe: `${what} template ${template.metadata.name} of MachineDeployment topology ${md.name}`,
+          holder: { apiVersion: CORE_API_VERSION, kind: 'MachineDeployment', namespace, name, fieldPath },
         });
       return { md, existing, name, version, bootstrapTemplate, infrastructureTemplate };
     });
 
-  applyInlinePatches(
+  await applyPatches(
     clusterClass.spec.patches ?? [],
     targets,
     withBuiltin(variables.cluster, { cluster: cluster0 }),
+    {
+      caller: input.external,
+      forObject: cluster,
+    },
   );
 
   // Objects from the patched templates.

@@ -2,12 +2,16 @@ import { parse as parseYaml } from 'yaml';
 import { classNameMatches, type ClusterClassPatch, type JSONPatch, type Unstructured } from '@capstan/api';
 import { applyJsonPatch, isPlainObject, type JsonPatchOperation } from '@capstan/kube';
 import { GoTemplateError, renderGoTemplate } from './go-template.js';
+import type { HookTarget } from '../../runtime/runtime-client.js';
+import type { HolderReference } from '../../runtime/runtime-hooks.js';
+import { applyExternalPatch, validateTopology, type ExternalPatchCaller } from './external-patches.js';
 import { TopologyError } from './topology-errors.js';
 import type { VariableValues } from './topology-variables.js';
 
-// ClusterClass inline patches (upstream's patches/engine.go and inline/json_patch_generator.go): each enabled patch,
-// in the class's order, applies its JSON patches to the templates its selectors match, each patch seeing what the
-// ones before it wrote. A patch that fails fails the whole desired state: nothing is applied.
+// ClusterClass patches (upstream's patches/engine.go and inline/json_patch_generator.go): each enabled patch, in the
+// class's order, applies its JSON patches to the templates its selectors match (inline), or what its extension
+// answers (external, external-patches.ts), each patch seeing what the ones before it wrote; then the extensions that
+// validate the topology see the result. A patch that fails fails the whole desired state: nothing is applied.
 
 export type PatchTargetRole =
   | { kind: 'infrastructureCluster' }
@@ -22,6 +26,8 @@ export interface PatchTarget {
   variables: VariableValues;
   /** Names the target in messages, e.g. `the control plane template`. */
   describe: string;
+  /** What uses the template, and where (external patches are told). */
+  holder: HolderReference;
 }
 
 /** Bounds on what a cluster owner's template may render. */
@@ -128,22 +134,22 @@ function apply(target: PatchTarget, jsonPatch: JSONPatch): void {
 }
 
 /**
- * Applies the class's inline patches to `targets`, in order. `variables` are the Cluster-level values (with
- * `builtin.cluster`) that `enabledIf` sees. A class with an external patch is refused (not applied yet).
+ * Applies the class's patches to `targets`, in order, then has the topology validated. `variables` are the
+ * Cluster-level values (with `builtin.cluster`) that `enabledIf` and extensions see.
  */
-export function applyInlinePatches(
+export async function applyPatches(
   patches: readonly ClusterClassPatch[],
   targets: readonly PatchTarget[],
   variables: VariableValues,
-): void {
+  external: { caller: ExternalPatchCaller | undefined; forObject: HookTarget },
+): Promise<void> {
   for (const patch of patches) {
-    // An external patch (Runtime SDK GeneratePatches) is not applied yet: the topology is refused rather than
-    // built without it.
-    if (patch.external)
-      throw new TopologyError(
-        `patch "${patch.name}" is external (Runtime SDK GeneratePatches), which Capstan does not apply yet`,
-      );
-    if (!patch.definitions || !enabled(patch, variables)) continue;
+    if (!enabled(patch, variables)) continue;
+    if (patch.external) {
+      await applyExternalPatch(patch, targets, variables, external.caller, external.forObject);
+      continue;
+    }
+    if (!patch.definitions) continue;
     patch.definitions.forEach((definition, d) => {
       for (const target of targets) {
         if (!selects(definition.selector, target)) continue;
@@ -159,4 +165,5 @@ export function applyInlinePatches(
       }
     });
   }
+  await validateTopology(patches, targets, variables, external.caller, external.forObject);
 }

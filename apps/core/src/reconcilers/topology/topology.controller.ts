@@ -11,6 +11,7 @@ import { type Informer } from '@capstan/kube';
 import { defineController, watch } from '@capstan/provider-kit';
 import type { WorkloadContext } from '../shared/workload-context.js';
 import type { TemplateObject } from './topology-blueprint.js';
+import type { ExternalPatchCaller } from './external-patches.js';
 import type { LifecycleHookCaller } from './topology-hooks.js';
 import { TopologyReconciler } from './topology.reconciler.js';
 
@@ -47,7 +48,7 @@ function clustersOfClass(clusters: Informer<Cluster>, clusterClass: ClusterClass
  */
 export function topologyController(
   workload: WorkloadContext,
-  options: { now?: () => Date; runtime?: LifecycleHookCaller } = {},
+  options: { now?: () => Date; runtime?: LifecycleHookCaller & ExternalPatchCaller } = {},
 ) {
   return defineController<Cluster>({
     name: TOPOLOGY_CONTROLLER,

@@ -330,6 +330,113 @@ describe('topology controller', () => {
     }
   });
 
+  it('applies an external patch the class names (GeneratePatches), and refuses what ValidateTopology fails', async () => {
+    const extension = await startTestExtension({
+      handlers: [
+        { name: 'gen', hook: 'GeneratePatches' },
+        { name: 'check', hook: 'ValidateTopology' },
+      ],
+    });
+    const configs = env.client.resource<ExtensionConfig>(RESOURCES.ExtensionConfig);
+    const classes = env.client.resource<ClusterClass>(RESOURCES.ClusterClass);
+    const configName = `${ns()}-patches`;
+    const encode = (ops: object[]) => Buffer.from(JSON.stringify(ops)).toString('base64');
+    extension.answer('GeneratePatches', (request) => ({
+      apiVersion: 'hooks.runtime.cluster.x-k8s.io/v1alpha1',
+      kind: 'GeneratePatchesResponse',
+      status: 'Success',
+      items: (request['items'] as { uid: string; object: { kind: string } }[])
+        .filter((item) => item.object.kind === 'K3sConfigTemplate')
+        .map((item) => ({
+          uid: item.uid,
+          patchType: 'JSONPatch',
+          patch: encode([
+            { op: 'add', path: '/spec/template/spec/agentConfig/nodeLabels/-', value: 'external=yes' },
+          ]),
+        })),
+    }));
+    const original = await read<ClusterClass>('ClusterClass', 'capstan-k3s');
+    try {
+      await configs.create({
+        apiVersion: RESOURCES.ExtensionConfig.apiVersion,
+        kind: RESOURCES.ExtensionConfig.kind,
+        metadata: { name: configName },
+        spec: {
+          clientConfig: { url: extension.url, caBundle: extension.caBundle },
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns() } },
+        },
+      } as ExtensionConfig);
+      await eventually(
+        'the extension discovered',
+        async () =>
+          getCondition((await configs.get({ name: configName })).status?.conditions, 'Discovered')?.status ===
+          'True',
+      );
+      await classes.mergePatch(
+        { namespace: ns(), name: 'capstan-k3s' },
+        {
+          spec: {
+            patches: [
+              ...(original.spec.patches ?? []),
+              {
+                name: 'external-labels',
+                external: {
+                  generatePatchesExtension: `gen.${configName}`,
+                  validateTopologyExtension: `check.${configName}`,
+                },
+              },
+            ],
+          },
+        },
+      );
+      const template = await eventually('the external label on the worker template copy', async () => {
+        const md = await topologyMachineDeployment('alpha', 'md-0');
+        const name = md?.spec.template.spec.bootstrap.configRef?.name;
+        const copy = name ? await read<Unstructured>('K3sConfigTemplate', name) : undefined;
+        const labels = copy ? (spec(copy).template.spec.agentConfig.nodeLabels as string[]) : [];
+        return labels.at(-1) === 'external=yes' && name;
+      });
+      const request = extension.calls('GeneratePatches').at(-1)!;
+      expect(request['items']).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({
+            holderReference: expect.objectContaining({
+              kind: 'MachineDeployment',
+              fieldPath: 'spec.template.spec.bootstrap.configRef',
+            }),
+          }),
+        ]),
+      );
+      expect(extension.calls('ValidateTopology').length).toBeGreaterThan(0);
+
+      extension.fail('ValidateTopology', 'workers need three zones');
+      await patchTopology('alpha', {
+        variables: [
+          { name: 'simMode', value: 'dedicated' },
+          { name: 'provisioningDelaySeconds', value: 1 },
+          { name: 'workerNodeLabels', value: ['tier=bronze'] },
+        ],
+      });
+      const refused = await eventually('TopologyReconciled False', async () => {
+        const found = await topologyCondition('alpha');
+        return found?.status === 'False' && found.reason === 'ReconcileFailed' && found;
+      });
+      expect(refused.message).toContain('patch "external-labels"');
+      expect(refused.message).toContain('ValidateTopology');
+      expect(
+        (await topologyMachineDeployment('alpha', 'md-0'))!.spec.template.spec.bootstrap.configRef!.name,
+      ).toBe(template);
+    } finally {
+      await classes.mergePatch(
+        { namespace: ns(), name: 'capstan-k3s' },
+        { spec: { patches: original.spec.patches } },
+      );
+      await configs.delete({ name: configName }).catch(() => undefined);
+      await extension.stop();
+    }
+    await eventually('reconciled again', async () => (await topologyCondition('alpha'))?.status === 'True');
+  });
+
   it('creates and deletes MachineDeployments as the topology lists them', async () => {
     const old = (await topologyMachineDeployment('alpha', 'md-0'))!;
     await patchTopology('alpha', {

@@ -23,6 +23,7 @@ import {
 import type { DeletionResult, ReconcilerParts, ReconcileScope } from '@capstan/provider-kit';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { WorkloadContext } from '../shared/workload-context.js';
+import type { ExternalPatchCaller } from './external-patches.js';
 import { computeDesiredState, SPEC_HASH_ANNOTATION, specHash, type DesiredState } from './desired-state.js';
 import type { CurrentState, TemplateObject } from './topology-blueprint.js';
 import { TopologyError } from './topology-errors.js';
@@ -66,8 +67,8 @@ export interface TopologyDeps {
     'client' | 'templates' | 'machineDeployments' | 'machineSets' | 'machines' | 'machineHealthChecks'
   >;
   clusterClasses: Informer<ClusterClass>;
-  /** The Runtime SDK client lifecycle hooks are called through; none: no hooks are called. */
-  runtime?: LifecycleHookCaller;
+  /** The Runtime SDK client lifecycle hooks and external patches are called through; none: no hooks are called. */
+  runtime?: LifecycleHookCaller & ExternalPatchCaller;
   /** The cache of a template kind: copies nothing references any more are found there. */
   informerOf: (type: ResourceType) => Informer<TemplateObject>;
   now?: () => Date;
@@ -126,15 +127,23 @@ export class TopologyReconciler implements ReconcilerParts<Cluster> {
       await this.hooks.afterControlPlaneInitialized(cluster);
       const afterControlPlane = await this.hooks.afterControlPlaneUpgrade(cluster, current);
       const hold = { workers: afterControlPlane.holdWorkers };
-      let desired = computeDesiredState({ cluster, blueprint, current, variables, hold });
+      let desired = await computeDesiredState({
+        cluster,
+        blueprint,
+        current,
+        variables,
+        hold,
+        external: this.deps.runtime,
+      });
       const beforeUpgrade = await this.hooks.beforeClusterUpgrade(cluster, current, desired);
       // The control plane stays where it is until BeforeClusterUpgrade lets it go.
       if (beforeUpgrade)
-        desired = computeDesiredState({
+        desired = await computeDesiredState({
           cluster,
           blueprint,
           current,
           variables,
+          external: this.deps.runtime,
           hold: { ...hold, controlPlane: true },
         });
       if (!current.controlPlane) setPending(cluster, ['AfterControlPlaneInitialized']);
