@@ -4,6 +4,7 @@
 // workload clusters, and how to create one cluster of the benchmarks' shape.
 import { join } from 'node:path';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import { RESOURCES } from '@capstan/api';
 import type { KubeClient, ResourceType } from '@capstan/kube';
 import { installCrds, ManifestApplier, type Manifest } from '@capstan/manifests';
 import {
@@ -21,6 +22,7 @@ import {
 import { createSimK3sCluster } from '../sim-cluster-fixture.js';
 import { logErrors } from './bench-machine.js';
 import { BENCH_SIM_ENV, simProcesses, type ClusterWorkload } from './cluster-workload.js';
+import { capstanTopologyClusters, upstreamTopologyClusters, waitForClassReady, type TopologyClusters } from './topology-clusters.js';
 import type { BenchSide } from './upstream-report.js';
 
 const UPSTREAM_MANAGERS: UpstreamManager[] = ['core', 'kubeadm-bootstrap', 'kubeadm-control-plane', 'docker'];
@@ -38,6 +40,11 @@ export interface BenchClusterShape {
   /** The workload clusters' Kubernetes version. */
   version: string;
   workers: number;
+  /**
+   * Each cluster from the side's ClusterClass (a Cluster with spec.topology), the class applied once when the side
+   * starts, before the timed part; otherwise its objects one by one.
+   */
+  topology?: boolean;
 }
 
 /** The workload side of one run: the processes to measure, how to create one cluster, how to stop it all. */
@@ -56,6 +63,16 @@ export interface SideUnderTest {
 function resourceOf(manifest: Manifest): ResourceType {
   const [group, version] = manifest.apiVersion.split('/') as [string, string];
   return { group, version, kind: manifest.kind, plural: `${manifest.kind.toLowerCase()}s`, namespaced: true };
+}
+
+/** Applies the class objects and waits for the ClusterClass; createCluster then creates only the Cluster. */
+async function applyClass(kc: KubeConfig, client: KubeClient, shape: BenchClusterShape, topology: TopologyClusters): Promise<(name: string) => Promise<void>> {
+  const applier = new ManifestApplier(kc);
+  for (const manifest of topology.classObjects) await applier.apply(manifest, { fieldManager: 'capstan-bench' });
+  await waitForClassReady(client, shape.namespace, topology.classObjects);
+  return async (name) => {
+    await client.resource(RESOURCES.Cluster).create(topology.cluster(name) as KubernetesObject);
+  };
 }
 
 async function startCapstanSide(
@@ -79,6 +96,13 @@ async function startCapstanSide(
     allInOne,
   });
   const nats = env.processes.find((p) => p.name === 'nats-server')!;
+  let createFromClass: ((name: string) => Promise<void>) | undefined;
+  try {
+    createFromClass = shape.topology ? await applyClass(kc, client, shape, capstanTopologyClusters(shape)) : undefined;
+  } catch (error) {
+    await stopLocalServices(services);
+    throw error;
+  }
   return {
     // The NATS server carries Capstan's events between its services: it counts with them.
     controllers: [
@@ -88,6 +112,7 @@ async function startCapstanSide(
     ],
     standIns: () => simProcesses(env.simStateDir),
     createCluster: (name) =>
+      createFromClass?.(name) ??
       createSimK3sCluster(client, {
         namespace: shape.namespace,
         name,
@@ -116,13 +141,23 @@ async function startUpstreamSide(
     kubeconfigPath: env.kubeconfigPath,
     workDir,
     managers: UPSTREAM_MANAGERS,
+    // The topology controller (and the ClusterClass one) is alpha in v1.14, off by default.
+    ...(shape.topology && { extraArgs: { core: ['--feature-gates=ClusterTopology=true'] } }),
     readyTimeoutMs: 120_000,
   });
   const docker = managers.find((m) => m.name === 'upstream-docker')!;
+  let createFromClass: ((name: string) => Promise<void>) | undefined;
+  try {
+    createFromClass = shape.topology ? await applyClass(kc, client, shape, upstreamTopologyClusters(upstream, shape)) : undefined;
+  } catch (error) {
+    await stopUpstreamManagers(managers);
+    throw error;
+  }
   return {
     controllers: managers.filter((m) => m !== docker).map((m) => ({ service: m.name, pid: m.pid })),
     standIns: () => [{ service: 'upstream-docker (in-memory)', pid: docker.pid }],
     createCluster: async (name) => {
+      if (createFromClass) return createFromClass(name);
       // No simulated startup time, as the sim boots its machines at once.
       const manifests = inMemoryQuickStart({
         name,

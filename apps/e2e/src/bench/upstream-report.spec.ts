@@ -4,6 +4,7 @@ import {
   renderUpstreamBench,
   renderUpstreamSvg,
   sideTotals,
+  upstreamReportName,
   type SideRun,
   type UpstreamBenchMeta,
 } from './upstream-report.js';
@@ -72,13 +73,26 @@ const upstream: SideRun = {
 
 describe('bench:upstream report', () => {
   it('reads its options, with defaults, and refuses what is not a positive whole number', () => {
-    expect(parseUpstreamBenchArgs([])).toEqual({ clusters: [10, 30], workers: 3, timeoutMinutes: 20, sides: ['Capstan', 'Capstan all-in-one', 'upstream'] });
+    expect(parseUpstreamBenchArgs([])).toEqual({
+      clusters: [10, 30],
+      workers: 3,
+      timeoutMinutes: 20,
+      sides: ['Capstan', 'Capstan all-in-one', 'upstream'],
+      topology: false,
+    });
     expect(parseUpstreamBenchArgs(['--clusters', '2', '--workers=1', '--timeout-minutes', '5', '--sides', 'capstan'])).toEqual({
       clusters: [2],
       workers: 1,
       timeoutMinutes: 5,
       sides: ['Capstan'],
+      topology: false,
     });
+    expect(parseUpstreamBenchArgs(['--topology', '--clusters', '5', '--sides', 'capstan,upstream'])).toMatchObject({
+      clusters: [5],
+      sides: ['Capstan', 'upstream'],
+      topology: true,
+    });
+    expect(() => parseUpstreamBenchArgs(['--topology=yes'])).toThrow();
     expect(() => parseUpstreamBenchArgs(['--sides', 'capstan,kind'])).toThrow('--sides');
     expect(parseUpstreamBenchArgs(['--sides', 'upstream,all-in-one']).sides).toEqual(['upstream', 'Capstan all-in-one']);
     expect(parseUpstreamBenchArgs(['--clusters', '10, 30,100'])).toMatchObject({ clusters: [10, 30, 100] });
@@ -176,6 +190,17 @@ describe('bench:upstream report', () => {
     expect(text).toContain('| upstream-kubeadm-bootstrap (controller) | ? s |');
     expect(text).toContain('| management kube-apiserver (management) | 7.0 s |');
     expect(text).toContain('commit abc1234');
+    expect(text).not.toContain('ClusterClass');
+  });
+
+  it('says when the clusters came from a ClusterClass, and writes that variant under its own name', () => {
+    const heading = renderUpstreamBench([capstan, upstream], { ...meta, topology: true }).split('\n')[0]!;
+    expect(heading).toMatch(/^N clusters of 1 control plane machine \+ a MachineDeployment of 3 workers \(clusters from a ClusterClass: /);
+    expect(heading).toContain("Capstan's capstan-k3s with simMode shared and provisioningDelaySeconds 0");
+    expect(heading).toContain("upstream's in-memory with its DevMachineTemplates' startupDuration 0s");
+    expect(renderUpstreamSvg([capstan], { ...meta, topology: true })).toContain('3 workers each, from a ClusterClass)');
+    expect(upstreamReportName(true)).toBe('upstream-topology');
+    expect(upstreamReportName(false)).toBe('upstream');
   });
 
   it('picks round axis steps', () => {

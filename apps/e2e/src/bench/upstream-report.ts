@@ -80,6 +80,8 @@ export interface UpstreamBenchMeta {
   /** The management cluster's kube-apiserver and etcd (the same binaries and flags for both sides). */
   managementServers: string;
   commit?: string;
+  /** Clusters from a ClusterClass (`--topology`): Capstan's capstan-k3s, upstream's in-memory. */
+  topology?: boolean;
 }
 
 export interface UpstreamBenchArgs {
@@ -88,6 +90,8 @@ export interface UpstreamBenchArgs {
   timeoutMinutes: number;
   /** Which sides to run, in this order (both by default; one side for a before/after figure of that side). */
   sides: BenchSide[];
+  /** Create every cluster from a ClusterClass (a Cluster with spec.topology) instead of its objects one by one. */
+  topology: boolean;
 }
 
 const SIDE_NAMES: Record<string, BenchSide> = { capstan: 'Capstan', 'all-in-one': 'Capstan all-in-one', upstream: 'upstream' };
@@ -98,7 +102,7 @@ export function positiveInteger(value: string, option: string): number {
   return n;
 }
 
-/** `--clusters 10,30 --workers 3 --timeout-minutes 20`; the defaults are those. */
+/** `--clusters 10,30 --workers 3 --timeout-minutes 20 [--topology]`; the defaults are those, without --topology. */
 export function parseUpstreamBenchArgs(argv: readonly string[]): UpstreamBenchArgs {
   const { values } = parseArgs({
     args: [...argv],
@@ -107,6 +111,7 @@ export function parseUpstreamBenchArgs(argv: readonly string[]): UpstreamBenchAr
       workers: { type: 'string', default: '3' },
       'timeout-minutes': { type: 'string', default: '20' },
       sides: { type: 'string', default: 'capstan,all-in-one,upstream' },
+      topology: { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -115,7 +120,13 @@ export function parseUpstreamBenchArgs(argv: readonly string[]): UpstreamBenchAr
     workers: positiveInteger(values.workers, 'workers'),
     timeoutMinutes: positiveInteger(values['timeout-minutes'], 'timeout-minutes'),
     sides: parseBenchSides(values.sides),
+    topology: values.topology,
   };
+}
+
+/** The report's file name in .capstan/bench (.md, .svg, .json): the topology variant's apart from the flat one's. */
+export function upstreamReportName(topology: boolean): string {
+  return topology ? 'upstream-topology' : 'upstream';
 }
 
 /** `capstan,all-in-one,upstream` (any of them, in the order to run them). */
@@ -218,8 +229,13 @@ export function renderUpstreamBench(runs: SideRun[], meta: UpstreamBenchMeta): s
     `| ${title} | ${cols.map((run, i) => cell(run, totals[i]!)).join(' | ')} |`;
   const perMachine = (run: SideRun, n: number) => `${n} (${fmt(n / (run.clusters * (meta.workers + 1)), 0)} per machine)`;
   const verbRows = verbs(cols).map((verb) => row(`&nbsp;&nbsp;${verb}`, (run) => String(run.requestsByVerb[verb] ?? 0)));
+  const fromClass = meta.topology
+    ? ' (clusters from a ClusterClass: each a Cluster with spec.topology naming the class, applied once before the run; ' +
+      "Capstan's capstan-k3s with simMode shared and provisioningDelaySeconds 0, upstream's in-memory with its " +
+      "DevMachineTemplates' startupDuration 0s and the core's ClusterTopology feature gate on)"
+    : '';
   const lines = [
-    `N clusters of 1 control plane machine + a MachineDeployment of ${meta.workers} workers, all created at once, then all deleted at once; ` +
+    `N clusters of 1 control plane machine + a MachineDeployment of ${meta.workers} workers${fromClass}, all created at once, then all deleted at once; ` +
       `each side on fresh management servers (${meta.managementServers}, the same for both) per N, one after the other in one run; ` +
       `Capstan: its five services, one process each (Capstan all-in-one: the five in one process), the sim in shared mode (node agents in-process, no boot delay or jitter); ` +
       `upstream Cluster API ${meta.upstreamVersion}: core, kubeadm bootstrap, kubeadm control plane and the docker provider's in-memory backend (no startup delay); ` +
@@ -327,7 +343,7 @@ const escapeXml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&
  * Two line charts side by side, both sides in each: time to every Machine Running and the controllers' peak RSS
  * against N. A run that did not finish has no point (the table says so).
  */
-export function renderUpstreamSvg(runs: SideRun[], meta: Pick<UpstreamBenchMeta, 'workers' | 'upstreamVersion'>): string {
+export function renderUpstreamSvg(runs: SideRun[], meta: Pick<UpstreamBenchMeta, 'workers' | 'upstreamVersion' | 'topology'>): string {
   const panels: Panel[] = [
     { title: 'create -> every Machine Running', unit: 's', value: (r) => r.machinesRunningSeconds },
     { title: 'controllers peak RSS (sum of VmHWM)', unit: 'MiB', value: (r) => sideTotals(r).controllerPeakMiB },
@@ -368,7 +384,7 @@ export function renderUpstreamSvg(runs: SideRun[], meta: Pick<UpstreamBenchMeta,
     }
     parts.push(`<line x1="${x0}" y1="${y0 + plotH}" x2="${px(xMax)}" y2="${y0 + plotH}" stroke="#333"/>`);
     parts.push(`<line x1="${x0}" y1="${y0}" x2="${x0}" y2="${y0 + plotH}" stroke="#333"/>`);
-    parts.push(`<text x="${x0 + plotW / 2}" y="${y0 + plotH + 34}" text-anchor="middle">N clusters (1 control plane + ${meta.workers} workers each)</text>`);
+    parts.push(`<text x="${x0 + plotW / 2}" y="${y0 + plotH + 34}" text-anchor="middle">N clusters (1 control plane + ${meta.workers} workers each${meta.topology ? ', from a ClusterClass' : ''})</text>`);
     parts.push(`<text transform="translate(${x0 - 42} ${y0 + plotH / 2}) rotate(-90)" text-anchor="middle">${panel.unit}</text>`);
     for (const side of BENCH_SIDES) {
       const points = ns

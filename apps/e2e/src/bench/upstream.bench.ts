@@ -1,4 +1,4 @@
-// `npm run bench:upstream [-- --clusters 10,30 --workers 3 --timeout-minutes 20 --sides capstan,all-in-one,upstream]`:
+// `npm run bench:upstream [-- --clusters 10,30 --workers 3 --timeout-minutes 20 --sides capstan,all-in-one,upstream --topology]`:
 // Capstan (one process per service, and the all-in-one process) side by side with upstream
 // Cluster API (the release tools/cluster-api pins, built once from the Go module proxy). For each N, each side in
 // turn on fresh management servers (etcd, kube-apiserver, kube-controller-manager and NATS from libs/testing, the same
@@ -14,6 +14,12 @@
 // management kube-apiserver's audit log) the requests by client: each service, manager and node agent. Writes
 // .capstan/bench/upstream.md, upstream.svg and upstream.json (every figure); the controllers' logs stay in
 // /tmp/capstan-bench-upstream-*.
+// --topology: each cluster from a ClusterClass, as platform teams create them (topology-clusters.ts). Each side
+// applies its class and templates once, before the timed part (Capstan's capstan-k3s from
+// apps/cli/templates/cluster-template-sim-topology.yaml; upstream's clusterclass-in-memory.yaml, its
+// DevMachineTemplates' startupDuration 0s, with the core's ClusterTopology feature gate on), and creates per cluster
+// only a Cluster with spec.topology (version, 1 control plane replica, md-0 of class default-worker with --workers;
+// Capstan's with simMode shared and provisioningDelaySeconds 0). Writes .capstan/bench/upstream-topology.{md,svg,json}.
 import 'reflect-metadata';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
@@ -31,6 +37,7 @@ import {
   renderUpstreamBench,
   renderUpstreamSvg,
   sideTotals,
+  upstreamReportName,
   type BenchSide,
   type ProcessRole,
   type SideRun,
@@ -41,7 +48,7 @@ const ARGS = parseUpstreamBenchArgs(process.argv.slice(2));
 const TIMEOUT_MS = ARGS.timeoutMinutes * 60_000;
 const VERSION = 'v1.34.4';
 const NAMESPACE = 'default';
-const SHAPE: BenchClusterShape = { namespace: NAMESPACE, version: VERSION, workers: ARGS.workers };
+const SHAPE: BenchClusterShape = { namespace: NAMESPACE, version: VERSION, workers: ARGS.workers, topology: ARGS.topology };
 /** How long freshly started processes get before the idle RSS reading and the first create. */
 const SETTLE_MS = 20_000;
 
@@ -173,7 +180,10 @@ async function reconcilesByController(urls: readonly string[]): Promise<Record<s
 
 async function main(): Promise<void> {
   const upstream = resolveUpstreamClusterApi(log);
-  log(`upstream Cluster API ${upstream.version}; clusters ${ARGS.clusters.join(', ')}, ${ARGS.workers} workers each; quiet wait up to ${QUIET_WAIT_MS / 60_000} min`);
+  log(
+    `upstream Cluster API ${upstream.version}; clusters ${ARGS.clusters.join(', ')}, ${ARGS.workers} workers each` +
+      `${ARGS.topology ? ', from a ClusterClass' : ''}; quiet wait up to ${QUIET_WAIT_MS / 60_000} min`,
+  );
   const out = join(repoRoot(), '.capstan', 'bench');
   mkdirSync(out, { recursive: true });
   const runs: SideRun[] = [];
@@ -189,13 +199,15 @@ async function main(): Promise<void> {
     kubernetesVersion: VERSION,
     managementServers: managementServers(),
     ...(sha !== undefined && { commit: sha }),
+    ...(ARGS.topology && { topology: true }),
   };
+  const name = upstreamReportName(ARGS.topology);
   const write = () => {
     const text = [renderUpstreamBench(runs, meta), 'Error lines in the controllers\' logs:', '', ...errorNotes].join('\n');
-    writeFileSync(join(out, 'upstream.md'), `${text}\n`);
-    writeFileSync(join(out, 'upstream.svg'), renderUpstreamSvg(runs, meta));
+    writeFileSync(join(out, `${name}.md`), `${text}\n`);
+    writeFileSync(join(out, `${name}.svg`), renderUpstreamSvg(runs, meta));
     // Every figure of every run, for a reader who wants more than the tables (all requests by resource, say).
-    writeFileSync(join(out, 'upstream.json'), `${JSON.stringify({ meta, runs }, null, 2)}\n`);
+    writeFileSync(join(out, `${name}.json`), `${JSON.stringify({ meta, runs }, null, 2)}\n`);
     return text;
   };
   for (const n of ARGS.clusters) {
@@ -205,7 +217,7 @@ async function main(): Promise<void> {
     }
   }
   process.stdout.write(`${write()}\n`);
-  log(`written: ${join(out, 'upstream.md')}, ${join(out, 'upstream.svg')}, ${join(out, 'upstream.json')}`);
+  log(`written: ${['md', 'svg', 'json'].map((ext) => join(out, `${name}.${ext}`)).join(', ')}`);
 }
 
 main().then(
