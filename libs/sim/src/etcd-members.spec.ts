@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { EtcdMemberSet } from './etcd-members.js';
+import { EtcdMemberSet, whenSafe } from './etcd-members.js';
 import { isSimError } from './errors.js';
 
 // A member's name is its server's node name, which the cluster owner chooses (agentConfig.nodeName): it becomes a
@@ -45,4 +45,19 @@ describe('etcd member names a cluster owner chooses', () => {
       expect(readdirSync(root)).toEqual([]);
     },
   );
+});
+
+describe('whenSafe', () => {
+  it("asks a membership change again while etcd answers 'unhealthy cluster', and gives up on anything else", async () => {
+    let calls = 0;
+    const added = await whenSafe('adding', 'server-1', async () => {
+      calls++;
+      if (calls < 3) throw new Error('etcd member add failed: etcdserver: unhealthy cluster');
+      return 'learner';
+    });
+    expect([added, calls]).toEqual(['learner', 3]);
+    await expect(
+      whenSafe('adding', 'server-1', () => Promise.reject(new Error('etcdserver: peerURL exists'))),
+    ).rejects.toThrow('adding etcd member server-1: etcdserver: peerURL exists');
+  });
 });

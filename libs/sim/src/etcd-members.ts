@@ -197,7 +197,7 @@ export class EtcdMemberSet {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const ports = { client: await freePort(), peer: await freePort() };
     reservePorts(dir, ports);
-    const { added, members } = await addLearner(via, peerUrlOf(ports));
+    const { added, members } = await whenSafe('adding', name, () => addLearner(via, peerUrlOf(ports)));
     try {
       recordJoin(dir, { initialCluster: initialClusterOf(members, added.ID, name) });
       await this.startMember(name);
@@ -247,24 +247,27 @@ export class EtcdMemberSet {
 }
 
 /**
- * etcd refuses to remove a voter while the members left have not all been connected for a few seconds (its strict
- * reconfiguration check: "unhealthy cluster"), as they are not just after the cluster restarted: it is asked again.
+ * etcd refuses to add or remove a member while the members have not all been connected for a few seconds (its strict
+ * reconfiguration check: "unhealthy cluster"), as they are not just after the cluster restarted or a member left: the
+ * change is asked again, for up to REMOVE_TIMEOUT_MS.
  */
-async function removeWhenSafe(url: string, id: string, name: string): Promise<void> {
+export async function whenSafe<T>(what: string, name: string, change: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + REMOVE_TIMEOUT_MS;
   for (;;) {
     try {
-      await removeMember(url, id);
-      return;
+      return await change();
     } catch (error) {
       if (!/unhealthy cluster/i.test((error as Error).message) || Date.now() > deadline)
-        throw new SimError(`removing etcd member ${name}: ${(error as Error).message}`, 'EtcdRequestFailed', {
+        throw new SimError(`${what} etcd member ${name}: ${(error as Error).message}`, 'EtcdRequestFailed', {
           member: name,
         });
       await sleep(500);
     }
   }
 }
+
+const removeWhenSafe = (url: string, id: string, name: string): Promise<void> =>
+  whenSafe('removing', name, () => removeMember(url, id));
 
 /**
  * The voting members (names, sorted) of the cluster whose members live in `dir`, as the first member that answers
