@@ -107,7 +107,8 @@ function ownerReferenceTo(cluster: Cluster): V1OwnerReference {
   };
 }
 
-const refTo = (object: TemplateObject) => ({
+/** The contract reference (apiGroup, kind, name) to an object of the topology. */
+export const refTo = (object: TemplateObject) => ({
   apiGroup: parseApiVersion(object.apiVersion).group,
   kind: object.kind,
   name: object.metadata.name,

@@ -11,6 +11,7 @@ import { BY_CLUSTER_NAME, clusterIndexValue, isNotFound } from '@capstan/kube';
 import { controlledBy, type WorkloadContext } from '../shared/workload-context.js';
 import type {
   Blueprint,
+  MachineDeploymentBlueprint,
   CurrentMachineDeployment,
   CurrentState,
   TemplateObject,
@@ -63,10 +64,7 @@ export async function readBlueprint(reads: Reads, clusterClass: ClusterClass): P
           )
         : undefined,
     ]);
-  const machineDeploymentClasses = new Map<
-    string,
-    Blueprint['machineDeploymentClasses'] extends Map<string, infer B> ? B : never
-  >();
+  const machineDeploymentClasses = new Map<string, MachineDeploymentBlueprint>();
   for (const mdClass of spec.workers?.machineDeployments ?? []) {
     const what = `of worker class ${mdClass.class}`;
     const [bootstrapTemplate, infrastructureTemplate] = await Promise.all([

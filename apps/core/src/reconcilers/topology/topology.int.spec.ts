@@ -13,7 +13,7 @@ import {
   type Unstructured,
 } from '@capstan/api';
 import type { ResourceType } from '@capstan/kube';
-import { startTestExtension } from '../../runtime/testing/test-extension.js';
+import { startTestExtension, type TestExtension } from '../../runtime/testing/test-extension.js';
 import { eventually, startWorkloadEnv, type WorkloadEnv } from '../../testing/workload-env.js';
 
 /**
@@ -52,6 +52,26 @@ describe('topology controller', () => {
     name: string,
     topology: Partial<NonNullable<NonNullable<Cluster['spec']>['topology']>>,
   ) => clusters().mergePatch({ namespace: ns(), name }, { spec: { topology } });
+
+  /** An ExtensionConfig for the test extension, for this run's namespace only (other files' Clusters never call it). */
+  const registerExtension = async (configName: string, extension: TestExtension) => {
+    const configs = env.client.resource<ExtensionConfig>(RESOURCES.ExtensionConfig);
+    await configs.create({
+      apiVersion: RESOURCES.ExtensionConfig.apiVersion,
+      kind: RESOURCES.ExtensionConfig.kind,
+      metadata: { name: configName },
+      spec: {
+        clientConfig: { url: extension.url, caBundle: extension.caBundle },
+        namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns() } },
+      },
+    } as ExtensionConfig);
+    await eventually(
+      'the extension discovered',
+      async () =>
+        getCondition((await configs.get({ name: configName })).status?.conditions, 'Discovered')?.status ===
+        'True',
+    );
+  };
 
   /** The shipped template with its variables filled in, as `capstan generate cluster --flavor topology` does. */
   function shippedObjects(clusterName: string): Unstructured[] {
@@ -265,22 +285,7 @@ describe('topology controller', () => {
     const configName = `${ns()}-upgrades`;
     try {
       extension.block('BeforeClusterUpgrade', 2);
-      await configs.create({
-        apiVersion: RESOURCES.ExtensionConfig.apiVersion,
-        kind: RESOURCES.ExtensionConfig.kind,
-        metadata: { name: configName },
-        spec: {
-          clientConfig: { url: extension.url, caBundle: extension.caBundle },
-          // Only this run's namespace: other files' Clusters never call it.
-          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns() } },
-        },
-      } as ExtensionConfig);
-      await eventually(
-        'the extension discovered',
-        async () =>
-          getCondition((await configs.get({ name: configName })).status?.conditions, 'Discovered')?.status ===
-          'True',
-      );
+      await registerExtension(configName, extension);
       const cpName = (await cluster('alpha')).spec!.controlPlaneRef!.name;
       const controlPlanes = env.client.resource<Unstructured>(typeOf('K3sControlPlane'));
       const cpStatus = (version: string) =>
@@ -357,21 +362,7 @@ describe('topology controller', () => {
     }));
     const original = await read<ClusterClass>('ClusterClass', 'capstan-k3s');
     try {
-      await configs.create({
-        apiVersion: RESOURCES.ExtensionConfig.apiVersion,
-        kind: RESOURCES.ExtensionConfig.kind,
-        metadata: { name: configName },
-        spec: {
-          clientConfig: { url: extension.url, caBundle: extension.caBundle },
-          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns() } },
-        },
-      } as ExtensionConfig);
-      await eventually(
-        'the extension discovered',
-        async () =>
-          getCondition((await configs.get({ name: configName })).status?.conditions, 'Discovered')?.status ===
-          'True',
-      );
+      await registerExtension(configName, extension);
       await classes.mergePatch(
         { namespace: ns(), name: 'capstan-k3s' },
         {

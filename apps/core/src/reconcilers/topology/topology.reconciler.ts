@@ -24,7 +24,13 @@ import type { DeletionResult, ReconcilerParts, ReconcileScope } from '@capstan/p
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { WorkloadContext } from '../shared/workload-context.js';
 import type { ExternalPatchCaller } from './external-patches.js';
-import { computeDesiredState, SPEC_HASH_ANNOTATION, specHash, type DesiredState } from './desired-state.js';
+import {
+  computeDesiredState,
+  refTo,
+  SPEC_HASH_ANNOTATION,
+  specHash,
+  type DesiredState,
+} from './desired-state.js';
 import type { CurrentState, TemplateObject } from './topology-blueprint.js';
 import { TopologyError } from './topology-errors.js';
 import { setPending, TopologyHooks, type BlockingHook, type LifecycleHookCaller } from './topology-hooks.js';
@@ -73,12 +79,6 @@ export interface TopologyDeps {
   informerOf: (type: ResourceType) => Informer<TemplateObject>;
   now?: () => Date;
 }
-
-const refTo = (object: TemplateObject) => ({
-  apiGroup: parseApiVersion(object.apiVersion).group,
-  kind: object.kind,
-  name: object.metadata.name,
-});
 
 const sameRef = (
   a: { apiGroup?: string; kind?: string; name?: string } | undefined,
@@ -360,39 +360,34 @@ export class TopologyReconciler implements ReconcilerParts<Cluster> {
     return items.length > 0;
   }
 
-  /** Server-side apply of a provider object or template, unless it already holds all of it. */
+  /** A provider object or template: its resource resolved from its API version, then applied as writeTyped does. */
   private async write(
     wanted: TemplateObject,
     current: TemplateObject | undefined,
     rc: ReconcileContext,
   ): Promise<TemplateObject> {
-    const intent = withAppliedHash(wanted);
-    if (current && containsIntent(current, intent)) return current;
     const { group, version } = parseApiVersion(wanted.apiVersion);
     const type = await this.deps.workload.templates.resolve(group, wanted.kind, version);
-    const written = await this.deps.workload.client
-      .resource<TemplateObject>(type)
-      .apply(intent, { fieldManager: TOPOLOGY_FIELD_MANAGER });
-    rc.log.info(
-      { kind: wanted.kind, name: wanted.metadata.name, created: current === undefined },
-      'topology object applied',
-    );
-    return written;
+    return this.writeTyped(type, wanted, current, rc);
   }
 
+  /** Server-side apply under the topology's field manager, unless the object already holds all of the intent. */
   private async writeTyped<T extends KubernetesObject>(
     type: ResourceType,
     wanted: T,
     current: T | undefined,
     rc: ReconcileContext,
-  ): Promise<void> {
+  ): Promise<T> {
     const intent = withAppliedHash(wanted);
-    if (current && containsIntent(current, intent)) return;
-    await this.deps.workload.client.resource<T>(type).apply(intent, { fieldManager: TOPOLOGY_FIELD_MANAGER });
+    if (current && containsIntent(current, intent)) return current;
+    const written = await this.deps.workload.client
+      .resource<T>(type)
+      .apply(intent, { fieldManager: TOPOLOGY_FIELD_MANAGER });
     rc.log.info(
       { kind: type.kind, name: wanted.metadata?.name, created: current === undefined },
       'topology object applied',
     );
+    return written;
   }
 
   private async deleteTyped(type: ResourceType, object: KubernetesObject): Promise<void> {
