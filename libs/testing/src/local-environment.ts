@@ -23,6 +23,7 @@ import {
 import { createNodeNetwork, NODE_NETWORK } from './node-network.js';
 import { writeWebhookClientCredentials } from './webhook-client-credentials.js';
 import { renderKubeconfig } from './kubeconfig.js';
+import { readSelfSignedServingCa } from './self-signed-serving-ca.js';
 import { freePort, PORT_START_ATTEMPTS, retryWhilePortTaken } from './ports.js';
 import { stopRecordedSimProcesses } from './local-services.js';
 import { startProcess, stopPid, waitUntilReady, type ManagedProcess } from './processes.js';
@@ -349,8 +350,8 @@ async function startApiServer(
     proc,
     'kube-apiserver',
     async () => {
-      ca ??= readFileSync(join(certDir, 'apiserver.crt'), 'utf8');
-      return (await httpsGet(`${url}/readyz`, token, ca)) === 200;
+      ca ??= readSelfSignedServingCa(join(certDir, 'apiserver.crt'));
+      return ca !== undefined && (await httpsGet(`${url}/readyz`, token, ca)) === 200;
     },
     90_000,
   );
@@ -416,7 +417,7 @@ function httpsGet(url: string, token?: string, ca?: string): Promise<number> {
     const headers = token ? { authorization: `Bearer ${token}` } : undefined;
     const req = request(
       url,
-      { headers, ...(ca ? { ca } : { rejectUnauthorized: false }), timeout: 2000 },
+      { headers, ...(ca === undefined ? { rejectUnauthorized: false } : { ca }), timeout: 2000 },
       (res) => {
         res.resume();
         resolve(res.statusCode ?? 0);
