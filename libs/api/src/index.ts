@@ -62,6 +62,13 @@ export * from './contract/control-plane.js';
 export * from './contract/kubernetes-versions.js';
 export * from './validation/validate.js';
 export * from './validation/cluster-class-validation.js';
+export * from './validation/cluster-class-compatibility.js';
+export {
+  compareVersionsWithBuildTags,
+  formatVersion,
+  parseTolerantVersion,
+  type SemanticVersion,
+} from './validation/kubernetes-syntax.js';
 export { valueProblems, type ValueWalk } from './validation/variable-schema.js';
 export * from './conversion/index.js';
 export * from './schema/class-validator.js';

@@ -1,4 +1,5 @@
-import { answerAdmissionReview, MalformedAdmissionReview } from './admission-review.js';
+import { validateClusterClass } from '@capstan/api';
+import { answerAdmissionReview, MalformedAdmissionReview, type AdmissionValidators } from './admission-review.js';
 import { desiredValidatingWebhooks, validationClientConfig } from './validating-webhook-config.js';
 
 const clusterClass = (variables: { name: string }[]) => ({
@@ -17,18 +18,25 @@ const review = (request: Record<string, unknown>) => ({
   request: { uid: 'u-1', kind: { group: 'cluster.x-k8s.io', version: 'v1beta2', kind: 'ClusterClass' }, ...request },
 });
 
+const CLASS_PATH = '/validate-cluster-x-k8s-io-v1beta2-clusterclass';
+const CLASS_RULES: AdmissionValidators = {
+  'cluster.x-k8s.io/ClusterClass': async ({ object }) => ({ issues: validateClusterClass(object), warnings: [] }),
+};
+const answer = (body: unknown, validators: AdmissionValidators = CLASS_RULES, path = CLASS_PATH) =>
+  answerAdmissionReview(body, path, validators);
+
 describe('answerAdmissionReview', () => {
-  it('allows a valid ClusterClass', () => {
-    expect(answerAdmissionReview(review({ operation: 'CREATE', object: clusterClass([{ name: 'a' }]) }))).toEqual({
+  it('allows a valid ClusterClass', async () => {
+    expect(await answer(review({ operation: 'CREATE', object: clusterClass([{ name: 'a' }]) }))).toEqual({
       apiVersion: 'admission.k8s.io/v1',
       kind: 'AdmissionReview',
       response: { uid: 'u-1', allowed: true },
     });
   });
 
-  it('refuses an invalid one with 422 Invalid, listing path: rule', () => {
+  it('refuses an invalid one with 422 Invalid, listing path: rule', async () => {
     const object = clusterClass([{ name: 'a' }, { name: 'a' }]);
-    const { response } = answerAdmissionReview(review({ operation: 'UPDATE', object, oldObject: clusterClass([]) }));
+    const { response } = await answer(review({ operation: 'UPDATE', object, oldObject: clusterClass([]) }));
     expect(response).toEqual({
       uid: 'u-1',
       allowed: false,
@@ -53,9 +61,50 @@ describe('answerAdmissionReview', () => {
     });
   });
 
-  it('allows other operations, and refuses kinds it does not validate', () => {
-    expect(answerAdmissionReview(review({ operation: 'DELETE' })).response.allowed).toBe(true);
-    const other = answerAdmissionReview(review({ operation: 'CREATE', kind: { group: 'cluster.x-k8s.io', kind: 'Cluster' }, object: {} }));
+  it('refuses a write not allowed now with 403 Forbidden, and passes warnings on whatever the answer', async () => {
+    const rules: AdmissionValidators = {
+      'cluster.x-k8s.io/ClusterClass': async ({ operation }) =>
+        operation === 'DELETE'
+          ? { issues: [], warnings: ['w'], forbidden: 'ClusterClass cannot be deleted because it is used by Cluster(s): ns/a' }
+          : { issues: [], warnings: ['careful'] },
+    };
+    const deleted = await answer(review({ operation: 'DELETE', oldObject: clusterClass([]) }), rules);
+    expect(deleted.response).toEqual({
+      uid: 'u-1',
+      allowed: false,
+      warnings: ['w'],
+      status: {
+        code: 403,
+        reason: 'Forbidden',
+        message: 'clusterclasses.cluster.x-k8s.io "cc" is forbidden: ClusterClass cannot be deleted because it is used by Cluster(s): ns/a',
+        details: { name: 'cc', group: 'cluster.x-k8s.io', kind: 'clusterclasses', causes: [] },
+      },
+    });
+    const created = await answer(review({ operation: 'CREATE', object: clusterClass([]) }), rules);
+    expect(created.response).toEqual({ uid: 'u-1', allowed: true, warnings: ['careful'] });
+  });
+
+  it('refuses with 500 InternalError, naming the failure, when a rule cannot read what it needs', async () => {
+    const rules: AdmissionValidators = {
+      'cluster.x-k8s.io/ClusterClass': async () => {
+        throw new Error('GET clusters: the API server answered 503');
+      },
+    };
+    const { response } = await answer(review({ operation: 'CREATE', object: clusterClass([]) }), rules);
+    expect(response).toEqual({
+      uid: 'u-1',
+      allowed: false,
+      status: {
+        code: 500,
+        reason: 'InternalError',
+        message: 'ClusterClass.cluster.x-k8s.io "cc" could not be validated: GET clusters: the API server answered 503',
+      },
+    });
+  });
+
+  it('allows operations it does not review, and refuses a kind sent to another kind\'s path', async () => {
+    expect((await answer(review({ operation: 'CONNECT' }))).response.allowed).toBe(true);
+    const other = await answer(review({ operation: 'CREATE', kind: { group: 'cluster.x-k8s.io', kind: 'Cluster' }, object: {} }));
     expect(other.response).toMatchObject({ allowed: false, status: { code: 400 } });
   });
 
@@ -65,30 +114,44 @@ describe('answerAdmissionReview', () => {
     ['no uid', review({ uid: '' }), 'the AdmissionReview request has no uid'],
     ['no object', review({ operation: 'CREATE' }), 'the CREATE review carries no object'],
     ['no oldObject', review({ operation: 'UPDATE', object: clusterClass([]) }), 'the UPDATE review carries no oldObject'],
-  ])('throws MalformedAdmissionReview for %s', (_what, body, message) => {
-    expect(() => answerAdmissionReview(body)).toThrow(new MalformedAdmissionReview(message));
+    ['no oldObject to delete', review({ operation: 'DELETE' }), 'the DELETE review carries no oldObject'],
+  ])('throws MalformedAdmissionReview for %s', async (_what, body, message) => {
+    await expect(answer(body)).rejects.toThrow(new MalformedAdmissionReview(message));
   });
 });
 
 describe('the ValidatingWebhookConfiguration', () => {
-  it('reaches the same Service or URL as the conversion, at the validation path', () => {
-    expect(validationClientConfig({ service: { name: 's', namespace: 'n', path: '/convert', port: 443 } })).toEqual({
+  it('reaches the same Service or URL as the conversion, at a validation path', () => {
+    expect(validationClientConfig({ service: { name: 's', namespace: 'n', path: '/convert', port: 443 } }, CLASS_PATH)).toEqual({
       service: { name: 's', namespace: 'n', path: '/validate-cluster-x-k8s-io-v1beta2-clusterclass', port: 443 },
     });
-    expect(validationClientConfig({ url: 'https://127.0.0.1:9443/convert' })).toEqual({
+    expect(validationClientConfig({ url: 'https://127.0.0.1:9443/convert' }, CLASS_PATH)).toEqual({
       url: 'https://127.0.0.1:9443/validate-cluster-x-k8s-io-v1beta2-clusterclass',
     });
   });
 
-  it('fails closed on ClusterClass CREATE and UPDATE, with the CA bundle', () => {
-    const [webhook] = desiredValidatingWebhooks('CA', { url: 'https://h:1/convert' });
-    expect(webhook).toMatchObject({
+  it('fails closed on ClusterClass CREATE, UPDATE and DELETE and on Cluster CREATE and UPDATE, with the CA bundle', () => {
+    const webhooks = desiredValidatingWebhooks('CA', { url: 'https://h:1/convert' });
+    const common = {
       clientConfig: { caBundle: Buffer.from('CA').toString('base64') },
-      rules: [{ apiGroups: ['cluster.x-k8s.io'], apiVersions: ['v1beta2'], operations: ['CREATE', 'UPDATE'], resources: ['clusterclasses'] }],
       failurePolicy: 'Fail',
       sideEffects: 'None',
       admissionReviewVersions: ['v1'],
-    });
-    expect(webhook!.timeoutSeconds).toBeLessThanOrEqual(10);
+    };
+    expect(webhooks).toMatchObject([
+      {
+        ...common,
+        name: 'validation.clusterclass.cluster.x-k8s.io',
+        clientConfig: { ...common.clientConfig, url: `https://h:1${CLASS_PATH}` },
+        rules: [{ apiGroups: ['cluster.x-k8s.io'], apiVersions: ['v1beta2'], operations: ['CREATE', 'UPDATE', 'DELETE'], resources: ['clusterclasses'] }],
+      },
+      {
+        ...common,
+        name: 'validation.cluster.cluster.x-k8s.io',
+        clientConfig: { ...common.clientConfig, url: 'https://h:1/validate-cluster-x-k8s-io-v1beta2-cluster' },
+        rules: [{ apiGroups: ['cluster.x-k8s.io'], apiVersions: ['v1beta2'], operations: ['CREATE', 'UPDATE'], resources: ['clusters'] }],
+      },
+    ]);
+    for (const webhook of webhooks) expect(webhook.timeoutSeconds).toBeLessThanOrEqual(10);
   });
 });

@@ -18,7 +18,7 @@ import { VALIDATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATIONS } f
 
 // The core's webhook against the real API server: the CRDs pointed at it with its CA, v1beta1 objects written and
 // read through it, the stored v1beta2 objects as upstream's conversion makes them; the ValidatingWebhookConfiguration
-// pointed at it, ClusterClasses refused through the API server for the rules beyond CEL.
+// pointed at it, ClusterClasses and Clusters refused through the API server for the rules beyond CEL.
 
 type Obj = KubernetesObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> };
 const machines = (version: string): ResourceType => ({
@@ -332,6 +332,45 @@ describe('the conversion webhook', () => {
         .resource<Obj>(clusterClasses)
         .create(clusterClass('valid', { variables: [variable('region'), variable('zone')], kubernetesVersions: ['v1.33.4', 'v1.34.0'] }));
       expect(created.metadata?.name).toBe('valid');
+    });
+
+    it('refuses a Cluster whose topology its ClusterClass cannot build, and deleting a class a Cluster uses', async () => {
+      const clusters: ResourceType = { ...clusterClasses, plural: 'clusters', kind: 'Cluster' };
+      await client.resource<Obj>(clusterClasses).create(clusterClass('in-use', { variables: [variable('region')] }));
+      const topologyCluster = (name: string, topology: Record<string, unknown>) =>
+        ({
+          apiVersion: 'cluster.x-k8s.io/v1beta2',
+          kind: 'Cluster',
+          metadata: { name, namespace: ns.name },
+          spec: { topology: { classRef: { name: 'in-use' }, version: 'v1.34.4', ...topology } },
+        }) as Obj;
+      const refused = await client
+        .resource<Obj>(clusters)
+        .create(topologyCluster('wrong', { workers: { machineDeployments: [{ class: 'gpu', name: 'md-0' }] } }))
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+      expect((refused as KubeApiError).status.code).toBe(422);
+      expect((refused as KubeApiError).status.message).toContain(
+        'spec.topology.workers.machineDeployments[0].class: MachineDeploymentClass with name "gpu" does not exist in ClusterClass "in-use"',
+      );
+      await client.resource<Obj>(clusters).create(topologyCluster('fits', { variables: [{ name: 'region', value: 'eu' }] }));
+      const deleteClass = () =>
+        client
+          .resource<Obj>(clusterClasses)
+          .delete({ namespace: ns.name, name: 'in-use' })
+          .then(
+            () => undefined,
+            (error: unknown) => error,
+          );
+      const inUse = await deleteClass();
+      expect((inUse as KubeApiError).status.code).toBe(403);
+      expect((inUse as KubeApiError).status.message).toContain(
+        `ClusterClass cannot be deleted because it is used by Cluster(s): ${ns.name}/fits`,
+      );
+      await client.resource<Obj>(clusters).delete({ namespace: ns.name, name: 'fits' });
+      expect(await deleteClass()).toBeUndefined();
     });
 
     it('answers a malformed review with 400 and a clear message', async () => {

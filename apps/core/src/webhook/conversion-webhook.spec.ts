@@ -3,7 +3,8 @@ import { eventually } from '@capstan/testing';
 import { request as httpsRequest } from 'node:https';
 import { connect, type TLSSocket } from 'node:tls';
 import { pino } from 'pino';
-import { CLUSTER_CLASS_VALIDATION_PATH } from './admission-review.js';
+import { validateClusterClass } from '@capstan/api';
+import { CLUSTER_CLASS_VALIDATION_PATH, type AdmissionValidators } from './admission-review.js';
 import { ConversionWebhook, WEBHOOK_LIMITS, type WebhookLimits } from './conversion-webhook.js';
 import type { WebhookTls } from './webhook-certificates.js';
 
@@ -14,6 +15,10 @@ import type { WebhookTls } from './webhook-certificates.js';
 const MiB = 1024 * 1024;
 const CONVERT = '/convert';
 const ADMIT = CLUSTER_CLASS_VALIDATION_PATH;
+/** The ClusterClass rules on the class alone: the limits under test are the server's, not the rules'. */
+const CLASS_RULES: AdmissionValidators = {
+  'cluster.x-k8s.io/ClusterClass': async ({ object }) => ({ issues: validateClusterClass(object), warnings: [] }),
+};
 
 const admissionReview = JSON.stringify({
   apiVersion: 'admission.k8s.io/v1',
@@ -189,6 +194,7 @@ describe('the webhook server within its limits', () => {
       resolve: async ({ group }) => `${group}/v1alpha1`,
       logger: pino({ level: 'silent' }),
       limits,
+      validators: CLASS_RULES,
       ...(clientCaPem ? { clientCaPem } : {}),
     });
     started.push(webhook);
@@ -267,7 +273,7 @@ describe('the webhook server within its limits', () => {
 
   it('refuses limits under which a review could never fit the in-flight budget', () => {
     const limits = { maxInFlightBodyBytes: 8 * MiB };
-    expect(() => new ConversionWebhook({ port: 0, bindAddress: '127.0.0.1', tls, resolve: async () => 'x/v1', logger: pino({ level: 'silent' }), limits })).toThrow(
+    expect(() => new ConversionWebhook({ port: 0, bindAddress: '127.0.0.1', tls, resolve: async () => 'x/v1', logger: pino({ level: 'silent' }), limits, validators: {} })).toThrow(
       'webhook limits: a review may not be larger than the in-flight budget',
     );
   });

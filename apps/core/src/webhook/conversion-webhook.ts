@@ -12,7 +12,13 @@ import {
   type Unstructured,
 } from '@capstan/api';
 import type { Logger } from 'pino';
-import { admissionSubject, answerAdmissionReview, CLUSTER_CLASS_VALIDATION_PATH, MalformedAdmissionReview } from './admission-review.js';
+import {
+  admissionSubject,
+  answerAdmissionReview,
+  MalformedAdmissionReview,
+  VALIDATION_PATHS,
+  type AdmissionValidators,
+} from './admission-review.js';
 import type { WebhookTls } from './webhook-certificates.js';
 
 /**
@@ -85,6 +91,8 @@ export interface ConversionWebhookOptions {
    * server sends CRD conversion webhooks no credentials (kubernetes/kubernetes#131810).
    */
   clientCaPem?: string;
+  /** The admission rules by kind (admission-validators.ts). */
+  validators: AdmissionValidators;
 }
 
 /** Problems of an object converted into the stored version, which the API server does not validate itself. */
@@ -102,7 +110,8 @@ function storedVersionProblems(converted: Unstructured): string[] {
  * The core's webhook server. `POST /convert` (apiextensions.k8s.io/v1 ConversionReview): v1beta1 <-> v1beta2 for the
  * core kinds as upstream converts them; objects converted into v1beta2 are validated against the v1beta2 schema
  * classes, since the API server validates only the version a client sent. `POST /validate-cluster-x-k8s-io-v1beta2-
- * clusterclass` (admission.k8s.io/v1 AdmissionReview): the ClusterClass rules beyond CEL (admission-review.ts).
+ * clusterclass` and `.../v1beta2-cluster` (admission.k8s.io/v1 AdmissionReview): the ClusterClass and Cluster rules
+ * beyond CEL (admission-validators.ts).
  * Reviews are taken within WebhookLimits: too large 413, too many at once 429.
  */
 export class ConversionWebhook {
@@ -174,9 +183,10 @@ export class ConversionWebhook {
     };
     if (req.method === 'GET' && req.url === '/healthz') return reply(200, { status: 'ok' });
     const path = req.url?.split('?')[0];
-    if (req.method !== 'POST' || (path !== '/convert' && path !== CLUSTER_CLASS_VALIDATION_PATH))
+    const validation = path !== undefined && VALIDATION_PATHS[path] !== undefined;
+    if (req.method !== 'POST' || (path !== '/convert' && !validation))
       return refuse(req, res, 404, { message: 'not found' });
-    if (path === CLUSTER_CLASS_VALIDATION_PATH && this.options.clientCaPem && !(req.socket as TLSSocket).authorized)
+    if (validation && this.options.clientCaPem && !(req.socket as TLSSocket).authorized)
       return refuse(req, res, 403, { message: "an admission review needs the API server's client certificate" });
     const maxBytes = path === '/convert' ? this.limits.maxConversionBodyBytes : this.limits.maxAdmissionBodyBytes;
     const declared = declaredBodyBytes(req);
@@ -203,7 +213,7 @@ export class ConversionWebhook {
     } catch {
       return reply(400, { message: 'the body is not JSON' });
     }
-    if (path === CLUSTER_CLASS_VALIDATION_PATH) return this.admit(body, reply);
+    if (validation) return this.admit(body, path, reply);
     try {
       const answer = await answerConversionReview(body, { resolve: this.options.resolve, check: storedVersionProblems });
       if (answer.response?.result.status === 'Failure') {
@@ -224,9 +234,9 @@ export class ConversionWebhook {
     refuse(req, res, 413, { message: `the review is larger than ${maxBytes} bytes` });
   }
 
-  private admit(body: unknown, reply: (status: number, body: unknown) => void): void {
+  private async admit(body: unknown, path: string, reply: (status: number, body: unknown) => void): Promise<void> {
     try {
-      const answer = answerAdmissionReview(body);
+      const answer = await answerAdmissionReview(body, path, this.options.validators);
       if (!answer.response.allowed) {
         // The message names fields and rules, never values.
         this.options.logger.info(

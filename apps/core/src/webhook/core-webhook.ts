@@ -4,6 +4,7 @@ import { ConversionError } from '@capstan/api';
 import type { KubeClient } from '@capstan/kube';
 import type { Logger } from 'pino';
 import { ProviderKinds } from '@capstan/provider-kit';
+import { admissionValidators } from './admission-validators.js';
 import { ConversionWebhook } from './conversion-webhook.js';
 import { configureCrdConversion, type WebhookClientConfig } from './crd-conversion-config.js';
 import { configureValidatingWebhook, removeValidatingWebhook, VALIDATING_WEBHOOK_CONFIGURATION } from './validating-webhook-config.js';
@@ -104,10 +105,11 @@ export class CoreWebhook {
           tls,
           ...(this.options.clientCaFile ? { clientCaPem: readFileSync(this.options.clientCaFile, 'utf8') } : {}),
           resolve: (gk) => this.resolve(gk),
+          validators: admissionValidators(this.client, this.kinds),
           logger: this.logger,
         });
         this.port = await this.webhook.start();
-        this.logger.info({ port: this.port }, 'webhook serving (conversion and ClusterClass validation)');
+        this.logger.info({ port: this.port }, 'webhook serving (conversion, ClusterClass and Cluster validation)');
       } else if (tls.certPem !== this.served?.certPem) {
         this.webhook.useCertificates(tls);
         this.logger.info({ notAfter: tls.notAfter.toISOString() }, 'conversion webhook serves renewed certificates');

@@ -1,7 +1,7 @@
 import { CLUSTER_API_GROUP, CLUSTER_API_VERSION, RESOURCES } from '@capstan/api';
 import { canonicalJson, isNotFound, type KubeClient, type ResourceType } from '@capstan/kube';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { CLUSTER_CLASS_VALIDATION_PATH } from './admission-review.js';
+import { CLUSTER_CLASS_VALIDATION_PATH, CLUSTER_VALIDATION_PATH } from './admission-review.js';
 import type { WebhookClientConfig } from './crd-conversion-config.js';
 
 /** The one ValidatingWebhookConfiguration the core keeps (deploy/services/core.yaml ships it; RBAC names it). */
@@ -33,39 +33,53 @@ interface ValidatingWebhook {
 
 type ValidatingWebhookConfiguration = KubernetesObject & { webhooks?: ValidatingWebhook[] };
 
-/** The same webhook as `clientConfig` (the Service or URL the CRDs' conversion uses), at the validation path. */
-export function validationClientConfig(clientConfig: WebhookClientConfig): WebhookClientConfig {
-  if ('service' in clientConfig) return { service: { ...clientConfig.service, path: CLUSTER_CLASS_VALIDATION_PATH } };
+/** The same webhook as `clientConfig` (the Service or URL the CRDs' conversion uses), at a validation path. */
+export function validationClientConfig(clientConfig: WebhookClientConfig, path: string): WebhookClientConfig {
+  if ('service' in clientConfig) return { service: { ...clientConfig.service, path } };
   const url = new URL(clientConfig.url);
-  url.pathname = CLUSTER_CLASS_VALIDATION_PATH;
+  url.pathname = path;
   url.search = '';
   return { url: url.toString() };
 }
 
-/** The webhooks the configuration holds: ClusterClass CREATE and UPDATE, refused when the webhook cannot answer. */
+/** What each validating webhook reviews: upstream's webhook names, paths and operations. */
+const REVIEWED = [
+  {
+    name: 'validation.clusterclass.cluster.x-k8s.io',
+    path: CLUSTER_CLASS_VALIDATION_PATH,
+    resource: RESOURCES.ClusterClass.plural,
+    // DELETE: a class some Cluster uses is refused.
+    operations: ['CREATE', 'UPDATE', 'DELETE'],
+  },
+  {
+    name: 'validation.cluster.cluster.x-k8s.io',
+    path: CLUSTER_VALIDATION_PATH,
+    resource: RESOURCES.Cluster.plural,
+    operations: ['CREATE', 'UPDATE'],
+  },
+] as const;
+
+/** The webhooks the configuration holds, refused when the webhook cannot answer (as upstream's). */
 export function desiredValidatingWebhooks(caPem: string, clientConfig: WebhookClientConfig): ValidatingWebhook[] {
   const caBundle = Buffer.from(caPem, 'utf8').toString('base64');
-  return [
-    {
-      // Upstream's name for the same webhook.
-      name: 'validation.clusterclass.cluster.x-k8s.io',
-      clientConfig: { ...validationClientConfig(clientConfig), caBundle },
-      rules: [
-        {
-          apiGroups: [CLUSTER_API_GROUP],
-          apiVersions: [CLUSTER_API_VERSION],
-          operations: ['CREATE', 'UPDATE'],
-          resources: [RESOURCES.ClusterClass.plural],
-          scope: '*',
-        },
-      ],
-      failurePolicy: 'Fail',
-      matchPolicy: 'Equivalent',
-      sideEffects: 'None',
-      admissionReviewVersions: ['v1'],
-      timeoutSeconds: TIMEOUT_SECONDS,
-    },
-  ];
+  return REVIEWED.map((reviewed) => ({
+    name: reviewed.name,
+    clientConfig: { ...validationClientConfig(clientConfig, reviewed.path), caBundle },
+    rules: [
+      {
+        apiGroups: [CLUSTER_API_GROUP],
+        apiVersions: [CLUSTER_API_VERSION],
+        operations: [...reviewed.operations],
+        resources: [reviewed.resource],
+        scope: '*',
+      },
+    ],
+    failurePolicy: 'Fail',
+    matchPolicy: 'Equivalent',
+    sideEffects: 'None',
+    admissionReviewVersions: ['v1'],
+    timeoutSeconds: TIMEOUT_SECONDS,
+  }));
 }
 
 /** The fields of a webhook this code sets, to compare what the API server holds (it adds defaults) with what is wanted. */
@@ -116,8 +130,8 @@ export async function configureValidatingWebhook(
 export async function removeValidatingWebhook(client: KubeClient, clientConfig: { url: string }): Promise<boolean> {
   const configurations = client.resource<ValidatingWebhookConfiguration>(VALIDATING_WEBHOOK_CONFIGURATIONS);
   const current = await configurations.getIfExists({ name: VALIDATING_WEBHOOK_CONFIGURATION });
-  const url = validationClientConfig(clientConfig);
-  if (!current?.webhooks?.every((w) => 'url' in w.clientConfig && 'url' in url && w.clientConfig.url === url.url)) return false;
+  const ours = new Set(REVIEWED.map((reviewed) => validationClientConfig(clientConfig, reviewed.path)).map((c) => ('url' in c ? c.url : '')));
+  if (!current?.webhooks?.every((w) => 'url' in w.clientConfig && ours.has(w.clientConfig.url))) return false;
   try {
     await configurations.delete({ name: VALIDATING_WEBHOOK_CONFIGURATION });
     return true;

@@ -3,8 +3,9 @@ import type { CoreWebhookOptions } from './core-webhook.js';
 
 /** The core's webhook flags (the shared service flags do not know them). */
 export const WEBHOOK_FLAGS_HELP = [
-  '  --webhook-port <port>          serve the v1beta1 <-> v1beta2 conversion and ClusterClass validating webhooks',
-  '                                 on this port (also WEBHOOK_PORT); unset: none, and v1beta1 requests fail',
+  '  --webhook-port <port>          serve the v1beta1 <-> v1beta2 conversion and the ClusterClass and Cluster',
+  '                                 validating webhooks on this port (also WEBHOOK_PORT); unset: none, and',
+  '                                 v1beta1 requests fail',
   '  --webhook-bind-address <ip>    where the webhook listens (default 0.0.0.0)',
   `  --webhook-service <ns/name>    the Service the API server reaches it through (default ${CONVERSION_WEBHOOK_SERVICE.namespace}/${CONVERSION_WEBHOOK_SERVICE.name})`,
   '  --webhook-url <url>            instead of a Service, this URL (a core running outside the cluster)',

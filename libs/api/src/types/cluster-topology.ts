@@ -30,10 +30,10 @@ import { MachineDeletionSpecSchema } from './machine.js';
 // infrastructureRef.
 //
 // Upstream's webhook rules expressed below as CEL: the version is a semantic version starting with v; a topology
-// cannot be removed from a Cluster (the rule is on the Cluster spec). Left out: a topology (classRef) added to an
-// existing Cluster, refused upstream unless the Cluster has the unsafe-update-class-name annotation (CEL on the spec
-// cannot read annotations); and the rules that need the ClusterClass (classes, variables and versions it defines,
-// health checks it allows, version upgrades, autoscaler annotations against replicas).
+// cannot be removed from a Cluster (the rule is on the Cluster spec). The core's Cluster webhook checks the rest
+// (apps/core/src/webhook/cluster-admission.ts): a topology added to an existing Cluster (CEL on the spec cannot read the
+// unsafe-update-class-name annotation) and the rules that need the ClusterClass or the Cluster's objects (classes,
+// variables and versions it defines, version upgrades, a rebase).
 
 type FieldDecorator = (target: object, property: string) => void;
 

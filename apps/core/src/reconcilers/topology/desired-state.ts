@@ -28,6 +28,7 @@ import {
   DEFER_UPGRADE_ANNOTATION,
   HOLD_UPGRADE_SEQUENCE_ANNOTATION,
   upgradeConcurrency,
+  type ControlPlaneState,
   type UpgradeDecision,
 } from './topology-upgrade.js';
 import type { ResolvedVariables, VariableValues } from './topology-variables.js';
@@ -499,7 +500,8 @@ export async function computeDesiredState(input: DesiredStateInput): Promise<Des
 const hasChecks = (healthCheck: { checks?: unknown } | undefined): boolean =>
   healthCheck?.checks !== undefined;
 
-function controlPlaneState(controlPlane: TemplateObject) {
+/** The control plane as the upgrade orchestration sees it: spec.version, the oldest version its machines run, settling. */
+export function controlPlaneState(controlPlane: TemplateObject): ControlPlaneState {
   const spec = (controlPlane['spec'] ?? {}) as { version?: string; replicas?: number };
   const status = (controlPlane['status'] ?? {}) as {
     version?: string;

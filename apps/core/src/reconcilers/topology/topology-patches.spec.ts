@@ -35,7 +35,8 @@ describe('patches, read as a hostile author or cluster owner would', () => {
           jsonPatches: [jsonPatch],
         },
       ],
-    }) as ClusterClassPatch;
+      // Hostile patches need not fit the schema's types: unknown first.
+    }) as unknown as ClusterClassPatch;
   const none = { caller: undefined, forObject: { namespace: 'fleet' } };
 
   it('refuses a path outside /spec/, and leaves the template as it was', async () => {

@@ -122,6 +122,16 @@ export function resolveVariables(
   definitions: readonly VariableDefinition[],
   topology: Topology,
 ): ResolvedVariables {
+  const { resolved, issues } = checkVariables(definitions, topology);
+  if (issues.length > 0) throw new TopologyError(`variables: ${describeIssues(issues)}`);
+  return resolved;
+}
+
+/** resolveVariables without the throw: the values and every problem found (the admission webhook lists them all). */
+export function checkVariables(
+  definitions: readonly VariableDefinition[],
+  topology: Topology,
+): { resolved: ResolvedVariables; issues: ValidationIssue[] } {
   const byName = new Map(definitions.map((d) => [d.name, d]));
   const issues: ValidationIssue[] = [];
   const cluster = resolveList(topology.variables ?? [], byName, 'spec.topology.variables', issues);
@@ -153,8 +163,7 @@ export function resolveVariables(
         `spec.topology.workers.machineDeployments[name=${md.name}].variables.overrides`,
       ),
     );
-  if (issues.length > 0) throw new TopologyError(`variables: ${describeIssues(issues)}`);
-  return { cluster, controlPlane, machineDeployments };
+  return { resolved: { cluster, controlPlane, machineDeployments }, issues };
 }
 
 const LISTED = 5;

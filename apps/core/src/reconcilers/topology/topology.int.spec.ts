@@ -454,4 +454,39 @@ describe('topology controller', () => {
     expect(condition.message).toContain('"gpu-worker"');
     expect(condition.message).toContain('capstan-k3s');
   });
+
+  it('names a template of the class that does not exist, and writes nothing until it does', async () => {
+    const original = await read<ClusterClass>('ClusterClass', 'capstan-k3s');
+    const infrastructure = original.spec.infrastructure.templateRef;
+    const template = await read<Unstructured>(infrastructure.kind, infrastructure.name);
+    const missing = { ...infrastructure, name: 'not-there-yet' };
+    await env.client
+      .resource<ClusterClass>(RESOURCES.ClusterClass)
+      .create({
+        ...original,
+        metadata: { name: 'missing-template', namespace: ns() },
+        spec: { ...original.spec, infrastructure: { ...original.spec.infrastructure, templateRef: missing } },
+        status: undefined,
+      } as ClusterClass);
+    const beta = shippedObjects('beta').find((object) => object.kind === 'Cluster') as unknown as Cluster;
+    beta.spec!.topology!.classRef = { name: 'missing-template' };
+    await clusters().create(beta);
+    const condition = await eventually('TopologyReconciled False', async () => {
+      const found = await topologyCondition('beta');
+      return found?.status === 'False' && found.reason === 'ReconcileFailed' && found;
+    });
+    expect(condition.message).toContain(`${infrastructure.kind} ${ns()}/not-there-yet of the ClusterClass was not found`);
+    const written = await cluster('beta');
+    expect(written.spec?.infrastructureRef).toBeUndefined();
+    expect(written.spec?.controlPlaneRef).toBeUndefined();
+    expect(await topologyMachineDeployment('beta', 'md-0')).toBeUndefined();
+
+    await env.client.resource<Unstructured>(typeOf(infrastructure.kind)).create({
+      ...template,
+      metadata: { name: 'not-there-yet', namespace: ns() },
+    } as Unstructured);
+    // Templates are not watched (as upstream's): the failed reconcile is retried with backoff, or at once on a change.
+    await clusters().mergePatch({ namespace: ns(), name: 'beta' }, { metadata: { annotations: { touched: 'yes' } } });
+    await eventually('reconciled once the template exists', async () => (await topologyCondition('beta'))?.status === 'True');
+  });
 });
