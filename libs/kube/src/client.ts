@@ -3,6 +3,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { ambientCallSignal, CallSignal, DEFAULT_REQUEST_TIMEOUT_MS } from './call-bounds.js';
 import { loadConnection, type ClientNodeKubeConfig, type ClusterConnection, type KubeConfigSource } from './connection/cluster-connection.js';
 import { sendHttpRequest, type HttpResponse } from './connection/http-transport.js';
+import type { RequestHeaders } from './connection/impersonation.js';
 import { sharedPools, type PoolLease } from './connection/shared-pools.js';
 import { KubeApiError, KubeTransportError, type KubeStatus } from './errors.js';
 import { HttpMethod } from './http-method.js';
@@ -170,7 +171,7 @@ export class KubeClient {
     for (const [name, value] of Object.entries(req.query ?? {})) {
       if (value !== undefined) url.searchParams.set(name, String(value));
     }
-    const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': this.userAgent };
+    const headers: RequestHeaders = { Accept: 'application/json', 'User-Agent': this.userAgent };
     let body: string | undefined;
     if (req.body !== undefined) {
       headers['Content-Type'] = req.contentType ?? 'application/json';

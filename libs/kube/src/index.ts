@@ -32,6 +32,7 @@ export * from './sharding/index.js';
 export * from './label-value.js';
 export * from './http-method.js';
 export * from './connection/cluster-connection.js';
+export * from './connection/impersonation.js';
 export * from './connection/kubeconfig.js';
 export * from './connection/shared-pools.js';
 export * from './shared-informers.js';

@@ -12,7 +12,8 @@ import { NestFactory } from '@nestjs/core';
 import { Counter, Registry } from 'prom-client';
 import { createTestNamespace, type TestNamespace } from '@capstan/testing';
 import { ACCESS_REVIEWS, type AccessReviews } from './access-reviews.js';
-import { ADMIN_API_AUDIENCE, ADMIN_AUTH_CACHE, ADMIN_AUTH_CLOCK, KubernetesAdminGuard } from './admin-auth.guard.js';
+import { ADMIN_API_AUDIENCE, ADMIN_AUTH_CLOCK, KubernetesAdminGuard } from './admin-auth.guard.js';
+import { ADMIN_AUTH_CACHE } from './caller-reviews.js';
 import { Readiness } from './readiness.js';
 import { ServiceEndpointsModule } from './service-endpoints.js';
 

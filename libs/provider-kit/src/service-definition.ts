@@ -16,4 +16,9 @@ export interface ServiceDefinition {
   consumes?: string;
   /** The service's own flags and environment, shown after the shared ones in `--help`. */
   helpText?: string;
+  /**
+   * Paths besides `/admin` that carry credentials (bearer tokens) and so are served on the HTTPS admin port only; the
+   * plain port answers them 404.
+   */
+  tlsOnlyPaths?: readonly string[];
 }

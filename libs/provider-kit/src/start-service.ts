@@ -205,12 +205,15 @@ export async function startService(
     class ServiceAppModule {}
 
     app = await NestFactory.create(ServiceAppModule, { logger: false, abortOnError: false });
-    // One request handler, two listeners: health and metrics in the clear, the admin API (bearer tokens) on TLS only.
+    // One request handler, two listeners: health and metrics in the clear, the admin API (bearer tokens) and the
+    // service's own credential-carrying paths on TLS only.
+    const tlsOnly = ['/admin', ...(definition.tlsOnlyPaths ?? [])];
     app.use((request: IncomingMessage, response: ServerResponse, next: () => void) => {
-      if (!request.url?.startsWith('/admin') || cameOverTls(request.socket)) return next();
+      const path = request.url?.split('?')[0] ?? '';
+      if (!tlsOnly.some((prefix) => path === prefix || path.startsWith(`${prefix}/`)) || cameOverTls(request.socket)) return next();
       response
         .writeHead(404, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ message: 'the admin API is served over HTTPS on the admin port' }));
+        .end(JSON.stringify({ message: `${path} is served over HTTPS on the admin port` }));
     });
     const adminTls = await loadAdminTls({
       certFile: options.adminTlsCertFile,

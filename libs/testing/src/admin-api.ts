@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { IncomingHttpHeaders } from 'node:http';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { createCertificateAuthority, issueServerCertificate } from '@capstan/pki';
@@ -36,21 +37,24 @@ export async function localAdminTls(dir: string): Promise<LocalAdminTls> {
 }
 
 /**
- * A request to a service's admin API over HTTPS, verified with its CA, with a bearer token when given; bounded by
- * `timeoutMs`. Resolves with the status and body whatever the status.
+ * A request to a service's admin API over HTTPS, verified with its CA, with a bearer token and a JSON body when given;
+ * bounded by `timeoutMs`. Resolves with the status, headers and body whatever the status.
  */
 export function adminApiRequest(
   endpoint: AdminEndpoint,
   path: string,
-  options: { token?: string; method?: 'GET' | 'POST'; timeoutMs?: number } = {},
-): Promise<{ status: number; body: string; json<T>(): T }> {
+  options: { token?: string; method?: 'GET' | 'POST'; body?: unknown; timeoutMs?: number } = {},
+): Promise<{ status: number; headers: IncomingHttpHeaders; body: string; json<T>(): T }> {
   return new Promise((resolve, reject) => {
     const req = request(
       new URL(path, endpoint.adminUrl),
       {
         method: options.method ?? 'GET',
         ca: endpoint.adminCaPem,
-        headers: options.token ? { authorization: `Bearer ${options.token}` } : {},
+        headers: {
+          ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+          ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
         timeout: options.timeoutMs ?? 5_000,
       },
       (response) => {
@@ -58,13 +62,13 @@ export function adminApiRequest(
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
         response.on('end', () => {
           const body = Buffer.concat(chunks).toString('utf8');
-          resolve({ status: response.statusCode ?? 0, body, json: <T>() => JSON.parse(body) as T });
+          resolve({ status: response.statusCode ?? 0, headers: response.headers, body, json: <T>() => JSON.parse(body) as T });
         });
         response.on('error', reject);
       },
     );
     req.on('timeout', () => req.destroy(new Error(`${path}: no answer within ${options.timeoutMs ?? 5_000} ms`)));
     req.on('error', reject);
-    req.end();
+    req.end(options.body !== undefined ? JSON.stringify(options.body) : undefined);
   });
 }

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { isIPv6 } from 'node:net';
+import { impersonationHeaders, type ImpersonatedUser, type RequestHeaders } from './impersonation.js';
 import { KubeconfigError, parseKubeconfig, readKubeconfigFiles, type KubeconfigSelection } from './kubeconfig.js';
 
 /** Where the client finds its cluster: a kubeconfig file, a kubeconfig document, the pod's service account, or the default rules. */
@@ -49,6 +50,8 @@ export class ClusterConnection {
      * agent reads its token file without following symlinks and renews the file while it runs.
      */
     private readonly tokenSource?: () => string,
+    /** Set by `impersonating`: every request acts as this user. */
+    readonly impersonated?: ImpersonatedUser,
   ) {
     if (settings.plugin && !pluginKubeconfig) {
       throw new KubeconfigError(`context "${settings.context}": an ${settings.plugin} plugin needs the kubeconfig it came from`);
@@ -73,8 +76,21 @@ export class ClusterConnection {
     };
   }
 
-  /** The headers that authenticate a request; read per request because token files and plugin tokens rotate. */
-  async authenticationHeaders(url: string): Promise<Record<string, string>> {
+  /** The same API server and credentials, acting as `user` (Kubernetes impersonation: see ImpersonatedUser). */
+  impersonating(user: ImpersonatedUser): ClusterConnection {
+    return new ClusterConnection(this.settings, this.pluginKubeconfig, this.tokenSource, user);
+  }
+
+  /**
+   * The headers that authenticate a request (and impersonate, when set); read per request because token files and
+   * plugin tokens rotate.
+   */
+  async authenticationHeaders(url: string): Promise<RequestHeaders> {
+    const credentials = await this.credentialHeaders(url);
+    return this.impersonated ? { ...credentials, ...impersonationHeaders(this.impersonated) } : credentials;
+  }
+
+  private async credentialHeaders(url: string): Promise<Record<string, string>> {
     const { token, tokenFile, username, password, plugin } = this.settings;
     if (plugin) return (this.pluginHeaders ??= await pluginAuthentication(this.pluginKubeconfig!))(url);
     if (this.tokenSource) return { Authorization: `Bearer ${this.tokenSource()}` };
