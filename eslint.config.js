@@ -69,7 +69,13 @@ export default tseslint.config(
   },
   {
     files: ['**/*.mjs', '**/*.js'],
+    ignores: ['apps/dashboard/web/**'],
     languageOptions: { globals: globals.node },
     rules: { 'no-console': 'off' },
+  },
+  {
+    // The dashboard's page runs in the browser.
+    files: ['apps/dashboard/web/**/*.js'],
+    languageOptions: { globals: globals.browser, sourceType: 'module' },
   },
 );

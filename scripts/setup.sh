@@ -52,6 +52,17 @@ if [ "${1:-}" = --for-tests ] && { ! command -v containerd >/dev/null 2>&1 || ! 
   fi
 fi
 
+# The dashboard's browser tests (npm test): Debian's Chromium, driven by playwright-core (which downloads no browser).
+if [ "${1:-}" = --for-tests ] && [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing chromium (Debian package)" >&2
+    apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2
+  else
+    echo "setup: the dashboard's browser tests need Debian's chromium (apt-get install chromium)." >&2
+    exit 1
+  fi
+fi
+
 node scripts/build.mjs >&2
 if [ -z "${CAPSTAN_TEST_KUBECONFIG:-}" ]; then
   node libs/testing/dist/cli.js binaries >&2

@@ -1,5 +1,5 @@
 import { request } from 'node:https';
-import { CoreV1Api, RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { RESOURCES, type Cluster, type MachineDeployment } from '@capstan/api';
 import { uniqueEventTopology } from '@capstan/events';
 import { createKubeClient, type KubeClient } from '@capstan/kube';
@@ -15,57 +15,10 @@ import {
 import { DASHBOARD_AUDIENCE } from './auth/dashboard-callers.js';
 import type { ClusterSummary } from './fleet/cluster-summary.js';
 import { createDashboardService } from './service.js';
+import { cluster, OPERATOR_RULES, userToken, VIEWER_RULES } from './testing/dashboard-users.js';
 
 // The dashboard service against the real API server: signed in with tokens for its audience, each user sees the
 // Clusters RBAC lets them list, live, and acts as themselves (impersonated: the API server decides).
-
-const VIEWER_RULES = [
-  {
-    apiGroups: ['cluster.x-k8s.io'],
-    resources: ['clusters', 'machinedeployments'],
-    verbs: ['get', 'list', 'watch'],
-  },
-];
-const OPERATOR_RULES = [
-  ...VIEWER_RULES,
-  { apiGroups: ['cluster.x-k8s.io'], resources: ['clusters', 'machinedeployments'], verbs: ['patch'] },
-];
-
-/** A ServiceAccount of `namespace` with `rules` there only, and a token for the dashboard's audience. */
-async function userToken(kc: KubeConfig, namespace: string, name: string, rules: object[]): Promise<string> {
-  const core = kc.makeApiClient(CoreV1Api);
-  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
-  await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
-  await rbac.createNamespacedRole({ namespace, body: { metadata: { name }, rules } as never });
-  await rbac.createNamespacedRoleBinding({
-    namespace,
-    body: {
-      metadata: { name },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-      subjects: [{ kind: 'ServiceAccount', name, namespace }],
-    },
-  });
-  const issued = await core.createNamespacedServiceAccountToken({
-    namespace,
-    name,
-    body: { spec: { audiences: [DASHBOARD_AUDIENCE], expirationSeconds: 3600 } },
-  });
-  const token = issued.status?.token;
-  if (!token) throw new Error(`no token issued for ${namespace}/${name}`);
-  return token;
-}
-
-function cluster(namespace: string, name: string): Cluster {
-  return {
-    apiVersion: RESOURCES.Cluster.apiVersion,
-    kind: 'Cluster',
-    metadata: { name, namespace },
-    spec: {
-      controlPlaneRef: { apiGroup: 'controlplane.capstan.dev', kind: 'K3sControlPlane', name },
-      infrastructureRef: { apiGroup: 'infrastructure.capstan.dev', kind: 'SimCluster', name },
-    },
-  } as Cluster;
-}
 
 /** The events of a server-sent event stream as they arrive, until `close`. */
 function openStream(service: RunningService, token: string) {

@@ -10,10 +10,15 @@ const token = () => sessionStorage.getItem(TOKEN_KEY);
 async function api(path, init = {}) {
   const response = await fetch(`/dashboard/api/${path}`, {
     ...init,
-    headers: { authorization: `Bearer ${token()}`, 'content-type': 'application/json', ...(init.headers ?? {}) },
+    headers: {
+      authorization: `Bearer ${token()}`,
+      'content-type': 'application/json',
+      ...(init.headers ?? {}),
+    },
   });
   const body = await response.json().catch(() => ({}));
-  if (!response.ok) throw Object.assign(new Error(body.message ?? response.statusText), { status: response.status });
+  if (!response.ok)
+    throw Object.assign(new Error(body.message ?? response.statusText), { status: response.status });
   return body;
 }
 
@@ -25,7 +30,10 @@ function cell(text, className) {
 }
 
 function conditionCell(condition) {
-  return cell(condition ? `${condition.status}${condition.reason ? ` (${condition.reason})` : ''}` : '', condition?.status);
+  return cell(
+    condition ? `${condition.status}${condition.reason ? ` (${condition.reason})` : ''}` : '',
+    condition?.status,
+  );
 }
 
 function render() {
@@ -34,7 +42,9 @@ function render() {
   const body = $('clusters');
   body.replaceChildren();
   const namespaces = new Set();
-  for (const cluster of [...rows.values()].sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`))) {
+  for (const cluster of [...rows.values()].sort((a, b) =>
+    `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`),
+  )) {
     namespaces.add(cluster.namespace);
     if (namespace && cluster.namespace !== namespace) continue;
     if (text && !`${cluster.namespace}/${cluster.name}`.includes(text)) continue;
@@ -54,14 +64,19 @@ function render() {
     const action = document.createElement('td');
     const button = document.createElement('button');
     button.textContent = cluster.paused ? 'Resume' : 'Pause';
-    button.addEventListener('click', () => act(`clusters/${cluster.namespace}/${cluster.name}/${cluster.paused ? 'resume' : 'pause'}`));
+    button.addEventListener('click', () =>
+      act(`clusters/${cluster.namespace}/${cluster.name}/${cluster.paused ? 'resume' : 'pause'}`),
+    );
     action.append(button);
     tr.append(action);
     body.append(tr);
   }
   const select = $('filter-namespace');
   const chosen = select.value;
-  select.replaceChildren(new Option('All namespaces', ''), ...[...namespaces].sort().map((n) => new Option(n, n)));
+  select.replaceChildren(
+    new Option('All namespaces', ''),
+    ...[...namespaces].sort().map((n) => new Option(n, n)),
+  );
   select.value = chosen;
 }
 
@@ -80,10 +95,13 @@ async function follow() {
   const controller = new AbortController();
   stream = controller;
   try {
-    const response = await fetch('/dashboard/api/clusters/stream', { headers: { authorization: `Bearer ${token()}` }, signal: controller.signal });
+    const response = await fetch('/dashboard/api/clusters/stream', {
+      headers: { authorization: `Bearer ${token()}` },
+      signal: controller.signal,
+    });
     if (response.status === 401) return signOut('Your token is no longer accepted: sign in again.');
+    if (!response.ok) throw new Error(`the live view answered ${response.status}`);
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-    $('live').textContent = 'live';
     let buffer = '';
     for (;;) {
       const { value, done } = await reader.read();
@@ -98,15 +116,18 @@ async function follow() {
         if (!event || data === undefined) continue;
         const payload = JSON.parse(data);
         if (event === 'snapshot') {
+          $('live').textContent = 'live';
           rows.clear();
           for (const cluster of payload.items) rows.set(`${cluster.namespace}/${cluster.name}`, cluster);
         } else if (event === 'upsert') rows.set(`${payload.namespace}/${payload.name}`, payload);
         else if (event === 'delete') rows.delete(`${payload.namespace}/${payload.name}`);
         else if (event === 'signed-out') return signOut(payload.message);
+        else if (event === 'error') $('live').textContent = payload.message;
         render();
       }
     }
-  } catch (error) {
+  } catch {
+    // Cut off, or the server went away: reconnect below, unless this stream was replaced or signed out.
     if (controller.signal.aborted) return;
   }
   $('live').textContent = 'reconnecting';
@@ -118,6 +139,8 @@ function signOut(message = '') {
   stream = undefined;
   sessionStorage.removeItem(TOKEN_KEY);
   rows.clear();
+  // Nothing of this user stays in the page for the next one.
+  render();
   $('fleet').hidden = true;
   $('sign-out').hidden = true;
   $('who').textContent = '';

@@ -42,3 +42,4 @@ export * from './node-images.js';
 export * from './kubelet-node.js';
 export * from './s3-server.js';
 export * from './built-cli.js';
+export * from './browser.js';

@@ -6,16 +6,20 @@ import type { ReviewedUser } from '@capstan/observability';
 export const DASHBOARD_FIELD_MANAGER = 'capstan-dashboard';
 
 /**
- * Runs `act` with a client that acts as `user` (Kubernetes impersonation): the API server decides with RBAC whether
- * the user may, and its answer is the dashboard's. A refusal keeps the API server's status and message (a 403 names
- * the verb and resource the user lacks); the client's connections are the process's shared pool.
+ * Runs `act` with a client that acts as `user` (Kubernetes impersonation of their name, uid and groups): the API
+ * server decides with RBAC whether the user may, and its answer is the dashboard's. A refusal keeps the API server's
+ * status and message (a 403 names the verb and resource the user lacks); the client's connections are the process's
+ * shared pool. User extras are not passed: RBAC does not read them, and impersonating them would need a grant per
+ * extra key.
  */
 export async function asUser<T>(
   connection: ClusterConnection,
   user: ReviewedUser,
   act: (client: KubeClient) => Promise<T>,
 ): Promise<T> {
-  const client = new KubeClient(connection.impersonating(user), { fieldManager: DASHBOARD_FIELD_MANAGER });
+  const { username, uid, groups } = user;
+  const acting = { username, ...(uid ? { uid } : {}), ...(groups ? { groups } : {}) };
+  const client = new KubeClient(connection.impersonating(acting), { fieldManager: DASHBOARD_FIELD_MANAGER });
   try {
     return await act(client);
   } catch (error) {

@@ -1,0 +1,229 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { RESOURCES, type Cluster } from '@capstan/api';
+import { uniqueEventTopology } from '@capstan/events';
+import { createKubeClient, type KubeClient } from '@capstan/kube';
+import { startService, type RunningService } from '@capstan/provider-kit';
+import { testServiceOptions } from '@capstan/provider-kit/testing';
+import {
+  createTestNamespace,
+  eventually,
+  installCapstanDefinitions,
+  launchBrowser,
+  type TestNamespace,
+} from '@capstan/testing';
+import { createDashboardService } from './service.js';
+import { cluster, OPERATOR_RULES, userToken, VIEWER_RULES } from './testing/dashboard-users.js';
+
+// The page in real headless Chromium against the real dashboard service and API server: a user signs in by pasting a
+// token, sees their namespace's Clusters live, acts as themselves (the API server's refusal shown as it gave it), and
+// signs out leaving no token behind.
+
+/** Every wait of the page is bounded by this: a missing element fails the test in seconds, not at Jest's timeout. */
+const PAGE_TIMEOUT_MS = 10_000;
+/** Where app.js keeps the token: this tab's sessionStorage. */
+const TOKEN_KEY = 'capstan-dashboard-token';
+
+/** What the test reads of the page's window (the tests compile without the DOM's types). */
+interface PageWindow {
+  sessionStorage: { getItem(key: string): string | null };
+}
+
+/** A signed-in tab, with what went wrong in it that the assertions do not look at otherwise. */
+interface Tab {
+  page: Page;
+  /** Uncaught exceptions of the page and Content-Security-Policy violations. */
+  errors: string[];
+  /** Navigations since sign-in: a live page has none. */
+  navigations: number;
+}
+
+describe('the dashboard in a browser', () => {
+  let mine: TestNamespace;
+  let theirs: TestNamespace;
+  let service: RunningService;
+  let admin: KubeClient;
+  let browser: Browser;
+  let viewerToken: string;
+  let operatorToken: string;
+  const contexts: BrowserContext[] = [];
+
+  beforeAll(async () => {
+    // First: without Chromium the file fails at once, saying how to install it, before it has made anything.
+    browser = await launchBrowser();
+    [mine, theirs] = await Promise.all([
+      createTestNamespace('dash-web'),
+      createTestNamespace('dash-web-other'),
+    ]);
+    await installCapstanDefinitions(mine.kc);
+    admin = createKubeClient(mine.kc);
+    [viewerToken, operatorToken] = await Promise.all([
+      userToken(mine.kc, mine.name, 'viewer', VIEWER_RULES),
+      userToken(mine.kc, mine.name, 'operator', OPERATOR_RULES),
+    ]);
+    const clusters = admin.resource<Cluster>(RESOURCES.Cluster);
+    await Promise.all([
+      clusters.create(cluster(mine.name, 'alpha')),
+      clusters.create(cluster(theirs.name, 'hidden')),
+    ]);
+    // Every namespace, as in dashboard.int.spec.ts: each user sees their part of the fleet.
+    service = await startService(
+      createDashboardService(),
+      testServiceOptions(
+        'dashboard',
+        { namespace: mine.name, topology: uniqueEventTopology('dash-web') },
+        { namespace: undefined },
+      ),
+    );
+    await eventually(async () => (await fetch(`${service.url}/readyz`)).status === 200, {
+      message: 'the dashboard ready',
+      timeoutMs: 15_000,
+    });
+  });
+  afterAll(async () => {
+    await Promise.all(contexts.map((context) => context.close()));
+    await browser?.close();
+    await service?.stop();
+    await admin?.close();
+    await Promise.all([mine?.delete(), theirs?.delete()]);
+  });
+
+  /** A fresh browser context (its own sessionStorage) on the page, signed in with `token` as a user would. */
+  async function signIn(token: string): Promise<Tab> {
+    // Certificate errors are ignored in this context only, which loads nothing but the service on 127.0.0.1: its
+    // certificate is the test's own, issued by the CA startService made for this run (service.adminCaPem), which
+    // Chromium could only be made to trust through an NSS database of its profile.
+    const context = await browser.newContext({ ignoreHTTPSErrors: true });
+    contexts.push(context);
+    context.setDefaultTimeout(PAGE_TIMEOUT_MS);
+    context.setDefaultNavigationTimeout(PAGE_TIMEOUT_MS);
+    const page = await context.newPage();
+    const tab: Tab = { page, errors: [], navigations: 0 };
+    page.on('pageerror', (error) => tab.errors.push(error.message));
+    page.on('console', (message) => {
+      if (message.type() === 'error' && message.text().includes('Content Security Policy'))
+        tab.errors.push(message.text());
+    });
+    await page.goto(new URL('/dashboard', service.adminUrl).href);
+    await page.locator('#token').fill(token);
+    await page.locator('#sign-in').getByRole('button', { name: 'Sign in' }).click();
+    page.on('framenavigated', () => tab.navigations++);
+    return tab;
+  }
+
+  const row = (page: Page, namespace: string, name: string) =>
+    page.locator(`#clusters tr[data-cluster="${namespace}/${name}"]`);
+  const rowButton = (page: Page, label: 'Pause' | 'Resume') =>
+    row(page, mine.name, 'alpha').getByRole('button', { name: label, exact: true });
+  const pausedInApi = async () =>
+    (await admin.resource<Cluster>(RESOURCES.Cluster).get({ namespace: mine.name, name: 'alpha' })).spec
+      ?.paused;
+
+  let viewer: Tab;
+
+  it("signs a viewer in with a pasted token and shows them their namespace's Clusters only, live", async () => {
+    viewer = await signIn(viewerToken);
+    const { page } = viewer;
+    await page
+      .locator('#who')
+      .filter({ hasText: `system:serviceaccount:${mine.name}:viewer` })
+      .waitFor();
+    // The page marks the form hidden (whether it is shown is the next test's: app.css overrides the attribute).
+    expect(await page.locator('#sign-in').getAttribute('hidden')).not.toBeNull();
+    await row(page, mine.name, 'alpha').waitFor();
+    await page
+      .locator('#live')
+      .filter({ hasText: /^live$/ })
+      .waitFor();
+    // The snapshot renders all rows at once: with alpha's row there, another namespace's would be there too.
+    const shown = await Promise.all(
+      (await page.locator('#clusters tr').all()).map((tr) => tr.getAttribute('data-cluster')),
+    );
+    expect(shown).toEqual([`${mine.name}/alpha`]);
+    expect(await row(page, theirs.name, 'hidden').count()).toBe(0);
+    expect(await rowButton(page, 'Pause').count()).toBe(1);
+  });
+
+  // app.css's `form#sign-in { display: grid }` once outranked the user agent's `[hidden] { display: none }`.
+  it('hides the sign-in form once signed in', async () => {
+    expect(await viewer.page.locator('#sign-in').isVisible()).toBe(false);
+  });
+
+  it('shows a change made through the API without reloading', async () => {
+    const { page } = viewer;
+    await admin
+      .resource<Cluster>(RESOURCES.Cluster)
+      .mergePatch({ namespace: mine.name, name: 'alpha' }, { spec: { paused: true } });
+    await rowButton(page, 'Resume').waitFor();
+    expect(viewer.navigations).toBe(0);
+  });
+
+  it("shows the API server's refusal when a viewer presses Resume", async () => {
+    const { page } = viewer;
+    await rowButton(page, 'Resume').click();
+    const refusal = page.locator('#action-error').filter({ hasText: 'cannot patch resource "clusters"' });
+    await refusal.waitFor();
+    expect(await refusal.textContent()).toContain(
+      `"system:serviceaccount:${mine.name}:viewer" cannot patch resource "clusters"`,
+    );
+    expect(await pausedInApi()).toBe(true);
+    expect(await rowButton(page, 'Resume').count()).toBe(1);
+  });
+
+  it('lets an operator, signed in in a fresh context, resume and pause; the viewer sees it live', async () => {
+    const operator = await signIn(operatorToken);
+    const { page } = operator;
+    await page
+      .locator('#who')
+      .filter({ hasText: `system:serviceaccount:${mine.name}:operator` })
+      .waitFor();
+
+    await rowButton(page, 'Resume').click();
+    await eventually(async () => (await pausedInApi()) === false, {
+      message: 'alpha resumed',
+      timeoutMs: PAGE_TIMEOUT_MS,
+    });
+    await rowButton(page, 'Pause').waitFor();
+    await rowButton(viewer.page, 'Pause').waitFor();
+
+    await rowButton(page, 'Pause').click();
+    await eventually(async () => (await pausedInApi()) === true, {
+      message: 'alpha paused',
+      timeoutMs: PAGE_TIMEOUT_MS,
+    });
+    await rowButton(page, 'Resume').waitFor();
+    expect(await page.locator('#action-error').textContent()).toBe('');
+    expect(operator.navigations).toBe(0);
+    expect(operator.errors).toEqual([]);
+  });
+
+  const storedToken = (page: Page) =>
+    page.evaluate((key) => (globalThis as unknown as PageWindow).sessionStorage.getItem(key), TOKEN_KEY);
+
+  it("signs out: the token leaves the tab's sessionStorage and the sign-in form is back", async () => {
+    const { page } = viewer;
+    expect(await storedToken(page)).toBe(viewerToken);
+    // The token travels as a header only, never as a cookie.
+    expect(await page.context().cookies()).toEqual([]);
+
+    await page.locator('#sign-out').click();
+    await page.locator('#fleet').waitFor({ state: 'hidden' });
+    expect(await page.locator('#sign-in').getAttribute('hidden')).toBeNull();
+    expect(await page.locator('#sign-in').isVisible()).toBe(true);
+    expect(await storedToken(page)).toBeNull();
+    expect(await page.locator('#who').textContent()).toBe('');
+  });
+
+  // The next user to sign in in this tab must not be shown these rows before their own snapshot arrives.
+  it("leaves none of the signed-out user's rows in the page", async () => {
+    expect(await viewer.page.locator('#clusters tr').count()).toBe(0);
+  });
+
+  it('stays signed out after a reload', async () => {
+    const { page } = viewer;
+    await page.reload();
+    await page.locator('#sign-in').waitFor();
+    expect(await page.locator('#fleet').isHidden()).toBe(true);
+    expect(await storedToken(page)).toBeNull();
+    expect(viewer.errors).toEqual([]);
+  });
+});
