@@ -1,9 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { RESOURCES, type Cluster } from '@capstan/api';
-import { uniqueEventTopology } from '@capstan/events';
 import { createKubeClient, type KubeClient } from '@capstan/kube';
-import { startService, type RunningService } from '@capstan/provider-kit';
-import { testServiceOptions } from '@capstan/provider-kit/testing';
+import type { RunningService } from '@capstan/provider-kit';
 import {
   createTestNamespace,
   eventually,
@@ -11,8 +9,17 @@ import {
   launchBrowser,
   type TestNamespace,
 } from '@capstan/testing';
-import { createDashboardService } from './service.js';
-import { cluster, OPERATOR_RULES, userToken, VIEWER_RULES } from './testing/dashboard-users.js';
+import {
+  CLUSTER_PAGE_RULES,
+  cluster,
+  createKubeconfigSecret,
+  kubeconfigReaderRules,
+  OPERATOR_RULES,
+  treeKindsServed,
+  userToken,
+  VIEWER_RULES,
+} from './testing/dashboard-users.js';
+import { startTestDashboard } from './testing/start-test-dashboard.js';
 
 // The page in real headless Chromium against the real dashboard service and API server: a user signs in by pasting a
 // token, sees their namespace's Clusters live, acts as themselves (the API server's refusal shown as it gave it), and
@@ -65,19 +72,7 @@ describe('the dashboard in a browser', () => {
       clusters.create(cluster(mine.name, 'alpha')),
       clusters.create(cluster(theirs.name, 'hidden')),
     ]);
-    // Every namespace, as in dashboard.int.spec.ts: each user sees their part of the fleet.
-    service = await startService(
-      createDashboardService(),
-      testServiceOptions(
-        'dashboard',
-        { namespace: mine.name, topology: uniqueEventTopology('dash-web') },
-        { namespace: undefined },
-      ),
-    );
-    await eventually(async () => (await fetch(`${service.url}/readyz`)).status === 200, {
-      message: 'the dashboard ready',
-      timeoutMs: 15_000,
-    });
+    service = await startTestDashboard(mine.name, 'dash-web');
   });
   afterAll(async () => {
     await Promise.all(contexts.map((context) => context.close()));
@@ -225,5 +220,104 @@ describe('the dashboard in a browser', () => {
     expect(await page.locator('#fleet').isHidden()).toBe(true);
     expect(await storedToken(page)).toBeNull();
     expect(viewer.errors).toEqual([]);
+  });
+});
+
+describe("a Cluster's page in a browser", () => {
+  let ns: TestNamespace;
+  let service: RunningService;
+  let admin: KubeClient;
+  let browser: Browser;
+  let viewerToken: string;
+  let keeperToken: string;
+  const contexts: BrowserContext[] = [];
+  const KUBECONFIG = 'apiVersion: v1\nkind: Config\ncurrent-context: alpha\n';
+
+  beforeAll(async () => {
+    browser = await launchBrowser();
+    ns = await createTestNamespace('dash-page');
+    await installCapstanDefinitions(ns.kc);
+    admin = createKubeClient(ns.kc);
+    [viewerToken, keeperToken] = await Promise.all([
+      userToken(ns.kc, ns.name, 'viewer', CLUSTER_PAGE_RULES),
+      userToken(ns.kc, ns.name, 'keeper', kubeconfigReaderRules('alpha')),
+    ]);
+    await admin.resource<Cluster>(RESOURCES.Cluster).create(cluster(ns.name, 'alpha'));
+    await createKubeconfigSecret(admin, ns.name, 'alpha', KUBECONFIG);
+    await treeKindsServed(admin, ns.name);
+    service = await startTestDashboard(ns.name, 'dash-page');
+  });
+  afterAll(async () => {
+    await Promise.all(contexts.map((context) => context.close()));
+    await browser?.close();
+    await service?.stop();
+    await admin?.close();
+    await ns?.delete();
+  });
+
+  /** A fresh context signed in with `token`, on the fleet (as the first block's signIn, without its bookkeeping). */
+  async function signIn(token: string): Promise<{ page: Page; errors: string[] }> {
+    const context = await browser.newContext({ ignoreHTTPSErrors: true });
+    contexts.push(context);
+    context.setDefaultTimeout(PAGE_TIMEOUT_MS);
+    context.setDefaultNavigationTimeout(PAGE_TIMEOUT_MS);
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    page.on('console', (message) => {
+      if (message.type() === 'error' && message.text().includes('Content Security Policy'))
+        errors.push(message.text());
+    });
+    await page.goto(new URL('/dashboard', service.adminUrl).href);
+    await page.locator('#token').fill(token);
+    await page.locator('#sign-in').getByRole('button', { name: 'Sign in' }).click();
+    return { page, errors };
+  }
+
+  /** Opens alpha's page from the fleet, as a user does: its name in the fleet table is a link. */
+  async function openAlpha(page: Page): Promise<void> {
+    await page
+      .locator(`#clusters tr[data-cluster="${ns.name}/alpha"]`)
+      .getByRole('link', { name: 'alpha', exact: true })
+      .click();
+    await page.locator('#cluster').waitFor();
+    expect(new URL(page.url()).hash).toBe(`#/clusters/${ns.name}/alpha`);
+  }
+
+  it("opens from the fleet, shows the tree's Cluster row and the API server's refusal of the kubeconfig, and goes back", async () => {
+    const { page, errors } = await signIn(viewerToken);
+    await openAlpha(page);
+    expect(await page.locator('#fleet').isHidden()).toBe(true);
+    const clusterRow = page.locator('#tree tr').filter({ hasText: `Cluster ${ns.name}/alpha` });
+    await clusterRow.waitFor();
+    expect(await page.locator('#tree tr').count()).toBe(1);
+
+    await page.getByRole('button', { name: 'Download kubeconfig' }).click();
+    const refusal = page.locator('#cluster-error').filter({ hasText: 'cannot get resource "secrets"' });
+    await refusal.waitFor();
+    expect(await refusal.textContent()).toContain(
+      `"system:serviceaccount:${ns.name}:viewer" cannot get resource`,
+    );
+
+    await page.getByRole('link', { name: 'Back to the fleet' }).click();
+    await page.locator('#fleet').waitFor();
+    expect(await page.locator('#cluster').isHidden()).toBe(true);
+    await page.locator(`#clusters tr[data-cluster="${ns.name}/alpha"]`).waitFor();
+    expect(errors).toEqual([]);
+  });
+
+  it('downloads the kubeconfig for a user who may get its Secret', async () => {
+    const { page, errors } = await signIn(keeperToken);
+    await openAlpha(page);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download kubeconfig' }).click(),
+    ]);
+    expect(download.suggestedFilename()).toBe('alpha.kubeconfig');
+    const chunks: Buffer[] = [];
+    for await (const chunk of await download.createReadStream()) chunks.push(chunk as Buffer);
+    expect(Buffer.concat(chunks).toString('utf8')).toBe(KUBECONFIG);
+    expect(await page.locator('#cluster-error').textContent()).toBe('');
+    expect(errors).toEqual([]);
   });
 });

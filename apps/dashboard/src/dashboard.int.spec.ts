@@ -1,10 +1,8 @@
 import { request } from 'node:https';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { RESOURCES, type Cluster, type MachineDeployment } from '@capstan/api';
-import { uniqueEventTopology } from '@capstan/events';
 import { createKubeClient, type KubeClient } from '@capstan/kube';
-import { startService, type RunningService } from '@capstan/provider-kit';
-import { testServiceOptions } from '@capstan/provider-kit/testing';
+import type { RunningService } from '@capstan/provider-kit';
 import {
   adminApiRequest,
   createTestNamespace,
@@ -14,8 +12,8 @@ import {
 } from '@capstan/testing';
 import { DASHBOARD_AUDIENCE } from './auth/dashboard-callers.js';
 import type { ClusterSummary } from './fleet/cluster-summary.js';
-import { createDashboardService } from './service.js';
 import { cluster, OPERATOR_RULES, userToken, VIEWER_RULES } from './testing/dashboard-users.js';
+import { startTestDashboard } from './testing/start-test-dashboard.js';
 
 // The dashboard service against the real API server: signed in with tokens for its audience, each user sees the
 // Clusters RBAC lets them list, live, and acts as themselves (impersonated: the API server decides).
@@ -69,18 +67,7 @@ describe('the dashboard', () => {
       clusters.create(cluster(mine.name, 'alpha')),
       clusters.create(cluster(theirs.name, 'hidden')),
     ]);
-    // Every namespace: the fleet is the management cluster's, and each user sees their part of it.
-    service = await startService(
-      createDashboardService(),
-      testServiceOptions(
-        'dashboard',
-        { namespace: mine.name, topology: uniqueEventTopology('dash') },
-        { namespace: undefined },
-      ),
-    );
-    await eventually(async () => (await fetch(`${service.url}/readyz`)).status === 200, {
-      message: 'the dashboard ready',
-    });
+    service = await startTestDashboard(mine.name, 'dash');
   });
   afterAll(async () => {
     await service?.stop();

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ACCESS_REVIEWS, CallerReviews, type AccessReviews } from '@capstan/observability';
 import { SERVICE_CONTEXT, type ServiceContext } from '@capstan/provider-kit';
+import { ClusterController } from './api/cluster.controller.js';
 import { FleetController } from './api/fleet.controller.js';
 import { WebController } from './api/web.controller.js';
 import { DashboardAuthGuard } from './auth/dashboard-auth.guard.js';
@@ -13,7 +14,7 @@ import { FleetView } from './fleet/fleet-view.js';
  * its manager starts the informers.
  */
 @Module({
-  controllers: [WebController, FleetController],
+  controllers: [WebController, FleetController, ClusterController],
   providers: [
     {
       provide: DASHBOARD_CALLERS,

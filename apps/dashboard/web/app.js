@@ -1,31 +1,53 @@
 // The fleet page: the user's token lives in this tab's sessionStorage only and goes as a header on every call (no
 // cookie: another site cannot make the browser use it). Live updates come as server-sent events read with fetch.
+// `#/` is the fleet, `#/clusters/<namespace>/<name>` a cluster's page.
 const TOKEN_KEY = 'capstan-dashboard-token';
 const $ = (id) => document.getElementById(id);
 const rows = new Map();
 let stream;
+/** The cluster whose page is open ({ namespace, name }), or undefined on the fleet. */
+let opened;
+/** Counts tree loads, so an older answer arriving late does not replace a newer one. */
+let treeLoads = 0;
 
 const token = () => sessionStorage.getItem(TOKEN_KEY);
+const clusterPath = (namespace, name) =>
+  `clusters/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`;
 
-async function api(path, init = {}) {
+/** A call as the user; a refusal throws the API server's message (the dashboard passes it on) and status. */
+async function call(path, init = {}) {
   const response = await fetch(`/dashboard/api/${path}`, {
     ...init,
-    headers: {
-      authorization: `Bearer ${token()}`,
-      'content-type': 'application/json',
-      ...(init.headers ?? {}),
-    },
+    headers: { authorization: `Bearer ${token()}`, ...(init.headers ?? {}) },
   });
-  const body = await response.json().catch(() => ({}));
-  if (!response.ok)
+  if (!response.ok) {
+    const body = await response.json().catch(() => ({}));
     throw Object.assign(new Error(body.message ?? response.statusText), { status: response.status });
-  return body;
+  }
+  return response;
+}
+
+async function api(path, init = {}) {
+  const response = await call(path, {
+    ...init,
+    headers: { 'content-type': 'application/json', ...(init.headers ?? {}) },
+  });
+  return response.json().catch(() => ({}));
 }
 
 function cell(text, className) {
   const td = document.createElement('td');
   td.textContent = text ?? '';
   if (className) td.className = className;
+  return td;
+}
+
+function linkCell(text, href) {
+  const td = document.createElement('td');
+  const link = document.createElement('a');
+  link.textContent = text;
+  link.href = href;
+  td.append(link);
   return td;
 }
 
@@ -52,7 +74,7 @@ function render() {
     tr.dataset.cluster = `${cluster.namespace}/${cluster.name}`;
     tr.append(
       cell(cluster.namespace),
-      cell(cluster.name),
+      linkCell(cluster.name, `#/${clusterPath(cluster.namespace, cluster.name)}`),
       cell(cluster.deleting ? 'Deleting' : cluster.phase),
       cell(cluster.version),
       cell(`${cluster.controlPlane.ready}/${cluster.controlPlane.desired}`),
@@ -78,6 +100,75 @@ function render() {
     ...[...namespaces].sort().map((n) => new Option(n, n)),
   );
   select.value = chosen;
+}
+
+/** Shows the page the address names: the fleet, or a cluster's page (its tree read as the user). */
+function route() {
+  const match = /^#\/clusters\/([^/]+)\/([^/]+)$/.exec(location.hash);
+  opened = match
+    ? { namespace: decodeURIComponent(match[1]), name: decodeURIComponent(match[2]) }
+    : undefined;
+  $('fleet').hidden = opened !== undefined;
+  $('cluster').hidden = opened === undefined;
+  // A tree still on its way is another page's now.
+  treeLoads++;
+  $('tree').replaceChildren();
+  $('cluster-error').textContent = '';
+  if (!opened) return;
+  $('cluster-title').textContent = `Cluster ${opened.namespace}/${opened.name}`;
+  loadTree();
+}
+
+/** The `capstan describe cluster` rows of the opened cluster, as the user may read them. */
+async function loadTree() {
+  const load = ++treeLoads;
+  const { namespace, name } = opened;
+  try {
+    const { rows: treeRows } = await api(`${clusterPath(namespace, name)}/tree`);
+    if (load !== treeLoads) return;
+    $('cluster-error').textContent = '';
+    $('tree').replaceChildren(
+      ...treeRows.map((row) => {
+        const tr = document.createElement('tr');
+        tr.append(
+          cell(row.name, 'tree-name'),
+          cell(row.replicas),
+          cell(row.available),
+          cell(row.ready),
+          cell(row.upToDate),
+          cell(row.status, row.status),
+          cell(row.reason),
+          cell(row.since),
+          cell(row.message),
+        );
+        return tr;
+      }),
+    );
+  } catch (error) {
+    if (load !== treeLoads) return;
+    if (error.status === 401) return signOut('Your token is no longer accepted: sign in again.');
+    $('tree').replaceChildren();
+    $('cluster-error').textContent = error.message;
+  }
+}
+
+/** Fetches the kubeconfig as the user (the token is a header, so no plain link) and saves it as a file. */
+async function downloadKubeconfig() {
+  const { namespace, name } = opened;
+  $('cluster-error').textContent = '';
+  try {
+    const response = await call(`${clusterPath(namespace, name)}/kubeconfig`);
+    const url = URL.createObjectURL(await response.blob());
+    const link = document.createElement('a');
+    link.href = url;
+    link.download = `${name}.kubeconfig`;
+    link.click();
+    // The download has its own copy once started; the next task frees the page's.
+    setTimeout(() => URL.revokeObjectURL(url));
+  } catch (error) {
+    if (error.status === 401) return signOut('Your token is no longer accepted: sign in again.');
+    $('cluster-error').textContent = error.message;
+  }
 }
 
 async function act(path) {
@@ -119,8 +210,11 @@ async function follow() {
           $('live').textContent = 'live';
           rows.clear();
           for (const cluster of payload.items) rows.set(`${cluster.namespace}/${cluster.name}`, cluster);
-        } else if (event === 'upsert') rows.set(`${payload.namespace}/${payload.name}`, payload);
-        else if (event === 'delete') rows.delete(`${payload.namespace}/${payload.name}`);
+        } else if (event === 'upsert') {
+          rows.set(`${payload.namespace}/${payload.name}`, payload);
+          // The opened cluster changed: its tree is read again.
+          if (opened?.namespace === payload.namespace && opened?.name === payload.name) loadTree();
+        } else if (event === 'delete') rows.delete(`${payload.namespace}/${payload.name}`);
         else if (event === 'signed-out') return signOut(payload.message);
         else if (event === 'error') $('live').textContent = payload.message;
         render();
@@ -139,9 +233,13 @@ function signOut(message = '') {
   stream = undefined;
   sessionStorage.removeItem(TOKEN_KEY);
   rows.clear();
+  treeLoads++;
   // Nothing of this user stays in the page for the next one.
   render();
+  $('tree').replaceChildren();
+  $('cluster-error').textContent = '';
   $('fleet').hidden = true;
+  $('cluster').hidden = true;
   $('sign-out').hidden = true;
   $('who').textContent = '';
   $('sign-in').hidden = false;
@@ -154,7 +252,7 @@ async function start() {
     $('who').textContent = me.username;
     $('sign-in').hidden = true;
     $('sign-out').hidden = false;
-    $('fleet').hidden = false;
+    route();
     follow();
   } catch (error) {
     signOut(error.status === 401 ? error.message : `Sign-in failed: ${error.message}`);
@@ -170,5 +268,9 @@ $('sign-in').addEventListener('submit', (event) => {
 $('sign-out').addEventListener('click', () => signOut());
 $('filter-text').addEventListener('input', render);
 $('filter-namespace').addEventListener('change', render);
+$('download-kubeconfig').addEventListener('click', downloadKubeconfig);
+window.addEventListener('hashchange', () => {
+  if (token() && $('sign-in').hidden) route();
+});
 if (token()) start();
 else signOut();

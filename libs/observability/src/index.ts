@@ -5,3 +5,4 @@ export * from './logger.js';
 export * from './readiness.js';
 export * from './service-endpoints.js';
 export * from './access-reviews.js';
+export * from './dashboard-audience.js';

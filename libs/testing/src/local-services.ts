@@ -30,7 +30,9 @@ export const ALL_IN_ONE_NODE_FLAGS = [...SERVICE_NODE_FLAGS, '--optimize-for-siz
 export const SERVICE_ENV = { MALLOC_ARENA_MAX: '2' } as const;
 
 export const LOCAL_SERVICES = ['core', 'cluster-provider', 'machine-provider', 'bootstrap-provider', 'control-plane-provider'] as const;
-export type LocalServiceName = (typeof LOCAL_SERVICES)[number];
+/** The fleet dashboard (apps/dashboard): started after the five when asked (`dashboard`), one replica, never sharded. */
+export const DASHBOARD_SERVICE = 'dashboard';
+export type LocalServiceName = (typeof LOCAL_SERVICES)[number] | typeof DASHBOARD_SERVICE;
 
 export interface LocalService {
   name: LocalServiceName;
@@ -93,6 +95,8 @@ export interface StartLocalServicesOptions {
    * returned LocalService then names that process, with the service's own endpoint URL. One replica only.
    */
   allInOne?: boolean;
+  /** Also run the fleet dashboard (docs/dashboard.md), as the demo does; not with `allInOne`. */
+  dashboard?: boolean;
   onProgress?(service: LocalServiceName, state: 'starting' | 'ready'): void;
   /** How a free port is chosen (default `freePort`); a test hands out a taken one to see the start retried. */
   choosePort?: () => Promise<number>;
@@ -148,6 +152,11 @@ export async function startLocalServices(options: StartLocalServicesOptions): Pr
       started.push(...replicas);
       options.onProgress?.(name, 'ready');
     }
+    if (options.dashboard) {
+      options.onProgress?.(DASHBOARD_SERVICE, 'starting');
+      started.push(await startLocalService(DASHBOARD_SERVICE, options));
+      options.onProgress?.(DASHBOARD_SERVICE, 'ready');
+    }
     return started;
   } catch (error) {
     await stopLocalServices(started);
@@ -180,7 +189,8 @@ async function startLocalServiceOnce(name: LocalServiceName, options: StartLocal
   const port = await choose();
   let adminPort = await choose();
   while (adminPort === port) adminPort = await choose();
-  const sharded = (options.replicas ?? 1) > 1 || options.sharding === true;
+  // The dashboard serves every user from every replica: it has nothing to share out.
+  const sharded = name !== DASHBOARD_SERVICE && ((options.replicas ?? 1) > 1 || options.sharding === true);
   const tls = await localAdminTls(options.logDir);
   const args = await serviceArgs(name === 'core', options, { port, adminPort, tls }, sharded, `${name}-${replica}`);
   const logOffset = existsSync(logFile) ? statSync(logFile).size : 0;
@@ -293,6 +303,7 @@ async function freePortRun(count: number): Promise<number> {
 /** The five services in one all-in-one process, ready when every one of them answers /readyz. */
 async function startAllInOneProcess(options: StartLocalServicesOptions): Promise<LocalService[]> {
   if ((options.replicas ?? 1) > 1) throw new LocalServiceError('all-in-one', 'runs one replica of each service');
+  if (options.dashboard) throw new LocalServiceError('all-in-one', 'runs the five services, not the dashboard');
   const names = LOCAL_SERVICES.filter((s) => options.services?.includes(s) ?? true);
   if (names.length !== LOCAL_SERVICES.length) throw new LocalServiceError('all-in-one', 'runs all five services');
   const port = await freePortRun(names.length);

@@ -1,4 +1,4 @@
-import type { DescribedObject } from '../describe/objects.js';
+import type { DescribedObject } from '@capstan/describe';
 import { deletionStep } from './delete.js';
 
 const cluster = (deleting: boolean, status: string, reason: string, message?: string) =>

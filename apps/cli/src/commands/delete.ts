@@ -1,7 +1,7 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { Command } from 'commander';
+import { condition } from '@capstan/describe';
 import { getCluster } from '../describe/fetch.js';
-import { condition } from '../describe/tree.js';
 import { loadKubeConfig, namespaceOf, type KubeconfigOptions } from '../kubeconfig.js';
 import { CliError, type Output } from '../output.js';
 

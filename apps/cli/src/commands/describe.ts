@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
+import { buildTree, renderTree, treeRows } from '@capstan/describe';
 import { fetchClusterObjects } from '../describe/fetch.js';
-import { buildTree, renderTree, treeRows } from '../describe/tree.js';
 import { loadKubeConfig, namespaceOf, type KubeconfigOptions } from '../kubeconfig.js';
 import { type Output } from '../output.js';
 

@@ -15,14 +15,14 @@ import {
   ManifestApplier,
   type Manifest,
 } from '@capstan/manifests';
-
+import { buildTree, renderTree, treeRows } from '@capstan/describe';
 import { workloadKubeconfig } from '../commands/get.js';
 import { getCluster } from '../describe/fetch.js';
-import { buildTree, renderTree, treeRows } from '../describe/tree.js';
 import { generateCluster } from '../generate/cluster-template.js';
 import { waitForAddon } from './wait-for-addon.js';
 import {
   buildNodeImageArchive,
+  DASHBOARD_SERVICE,
   localServiceLines,
   repoRoot,
   startLocalEnvironment,
@@ -35,6 +35,7 @@ import {
 } from '@capstan/testing';
 import { ALL_RESOURCES, RESOURCES } from '@capstan/api';
 import { CliError, terminalOutput } from '../output.js';
+import { dashboardLines, grantDemoDashboardUser } from './demo-dashboard.js';
 import { createDemoWorkDir, pruneEndedDemoRuns } from './demo-work-dir.js';
 import { DEMO_DEPLOYMENT, podsTable, runDemoWorkload } from './demo-workload.js';
 import { nodesTable } from './nodes-table.js';
@@ -101,7 +102,7 @@ async function main(): Promise<void> {
         `Installed ${crds.length} CRDs and ${manifests.filter(isAdmissionPolicy).length} admission policy objects`,
       );
 
-      const serviceProgress = output.progress('Starting the five Capstan services');
+      const serviceProgress = output.progress('Starting the five Capstan services and the dashboard');
       services = await startLocalServices({
         kubeconfigPath: environment.kubeconfigPath,
         natsUrl: environment.natsUrl,
@@ -111,6 +112,7 @@ async function main(): Promise<void> {
         syncPeriodSeconds: 30,
         conversionWebhook: true,
         webhookClientCaFile: environment.webhookClientCaPath,
+        dashboard: true,
         onProgress: (name, state) =>
           serviceProgress.update(`${state === 'ready' ? 'Started' : 'Starting'} ${name}`),
       });
@@ -198,6 +200,12 @@ async function main(): Promise<void> {
         ? `Management cluster: export KUBECONFIG=${environment.kubeconfigPath}   Capstan's pods: kubectl -n capstan-system get pods`
         : `Management cluster: export KUBECONFIG=${environment.kubeconfigPath}   Events: capstan events --nats-url ${environment.natsUrl}`,
     );
+    const dashboard = services.find((service) => service.name === DASHBOARD_SERVICE);
+    if (dashboard) {
+      await grantDemoDashboardUser(kc, NAMESPACE);
+      const caPath = shown(join(workDir.logDir, 'admin-tls', 'ca.crt'));
+      for (const line of dashboardLines(dashboard, environment.kubeconfigPath, NAMESPACE, caPath)) output.line(line);
+    }
 
     if (once) {
       const { uid } = (await getCluster(kc, NAMESPACE, CLUSTER)).metadata;

@@ -1,7 +1,6 @@
 import { type KubeConfig } from '@kubernetes/client-node';
+import { condition, type ClusterObjects } from '@capstan/describe';
 import { fetchClusterObjects } from '../describe/fetch.js';
-import { condition } from '../describe/tree.js';
-import { type ClusterObjects } from '../describe/objects.js';
 
 export interface ClusterProgress {
   phase: string;

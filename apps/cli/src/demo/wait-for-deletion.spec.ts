@@ -1,4 +1,4 @@
-import { type ClusterObjects, type DescribedObject } from '../describe/objects.js';
+import { type ClusterObjects, type DescribedObject } from '@capstan/describe';
 import { deleteClusterAndWait, deletionProgress, formatElapsed } from './wait-for-deletion.js';
 
 const object = (kind: string, name: string): DescribedObject => ({

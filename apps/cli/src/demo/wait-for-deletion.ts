@@ -1,7 +1,6 @@
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { condition, type ClusterObjects, type DescribedObject } from '@capstan/describe';
 import { fetchClusterObjects } from '../describe/fetch.js';
-import { type ClusterObjects, type DescribedObject } from '../describe/objects.js';
-import { condition } from '../describe/tree.js';
 import { CliError } from '../output.js';
 
 /** `12s`, `2m05s`: how long a step of the demo took. */

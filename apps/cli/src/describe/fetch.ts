@@ -1,6 +1,6 @@
 import { ApiextensionsV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { type ClusterObjects, type DescribedObject } from '@capstan/describe';
 import { CliError } from '../output.js';
-import { type ClusterObjects, type DescribedObject } from './objects.js';
 
 const CAPI = { group: 'cluster.x-k8s.io', version: 'v1beta2' };
 const CLUSTER_NAME_LABEL = 'cluster.x-k8s.io/cluster-name';

@@ -1,4 +1,4 @@
-import { since } from '../describe/human-duration.js';
+import { since } from '@capstan/describe';
 
 /** What `get` prints where a field is not set: an empty cell would shift the columns of `awk '{print $3}'`. */
 export const NONE = '<none>';
