@@ -1,14 +1,18 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { RESOURCES, type Cluster } from '@capstan/api';
 import type { TreeRow } from '@capstan/describe';
 import { createKubeClient, type KubeClient } from '@capstan/kube';
 import type { RunningService } from '@capstan/provider-kit';
 import {
   adminApiRequest,
   createTestNamespace,
+  eventually,
   installCapstanDefinitions,
   type TestNamespace,
 } from '@capstan/testing';
 import {
   CLUSTER_PAGE_RULES,
+  cluster,
   createClusterTree,
   createKubeconfigSecret,
   kubeconfigReaderRules,
@@ -42,6 +46,7 @@ describe("a Cluster's page", () => {
   let viewer: string;
   let keeper: string;
   let outsider: string;
+  let operator: string;
 
   beforeAll(async () => {
     [mine, theirs] = await Promise.all([
@@ -50,10 +55,15 @@ describe("a Cluster's page", () => {
     ]);
     await installCapstanDefinitions(mine.kc);
     admin = createKubeClient(mine.kc);
-    [viewer, keeper, outsider] = await Promise.all([
+    [viewer, keeper, outsider, operator] = await Promise.all([
       userToken(mine.kc, mine.name, 'viewer', CLUSTER_PAGE_RULES),
       userToken(mine.kc, mine.name, 'keeper', kubeconfigReaderRules('alpha')),
       userToken(mine.kc, theirs.name, 'outsider', CLUSTER_PAGE_RULES),
+      userToken(mine.kc, mine.name, 'operator', [
+        ...CLUSTER_PAGE_RULES,
+        { apiGroups: ['cluster.x-k8s.io'], resources: ['clusters'], verbs: ['patch', 'delete'] },
+        { apiGroups: ['controlplane.capstan.dev'], resources: ['k3scontrolplanes'], verbs: ['patch'] },
+      ]),
     ]);
     await createClusterTree(admin, mine.name, 'alpha');
     await createKubeconfigSecret(admin, mine.name, 'alpha', KUBECONFIG);
@@ -133,5 +143,68 @@ describe("a Cluster's page", () => {
       `"system:serviceaccount:${mine.name}:viewer" cannot get resource "secrets"`,
     );
     expect(refused.body).not.toContain('not-a-real-token');
+  });
+
+  describe('actions', () => {
+    const post = (path: string, token: string, body: unknown) =>
+      adminApiRequest(service, `/dashboard/api/clusters/${mine.name}/${path}`, {
+        token,
+        method: 'POST',
+        body,
+      });
+    const clusters = () => admin.resource<Cluster>(RESOURCES.Cluster);
+
+    it("scales the control plane as the user: the viewer is refused by the API server, the operator's count is written", async () => {
+      const refused = await post('alpha/scale-control-plane', viewer, { replicas: 3 });
+      expect(refused.status).toBe(403);
+      expect(refused.json<{ message: string }>().message).toContain(
+        'cannot patch resource "k3scontrolplanes"',
+      );
+      expect((await post('alpha/scale-control-plane', operator, { replicas: 0 })).status).toBe(400);
+      expect((await post('alpha/scale-control-plane', operator, { replicas: 3 })).json()).toEqual({
+        kind: 'K3sControlPlane',
+        name: 'alpha',
+        replicas: 3,
+      });
+      const controlPlane = await admin
+        .resource<{ spec: { replicas: number } } & KubernetesObject>(RESOURCES.K3sControlPlane)
+        .get({ namespace: mine.name, name: 'alpha' });
+      expect(controlPlane.spec.replicas).toBe(3);
+    });
+
+    it('upgrades a topology Cluster through its topology version, and says why a Cluster without one is not', async () => {
+      await clusters().create({
+        ...cluster(mine.name, 'managed'),
+        spec: { topology: { classRef: { name: 'capstan-k3s' }, version: 'v1.34.4' } },
+      } as Cluster);
+      expect((await post('managed/upgrade', operator, { version: 'latest' })).status).toBe(400);
+      expect((await post('managed/upgrade', viewer, { version: 'v1.35.4' })).status).toBe(403);
+      expect((await post('managed/upgrade', operator, { version: 'v1.35.4' })).json()).toEqual({
+        namespace: mine.name,
+        name: 'managed',
+        version: 'v1.35.4',
+      });
+      expect((await clusters().get({ namespace: mine.name, name: 'managed' })).spec?.topology?.version).toBe(
+        'v1.35.4',
+      );
+      const flat = await post('alpha/upgrade', operator, { version: 'v1.35.4' });
+      expect(flat.status).toBe(409);
+      expect(flat.json<{ message: string }>().message).toContain('capstan upgrade cluster');
+    });
+
+    it('deletes a Cluster only once its name is typed, and as the user', async () => {
+      const unconfirmed = await post('managed/delete', operator, { confirm: 'alpha' });
+      expect(unconfirmed.status).toBe(400);
+      expect(unconfirmed.json<{ message: string }>().message).toContain("type the Cluster's name (managed)");
+      expect((await post('managed/delete', viewer, { confirm: 'managed' })).status).toBe(403);
+      expect(await clusters().getIfExists({ namespace: mine.name, name: 'managed' })).toBeDefined();
+      expect((await post('managed/delete', operator, { confirm: 'managed' })).status).toBe(202);
+      await eventually(
+        async () => (await clusters().getIfExists({ namespace: mine.name, name: 'managed' })) === undefined,
+        {
+          message: 'managed deleted',
+        },
+      );
+    });
   });
 });

@@ -320,4 +320,21 @@ describe("a Cluster's page in a browser", () => {
     expect(await page.locator('#cluster-error').textContent()).toBe('');
     expect(errors).toEqual([]);
   });
+
+  it("wakes Delete only once the Cluster's name is typed, and shows the API server's refusal to a user who may not", async () => {
+    const { page, errors } = await signIn(viewerToken);
+    await openAlpha(page);
+    const remove = page.getByRole('button', { name: 'Delete' });
+    expect(await remove.isDisabled()).toBe(true);
+    await page.locator('#delete-confirm').fill('alph');
+    expect(await remove.isDisabled()).toBe(true);
+    await page.locator('#delete-confirm').fill('alpha');
+    expect(await remove.isEnabled()).toBe(true);
+    await remove.click();
+    await page.locator('#cluster-error').filter({ hasText: 'cannot delete resource "clusters"' }).waitFor();
+    expect(
+      await admin.resource<Cluster>(RESOURCES.Cluster).getIfExists({ namespace: ns.name, name: 'alpha' }),
+    ).toBeDefined();
+    expect(errors).toEqual([]);
+  });
 });

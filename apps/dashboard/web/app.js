@@ -114,6 +114,9 @@ function route() {
   treeLoads++;
   $('tree').replaceChildren();
   $('cluster-error').textContent = '';
+  $('cluster-notice').textContent = '';
+  $('delete-confirm').value = '';
+  $('delete').disabled = true;
   if (!opened) return;
   $('cluster-title').textContent = `Cluster ${opened.namespace}/${opened.name}`;
   loadTree();
@@ -148,6 +151,27 @@ async function loadTree() {
     if (load !== treeLoads) return;
     if (error.status === 401) return signOut('Your token is no longer accepted: sign in again.');
     $('tree').replaceChildren();
+    $('cluster-error').textContent = error.message;
+  }
+}
+
+/**
+ * One of the cluster page's actions, as the user: the API server's refusal (RBAC, the control plane's rules, the
+ * core's admission webhook) is shown as it came.
+ */
+async function clusterAction(action, body, done) {
+  const { namespace, name } = opened;
+  $('cluster-error').textContent = '';
+  $('cluster-notice').textContent = '';
+  try {
+    const answer = await api(`${clusterPath(namespace, name)}/${action}`, {
+      method: 'POST',
+      body: JSON.stringify(body),
+    });
+    $('cluster-notice').textContent = done(answer);
+    loadTree();
+  } catch (error) {
+    if (error.status === 401) return signOut('Your token is no longer accepted: sign in again.');
     $('cluster-error').textContent = error.message;
   }
 }
@@ -269,6 +293,31 @@ $('sign-out').addEventListener('click', () => signOut());
 $('filter-text').addEventListener('input', render);
 $('filter-namespace').addEventListener('change', render);
 $('download-kubeconfig').addEventListener('click', downloadKubeconfig);
+$('scale-cp').addEventListener('click', () =>
+  clusterAction(
+    'scale-control-plane',
+    { replicas: Number($('scale-cp-replicas').value) },
+    (a) => `${a.kind} ${a.name} scaled to ${a.replicas}`,
+  ),
+);
+$('upgrade').addEventListener('click', () =>
+  clusterAction(
+    'upgrade',
+    { version: $('upgrade-version').value.trim() },
+    (a) => `Upgrading to ${a.version}: the control plane first, then the workers`,
+  ),
+);
+// Deleting needs the name typed: the button wakes only when it matches.
+$('delete-confirm').addEventListener('input', () => {
+  $('delete').disabled = !opened || $('delete-confirm').value !== opened.name;
+});
+$('delete').addEventListener('click', () =>
+  clusterAction(
+    'delete',
+    { confirm: $('delete-confirm').value },
+    (a) => `Cluster ${a.namespace}/${a.name} is being deleted`,
+  ),
+);
 window.addEventListener('hashchange', () => {
   if (token() && $('sign-in').hidden) route();
 });
