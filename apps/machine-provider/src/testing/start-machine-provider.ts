@@ -1,14 +1,9 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  defaultServiceOptions,
-  startService,
-  type RunningService,
-  type ServiceOptions,
-} from '@capstan/provider-kit';
+import { startService, type RunningService } from '@capstan/provider-kit';
+import { testServiceOptions } from '@capstan/provider-kit/testing';
 import { simMachineOptionsFromEnv, type SimMachineOptions } from '@capstan/sim';
-import { testNatsUrl } from '@capstan/testing';
 import { createMachineProviderService, MACHINE_PROVIDER } from '../service.js';
 
 /** Sim options for tests: a fresh state dir, fast heartbeats, the test run's etcd when it has one. */
@@ -24,26 +19,6 @@ export function testSimOptions(overrides: Partial<SimMachineOptions> = {}): SimM
   };
 }
 
-/** Options of a service in this process against the test environment, watching one namespace. */
-export function testServiceOptions(
-  service: string,
-  namespace: string,
-  topology: { root: string; stream: string },
-): ServiceOptions {
-  return {
-    ...defaultServiceOptions(service, {}),
-    kubeconfig: process.env['CAPSTAN_TEST_KUBECONFIG'],
-    natsUrl: testNatsUrl(),
-    httpHost: '127.0.0.1',
-    httpPort: 0,
-    adminPort: 0,
-    namespace,
-    subjectRoot: topology.root,
-    streamName: topology.stream,
-    logLevel: 'silent',
-  };
-}
-
 /** The machine-provider in this process against the test environment, watching one namespace. */
 export function startMachineProvider(
   namespace: string,
@@ -52,6 +27,6 @@ export function startMachineProvider(
 ): Promise<RunningService> {
   return startService(
     createMachineProviderService(options),
-    testServiceOptions(MACHINE_PROVIDER, namespace, topology),
+    testServiceOptions(MACHINE_PROVIDER, { namespace, topology }),
   );
 }
