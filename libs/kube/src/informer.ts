@@ -298,6 +298,10 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
         // starting) resumes the watch from the last resourceVersion, and a 410 then forces the relist; any
         // other failure relists.
         if (!isTransportError(err) && !isTooManyRequests(err) && !isServiceUnavailable(err)) needList = true;
+        // A watch that was up and healthy before this failure starts the backoff over, as client-go's reflector does
+        // after a healthy period: this is a new outage, not the latest attempt of the last one. Without it a workload
+        // API server restarted a few times left its informers waiting 30 s and more after it was back.
+        if (connectedAt !== undefined && (sawActivity || Date.now() - connectedAt >= QUICK_CLOSE_MS)) backoff.reset();
         const delayMs = backoff.next();
         this.log.warn(
           { err: describe(err), delayMs, relist: needList },

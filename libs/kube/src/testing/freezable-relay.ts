@@ -51,6 +51,11 @@ export class FreezableRelay {
     for (const s of this.sockets) s.destroy();
   }
 
+  /** New connections pass again after `refuse`: the server is back. */
+  accept(): void {
+    this.refusing = false;
+  }
+
   async close(): Promise<void> {
     for (const s of this.sockets) s.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
