@@ -292,7 +292,10 @@ describe('etcd snapshots and restore of a K3s cluster on sim machines', () => {
     STEP_MS,
   );
 
-  it(
+  // The next two run side by side (Jest runs a block's concurrent tests together, where the first of them stands): the
+  // schedule waits on the clock (a five-field cron ticks once a minute), and the three-server cluster is another
+  // cluster of its own, whose snapshots are local and on demand, so neither sees the other's snapshots or machines.
+  it.concurrent(
     'takes scheduled snapshots on the cron schedule and keeps as many as the retention says, files included',
     async () => {
       const store = new ObjectStore(
@@ -333,7 +336,7 @@ describe('etcd snapshots and restore of a K3s cluster on sim machines', () => {
     STEP_MS,
   );
 
-  it(
+  it.concurrent(
     'restores a local snapshot of a three-server cluster on the server that keeps it',
     async () => {
       const trio = 'trio';

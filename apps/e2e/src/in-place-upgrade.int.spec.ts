@@ -155,7 +155,12 @@ describe('in-place upgrade of a K3s cluster on sim machines', () => {
       kc.loadFromString(Buffer.from(secret.data!['value']!, 'base64').toString('utf8'));
       workload = createKubeClient(kc);
       // The workload API server restarts with every server update: its watches ending then is expected, not news.
-      nodes = new Informer<V1Node>(workload, NODES, { logger: pino({ level: 'error' }) });
+      // Back within a second of it: the default backoff (from 0.8 s, growing to 45 s while the server stays away) would
+      // leave this cache stale after the server is up, and the checks on it waiting for nothing.
+      nodes = new Informer<V1Node>(workload, NODES, {
+        logger: pino({ level: 'error' }),
+        backoff: { initialMs: 250, maxMs: 1_000 },
+      });
       const watchCordon = (node: V1Node) => {
         if (node.spec?.unschedulable) cordoned.add(node.metadata!.name!);
       };
