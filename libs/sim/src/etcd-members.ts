@@ -32,8 +32,8 @@ export interface EtcdMemberSetOptions {
 
 /** How long a learner gets to catch up before its join is undone. */
 const PROMOTE_TIMEOUT_MS = 30_000;
-/** How long a removal waits for the members left to have been connected long enough (etcd wants 5 s). */
-const REMOVE_TIMEOUT_MS = 20_000;
+/** How long an add or a removal waits for the members to have been connected long enough (etcd wants 5 s). */
+const RECONFIGURE_TIMEOUT_MS = 20_000;
 /** A member's name is its server's node name: a DNS label, used as a directory name. */
 const MEMBER_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 
@@ -249,10 +249,10 @@ export class EtcdMemberSet {
 /**
  * etcd refuses to add or remove a member while the members have not all been connected for a few seconds (its strict
  * reconfiguration check: "unhealthy cluster"), as they are not just after the cluster restarted or a member left: the
- * change is asked again, for up to REMOVE_TIMEOUT_MS.
+ * change is asked again, for up to RECONFIGURE_TIMEOUT_MS.
  */
 export async function whenSafe<T>(what: string, name: string, change: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + REMOVE_TIMEOUT_MS;
+  const deadline = Date.now() + RECONFIGURE_TIMEOUT_MS;
   for (;;) {
     try {
       return await change();

@@ -1,6 +1,5 @@
 import {
   clusterClassesAreCompatible,
-  ConditionStatus,
   formatVersion,
   LABELS,
   parseTolerantVersion,
@@ -14,6 +13,7 @@ import {
 } from '@capstan/api';
 import { canonicalJson, type KubeClient } from '@capstan/kube';
 import type { ProviderKinds } from '@capstan/provider-kit';
+import { clusterClassKey, clusterClassReadiness, type ClusterClassKey } from '../reconcilers/topology/cluster-class-ref.js';
 import { controlPlaneState } from '../reconcilers/topology/desired-state.js';
 import type { TemplateObject } from '../reconcilers/topology/topology-blueprint.js';
 import { pendingHooks } from '../reconcilers/topology/topology-hooks.js';
@@ -65,7 +65,7 @@ export class ClusterAdmission {
     )
       return { issues, warnings };
 
-    const classKey = classKeyOf(cluster);
+    const classKey = clusterClassKey(cluster)!;
     const clusterClass = await this.clusterClass(classKey);
     if (!clusterClass) {
       if (!old) {
@@ -80,7 +80,7 @@ export class ClusterAdmission {
       });
       return { issues, warnings };
     }
-    if (!isReconciled(clusterClass))
+    if (!clusterClassReadiness(clusterClass).reconciled)
       warnings.push(
         `Cluster refers to ClusterClass ${classKey.namespace}/${classKey.name}, but this ClusterClass hasn't been successfully reconciled. Cluster topology has not been fully validated. Please take a look at the ClusterClass status`,
       );
@@ -93,7 +93,7 @@ export class ClusterAdmission {
       );
     else issues.push(...(await this.versionUpdateProblems(cluster, old, clusterClass)));
 
-    const oldKey = classKeyOf(old);
+    const oldKey = clusterClassKey(old)!;
     if (oldKey.namespace !== classKey.namespace || oldKey.name !== classKey.name) {
       const oldClass = await this.clusterClass(oldKey);
       if (!oldClass)
@@ -198,30 +198,16 @@ export class ClusterAdmission {
       : [];
   }
 
-  private clusterClass(key: { namespace: string; name: string }): Promise<ClusterClass | undefined> {
+  private clusterClass(key: ClusterClassKey): Promise<ClusterClass | undefined> {
     return this.client
       .resource<ClusterClass>(RESOURCES.ClusterClass)
       .getIfExists(key, AbortSignal.timeout(READ_TIMEOUT_MS));
   }
 }
 
-function classKeyOf(cluster: Cluster): { namespace: string; name: string } {
-  const ref = cluster.spec!.topology!.classRef;
-  return { namespace: ref.namespace || cluster.metadata.namespace!, name: ref.name };
-}
-
-/** As the topology controller reads it: reconciled for its generation, its variables known. */
-function isReconciled(clusterClass: ClusterClass): boolean {
-  const variablesReady = clusterClass.status?.conditions?.find((c) => c.type === 'VariablesReady');
-  return (
-    clusterClass.status?.observedGeneration === clusterClass.metadata?.generation &&
-    variablesReady?.status === ConditionStatus.True
-  );
-}
-
 /** A compatibility problem is about the class the Cluster moves to: said so, since its path is the class's. */
 const inNewClass =
-  (key: { namespace: string; name: string }) =>
+  (key: ClusterClassKey) =>
   (issue: ValidationIssue): ValidationIssue => ({
     path: `${TOPOLOGY}.classRef`,
     message: `ClusterClass ${key.namespace}/${key.name} is not compatible: ${issue.path}: ${issue.message}`,

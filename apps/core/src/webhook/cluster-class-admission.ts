@@ -1,6 +1,7 @@
 import { RESOURCES, type Cluster, type ClusterClass, type ValidationIssue } from '@capstan/api';
 import type { KubeClient } from '@capstan/kube';
 import type { AdmissionVerdict } from './admission-verdict.js';
+import { usesClusterClass } from '../reconcilers/topology/cluster-class-ref.js';
 
 // Upstream's ClusterClass webhook rules about the Clusters using a class (core/webhooks/admission/clusterclass.go):
 // an update may not take away a worker class or a Kubernetes version a Cluster uses, and a class in use cannot be
@@ -66,13 +67,6 @@ export class ClusterClassAdmission {
     const { items } = await this.client
       .resource<Cluster>(RESOURCES.Cluster)
       .listAll({ signal: AbortSignal.timeout(READ_TIMEOUT_MS) });
-    return items.filter((cluster) => {
-      const ref = cluster.spec?.topology?.classRef;
-      if (!ref) return false;
-      return (
-        ref.name === clusterClass.metadata.name &&
-        (ref.namespace || cluster.metadata.namespace) === clusterClass.metadata.namespace
-      );
-    });
+    return items.filter((cluster) => usesClusterClass(cluster, clusterClass));
   }
 }

@@ -62,11 +62,7 @@ export class FleetStream {
     void this.later(async () => {
       this.pending--;
       const namespace = change.type === 'upsert' ? change.cluster.namespace : change.namespace;
-      if (
-        !(await this.callers.access.mayList(this.user, namespace)) &&
-        !(await this.callers.access.mayList(this.user))
-      )
-        return;
+      if (!(await this.callers.access.maySee(this.user, namespace))) return;
       this.send(
         response,
         change.type,

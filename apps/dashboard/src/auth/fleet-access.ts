@@ -18,6 +18,11 @@ export class FleetAccess {
     return new Set(answers.filter(([, allowed]) => allowed).map(([namespace]) => namespace));
   }
 
+  /** Whether the user sees `namespace`'s Clusters: they may list them everywhere, or there. */
+  async maySee(user: ReviewedUser, namespace: string): Promise<boolean> {
+    return (await this.mayList(user)) || this.mayList(user, namespace);
+  }
+
   /** Whether the user may list the Clusters of `namespace` (of every namespace without it). */
   mayList(user: ReviewedUser, namespace?: string): Promise<boolean> {
     return this.callers.allowed(user, {

@@ -18,7 +18,7 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { text as streamText } from 'node:stream/consumers';
 import { parseArgs } from 'node:util';
-import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
 import { RESOURCES, type Cluster } from '@capstan/api';
 import { createKubeClient, HttpMethod, type KubeClient } from '@capstan/kube';
@@ -35,7 +35,6 @@ import {
   type LocalEnvironment,
   type LocalService,
 } from '@capstan/testing';
-import { DASHBOARD_AUDIENCE } from '../auth/dashboard-callers.js';
 import { cluster, userToken, VIEWER_RULES } from '../testing/dashboard-users.js';
 
 const { values } = parseArgs({
@@ -472,31 +471,6 @@ async function startDashboard(env: LocalEnvironment, logDir: string): Promise<Da
   };
 }
 
-/** A ServiceAccount that may read Clusters and MachineDeployments in every namespace, and its dashboard token. */
-async function clusterReaderToken(kc: KubeConfig, namespace: string, name: string): Promise<string> {
-  const core = kc.makeApiClient(CoreV1Api);
-  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
-  await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
-  await rbac.createClusterRole({
-    body: { metadata: { name: `bench-${name}` }, rules: VIEWER_RULES } as never,
-  });
-  await rbac.createClusterRoleBinding({
-    body: {
-      metadata: { name: `bench-${name}` },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `bench-${name}` },
-      subjects: [{ kind: 'ServiceAccount', name, namespace }],
-    },
-  });
-  const issued = await core.createNamespacedServiceAccountToken({
-    namespace,
-    name,
-    body: { spec: { audiences: [DASHBOARD_AUDIENCE], expirationSeconds: 3600 } },
-  });
-  const token = issued.status?.token;
-  if (!token) throw new Error(`no token issued for ${namespace}/${name}`);
-  return token;
-}
-
 /** The TokenReviews and SubjectAccessReviews the API server has answered so far (its apiserver_request_total). */
 async function reviewCounts(admin: KubeClient): Promise<{ tokenReviews: number; accessReviews: number }> {
   const text = await streamText(await admin.stream({ method: HttpMethod.GET, path: '/metrics' }));
@@ -704,7 +678,7 @@ async function main(): Promise<void> {
 
     const reader: UserUnderTest = {
       label: 'cluster-wide reader',
-      token: await clusterReaderToken(kc, 'default', 'fleet-reader'),
+      token: await userToken(kc, 'default', 'fleet-reader', VIEWER_RULES, { clusterWide: true }),
       expected: CLUSTERS,
     };
     const viewer: UserUnderTest = {

@@ -27,25 +27,42 @@ export const OPERATOR_RULES = [
   { apiGroups: ['cluster.x-k8s.io'], resources: ['clusters', 'machinedeployments'], verbs: ['patch'] },
 ];
 
-/** A ServiceAccount of `namespace` with `rules` there only, and a token for the dashboard's audience. */
+/**
+ * A ServiceAccount of `namespace` with `rules` there only (or in every namespace with `clusterWide`: a ClusterRole and
+ * its binding named `<namespace>-<name>`), and a token for the dashboard's audience.
+ */
 export async function userToken(
   kc: KubeConfig,
   namespace: string,
   name: string,
   rules: object[],
+  options: { clusterWide?: boolean } = {},
 ): Promise<string> {
   const core = kc.makeApiClient(CoreV1Api);
   const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
   await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
-  await rbac.createNamespacedRole({ namespace, body: { metadata: { name }, rules } as never });
-  await rbac.createNamespacedRoleBinding({
-    namespace,
-    body: {
-      metadata: { name },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-      subjects: [{ kind: 'ServiceAccount', name, namespace }],
-    },
-  });
+  const subjects = [{ kind: 'ServiceAccount', name, namespace }];
+  if (options.clusterWide) {
+    const roleName = `${namespace}-${name}`;
+    await rbac.createClusterRole({ body: { metadata: { name: roleName }, rules } as never });
+    await rbac.createClusterRoleBinding({
+      body: {
+        metadata: { name: roleName },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName },
+        subjects,
+      },
+    });
+  } else {
+    await rbac.createNamespacedRole({ namespace, body: { metadata: { name }, rules } as never });
+    await rbac.createNamespacedRoleBinding({
+      namespace,
+      body: {
+        metadata: { name },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+        subjects,
+      },
+    });
+  }
   const issued = await core.createNamespacedServiceAccountToken({
     namespace,
     name,

@@ -32,6 +32,7 @@ import {
   type UpgradeDecision,
 } from './topology-upgrade.js';
 import type { ResolvedVariables, VariableValues } from './topology-variables.js';
+import { clusterClassKey } from './cluster-class-ref.js';
 
 // The desired state of a topology Cluster (upstream's exp/topology/desiredstate): the infrastructure cluster and the
 // control plane from the class's templates, the control plane's machine template, one MachineDeployment per worker
@@ -192,7 +193,7 @@ const patchable = (template: TemplateObject): TemplateObject => structuredClone(
 function builtinCluster(cluster: Cluster): Record<string, unknown> {
   const topology = cluster.spec!.topology!;
   const network = cluster.spec?.clusterNetwork;
-  const classNamespace = topology.classRef.namespace || cluster.metadata.namespace;
+  const classNamespace = clusterClassKey(cluster)!.namespace;
   return {
     name: cluster.metadata.name,
     namespace: cluster.metadata.namespace,

@@ -14,6 +14,7 @@ import type { TemplateObject } from './topology-blueprint.js';
 import type { ExternalPatchCaller } from './external-patches.js';
 import type { LifecycleHookCaller } from './topology-hooks.js';
 import { TopologyReconciler } from './topology.reconciler.js';
+import { usesClusterClass } from './cluster-class-ref.js';
 
 export const TOPOLOGY_CONTROLLER = 'topology';
 
@@ -28,16 +29,9 @@ function topologyCluster(obj: MachineDeployment | MachineSet): string[] {
 
 /** The Clusters built from a class (a class change re-computes every one of them). */
 function clustersOfClass(clusters: Informer<Cluster>, clusterClass: ClusterClass): string[] {
-  const namespace = clusterClass.metadata?.namespace;
-  const name = clusterClass.metadata?.name;
   return clusters
     .list()
-    .filter((cluster) => {
-      const ref = cluster.spec?.topology?.classRef;
-      return (
-        ref !== undefined && ref.name === name && (ref.namespace || cluster.metadata.namespace) === namespace
-      );
-    })
+    .filter((cluster) => usesClusterClass(cluster, clusterClass))
     .map((cluster) => `${cluster.metadata.namespace}/${cluster.metadata.name}`);
 }
 

@@ -37,6 +37,7 @@ import { setPending, TopologyHooks, type BlockingHook, type LifecycleHookCaller 
 import { containsIntent } from './topology-intent.js';
 import { readBlueprint, readCurrentState, topologyMachineDeployments } from './topology-reads.js';
 import { resolveVariables, variableDefinitions } from './topology-variables.js';
+import { clusterClassKey, clusterClassReadiness } from './cluster-class-ref.js';
 
 // Upstream's Cluster topology controller (core/reconcilers/topology/cluster): from a Cluster's spec.topology and its
 // ClusterClass, the desired state (desired-state.ts) is computed in full, then written with server-side apply under
@@ -209,17 +210,13 @@ export class TopologyReconciler implements ReconcilerParts<Cluster> {
 
   /** The class, reconciled for its current generation (its variables known), or a TopologyError saying why not. */
   private classOf(cluster: Cluster): ClusterClass {
-    const ref = cluster.spec!.topology!.classRef;
-    const namespace = ref.namespace || cluster.metadata.namespace!;
-    const clusterClass = this.deps.clusterClasses.getByName(namespace, ref.name);
-    if (!clusterClass) throw new TopologyError(`ClusterClass ${namespace}/${ref.name} was not found`);
-    const variablesReady = clusterClass.status?.conditions?.find((c) => c.type === 'VariablesReady');
-    if (
-      clusterClass.status?.observedGeneration !== clusterClass.metadata?.generation ||
-      variablesReady?.status !== ConditionStatus.True
-    )
+    const { namespace, name } = clusterClassKey(cluster)!;
+    const clusterClass = this.deps.clusterClasses.getByName(namespace, name);
+    if (!clusterClass) throw new TopologyError(`ClusterClass ${namespace}/${name} was not found`);
+    const { reconciled, variablesReady } = clusterClassReadiness(clusterClass);
+    if (!reconciled)
       throw new TopologyError(
-        `ClusterClass ${namespace}/${ref.name} is not reconciled yet${variablesReady?.message ? `: ${variablesReady.message}` : ''}`,
+        `ClusterClass ${namespace}/${name} is not reconciled yet${variablesReady?.message ? `: ${variablesReady.message}` : ''}`,
         'ClusterClassNotReconciled',
       );
     return clusterClass;
