@@ -57,7 +57,12 @@ export function isServerRole(parsed: ParsedK3sBootstrap): boolean {
 export async function bringUpServer(
   runtime: SimRuntime,
   host: MachineHost,
-  options: { firstBoot: boolean; otherServersProvisioned: boolean },
+  options: {
+    firstBoot: boolean;
+    otherServersProvisioned: boolean;
+    /** The cluster's other server machines, staying: the API server starts on the newest install among them all. */
+    otherServers: readonly SimMachine[];
+  },
 ): Promise<ServerOutcome> {
   const key = clusterKeyOf(host.cluster.namespace, host.cluster.clusterName);
   const running = runtime.clusterApi(key);
@@ -76,7 +81,7 @@ export async function bringUpServer(
   }
   let spec;
   try {
-    const installed = installedServerOf(runtime, host);
+    const installed = newestInstalledServer(runtime, host, options.otherServers);
     spec = { ...clusterApiSpecFrom(host.parsed, host.cluster), ...(installed && { installed }) };
   } catch (error) {
     if (error instanceof BootstrapDataError) {
@@ -219,7 +224,7 @@ export async function applyInstalled(runtime: SimRuntime, host: MachineHost): Pr
   runtime.nodeAgent(`${machine.metadata!.namespace}/${machine.metadata!.name}`)?.reinstalled(installed.version);
   let server: InstalledServer | undefined;
   try {
-    server = isServerRole(parsed) ? installedServerOf(runtime, host) : undefined;
+    server = isServerRole(parsed) ? installedServerOf(runtime, machine) : undefined;
   } catch (error) {
     // A refused kube-apiserver flag: the server keeps running as it was, the install is not acknowledged (its
     // install.sh, and so the plan, fails on its timeout), and bringing the server up reports the refusal.
@@ -237,8 +242,8 @@ export async function applyInstalled(runtime: SimRuntime, host: MachineHost): Pr
  * What a server machine installed after its bootstrap (a plan ran install.sh): that minor's kube-apiserver and the
  * `kube-apiserver-arg` of its K3s config at that time. Undefined while it runs what the bootstrap data installed.
  */
-export function installedServerOf(runtime: SimRuntime, host: MachineHost): InstalledServer | undefined {
-  const root = machineRoot(runtime, host);
+export function installedServerOf(runtime: SimRuntime, machine: SimMachine): InstalledServer | undefined {
+  const root = runtime.stateDir.machineDir(machine.metadata!.namespace!, machine.metadata!.name!);
   const installed = readInstalledK3s(root);
   if (!installed || installed.at === 'boot') return undefined;
   const binary = resolveKubeApiserverVersion(installed.version);
@@ -249,6 +254,31 @@ export function installedServerOf(runtime: SimRuntime, host: MachineHost): Insta
     extraArgs: kubeApiserverArgsOf(readMachineK3sConfig(root)),
     installedAt: installed.at,
   };
+}
+
+/**
+ * The install a cluster's API server starts on: the newest of its server machines' (the one API server stands in for
+ * them all and runs the newest, see reinstallClusterApi). Started on this machine's alone, a restarted provider would
+ * bring it up on whichever server it reconciled first and restart it once for each newer install it then met. Another
+ * server's refused configuration is passed over here (its own reconcile reports it); this machine's is thrown.
+ */
+export function newestInstalledServer(
+  runtime: SimRuntime,
+  host: MachineHost,
+  otherServers: readonly SimMachine[],
+): InstalledServer | undefined {
+  let newest = installedServerOf(runtime, host.machine);
+  for (const other of otherServers) {
+    let installed: InstalledServer | undefined;
+    try {
+      installed = installedServerOf(runtime, other);
+    } catch (error) {
+      if (error instanceof BootstrapDataError) continue;
+      throw error;
+    }
+    if (installed && (!newest || Date.parse(installed.installedAt) > Date.parse(newest.installedAt))) newest = installed;
+  }
+  return newest;
 }
 
 function machineRoot(runtime: SimRuntime, host: MachineHost): string {

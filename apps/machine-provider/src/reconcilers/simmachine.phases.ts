@@ -75,6 +75,8 @@ export interface MachinePhaseDeps {
   plans: Map<string, ParsedK3sBootstrap>;
   /** Whether another server machine of the cluster is provisioned and staying (its API server must stay). */
   otherServersProvisioned(simMachine: SimMachine): boolean;
+  /** The cluster's other server machines that are staying (provisioned or not). */
+  otherServers(simMachine: SimMachine): SimMachine[];
   /** Reconciles the machine again: its node agent saw a change. */
   enqueue(simMachine: SimMachine): void;
   random?: () => number;
@@ -115,6 +117,7 @@ export async function keepRunning(ms: MachineScope, deps: MachinePhaseDeps): Pro
     const outcome = await bringUpServer(deps.runtime, host, {
       firstBoot: false,
       otherServersProvisioned: true,
+      otherServers: deps.otherServers(simMachine),
     });
     if (!outcome.ok) ms.scope.rc.log.warn({ reason: outcome.reason }, outcome.message);
     apiServer = restartVerdict(outcome);
@@ -229,6 +232,7 @@ async function reconcileServer(
   const outcome = await bringUpServer(deps.runtime, host, {
     firstBoot: true,
     otherServersProvisioned: deps.otherServersProvisioned(host.machine),
+    otherServers: deps.otherServers(host.machine),
   });
   return firstBootVerdict(outcome);
 }

@@ -94,6 +94,7 @@ export class SimMachineReconciler implements ReconcilerParts<SimMachine> {
       plans: this.plans,
       otherServersProvisioned: (simMachine) =>
         this.otherServersProvisioned(simMachine, this.owners(simMachine).clusterName),
+      otherServers: (simMachine) => this.otherServers(simMachine, this.owners(simMachine).clusterName),
       enqueue: (simMachine) => deps.enqueue(`${simMachine.metadata!.namespace}/${simMachine.metadata!.name}`),
     };
   }
@@ -232,17 +233,22 @@ export class SimMachineReconciler implements ReconcilerParts<SimMachine> {
 
   /** Whether another server machine of the cluster is provisioned and staying (its API server must stay). */
   private otherServersProvisioned(simMachine: SimMachine, clusterName: string | undefined): boolean {
-    if (!clusterName) return false;
+    return this.otherServers(simMachine, clusterName).some((other) => other.status?.initialization?.provisioned === true);
+  }
+
+  /** The cluster's other server machines that are not being deleted. */
+  private otherServers(simMachine: SimMachine, clusterName: string | undefined): SimMachine[] {
+    if (!clusterName) return [];
     return this.deps.simMachines
       .byIndex(BY_CLUSTER_NAME, clusterIndexValue(simMachine.metadata!.namespace, clusterName))
-      .some((other) => {
+      .filter((other) => {
         const plan = this.plans.get(other.metadata!.uid!);
         return (
           other.metadata?.uid !== simMachine.metadata?.uid &&
           !isBeingDeleted(other) &&
-          other.status?.initialization?.provisioned === true &&
           (plan ? isServerRole(plan) : isServerMachine(other))
         );
       });
   }
+
 }
