@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
-import { generateCluster, templateVariables, UnknownTemplateError } from '../generate/cluster-template.js';
+import { countArgument, generateCluster, templateVariables, UnknownTemplateError } from '@capstan/cluster-templates';
 import { MissingVariablesError } from '@capstan/manifests';
-import { countArgument } from '../generate/validate.js';
 import { CliError, type Output } from '../output.js';
 
 function readFrom(source: string): string {

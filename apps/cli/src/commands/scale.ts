@@ -3,7 +3,7 @@ import { PatchStrategy } from '@capstan/kube';
 import { Command } from 'commander';
 import { RESOURCES, type MachineDeployment } from '@capstan/api';
 import { controlPlaneRefOf, getCluster, getObject, resolveReference } from '../describe/fetch.js';
-import { controlPlaneReplicasProblem, countArgument, hasEmbeddedEtcd } from '../generate/validate.js';
+import { controlPlaneReplicasProblem, countArgument, hasEmbeddedEtcd } from '@capstan/cluster-templates';
 import { loadKubeConfig, namespaceOf, type KubeconfigOptions } from '../kubeconfig.js';
 import { CliError, type Output } from '../output.js';
 import { findPool } from '../scale/pool.js';

@@ -6,7 +6,7 @@ import { LABELS, RESOURCES, readControlPlane, type Machine, type MachineDeployme
 import { formatElapsed } from '../demo/wait-for-deletion.js';
 import { controlPlaneRefOf, getCluster, getObject, resolveReference } from '../describe/fetch.js';
 import { durationMs } from '../duration.js';
-import { kubernetesVersionProblem } from '../generate/validate.js';
+import { kubernetesVersionProblem } from '@capstan/cluster-templates';
 import { loadKubeConfig, namespaceOf, type KubeconfigOptions } from '../kubeconfig.js';
 import { CliError, type Output, type Progress } from '../output.js';
 import { listObjects } from '../tables/fetch.js';

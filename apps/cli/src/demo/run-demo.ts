@@ -18,7 +18,7 @@ import {
 import { buildTree, renderTree, treeRows } from '@capstan/describe';
 import { workloadKubeconfig } from '../commands/get.js';
 import { getCluster } from '../describe/fetch.js';
-import { generateCluster } from '../generate/cluster-template.js';
+import { generateCluster } from '@capstan/cluster-templates';
 import { waitForAddon } from './wait-for-addon.js';
 import {
   buildNodeImageArchive,

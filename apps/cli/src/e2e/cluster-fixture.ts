@@ -5,7 +5,7 @@ import { eventually, type CapstanUnderTest } from '@capstan/testing';
 import { workloadKubeconfig } from '../commands/get.js';
 import { getCluster } from '../describe/fetch.js';
 import { waitForClusterAvailable } from '../demo/wait-for-cluster.js';
-import { generateCluster } from '../generate/cluster-template.js';
+import { generateCluster } from '@capstan/cluster-templates';
 
 export const CAPI = { group: 'cluster.x-k8s.io', version: 'v1beta2' };
 

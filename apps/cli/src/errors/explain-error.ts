@@ -1,6 +1,7 @@
 // The CLI's one error translation: whatever a command throws becomes a single line that says what failed,
 // at which URL or file, and what to do about it. Client libraries report "fetch failed" or "connection
 // refused" without saying where; the targets recorded in failure-context.ts say it.
+import { InvalidClusterError } from '@capstan/cluster-templates';
 import { CliError } from '../output.js';
 import { describeOrigin, type NatsTarget, type Origin } from '../runtime/local-env.js';
 import { type FailureContext, type KubeTarget, type NatsContext } from './failure-context.js';
@@ -226,6 +227,8 @@ function explainNats(error: unknown, target: NatsContext): CliError | undefined 
 /** One line for any error a command throws. */
 export function explainError(error: unknown, context: FailureContext): CliError {
   if (error instanceof CliError) return error;
+  // The user's input, not a bug: the whole message (every problem with its rule), no stack trace.
+  if (error instanceof InvalidClusterError) return new CliError(error.message);
   const explained =
     (context.nats && explainNats(error, context.nats)) ||
     (context.kube && explainKube(error, context.kube)) ||

@@ -6,7 +6,7 @@ import {
   type Machine,
   type MachineDeployment,
 } from '@capstan/api';
-import { kubernetesVersionProblem } from '../generate/validate.js';
+import { kubernetesVersionProblem } from '@capstan/cluster-templates';
 
 /**
  * What `upgrade cluster` decides without the API server: whether a version may follow another, when a control

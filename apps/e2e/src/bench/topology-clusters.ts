@@ -1,7 +1,7 @@
 // The clusters of `npm run bench:upstream -- --topology`, as platform teams create them: each side's ClusterClass and
 // its templates, applied once before the timed part, then per cluster only a Cluster whose spec.topology names the
 // class. Capstan: the capstan-k3s class of `capstan generate cluster --flavor topology`
-// (apps/cli/templates/cluster-template-sim-topology.yaml). Upstream: the docker provider's in-memory quick-start as
+// (libs/cluster-templates/templates/cluster-template-sim-topology.yaml). Upstream: the docker provider's in-memory quick-start as
 // the pinned release ships it (clusterclass-in-memory.yaml and cluster-template-in-memory.yaml).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -44,7 +44,7 @@ const WORKER_CLASS = 'default-worker';
  * out, as the flat side has none.
  */
 export function capstanTopologyClusters(shape: TopologyShape): TopologyClusters {
-  const path = join(repoRoot(), 'apps', 'cli', 'templates', 'cluster-template-sim-topology.yaml');
+  const path = join(repoRoot(), 'libs', 'cluster-templates', 'templates', 'cluster-template-sim-topology.yaml');
   const template = readFileSync(path, 'utf8');
   const render = (name: string): Manifest[] =>
     parseAllDocuments(

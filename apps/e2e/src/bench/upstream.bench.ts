@@ -16,7 +16,7 @@
 // /tmp/capstan-bench-upstream-*.
 // --topology: each cluster from a ClusterClass, as platform teams create them (topology-clusters.ts). Each side
 // applies its class and templates once, before the timed part (Capstan's capstan-k3s from
-// apps/cli/templates/cluster-template-sim-topology.yaml; upstream's clusterclass-in-memory.yaml, its
+// libs/cluster-templates/templates/cluster-template-sim-topology.yaml; upstream's clusterclass-in-memory.yaml, its
 // DevMachineTemplates' startupDuration 0s, with the core's ClusterTopology feature gate on), and creates per cluster
 // only a Cluster with spec.topology (version, 1 control plane replica, md-0 of class default-worker with --workers;
 // Capstan's with simMode shared and provisioningDelaySeconds 0). Writes .capstan/bench/upstream-topology.{md,svg,json}.

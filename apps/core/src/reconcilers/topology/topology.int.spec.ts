@@ -18,7 +18,7 @@ import { eventually, startWorkloadEnv, type WorkloadEnv } from '../../testing/wo
 
 /**
  * The topology and ClusterClass controllers on the real API server, with the capstan-k3s class the CLI ships
- * (apps/cli/templates/cluster-template-sim-topology.yaml). No Cluster controller or provider runs: the test plays the
+ * (libs/cluster-templates/templates/cluster-template-sim-topology.yaml). No Cluster controller or provider runs: the test plays the
  * control plane provider where an upgrade needs it (status.version), as upstream's envtest tests do.
  */
 describe('topology controller', () => {
@@ -76,7 +76,7 @@ describe('topology controller', () => {
   /** The shipped template with its variables filled in, as `capstan generate cluster --flavor topology` does. */
   function shippedObjects(clusterName: string): Unstructured[] {
     const text = readFileSync(
-      join(process.cwd(), 'apps/cli/templates/cluster-template-sim-topology.yaml'),
+      join(process.cwd(), 'libs/cluster-templates/templates/cluster-template-sim-topology.yaml'),
       'utf8',
     );
     const values: Record<string, string> = {

@@ -28,18 +28,32 @@ export class UnknownTemplateError extends Error {
   }
 }
 
-/** Templates ship with the CLI, named as clusterctl names them: cluster-template-<infrastructure>[-<flavor>].yaml. */
+/** Templates ship with this library (the CLI and the dashboard use them), named as clusterctl names them: cluster-template-<infrastructure>[-<flavor>].yaml. */
 export function templatesDir(): string {
-  return join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'templates');
+  return join(dirname(fileURLToPath(import.meta.url)), '..', 'templates');
+}
+
+/** A built-in template: `cluster-template-<infrastructure>[-<flavor>].yaml`. */
+export interface BuiltInTemplate {
+  infrastructure: string;
+  flavor?: string;
+}
+
+/** The built-in templates, as `--infrastructure` and `--flavor` name them. */
+export function builtInTemplates(): BuiltInTemplate[] {
+  return readdirSync(templatesDir())
+    .map((file) => /^cluster-template-([a-z0-9]+)(?:-([a-z0-9-]+))?\.yaml$/.exec(file))
+    .filter((match): match is RegExpExecArray => match !== null)
+    .map(([, infrastructure, flavor]) => ({ infrastructure: infrastructure!, ...(flavor ? { flavor } : {}) }))
+    // The plain template of an infrastructure first, then its flavors by name.
+    .sort((a, b) => a.infrastructure.localeCompare(b.infrastructure) || (a.flavor ?? '').localeCompare(b.flavor ?? ''));
 }
 
 export function builtInTemplate(infrastructure: string, flavor?: string): string {
   const file = `cluster-template-${infrastructure}${flavor ? `-${flavor}` : ''}.yaml`;
   const path = join(templatesDir(), file);
   if (!existsSync(path)) {
-    const available = readdirSync(templatesDir())
-      .filter((f) => f.startsWith('cluster-template-'))
-      .map((f) => f.replace(/^cluster-template-|\.yaml$/g, ''));
+    const available = builtInTemplates().map((t) => `${t.infrastructure}${t.flavor ? `-${t.flavor}` : ''}`);
     throw new UnknownTemplateError(infrastructure, flavor, available);
   }
   return readFileSync(path, 'utf8');

@@ -9,7 +9,6 @@ import {
   renderedProblems,
   variableProblems,
 } from './validate.js';
-import { CliError } from '../output.js';
 
 describe('cluster input rules', () => {
   it('takes RFC 1123 labels of at most 63 characters as names', () => {
@@ -39,7 +38,7 @@ describe('cluster input rules', () => {
     expect(hasEmbeddedEtcd({ apiGroup: 'controlplane.cluster.x-k8s.io', kind: 'KubeadmControlPlane' })).toBe(false);
   });
 
-  it('parses count flags as whole numbers and refuses the rest with the rule, as a CliError', () => {
+  it('parses count flags as whole numbers and refuses the rest with the rule, as an InvalidClusterError', () => {
     const parse = countArgument('--worker-machine-count');
     expect(parse('0')).toBe(0);
     expect(parse('12')).toBe(12);
@@ -47,7 +46,7 @@ describe('cluster input rules', () => {
       expect(() => parse(bad)).toThrow(InvalidClusterError);
       expect(() => parse(bad)).toThrow(/--worker-machine-count must be a whole number of machines, 0 or more/);
     }
-    expect(() => parse('-1')).toThrow(CliError);
+    expect(() => parse('-1')).toThrow(InvalidClusterError);
   });
 
   it('checks every resolved variable and reports all problems at once', () => {

@@ -1,6 +1,5 @@
 import { CONTROL_PLANE_GROUP, RESOURCES } from '@capstan/api';
 import { parseAllDocuments } from 'yaml';
-import { CliError } from '../output.js';
 
 /**
  * The rules `generate cluster` and `scale` check before anything reaches the API server, so a mistake is
@@ -54,8 +53,11 @@ export function countArgument(flag: string): (value: string) => number {
   };
 }
 
-/** A CliError: the user's input is wrong, so one message and a non-zero exit, never a stack trace. */
-export class InvalidClusterError extends CliError {
+/**
+ * The user's input is wrong: every problem with its rule. The CLI prints it as one message and exits non-zero, the
+ * dashboard answers 400 with the problems.
+ */
+export class InvalidClusterError extends Error {
   constructor(readonly problems: string[]) {
     super(problems.length === 1 ? problems[0] : `${problems.length} problems:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     this.name = 'InvalidClusterError';

@@ -1,5 +1,5 @@
 import { parseAllDocuments } from 'yaml';
-import { generateCluster, templateVariables, UnknownTemplateError } from './cluster-template.js';
+import { builtInTemplates, generateCluster, templateVariables, UnknownTemplateError } from './cluster-template.js';
 import { MissingVariablesError } from '@capstan/manifests';
 
 interface Doc {
@@ -96,7 +96,11 @@ describe('generate cluster (sim)', () => {
 
   it('names the available templates when the flavor does not exist', () => {
     expect(() => generate({ flavor: 'nope' })).toThrow(UnknownTemplateError);
-    expect(() => generate({ flavor: 'nope' })).toThrow(/available: sim/);
+    expect(() => generate({ flavor: 'nope' })).toThrow(/available: sim, sim-topology$/);
+  });
+
+  it('lists the built-in templates by infrastructure and flavor', () => {
+    expect(builtInTemplates()).toEqual([{ infrastructure: 'sim' }, { infrastructure: 'sim', flavor: 'topology' }]);
   });
 
   it('renders a template given with --from', () => {

@@ -1,0 +1,2 @@
+export * from './cluster-template.js';
+export * from './validate.js';
