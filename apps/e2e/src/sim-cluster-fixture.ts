@@ -24,12 +24,8 @@ export interface SimClusterSpec {
   mode?: 'dedicated' | 'shared';
 }
 
-/** Sim settings for end-to-end runs: a heartbeat a second, node status every 2 s, boots without random delay. */
-export const FAST_SIM_ENV = {
-  CAPSTAN_SIM_HEARTBEAT_SECONDS: '1',
-  CAPSTAN_SIM_NODE_STATUS_SECONDS: '2',
-  CAPSTAN_SIM_PROVISIONING_JITTER: '0',
-} as const;
+/** The sim settings of end-to-end runs (libs/testing), here too for the files that build clusters with this fixture. */
+export { FAST_SIM_ENV } from '@capstan/testing';
 
 export const controlPlaneName = (cluster: string) => `${cluster}-control-plane`;
 export const deploymentName = (cluster: string) => `${cluster}-md-0`;

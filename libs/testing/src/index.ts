@@ -43,3 +43,4 @@ export * from './kubelet-node.js';
 export * from './s3-server.js';
 export * from './built-cli.js';
 export * from './browser.js';
+export * from './fast-sim-env.js';
