@@ -94,7 +94,7 @@ function fromAssets(name: string): string | undefined {
 }
 
 /** A binary built from a wrapper module under tools/. */
-type ToolBinary = 'kube-apiserver' | KubeComponent | 'etcd' | 'etcdutl';
+type ToolBinary = 'kube-apiserver' | KubeComponent | 'kubectl' | 'etcd' | 'etcdutl';
 
 /** Kubernetes commands the kube-apiserver wrapper module pins next to kube-apiserver. */
 export type KubeComponent = 'kube-controller-manager' | 'kube-scheduler' | 'kubelet' | 'kube-proxy';
@@ -243,6 +243,17 @@ export function resolveKubeComponent(component: KubeComponent, log: (line: strin
   const version = requiredVersion('kube-apiserver');
   const candidates = [fromAssets(component), onPath(component), cachedPath(component, version)];
   return candidates.find((path) => path && executable(path)) ?? build(component, version, log);
+}
+
+/**
+ * kubectl of the main pinned release, built once from the kube-apiserver wrapper module. Never the one on PATH: what a
+ * machine has there may be another release or a wrapper (Google Cloud SDK's dispatcher), and the tests that use it
+ * (the dashboard's downloaded kubeconfig) should meet the same kubectl everywhere.
+ */
+export function resolveKubectl(log: (line: string) => void = () => undefined): string {
+  const version = requiredVersion('kube-apiserver');
+  const cached = cachedPath('kubectl', version);
+  return executable(cached) ? cached : build('kubectl', version, log);
 }
 
 export function resolveNatsServer(): string {

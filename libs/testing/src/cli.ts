@@ -8,6 +8,7 @@ import {
   resolveEtcdutl,
   resolveKubeApiserverVersion,
   resolveKubeComponent,
+  resolveKubectl,
   resolveNatsServer,
   resolveNodeImageProgram,
   resolveS3Server,
@@ -178,6 +179,8 @@ try {
     const etcdutl = resolveEtcdutl(log);
     const s3Server = resolveS3Server(log);
     const scheduler = resolveKubeComponent('kube-scheduler', log);
+    // kubectl only for the suites: the dashboard's browser test uses a kubeconfig it downloaded with it.
+    const kubectl = process.argv.includes('--other-minors') ? [`kubectl ${resolveKubectl(log)}`] : [];
     out(
       [
         `etcd ${binaries.etcd}`,
@@ -188,6 +191,7 @@ try {
         `etcdutl ${etcdutl}`,
         `s3-server ${s3Server}`,
         `nats-server ${resolveNatsServer()}`,
+        ...kubectl,
       ].join('\n'),
     );
   } else if (command === 'upstream-binaries') {
