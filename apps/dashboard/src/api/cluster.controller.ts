@@ -21,6 +21,7 @@ import type { ReviewedUser } from '@capstan/observability';
 import { ProviderKinds, SERVICE_CONTEXT, type ServiceContext } from '@capstan/provider-kit';
 import { DashboardAuthGuard, DashboardUser } from '../auth/dashboard-auth.guard.js';
 import { readClusterObjects } from '../fleet/cluster-objects.js';
+import { scaleControlPlane } from './scale-writes.js';
 import { asUser } from './user-clients.js';
 
 /** A bound that catches a typo; the control plane's own rules decide the rest. */
@@ -36,15 +37,11 @@ const KUBERNETES_VERSION =
 @Controller('dashboard/api/clusters/:namespace/:name')
 @UseGuards(DashboardAuthGuard)
 export class ClusterController {
-  /**
-   * Reference kinds are resolved with the dashboard's own client: a CRD says where a kind is served, not what any
-   * object holds, and a viewer's Role seldom grants CRDs. The objects themselves are read as the user.
-   */
-  private readonly kinds: ProviderKinds;
-
-  constructor(@Inject(SERVICE_CONTEXT) private readonly context: ServiceContext) {
-    this.kinds = new ProviderKinds(context.client);
-  }
+  constructor(
+    @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
+    /** Resolves reference kinds with the dashboard's own client (dashboard.module.ts says why). */
+    @Inject(ProviderKinds) private readonly kinds: ProviderKinds,
+  ) {}
 
   /** The rows `capstan describe cluster` prints (clusterctl's), as data: no spec, no secret, no bootstrap data. */
   @Get('tree')
@@ -112,17 +109,9 @@ export class ClusterController {
       replicas > MAX_CONTROL_PLANE_REPLICAS
     )
       throw new BadRequestException(`replicas must be an integer from 1 to ${MAX_CONTROL_PLANE_REPLICAS}`);
-    return asUser(this.context.connection, user, async (client) => {
-      const cluster = await client.resource<Cluster>(RESOURCES.Cluster).get({ namespace, name });
-      const ref = cluster.spec?.controlPlaneRef;
-      if (!ref?.name)
-        throw new ConflictException(
-          `Cluster ${namespace}/${name} has no control plane (spec.controlPlaneRef)`,
-        );
-      const type = await this.kinds.resourceOf(ref.apiGroup, ref.kind);
-      await client.resource(type).mergePatch({ namespace, name: ref.name }, { spec: { replicas } });
-      return { kind: ref.kind, name: ref.name, replicas };
-    });
+    return asUser(this.context.connection, user, (client) =>
+      scaleControlPlane(client, this.kinds, namespace, name, replicas),
+    );
   }
 
   /**

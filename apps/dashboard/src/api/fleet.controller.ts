@@ -13,7 +13,7 @@ import {
   BadRequestException,
 } from '@nestjs/common';
 import type { IncomingMessage as Request, ServerResponse as Response } from 'node:http';
-import { RESOURCES, type Cluster, type MachineDeployment } from '@capstan/api';
+import { RESOURCES, type Cluster } from '@capstan/api';
 import { bearerToken, type ReviewedUser } from '@capstan/observability';
 import { SERVICE_CONTEXT, type ServiceContext } from '@capstan/provider-kit';
 import { DashboardAuthGuard, DashboardUser } from '../auth/dashboard-auth.guard.js';
@@ -21,6 +21,7 @@ import { DASHBOARD_CALLERS, type DashboardCallers } from '../auth/dashboard-call
 import type { ClusterSummary } from '../fleet/cluster-summary.js';
 import { FleetView } from '../fleet/fleet-view.js';
 import { FleetStream } from './fleet-stream.js';
+import { scaleMachineDeployment, type ScaleWritten } from './scale-writes.js';
 import { asUser } from './user-clients.js';
 
 /** The largest replica count the dashboard asks for (MachineDeployment replicas are int32; this guards typos). */
@@ -98,7 +99,7 @@ export class FleetController {
     @Param('namespace') namespace: string,
     @Param('name') name: string,
     @Body() body: unknown,
-  ): Promise<{ namespace: string; name: string; replicas: number }> {
+  ): Promise<{ namespace: string; name: string; replicas: number; scaled: ScaleWritten }> {
     const replicas = (body as { replicas?: unknown } | undefined)?.replicas;
     if (
       typeof replicas !== 'number' ||
@@ -107,12 +108,10 @@ export class FleetController {
       replicas > MAX_REPLICAS
     )
       throw new BadRequestException(`replicas must be an integer from 0 to ${MAX_REPLICAS}`);
-    const updated = await asUser(this.context.connection, user, (client) =>
-      client
-        .resource<MachineDeployment>(RESOURCES.MachineDeployment)
-        .mergePatch({ namespace, name }, { spec: { replicas } }),
+    const scaled = await asUser(this.context.connection, user, (client) =>
+      scaleMachineDeployment(client, namespace, name, replicas),
     );
-    return { namespace, name, replicas: updated.spec.replicas ?? replicas };
+    return { namespace, name, replicas: scaled.replicas, scaled };
   }
 
   private async setPaused(user: ReviewedUser, namespace: string, name: string, paused: boolean) {

@@ -1,10 +1,10 @@
 import { CLUSTER_API_GROUP, RESOURCES } from '@capstan/api';
-import type { CallerReviews, ReviewedUser } from '@capstan/observability';
+import type { CallerReviews, ResourceAttributes, ReviewedUser } from '@capstan/observability';
 
 /**
- * Which Clusters a signed-in user sees: those Kubernetes RBAC lets them list, asked with SubjectAccessReviews
- * (cached by CallerReviews, so a fleet page costs one review per namespace per 10 s, not one per row). A user who may
- * list Clusters everywhere is asked once.
+ * What a signed-in user may see of what the dashboard reads with its own credentials (the shared informers, the event
+ * bus): what Kubernetes RBAC lets them, asked with SubjectAccessReviews (cached by CallerReviews, so a fleet page costs
+ * one review per namespace per 10 s, not one per row). A user who may list Clusters everywhere is asked once.
  */
 export class FleetAccess {
   constructor(private readonly callers: CallerReviews) {}
@@ -25,13 +25,37 @@ export class FleetAccess {
 
   /** Whether the user may list the Clusters of `namespace` (of every namespace without it). */
   mayList(user: ReviewedUser, namespace?: string): Promise<boolean> {
-    return this.callers.allowed(user, {
-      resourceAttributes: {
-        group: CLUSTER_API_GROUP,
-        resource: RESOURCES.Cluster.plural,
-        verb: 'list',
-        ...(namespace !== undefined ? { namespace } : {}),
-      },
-    });
+    return this.allowed(user, FleetAccess.listClusters(namespace));
+  }
+
+  /** Whether the user may list the Machines of `namespace` (the Machine informer serves every namespace). */
+  mayListMachines(user: ReviewedUser, namespace: string): Promise<boolean> {
+    return this.allowed(user, FleetAccess.listMachines(namespace));
+  }
+
+  /** Whether the user may get Cluster `namespace/name` (what the event bus, which has no RBAC, is answered by). */
+  mayGetCluster(user: ReviewedUser, namespace: string, name: string): Promise<boolean> {
+    return this.allowed(user, FleetAccess.getCluster(namespace, name));
+  }
+
+  allowed(user: ReviewedUser, attributes: ResourceAttributes): Promise<boolean> {
+    return this.callers.allowed(user, { resourceAttributes: attributes });
+  }
+
+  static listClusters(namespace?: string): ResourceAttributes {
+    return {
+      group: CLUSTER_API_GROUP,
+      resource: RESOURCES.Cluster.plural,
+      verb: 'list',
+      ...(namespace !== undefined ? { namespace } : {}),
+    };
+  }
+
+  static listMachines(namespace: string): ResourceAttributes {
+    return { group: CLUSTER_API_GROUP, resource: RESOURCES.Machine.plural, verb: 'list', namespace };
+  }
+
+  static getCluster(namespace: string, name: string): ResourceAttributes {
+    return { group: CLUSTER_API_GROUP, resource: RESOURCES.Cluster.plural, verb: 'get', namespace, name };
   }
 }

@@ -45,6 +45,18 @@ export class FleetView {
     );
   }
 
+  /** The summary of one Cluster, if the informer has it. */
+  get(namespace: string, name: string): ClusterSummary | undefined {
+    return this.summaries.get(keyOf(namespace, name));
+  }
+
+  /** When the Cluster the informer has as `namespace/name` was created (RFC 3339), if it has one. */
+  createdAt(namespace: string, name: string): string | undefined {
+    const created: unknown = this.informer.getByName(namespace, name)?.metadata.creationTimestamp;
+    if (created instanceof Date) return created.toISOString();
+    return typeof created === 'string' ? created : undefined;
+  }
+
   /** The namespaces holding Clusters now. */
   namespaces(): string[] {
     return [...new Set([...this.summaries.values()].map((summary) => summary.namespace))].sort();

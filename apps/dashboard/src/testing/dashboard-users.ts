@@ -27,6 +27,24 @@ export const OPERATOR_RULES = [
   { apiGroups: ['cluster.x-k8s.io'], resources: ['clusters', 'machinedeployments'], verbs: ['patch'] },
 ];
 
+/** What creating a cluster from the built-in sim templates writes (server-side apply: get and patch). */
+export const TEMPLATE_WRITER_RULES = [
+  {
+    apiGroups: ['cluster.x-k8s.io'],
+    resources: ['clusters', 'machinedeployments', 'machinehealthchecks', 'clusterclasses'],
+    verbs: ['get', 'create', 'patch'],
+  },
+  { apiGroups: ['addons.cluster.x-k8s.io'], resources: ['clusterresourcesets'], verbs: ['get', 'create', 'patch'] },
+  {
+    apiGroups: ['infrastructure.capstan.dev'],
+    resources: ['simclusters', 'simmachinetemplates', 'simclustertemplates'],
+    verbs: ['get', 'create', 'patch'],
+  },
+  { apiGroups: ['controlplane.capstan.dev'], resources: ['k3scontrolplanes', 'k3scontrolplanetemplates'], verbs: ['get', 'create', 'patch'] },
+  { apiGroups: ['bootstrap.capstan.dev'], resources: ['k3sconfigtemplates'], verbs: ['get', 'create', 'patch'] },
+  { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'create', 'patch'] },
+];
+
 /**
  * A ServiceAccount of `namespace` with `rules` there only (or in every namespace with `clusterWide`: a ClusterRole and
  * its binding named `<namespace>-<name>`), and a token for the dashboard's audience.
