@@ -6,7 +6,6 @@ import { localAdminTls, type LocalAdminTls } from './admin-api.js';
 import { freePort, isPortFree, retryWhilePortTaken } from './ports.js';
 import { isAlive, stopPid } from './processes.js';
 
-/** The five services `capstan init --local`, the demo and the end-to-end tests run, in start order. */
 /**
  * V8 flags every service runs with, here and in deploy/ (CAPSTAN_NODE_FLAGS, which the image's entrypoint puts on
  * node's command line: NODE_OPTIONS refuses the second). Semi-spaces of 4 MiB instead of V8's 16, and the old
@@ -29,6 +28,7 @@ export const ALL_IN_ONE_NODE_FLAGS = [...SERVICE_NODE_FLAGS, '--optimize-for-siz
  */
 export const SERVICE_ENV = { MALLOC_ARENA_MAX: '2' } as const;
 
+/** The five services `capstan init --local`, the demo and the end-to-end tests run (they start together). */
 export const LOCAL_SERVICES = ['core', 'cluster-provider', 'machine-provider', 'bootstrap-provider', 'control-plane-provider'] as const;
 /** The fleet dashboard (apps/dashboard): started after the five when asked (`dashboard`), one replica, never sharded. */
 export const DASHBOARD_SERVICE = 'dashboard';
@@ -143,14 +143,13 @@ export async function startLocalServices(options: StartLocalServicesOptions): Pr
   const started: LocalService[] = [];
   if (options.allInOne) return startAllInOneProcess(options);
   try {
-    for (const name of LOCAL_SERVICES.filter((s) => options.services?.includes(s) ?? true)) {
-      options.onProgress?.(name, 'starting');
-      // Replicas of one service start together: sharded, each joins the membership the others already see.
-      const replicas = await Promise.all(
-        Array.from({ length: Math.max(1, options.replicas ?? 1) }, (_, replica) => startLocalService(name, options, replica)),
-      );
-      started.push(...replicas);
-      options.onProgress?.(name, 'ready');
+    const names = LOCAL_SERVICES.filter((s) => options.services?.includes(s) ?? true);
+    // The services need nothing of each other to start (each provisions the event streams, idempotently, and makes
+    // its own consumers), so they start together; only a core that serves the conversion webhook goes first, as it
+    // repoints the CRDs the others watch.
+    const first: LocalServiceName[] = options.conversionWebhook ? names.filter((name) => name === 'core') : [];
+    for (const group of [first, names.filter((name) => !first.includes(name))]) {
+      started.push(...(await startTogether(group, options)));
     }
     if (options.dashboard) {
       options.onProgress?.(DASHBOARD_SERVICE, 'starting');
@@ -162,6 +161,32 @@ export async function startLocalServices(options: StartLocalServicesOptions): Pr
     await stopLocalServices(started);
     throw error;
   }
+}
+
+/**
+ * Starts the services, every replica of each, at once; the ready ones come back in the order given. When one fails,
+ * the others are still waited for, then stopped, and its error is thrown.
+ */
+async function startTogether(names: readonly LocalServiceName[], options: StartLocalServicesOptions): Promise<LocalService[]> {
+  const perService = await Promise.all(
+    names.map(async (name) => {
+      options.onProgress?.(name, 'starting');
+      // Replicas of one service start together: sharded, each joins the membership the others already see.
+      const replicas = await Promise.allSettled(
+        Array.from({ length: Math.max(1, options.replicas ?? 1) }, (_, replica) => startLocalService(name, options, replica)),
+      );
+      if (replicas.every((r) => r.status === 'fulfilled')) options.onProgress?.(name, 'ready');
+      return replicas;
+    }),
+  );
+  const outcomes = perService.flat();
+  const ready = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+  const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+  if (failed) {
+    await stopLocalServices(ready);
+    throw failed.reason;
+  }
+  return ready;
 }
 
 function simStateDirOf(options: StartLocalServicesOptions): string {
@@ -184,10 +209,24 @@ async function startLocalService(name: LocalServiceName, options: StartLocalServ
   );
 }
 
+/**
+ * Ports this process gave its services. A port is free when chosen and taken only once the service binds it: services
+ * starting together would otherwise be given the same one now and then, and the one that lost it (exiting on
+ * EADDRINUSE) could meanwhile find the other answering its readiness probe.
+ */
+const claimedPorts = new Set<number>();
+
+async function unclaimedPort(choose: () => Promise<number>): Promise<number> {
+  let port = await choose();
+  for (let attempt = 0; claimedPorts.has(port) && attempt < 100; attempt++) port = await choose();
+  claimedPorts.add(port);
+  return port;
+}
+
 async function startLocalServiceOnce(name: LocalServiceName, options: StartLocalServicesOptions, replica: number, logFile: string): Promise<LocalService> {
   const choose = options.choosePort ?? (() => freePort());
-  const port = await choose();
-  let adminPort = await choose();
+  const port = await unclaimedPort(choose);
+  let adminPort = await unclaimedPort(choose);
   while (adminPort === port) adminPort = await choose();
   // The dashboard serves every user from every replica: it has nothing to share out.
   const sharded = name !== DASHBOARD_SERVICE && ((options.replicas ?? 1) > 1 || options.sharding === true);

@@ -1,12 +1,15 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import {
+  getCondition,
   LABELS,
   RESOURCES,
   type Cluster,
   type EtcdSnapshot,
   type K3sConfig,
   type K3sControlPlane,
+  type Machine,
 } from '@capstan/api';
+import { deepEqual, getControllerOf, type WatchEvent } from '@capstan/kube';
 import { defineController, watch } from '@capstan/provider-kit';
 import { MACHINE_NAME_LABEL } from '@capstan/node-agent';
 import { SECRETS } from '../k3scontrolplane/secrets.js';
@@ -19,10 +22,48 @@ import { ENCRYPTION_CONDITION } from './encryption-key-rotation.js';
 export const DAY2_CONTROLLER = 'k3scontrolplane-day2';
 
 /**
+ * What the operations read of the control plane's own status, beside its spec: whether it is initialized, and the
+ * rollout a guarded upgrade (or its rollback) waits for. The main controller writes the rest all the time.
+ */
+const controlPlaneFingerprint = (kcp: K3sControlPlane) => [
+  kcp.metadata.generation,
+  kcp.status?.initialization?.controlPlaneInitialized,
+  kcp.status?.version,
+  kcp.status?.replicas,
+  kcp.status?.upToDateReplicas,
+];
+
+/** Which updates of a K3sControlPlane by others wake its operations: a new spec, or a change they wait for. */
+export const day2Updates = (event: WatchEvent<K3sControlPlane>): boolean =>
+  !event.oldObject ||
+  !deepEqual(controlPlaneFingerprint(event.oldObject), controlPlaneFingerprint(event.object));
+
+/**
+ * What the operations read of a server Machine: whether it runs an etcd member (a Node, not deleting), whether its
+ * Node is Ready (a rotation waits for the other servers to be), and the certificate expiry the core copied on.
+ */
+export const serverFingerprint = (m: Machine) => [
+  m.status?.nodeRef?.name,
+  m.metadata.deletionTimestamp,
+  getCondition(m.status?.conditions, 'NodeReady')?.status,
+  m.status?.certificatesExpiryDate,
+];
+
+/** The K3sControlPlane that controls a Machine (its servers are its own). */
+export const controlPlaneOfMachine = (m: Machine): string[] => {
+  const owner = getControllerOf(m);
+  return owner?.kind === RESOURCES.K3sControlPlane.kind &&
+    owner.apiVersion.startsWith(`${RESOURCES.K3sControlPlane.group}/`)
+    ? [`${m.metadata.namespace}/${owner.name}`]
+    : [];
+};
+
+/**
  * The second controller of K3sControlPlane (as upstream's topology controller is a second one of Cluster): scheduled
  * etcd snapshots, their retention, restores, guarded upgrades and certificate rotation. It owns only its own conditions and status.etcdSnapshotRestore, and
- * does not stop for a paused Cluster (a restore pauses it). Woken by spec changes of its control planes, their
- * snapshots and their servers' plan Secrets.
+ * does not stop for a paused Cluster (a restore pauses it). Woken by spec changes of its control planes and the
+ * status changes its operations wait for (initialized, a rollout), their snapshots, their server Machines (a Node,
+ * Ready, deleting) and their servers' plan Secrets.
  */
 export function day2Controller(deps: { now?: () => Date } = {}) {
   return defineController<K3sControlPlane>({
@@ -38,11 +79,8 @@ export function day2Controller(deps: { now?: () => Date } = {}) {
       ],
       secondary: { failureCondition: EtcdCondition.OperationsReconciled },
     },
-    // Its own controller writes the status all the time: only a new spec, or the control plane becoming initialized, matters here.
-    updates: (event) =>
-      event.oldObject?.metadata.generation !== event.object.metadata.generation ||
-      event.oldObject?.status?.initialization?.controlPlaneInitialized !==
-        event.object.status?.initialization?.controlPlaneInitialized,
+    // Its own controller writes the status all the time: only a new spec, or what an operation waits for, matters here.
+    updates: day2Updates,
     wire: (kit) => {
       const { context } = kit;
       const secrets = kit.informer<V1Secret>(SECRETS, { labelSelector: LABELS.clusterName });
@@ -70,6 +108,11 @@ export function day2Controller(deps: { now?: () => Date } = {}) {
           watch<EtcdSnapshot>(snapshots, {
             map: (s) => controlPlaneOfCluster(s.metadata.namespace, s.spec.clusterName),
             fingerprint: (s) => [s.status?.phase, s.metadata.deletionTimestamp],
+          }),
+          // A rotation waits for the other servers' Nodes to be Ready, a restore for a server with a Node.
+          watch<Machine>(RESOURCES.Machine, {
+            map: controlPlaneOfMachine,
+            fingerprint: serverFingerprint,
           }),
           watch<V1Secret>(secrets, {
             // A restore waits on a server's plan: any plan change of the cluster's machines may be its outcome.

@@ -256,6 +256,57 @@ describe('the day-2 controller: certificate rotation', () => {
     expect((await planOf('demo-cp-b')).plan.instructions).toBeUndefined();
   });
 
+  it('rotates as soon as the servers it waited for are Ready again: their Machines wake it', async () => {
+    const machines = client.resource<Machine>(RESOURCES.Machine);
+    const setNodeReady = async (name: string, status: 'True' | 'False') => {
+      const machine = await machines.get({ namespace: NS, name });
+      await machines.replaceStatus({
+        ...machine,
+        status: {
+          ...machine.status,
+          conditions: [
+            {
+              type: 'NodeReady',
+              status,
+              reason: status === 'True' ? 'NodeReady' : 'NodeNotReady',
+              message: '',
+              lastTransitionTime: new Date().toISOString(),
+            },
+          ],
+        },
+      });
+    };
+    await eventually(async () => (await annotationOf('demo-cp-a')) !== undefined);
+    await setNodeReady('demo-cp-b', 'False');
+    await client
+      .resource<K3sControlPlane>(RESOURCES.K3sControlPlane)
+      .mergePatch(
+        { namespace: NS, name: 'demo-cp' },
+        { spec: { rollout: { before: { certificatesExpiryDays: 30 } } } },
+      );
+    await eventually(
+      async () => {
+        const kcp = await client
+          .resource<K3sControlPlane>(RESOURCES.K3sControlPlane)
+          .get({ namespace: NS, name: 'demo-cp' });
+        return (
+          kcp.status?.conditions?.find((c) => c.type === 'CertificatesRotated')?.reason === 'WaitingForQuorum'
+        );
+      },
+      { message: 'the rotation waiting for demo-cp-b' },
+    );
+    expect((await planOf('demo-cp-a')).plan.instructions).toBeUndefined();
+    await setNodeReady('demo-cp-b', 'True');
+    // Well before the 10 s the rotation would otherwise wait to look again.
+    await eventually(
+      async () => (await planOf('demo-cp-a')).plan.instructions?.[0]?.name === 'certificate-rotate',
+      {
+        message: 'demo-cp-a given the rotation plan once demo-cp-b is Ready',
+        timeoutMs: 5_000,
+      },
+    );
+  });
+
   describe('encryption keys', () => {
     const stage = (name: string) => ({
       'secrets-encrypt': `Encryption Status: Enabled\nCurrent Rotation Stage: ${name}`,

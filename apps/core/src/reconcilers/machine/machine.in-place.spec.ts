@@ -1,5 +1,8 @@
-import { IN_PLACE_ANNOTATIONS, type Machine } from '@capstan/api';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import { IN_PLACE_ANNOTATIONS, toRFC3339, type Machine } from '@capstan/api';
+import type { KubeClient } from '@capstan/kube';
 import { pino } from 'pino';
+import type { WorkloadClusterAccess } from '../../remote/workload-clusters.js';
 import { machine as buildMachine } from '../../testing/machine-builder.js';
 import { reconcileInPlaceUpdate, type MachineWriteScope } from './machine.in-place.js';
 import type { NodeLookup } from './machine.node.js';
@@ -86,5 +89,26 @@ describe('reconcileInPlaceUpdate: the drain before a restart', () => {
       observation: { state: 'waiting', message: 'Waiting for GenericInfrastructureMachine to report spec.providerID' },
     });
     expect(readyToUpdate).toBe(TARGET);
+  });
+
+  it('looks again a second after evicting pods, backing off from when it cordoned the node, up to every 5 s', async () => {
+    const node: V1Node = { metadata: { name: 'node-w1' }, spec: { unschedulable: true } };
+    const pods: V1Pod[] = [{ metadata: { namespace: 'default', name: 'web-1' }, spec: { nodeName: 'node-w1', containers: [] } }];
+    const client = {
+      resource: () => ({ listAll: () => Promise.resolve({ items: pods }) }),
+      request: () => Promise.resolve({}),
+    } as unknown as KubeClient;
+    const access = { namespace: 'ns', cluster: 'demo', client } as WorkloadClusterAccess;
+    const draining = async (cordonedSecondsAgo: number) => {
+      const m = updatingMachine({ restart: true, nodeRef: 'node-w1' });
+      m.metadata.annotations![IN_PLACE_ANNOTATIONS.cordoned] = toRFC3339(new Date(now.getTime() - cordonedSecondsAgo * 1000));
+      const { result, readyToUpdate } = await step(m, { observation: { state: 'found', node }, access });
+      expect(readyToUpdate).toBeUndefined();
+      expect(result.updating.message).toContain('Draining Node node-w1 before the update: evicting Pods default/web-1');
+      return result.requeueAfter;
+    };
+    expect(await draining(0)).toBe(1_000);
+    expect(await draining(3)).toBe(3_000);
+    expect(await draining(60)).toBe(5_000);
   });
 });

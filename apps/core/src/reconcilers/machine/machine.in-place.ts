@@ -15,7 +15,7 @@ import type { Logger } from 'pino';
 import { describeDrain, drainDone, drainNode } from '../../remote/drain.js';
 import { cordonNode, readNode, uncordonNode } from '../../remote/nodes.js';
 import type { NodeLookup } from './machine.node.js';
-import { DRAIN_RETRY_MS, elapsedSeconds } from './machine.deletion.js';
+import { DRAIN_RETRY_MS, drainRetryAfter, elapsedSeconds } from './machine.deletion.js';
 import type { MachineObservation } from './machine.status.js';
 
 // The Machine controller's half of an in-place update (docs/in-place-updates.md). A Machine carrying
@@ -146,7 +146,8 @@ export async function reconcileInPlaceUpdate(
       if (!drainDone(result) && !timedOut) {
         return {
           updating: updating(`Draining Node ${node.metadata?.name} before the update: ${describeDrain(result)}`),
-          requeueAfter: DRAIN_RETRY_MS,
+          // Backing off from when this update cordoned the node (a node cordoned before has no start to go by).
+          requeueAfter: started ? drainRetryAfter(started, now, timeout) : DRAIN_RETRY_MS,
         };
       }
       if (timedOut) log.info({ node: node.metadata?.name, timeoutSeconds: timeout }, 'drain timed out: updating anyway');
