@@ -38,7 +38,10 @@ export interface CapstanUnderTest {
  */
 export async function startCapstan(
   prefix = 'e2e',
-  options: Pick<StartLocalServicesOptions, 'syncPeriodSeconds' | 'env' | 'replicas' | 'leaseTimings' | 'conversionWebhook' | 'allInOne'> = {},
+  options: Pick<
+    StartLocalServicesOptions,
+    'syncPeriodSeconds' | 'env' | 'replicas' | 'leaseTimings' | 'conversionWebhook' | 'allInOne' | 'dashboard'
+  > = {},
 ): Promise<CapstanUnderTest> {
   execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: repoRoot(), stdio: 'ignore' });
   const namespace = await createTestNamespace(prefix);
@@ -64,6 +67,7 @@ export async function startCapstan(
     conversionWebhook: options.conversionWebhook,
     webhookClientCaFile: process.env['CAPSTAN_TEST_WEBHOOK_CLIENT_CA_FILE'] || undefined,
     allInOne: options.allInOne,
+    dashboard: options.dashboard,
   };
   const services = await startLocalServices(serviceOptions);
   return {

@@ -291,7 +291,8 @@ const PAGE_PROBE = `(() => {
         const chunk = origin + b.lastChunk;
         requestAnimationFrame(() => setTimeout(() => watch.resolve({ chunk, dom, painted: origin + now() })));
       }
-    }).observe(rows, { childList: true });
+    // The rows are keyed (lit-html's repeat): a change rewrites only the text of its row's cells, so the whole subtree.
+    }).observe(rows, { childList: true, subtree: true, characterData: true });
   });
   b.arm = (key, text) => { b.seen = new Promise((resolve) => { b.watch = { key, text, resolve }; }); };
 })();`;

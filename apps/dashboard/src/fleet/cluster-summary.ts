@@ -18,6 +18,8 @@ export interface ClusterSummary {
   /** `spec.topology.version` for a topology Cluster; else unset (the control plane's own is not joined yet). */
   version?: string;
   clusterClass?: string;
+  /** The Cluster's labels: the fleet's label filter (labels are names and selectors, never secrets). */
+  labels: Record<string, string>;
   paused: boolean;
   deleting: boolean;
   controlPlane: { ready: number; desired: number };
@@ -41,6 +43,7 @@ export function summarizeCluster(cluster: Cluster): ClusterSummary {
     ...(status?.phase ? { phase: status.phase } : {}),
     ...(topology?.version ? { version: topology.version } : {}),
     ...(topology?.classRef.name ? { clusterClass: topology.classRef.name } : {}),
+    labels: { ...(cluster.metadata.labels ?? {}) },
     paused: cluster.spec?.paused === true,
     deleting: cluster.metadata.deletionTimestamp !== undefined,
     controlPlane: {
