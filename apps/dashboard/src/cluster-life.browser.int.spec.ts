@@ -23,6 +23,12 @@ import { CLUSTER_PAGE_RULES, TEMPLATE_WRITER_RULES, userToken } from './testing/
 
 const CLUSTER = 'life';
 const TO_VERSION = 'v1.35.4+k3s1';
+/**
+ * `CAPSTAN_DASHBOARD_SCREENSHOTS=<dir>`: the fleet and the cluster page at demo size are saved there (docs/dashboard.md
+ * shows them); a plain run writes nothing.
+ */
+const SCREENSHOTS = process.env['CAPSTAN_DASHBOARD_SCREENSHOTS'];
+
 /** A page wait for what the page does at once; the cluster's own progress has the longer bounds below. */
 const PAGE_TIMEOUT_MS = 10_000;
 /** Provisioning three sim machines, or rolling one step of an upgrade, with FAST_SIM_ENV (seconds each, usually). */
@@ -104,7 +110,11 @@ describe("a cluster's life in the dashboard", () => {
   async function signIn(token: string): Promise<{ page: Page; errors: string[] }> {
     // Certificate errors are ignored in this context only, which loads nothing but the dashboard on 127.0.0.1 (its
     // certificate is issued by the CA the run made for its services).
-    const context = await browser.newContext({ ignoreHTTPSErrors: true, acceptDownloads: true });
+    const context = await browser.newContext({
+      ignoreHTTPSErrors: true,
+      acceptDownloads: true,
+      viewport: { width: 1400, height: 900 },
+    });
     contexts.push(context);
     context.setDefaultTimeout(PAGE_TIMEOUT_MS);
     const page = await context.newPage();
@@ -172,6 +182,7 @@ describe("a cluster's life in the dashboard", () => {
       .filter({ hasText: /^2\/2$/ })
       .waitFor({ timeout: CLUSTER_TIMEOUT_MS });
     expect(ownerNavigations).toBe(0);
+    if (SCREENSHOTS) await owner.screenshot({ path: join(SCREENSHOTS, 'dashboard-fleet-demo.png') });
   });
 
   it("opens the cluster's page: a tile per machine, the hand-off timeline", async () => {
@@ -191,6 +202,8 @@ describe("a cluster's life in the dashboard", () => {
     await eventually(async () => (await owner.locator('#timeline [data-step="node-ready"]').count()) >= 3, {
       message: 'a node-ready step per machine in the timeline',
     });
+    if (SCREENSHOTS)
+      await owner.screenshot({ path: join(SCREENSHOTS, 'dashboard-cluster-demo.png'), fullPage: true });
   });
 
   it('scales the workers 2 -> 3 and shows the new machine appear', async () => {
