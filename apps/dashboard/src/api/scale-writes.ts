@@ -62,7 +62,8 @@ export async function scaleControlPlane(
     return { kind: 'Cluster', name, replicas };
   }
   const ref = cluster.spec?.controlPlaneRef;
-  if (!ref?.name) throw new ConflictException(`Cluster ${namespace}/${name} has no control plane (spec.controlPlaneRef)`);
+  if (!ref?.name)
+    throw new ConflictException(`Cluster ${namespace}/${name} has no control plane (spec.controlPlaneRef)`);
   const type = await kinds.resourceOf(ref.apiGroup, ref.kind);
   await client.resource(type).mergePatch({ namespace, name: ref.name }, { spec: { replicas } });
   return { kind: ref.kind, name: ref.name, replicas };
