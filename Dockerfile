@@ -2,7 +2,7 @@
 #   npm run images
 # stages .capstan/image-context (libs/testing/src/images/build-context.ts; this file is copied in as its Dockerfile),
 # builds the base image capstan.dev/base:local FROM scratch (deploy/images/base.Dockerfile) and then, for APP in core,
-# cluster-provider, bootstrap-provider, control-plane-provider:
+# cluster-provider, bootstrap-provider, control-plane-provider, dashboard:
 #   docker build --target service --build-arg APP=core -t ghcr.io/capstan-dev/core:0.1.0 .capstan/image-context
 # and for the machine provider, whose sim runs real etcd, kube-apiserver, kube-controller-manager and kube-scheduler:
 #   docker build --target machine-provider --build-arg APP=machine-provider \
@@ -16,15 +16,17 @@
 ARG BASE=capstan.dev/base:local
 
 FROM ${BASE} AS service
-# /app/node_modules: production packages only (types, source maps and docs pruned), the same in all five images, so
+# /app/node_modules: production packages only (types, source maps and docs pruned), the same in all six images, so
 # one layer is shared.
 ADD node_modules.tar /
 # /app/package.json; /app/tools/<module>/go.mod, by which repoRoot() finds the install and the sim reads the pinned
-# versions; /app/libs/<lib>/{package.json,dist}; /app/apps/node-agent: the sim machine provider runs a node agent per
-# machine (docs/node-agent.md), on a real host the bootstrap data installs it.
+# versions; /app/libs/<lib>/{package.json,dist} (and what a library reads at run time: libs/cluster-templates/templates);
+# /app/apps/node-agent: the sim machine provider runs a node agent per machine (docs/node-agent.md), on a real host the
+# bootstrap data installs it.
 ADD workspace.tar /
 ARG APP
-# /app/apps/${APP}/{package.json,dist}
+# /app/apps/${APP}/{package.json,dist}, and the folders the app reads at run time: the dashboard's page, script and
+# style in /app/apps/dashboard/web (build-context.ts RUNTIME_ASSETS).
 ADD apps/${APP}.tar /
 WORKDIR /app
 ENV APP=${APP}

@@ -5,7 +5,9 @@ import { applyOrder, deployDir, loadKustomization, loadManifestFile } from './ma
 
 const NS = 'capstan-system';
 const SERVICES = ['core', 'cluster-provider', 'machine-provider', 'bootstrap-provider', 'control-plane-provider'] as const;
-type Service = (typeof SERVICES)[number];
+/** The fleet dashboard: a service without controllers, Leases or Events; it acts for users by impersonating them. */
+const DASHBOARD = 'dashboard';
+type Service = (typeof SERVICES)[number] | typeof DASHBOARD;
 
 describe('deploy/ manifests', () => {
   const kc = testKubeConfig();
@@ -17,9 +19,9 @@ describe('deploy/ manifests', () => {
     for (const m of loadManifestFile(`${deployDir()}/namespace.yaml`)) await applier.apply(m, { fieldManager: 'capstan-test' });
   });
 
-  it('hold a Deployment, ServiceAccount and RBAC for every service, NATS and the CRDs', () => {
+  it('hold a Deployment, ServiceAccount and RBAC for every service and the dashboard, NATS and the CRDs', () => {
     const names = (kind: string) => manifests.filter((m) => m.kind === kind).map((m) => m.metadata.name);
-    for (const service of SERVICES) {
+    for (const service of [...SERVICES, DASHBOARD]) {
       expect(names('Deployment')).toContain(`capstan-${service}`);
       expect(names('ServiceAccount')).toContain(`capstan-${service}`);
       expect(names('ClusterRole')).toContain(`capstan-${service}`);
@@ -242,6 +244,82 @@ describe('deploy/ manifests', () => {
       forbidden.push(['bootstrap-provider', { group: 'rbac.authorization.k8s.io', resource: 'roles', verb: 'escalate', namespace: 'default' }]);
       const allowed = [];
       for (const [service, attributes] of forbidden) if (await can(service, attributes)) allowed.push({ service, attributes });
+      expect(allowed).toEqual([]);
+    });
+
+    it('let the dashboard read the fleet (Clusters, Machines) and the CRDs, review callers, and impersonate exactly what it sends', async () => {
+      const needs: V1ResourceAttributes[] = [
+        // FleetView and MachineView: one informer of Clusters and one of Machines in every namespace.
+        { group: 'cluster.x-k8s.io', resource: 'clusters', verb: 'list' },
+        { group: 'cluster.x-k8s.io', resource: 'clusters', verb: 'watch' },
+        { group: 'cluster.x-k8s.io', resource: 'clusters', verb: 'get', namespace: 'default' },
+        { group: 'cluster.x-k8s.io', resource: 'machines', verb: 'list' },
+        { group: 'cluster.x-k8s.io', resource: 'machines', verb: 'watch' },
+        // A Cluster page's reference kinds resolved from their CRDs (ProviderKinds: a get, a list for irregular plurals).
+        { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', name: 'dockerclusters.infrastructure.cluster.x-k8s.io', verb: 'get' },
+        { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', verb: 'list' },
+        // Sign-in (audience capstan-dashboard) and the kit's /admin; which namespaces a user may list Clusters in.
+        { group: 'authentication.k8s.io', resource: 'tokenreviews', verb: 'create' },
+        { group: 'authorization.k8s.io', resource: 'subjectaccessreviews', verb: 'create' },
+        // Impersonate-User (a ServiceAccount is checked as serviceaccounts in its namespace), -Group, -Uid.
+        { group: '', resource: 'users', name: 'alice@example.com', verb: 'impersonate' },
+        { group: '', resource: 'serviceaccounts', namespace: 'fleet', name: 'viewer', verb: 'impersonate' },
+        { group: '', resource: 'groups', name: 'system:authenticated', verb: 'impersonate' },
+        { group: '', resource: 'groups', name: 'fleet-operators', verb: 'impersonate' },
+        { group: 'authentication.k8s.io', resource: 'uids', name: '5c6f1a2e-0b7d-4c1e-9a57-1f0e2d3c4b5a', verb: 'impersonate' },
+      ];
+      const refused = [];
+      for (const attributes of needs) if (!(await can(DASHBOARD, attributes))) refused.push(attributes);
+      expect(refused).toEqual([]);
+    });
+
+    it('refuse the dashboard everything else: what users see and change is read and written as them', async () => {
+      const forbidden: V1ResourceAttributes[] = [
+        // Its own identity never changes the fleet: pause, scale, upgrade and delete are the user's, impersonated.
+        { group: 'cluster.x-k8s.io', resource: 'clusters', verb: 'patch', namespace: 'default' },
+        { group: 'cluster.x-k8s.io', resource: 'clusters', verb: 'update', namespace: 'default' },
+        { group: 'cluster.x-k8s.io', resource: 'clusters', verb: 'delete', namespace: 'default' },
+        { group: 'cluster.x-k8s.io', resource: 'clusters', verb: 'create', namespace: 'default' },
+        { group: 'cluster.x-k8s.io', resource: 'clusters', subresource: 'status', verb: 'patch', namespace: 'default' },
+        { group: 'cluster.x-k8s.io', resource: 'machinedeployments', verb: 'patch', namespace: 'default' },
+        { group: 'cluster.x-k8s.io', resource: 'machines', verb: 'delete', namespace: 'default' },
+        { group: 'cluster.x-k8s.io', resource: 'machines', verb: 'patch', namespace: 'default' },
+        { group: 'controlplane.capstan.dev', resource: 'k3scontrolplanes', verb: 'patch', namespace: 'default' },
+        // Nor reads beyond the Cluster and Machine lists: a Cluster's tree, a Machine's page, the kubeconfig and the
+        // Kubernetes Events are read as the user.
+        { group: 'cluster.x-k8s.io', resource: 'machinedeployments', verb: 'list', namespace: 'default' },
+        { group: 'cluster.x-k8s.io', resource: 'machinesets', verb: 'get', namespace: 'default' },
+        { group: 'infrastructure.capstan.dev', resource: 'simclusters', verb: 'get', namespace: 'default' },
+        { group: 'infrastructure.capstan.dev', resource: 'simmachines', verb: 'get', namespace: 'default' },
+        { group: 'bootstrap.capstan.dev', resource: 'k3sconfigs', verb: 'get', namespace: 'default' },
+        { group: 'events.k8s.io', resource: 'events', verb: 'list', namespace: 'default' },
+        { group: '', resource: 'secrets', verb: 'get', namespace: 'default' },
+        { group: '', resource: 'secrets', verb: 'list' },
+        { group: '', resource: 'secrets', verb: 'get', namespace: NS },
+        { group: '', resource: 'configmaps', verb: 'get', namespace: 'default' },
+        { group: '', resource: 'pods', verb: 'create', namespace: 'default' },
+        { group: '', resource: 'pods', subresource: 'exec', verb: 'create', namespace: NS },
+        // No tokens of its own making, no RBAC of its own making.
+        { group: '', resource: 'serviceaccounts', subresource: 'token', verb: 'create', namespace: 'default' },
+        { group: 'rbac.authorization.k8s.io', resource: 'clusterroles', verb: 'escalate' },
+        { group: 'rbac.authorization.k8s.io', resource: 'clusterroles', verb: 'bind' },
+        { group: 'rbac.authorization.k8s.io', resource: 'clusterrolebindings', verb: 'create' },
+        { group: 'rbac.authorization.k8s.io', resource: 'rolebindings', verb: 'create', namespace: 'default' },
+        // CRDs are read only, never watched (looked up on demand) nor changed.
+        { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', verb: 'watch' },
+        { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', name: 'clusters.cluster.x-k8s.io', verb: 'patch' },
+        { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', verb: 'delete' },
+        // Stateless and without controllers: no Lease (leader election, shards), no Event.
+        { group: 'coordination.k8s.io', resource: 'leases', verb: 'create', namespace: NS },
+        { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: NS },
+        { group: 'events.k8s.io', resource: 'events', verb: 'create', namespace: 'default' },
+        { group: '', resource: 'events', verb: 'create', namespace: 'default' },
+        // Extras are never sent (RBAC does not read them): no impersonation of any.
+        { group: 'authentication.k8s.io', resource: 'userextras', subresource: 'scopes', verb: 'impersonate' },
+        { group: 'authentication.k8s.io', resource: 'userextras', subresource: 'authentication.kubernetes.io/pod-name', verb: 'impersonate' },
+      ];
+      const allowed = [];
+      for (const attributes of forbidden) if (await can(DASHBOARD, attributes)) allowed.push(attributes);
       expect(allowed).toEqual([]);
     });
   });

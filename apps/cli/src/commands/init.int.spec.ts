@@ -35,10 +35,12 @@ describe('capstan init', () => {
       'capstan-cluster-provider',
       'capstan-control-plane-provider',
       'capstan-core',
+      'capstan-dashboard',
       'capstan-machine-provider',
     ]);
     const accounts = await kc.makeApiClient(CoreV1Api).listNamespacedServiceAccount({ namespace: 'capstan-system' });
     expect(accounts.items.map((a) => a.metadata?.name)).toContain('capstan-machine-provider');
+    expect(accounts.items.map((a) => a.metadata?.name)).toContain('capstan-dashboard');
   });
 
   it('refuses --all-in-one without --local, before installing anything', async () => {

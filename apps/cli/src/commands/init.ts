@@ -19,6 +19,8 @@ import { connectEventBus, printableNatsUrl } from '../runtime/event-bus.js';
 import { NATS_URL_DEFAULTS, readLocalEnv, resolveNatsTarget, type NatsTarget } from '../runtime/local-env.js';
 
 const FIELD_MANAGER = 'capstan-cli';
+/** deploy/'s Service of the fleet dashboard (docs/dashboard.md), HTTPS on port 8443. */
+const DASHBOARD_SERVICE = 'capstan-dashboard';
 
 const seconds = (value: string): number => {
   const match = /^(\d+)(s|m)?$/.exec(value);
@@ -111,6 +113,13 @@ export function initCommand(output: Output): Command {
         await new Promise((r) => setTimeout(r, 2000));
       }
       waiting.done(`Capstan is ready (${deployments.length} services)`);
+      const dashboard = rest.find((m) => m.kind === 'Service' && m.metadata.name === DASHBOARD_SERVICE);
+      if (dashboard) {
+        output.line(
+          `Dashboard: kubectl -n ${dashboard.metadata.namespace} port-forward service/${DASHBOARD_SERVICE} 8443, then https://127.0.0.1:8443/dashboard`,
+        );
+        output.line('  sign in with a token: kubectl -n <namespace> create token <account> --audience capstan-dashboard');
+      }
     });
 }
 

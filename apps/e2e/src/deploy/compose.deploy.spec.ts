@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -72,7 +73,7 @@ describe('docker-compose.yml on the Docker engine', () => {
   }, 120_000);
 
   it(
-    'starts NATS, the management cluster and the five services, and provisions a cluster to Available',
+    'starts NATS, the management cluster, the five services and the dashboard, and provisions a cluster to Available',
     async () => {
       const started = Date.now();
       await compose('up', '-d');
@@ -136,9 +137,39 @@ describe('docker-compose.yml on the Docker engine', () => {
         'machine-provider',
         'bootstrap-provider',
         'control-plane-provider',
+        'dashboard',
       ]) {
         expect(states).toMatch(new RegExp(`^${service} running$`, 'm'));
       }
+      // The dashboard answers on its container's HTTPS port (its own self-signed certificate, not checked here) and
+      // wants a token for its audience.
+      const dashboard = (
+        await docker(
+          'inspect',
+          '-f',
+          '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}',
+          (await compose('ps', '-q', 'dashboard')).trim(),
+        )
+      ).trim();
+      const whoami = await new Promise<number>((resolve, reject) => {
+        const request = httpsRequest(
+          {
+            host: dashboard,
+            port: 8443,
+            path: '/dashboard/api/whoami',
+            rejectUnauthorized: false,
+            timeout: 10_000,
+          },
+          (response) => {
+            response.resume();
+            resolve(response.statusCode ?? 0);
+          },
+        );
+        request.on('timeout', () => request.destroy(new Error('the dashboard did not answer in 10 s')));
+        request.on('error', reject);
+        request.end();
+      });
+      expect(whoami).toBe(401);
     },
     15 * 60_000,
   );

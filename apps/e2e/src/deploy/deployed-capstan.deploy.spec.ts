@@ -1,4 +1,5 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { rendezvousOwner } from '@capstan/kube';
 import {
@@ -161,7 +162,35 @@ describe('Capstan deployed as its users deploy it', () => {
       .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
   };
 
-  it('runs NATS and the five services as pods of their own ServiceAccounts on the real node, each Ready, roots read-only', async () => {
+  /**
+   * A GET to the dashboard's HTTPS port from the host. Each replica's certificate is its own self-signed one (deploy/
+   * mounts none), so it is not verified here: what is checked is the answer.
+   */
+  const dashboardGet = (address: string, path: string, token?: string) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const request = httpsRequest(
+        {
+          host: address,
+          port: 8443,
+          path,
+          rejectUnauthorized: false,
+          timeout: 10_000,
+          headers: token ? { authorization: `Bearer ${token}` } : {},
+        },
+        (response) => {
+          let body = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => (body += chunk));
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+          response.on('error', reject);
+        },
+      );
+      request.on('timeout', () => request.destroy(new Error(`GET ${path} from the dashboard timed out`)));
+      request.on('error', reject);
+      request.end();
+    });
+
+  it('runs NATS, the five services and the dashboard as pods of their own ServiceAccounts on the real node, each Ready, roots read-only', async () => {
     const all = await kubectlJson<PodList>('-n', NS, 'get', 'pods');
     const names = new Set(all.items.map((p) => p.metadata.labels?.['app.kubernetes.io/name']));
     for (const service of [
@@ -170,6 +199,7 @@ describe('Capstan deployed as its users deploy it', () => {
       'machine-provider',
       'bootstrap-provider',
       'control-plane-provider',
+      'dashboard',
       'nats',
     ]) {
       expect(names).toContain(`capstan-${service}`);
@@ -273,6 +303,91 @@ describe('Capstan deployed as its users deploy it', () => {
     writeFileSync(path, kubeconfig, { mode: 0o600 });
     const nodes = await deployed.kubectl('--kubeconfig', path, 'get', 'nodes', '-o', 'name');
     expect(nodes.trim().split('\n')).toHaveLength(2);
+  });
+
+  it('serves the dashboard through its Service with its own least privilege, reading as the signed-in user', async () => {
+    const started = Date.now();
+    await rolledOut('dashboard', 2);
+    const address = (
+      await deployed.kubectl(
+        '-n',
+        NS,
+        'get',
+        'service',
+        'capstan-dashboard',
+        '-o',
+        'jsonpath={.spec.clusterIP}',
+      )
+    ).trim();
+    expect((await dashboardGet(address, '/dashboard/api/whoami')).status).toBe(401);
+    // A viewer of the namespace `fleet` only, signed in with a token for the dashboard's audience.
+    const viewer = join(deployed.environment.workDir, 'dashboard-viewer.json');
+    const read = ['get', 'list', 'watch'];
+    // One v1 List (kubectl reads a JSON file as one document).
+    const items = [
+      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'viewer', namespace: 'fleet' } },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'Role',
+        metadata: { name: 'viewer', namespace: 'fleet' },
+        rules: [
+          {
+            apiGroups: ['cluster.x-k8s.io'],
+            resources: ['clusters', 'machinedeployments', 'machinesets', 'machines'],
+            verbs: read,
+          },
+          { apiGroups: ['infrastructure.capstan.dev'], resources: ['simclusters'], verbs: read },
+          { apiGroups: ['controlplane.capstan.dev'], resources: ['k3scontrolplanes'], verbs: read },
+        ],
+      },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name: 'viewer', namespace: 'fleet' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'viewer' },
+        subjects: [{ kind: 'ServiceAccount', name: 'viewer', namespace: 'fleet' }],
+      },
+    ];
+    writeFileSync(viewer, JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+    await deployed.kubectl('apply', '-f', viewer);
+    const token = (
+      await deployed.kubectl(
+        '-n',
+        'fleet',
+        'create',
+        'token',
+        'viewer',
+        '--audience',
+        'capstan-dashboard',
+        '--duration',
+        '10m',
+      )
+    ).trim();
+    // TokenReview with the dashboard's own identity.
+    const whoami = await dashboardGet(address, '/dashboard/api/whoami', token);
+    expect(whoami).toMatchObject({ status: 200 });
+    expect(JSON.parse(whoami.body)).toMatchObject({ username: 'system:serviceaccount:fleet:viewer' });
+    // The fleet from its informer of every namespace's Clusters, filtered by SubjectAccessReviews to the viewer's.
+    const fleet = await dashboardGet(address, '/dashboard/api/clusters', token);
+    expect(fleet).toMatchObject({ status: 200 });
+    const listed = (JSON.parse(fleet.body) as { items: { namespace: string; name: string }[] }).items;
+    expect(listed.map((c) => `${c.namespace}/${c.name}`)).toEqual(['fleet/demo']);
+    // The Cluster's tree, read impersonating the viewer (name, uid, groups): the dashboard itself may read none of it.
+    const tree = await dashboardGet(address, '/dashboard/api/clusters/fleet/demo/tree', token);
+    expect(tree).toMatchObject({ status: 200 });
+    const rows = (JSON.parse(tree.body) as { rows: { name: string; status: string }[] }).rows;
+    expect(rows[0]).toMatchObject({ name: 'Cluster fleet/demo', status: 'True' });
+    for (const kind of ['K3sControlPlane', 'SimCluster', 'MachineDeployment', 'Machine'])
+      expect(rows.map((r) => r.name).join('\n')).toMatch(new RegExp(`${kind} fleet/demo`));
+    // And the API server judges as the viewer: no Secrets for them, so no kubeconfig.
+    const kubeconfig = await dashboardGet(address, '/dashboard/api/clusters/fleet/demo/kubeconfig', token);
+    expect(kubeconfig).toMatchObject({ status: 403 });
+    expect((JSON.parse(kubeconfig.body) as { message: string }).message).toContain(
+      '"system:serviceaccount:fleet:viewer" cannot get resource "secrets"',
+    );
+    figures['dashboard: sign-in, fleet, tree and a refusal through its Service'] = seconds(
+      Date.now() - started,
+    );
   });
 
   it('scales the core and the bootstrap-provider from 1 to 3 replicas, each replica working on clusters of its own', async () => {

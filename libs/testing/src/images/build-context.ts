@@ -18,15 +18,28 @@ import { executable, pinnedKubeApiserverVersions } from '../binaries.js';
 import { cacheRoot, repoRoot } from '../repo.js';
 import { ImageBuildError } from './image-build-error.js';
 
-/** The five services that get an image (deploy/services), each `node apps/<app>/dist/main.js`. */
+/** The services that get an image (deploy/services), each `node apps/<app>/dist/main.js`: the five and the dashboard. */
 export const SERVICE_APPS = [
   'core',
   'cluster-provider',
   'machine-provider',
   'bootstrap-provider',
   'control-plane-provider',
+  'dashboard',
 ] as const;
 export type ServiceApp = (typeof SERVICE_APPS)[number];
+
+/**
+ * Folders of a workspace, besides its dist/, that its code reads from disk at run time, each copied whole beside its
+ * dist/ (an app's into its app tar, a library's into workspace.tar): the dashboard serves its page, modules and style
+ * from apps/dashboard/web (web-assets.ts reads them relative to its compiled module, dist/api/ -> ../../web/, so
+ * /app/apps/dashboard/web in the image); libs/cluster-templates reads its built-in templates from templates/ (the
+ * dashboard creates Clusters from them).
+ */
+export const RUNTIME_ASSETS: Readonly<Record<string, readonly string[]>> = {
+  'apps/dashboard': ['web'],
+  'libs/cluster-templates': ['templates'],
+};
 
 /** Apps whose compiled output every image holds: the sim in the machine provider runs a node agent per machine. */
 const SHARED_APPS = ['node-agent'] as const;
@@ -122,9 +135,9 @@ function deployManifests(root: string, dir = 'deploy'): string[] {
  * Stages the services' build context (the root Dockerfile's), one tar per layer, each unpacking under /app:
  * - node_modules.tar: the production node_modules (`npm ci --omit=dev`), types, maps and docs pruned;
  * - workspace.tar: package.json, tools/<module>/go.mod (repoRoot() and the pinned versions are read from them), each
- *   library's package.json and dist/, apps/node-agent, and deploy/'s manifests (docker-compose.yml's management cluster
- *   installs the CRDs from them);
- * - apps/<app>.tar: the service's package.json and dist/;
+ *   library's package.json and dist/ (and the folders RUNTIME_ASSETS names: the cluster templates), apps/node-agent,
+ *   and deploy/'s manifests (docker-compose.yml's management cluster installs the CRDs from them);
+ * - apps/<app>.tar: the service's package.json and dist/, and the folders RUNTIME_ASSETS names (the dashboard's web/);
  * - go-cache/<name>.tar: for the machine provider, the sim's Go binaries in the binary cache's layout.
  * dist/ means the .js of current sources, without specs, benchmarks, source maps or src/. `node scripts/build.mjs` must
  * have run: a dist/ file missing or older than its source is an error, not a stale image.
@@ -144,7 +157,15 @@ export function stageBuildContext(options: BuildContextOptions = {}): BuildConte
   // The /app tree, staged anew (a few MB): nothing stale survives a rename or removal.
   const tree = join(work, 'tree');
   rmSync(tree, { recursive: true, force: true });
-  const files = ['package.json', ...[...libs, ...apps].map((w) => `${w}/package.json`), ...outputs];
+  const assets = [...libs, ...apps].flatMap((workspace) =>
+    (RUNTIME_ASSETS[workspace] ?? []).flatMap((folder) => filesUnder(root, `${workspace}/${folder}`)),
+  );
+  const files = [
+    'package.json',
+    ...[...libs, ...apps].map((w) => `${w}/package.json`),
+    ...outputs,
+    ...assets,
+  ];
   for (const module of readdirSync(join(root, 'tools'))) {
     if (existsSync(join(root, 'tools', module, 'go.mod'))) files.push(`tools/${module}/go.mod`);
   }
@@ -198,6 +219,17 @@ export function contextDigest(context: BuildContext, files: readonly string[]): 
     else hash.update(readFileSync(join(context.dir, file)));
   }
   return hash.digest('hex');
+}
+
+/** Every file under `folder` (relative to the root), as paths relative to the root; an error when it does not exist. */
+function filesUnder(root: string, folder: string): string[] {
+  if (!existsSync(join(root, folder)))
+    throw new ImageBuildError(`${folder} is missing: its service reads it at run time`, { folder });
+  return readdirSync(join(root, folder), { withFileTypes: true }).flatMap((entry) => {
+    const path = `${folder}/${entry.name}`;
+    if (entry.isDirectory()) return filesUnder(root, path);
+    return entry.isFile() ? [path] : [];
+  });
 }
 
 /** The workspaces (root package.json `workspaces`: libs/* and apps/*) as relative folders holding a package.json. */

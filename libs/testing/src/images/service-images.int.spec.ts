@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { dockerEngine, type DockerEngine } from '../docker-daemon.js';
 import { repoRoot } from '../repo.js';
@@ -9,7 +9,7 @@ import { runDocker } from './docker-cli.js';
 import { buildServiceImages, type ServiceImages } from './service-images.js';
 
 /**
- * Builds the five images with the project's dockerd (or the engine on DOCKER_HOST) as `npm run images` does: warm, a
+ * Builds the six images with the project's dockerd (or the engine on DOCKER_HOST) as `npm run images` does: warm, a
  * build only checks that every image is current. Needs the sim's Go binaries in the binary cache (`npm run setup`).
  */
 describe('the service images', () => {
@@ -95,6 +95,41 @@ describe('the service images', () => {
     }
   });
 
+  it('give the dashboard the files it reads at run time: its page (apps/dashboard/web) and the cluster templates', async () => {
+    // Its WebController reads the page's files (and lit-html's) when it is made, relative to its compiled module: made
+    // here as Nest makes it. The create form offers the built-in templates, read from libs/cluster-templates/templates.
+    const script = `
+      const { readdirSync } = await import('node:fs');
+      const { WebController } = await import('/app/apps/dashboard/dist/api/web.controller.js');
+      new WebController();
+      const templates = await import('@capstan/cluster-templates');
+      process.stdout.write(JSON.stringify({
+        web: readdirSync('/app/apps/dashboard/web').sort(),
+        templates: templates.builtInTemplates().map((t) => templates.builtInTemplate(t.infrastructure, t.flavor).length > 0),
+        templateFiles: readdirSync(templates.templatesDir()).sort(),
+      }));`;
+    const found = JSON.parse(
+      await docker(
+        'run',
+        '--rm',
+        '--read-only',
+        '--network=none',
+        '--user=65532:65532',
+        '--entrypoint=node',
+        image('dashboard'),
+        '--input-type=module',
+        '-e',
+        script,
+      ),
+    ) as { web: string[]; templates: boolean[]; templateFiles: string[] };
+    expect(found.web).toEqual(readdirSync(join(repoRoot(), 'apps/dashboard/web')).sort());
+    expect(found.templateFiles).toEqual(
+      readdirSync(join(repoRoot(), 'libs/cluster-templates/templates')).sort(),
+    );
+    expect(found.templates.length).toBeGreaterThan(0);
+    expect(found.templates.every(Boolean)).toBe(true);
+  });
+
   it('name the Dockerfile line that made each layer over 50 MiB', () => {
     const machineProvider = built.services.find((s) => s.app === 'machine-provider')!;
     expect(machineProvider.largeLayers.map((layer) => layer.instruction)).toEqual(
@@ -104,7 +139,7 @@ describe('the service images', () => {
       expect(image.largeLayers.every((layer) => layer.instruction)).toBe(true);
   });
 
-  it('share one node_modules layer among the five images', async () => {
+  it('share one node_modules layer among the six images', async () => {
     // The Dockerfile's first step on the base is `ADD node_modules.tar /`: its (cached) intermediate image's top layer.
     const nodeModulesLayer = async (tag: string) => {
       const history = (await docker('history', '--no-trunc', '--format', '{{.ID}}\t{{.CreatedBy}}', tag))
@@ -128,7 +163,7 @@ describe('the service images', () => {
   });
 
   it('hold compiled output only: no sources, specs, benchmarks or source maps', () => {
-    for (const file of [CONTEXT_TARS.workspace, CONTEXT_TARS.app('core')]) {
+    for (const file of [CONTEXT_TARS.workspace, CONTEXT_TARS.app('core'), CONTEXT_TARS.app('dashboard')]) {
       const members = execFileSync('tar', ['--list', `--file=${join(built.context.dir, file)}`], {
         encoding: 'utf8',
       })
