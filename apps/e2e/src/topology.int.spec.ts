@@ -65,6 +65,9 @@ describe('a Cluster built from the capstan-k3s ClusterClass', () => {
       env: { ...FAST_SIM_ENV, CAPSTAN_SIM_NODE_AGENT: 'in-process' },
     });
     client = createKubeClient(capstan.namespace.kc);
+    // The in-place worker class, and the control plane in place too (the class variable inPlaceControlPlane): the
+    // template's own variables, as `capstan generate cluster` takes them from the environment.
+    const inPlace = { ...process.env, WORKER_MACHINE_CLASS: 'in-place-worker', IN_PLACE_CONTROL_PLANE: 'true' };
     const { stdout } = await run(process.execPath, [
       join(repoRoot(), 'apps', 'cli', 'bin', 'capstan.js'),
       'generate',
@@ -80,22 +83,10 @@ describe('a Cluster built from the capstan-k3s ClusterClass', () => {
       '1',
       '--target-namespace',
       ns(),
-    ]);
+    ], { env: inPlace });
     const applier = new ManifestApplier(capstan.namespace.kc);
     for (const doc of parseAllDocuments(stdout)) {
-      const manifest = doc.toJS() as Manifest & { spec?: { topology?: Record<string, unknown> } };
-      if (manifest.kind === 'Cluster') {
-        // The in-place worker class, and the control plane in place too (a class variable).
-        const topology = manifest.spec!.topology!;
-        topology['workers'] = {
-          machineDeployments: [{ class: 'in-place-worker', name: 'md-0', replicas: 1 }],
-        };
-        topology['variables'] = [
-          ...(topology['variables'] as object[]),
-          { name: 'inPlaceControlPlane', value: true },
-        ];
-      }
-      await applier.apply(manifest, { fieldManager: 'capstan-test' });
+      await applier.apply(doc.toJS() as Manifest, { fieldManager: 'capstan-test' });
     }
   }, STEP_TIMEOUT_MS);
 

@@ -48,7 +48,8 @@ describe('FleetView', () => {
       }),
     ]);
     const seen = changes.length;
-    await clusters().mergePatch({ namespace: 'fleet', name: 'b' }, { metadata: { labels: { team: 'x' } } });
+    // An annotation is not shown (labels are: the fleet filters by them).
+    await clusters().mergePatch({ namespace: 'fleet', name: 'b' }, { metadata: { annotations: { note: 'x' } } });
     await clusters().patchStatus(
       { namespace: 'fleet', name: 'b' },
       {
@@ -72,7 +73,7 @@ describe('FleetView', () => {
     expect(update).toMatchObject({
       cluster: { conditions: { Available: { status: 'True', reason: 'Available' } } },
     });
-    // The label write changed nothing the fleet shows.
+    // The annotation write changed nothing the fleet shows.
     expect(changes.slice(seen)).toHaveLength(1);
 
     await clusters().delete({ namespace: 'fleet', name: 'b' });
