@@ -1,4 +1,3 @@
-import { request } from 'node:https';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { RESOURCES, type Cluster, type MachineDeployment } from '@capstan/api';
 import { createKubeClient, type KubeClient } from '@capstan/kube';
@@ -13,38 +12,11 @@ import {
 import { DASHBOARD_AUDIENCE } from './auth/dashboard-callers.js';
 import type { ClusterSummary } from './fleet/cluster-summary.js';
 import { cluster, OPERATOR_RULES, userToken, VIEWER_RULES } from './testing/dashboard-users.js';
+import { openEventStream } from './testing/event-stream-reader.js';
 import { startTestDashboard } from './testing/start-test-dashboard.js';
 
 // The dashboard service against the real API server: signed in with tokens for its audience, each user sees the
 // Clusters RBAC lets them list, live, and acts as themselves (impersonated: the API server decides).
-
-/** The events of a server-sent event stream as they arrive, until `close`. */
-function openStream(service: RunningService, token: string) {
-  const events: { event: string; data: unknown; at: number }[] = [];
-  let buffer = '';
-  const req = request(new URL('/dashboard/api/clusters/stream', service.adminUrl), {
-    ca: service.adminCaPem,
-    headers: { authorization: `Bearer ${token}` },
-  });
-  req.on('response', (response) => {
-    response.setEncoding('utf8');
-    response.on('data', (chunk: string) => {
-      buffer += chunk;
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const message = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const event = /^event: (.*)$/m.exec(message)?.[1];
-        const data = /^data: (.*)$/m.exec(message)?.[1];
-        if (event && data !== undefined)
-          events.push({ event, data: JSON.parse(data) as unknown, at: Date.now() });
-      }
-    });
-  });
-  req.on('error', () => undefined);
-  req.end();
-  return { events, close: () => req.destroy() };
-}
 
 describe('the dashboard', () => {
   let mine: TestNamespace;
@@ -124,7 +96,7 @@ describe('the dashboard', () => {
   });
 
   it("streams the user's fleet live: a change in their namespace arrives, one in another namespace does not", async () => {
-    const stream = openStream(service, viewer);
+    const stream = openEventStream(service, '/dashboard/api/clusters/stream', viewer);
     try {
       await eventually(() => stream.events.some((e) => e.event === 'snapshot'), { message: 'the snapshot' });
       const snapshot = stream.events.find((e) => e.event === 'snapshot')!.data as { items: ClusterSummary[] };
